@@ -1,0 +1,7 @@
+"""Target distributions over partitions of a graph."""
+
+from .base import ModelState
+from .image import ImageModel
+from .potts import PottsModel
+
+__all__ = ["ModelState", "ImageModel", "PottsModel"]
