@@ -86,19 +86,19 @@ def load_image(path) -> np.ndarray:
     """
     p = Path(os.fspath(path))
     if not p.exists():
-        raise InputError(f"image file '{p}' does not exist; check the path and spelling")
+        raise InputError(f"image file '{_show(p)}' does not exist; check the path and spelling")
     if p.is_dir():
-        raise InputError(f"'{p}' is a directory, not an image file; pass the path of a single image file")
-    not_image = InputError(f"'{p}' is not an image file that swcuts can read ({_READABLE})")
+        raise InputError(f"'{_show(p)}' is a directory, not an image file; pass the path of a single image file")
+    not_image = InputError(f"'{_show(p)}' is not an image file that swcuts can read ({_READABLE})")
     try:
         with open(p, "rb") as fh:
             head = fh.read(32)
     except PermissionError:
-        raise InputError(f"image file '{p}' cannot be read (permission denied); fix its permissions or copy it somewhere readable") from None
+        raise InputError(f"image file '{_show(p)}' cannot be read (permission denied); fix its permissions or copy it somewhere readable") from None
     except OSError as exc:
-        raise InputError(f"image file '{p}' cannot be read ({_one_line(exc)})") from None
+        raise InputError(f"image file '{_show(p)}' cannot be read ({_one_line(exc)})") from None
     if not head:
-        raise InputError(f"image file '{p}' is empty; re-export or re-download the image")
+        raise InputError(f"image file '{_show(p)}' is empty; re-export or re-download the image")
 
     suffix = p.suffix.lower()
     try:
@@ -123,14 +123,15 @@ def load_image(path) -> np.ndarray:
 
 
 def _read_generic(p: Path, exif_rotate: bool) -> np.ndarray:
+    import warnings
+
     import imageio.v3 as iio
 
-    if exif_rotate:
-        try:
-            return np.asarray(iio.imread(p, index=0, plugin="pillow", rotate=True))
-        except Exception:
-            pass
-    return np.asarray(iio.imread(p, index=0))
+    # Always Pillow (PNG, JPEG, GIF, BMP, WebP, TIFF, ...): letting imageio
+    # probe every plugin on a non-image file is slow, warns and leaks handles.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return np.asarray(iio.imread(p, index=0, plugin="pillow", rotate=exif_rotate))
 
 
 def _read_png(p: Path, head: bytes) -> np.ndarray:
@@ -169,6 +170,7 @@ def _read_tiff(p: Path) -> np.ndarray:
                 arr = np.moveaxis(arr, 0, -1)
             return np.ascontiguousarray(arr)
     except Exception:
+        # Palette TIFFs and codecs tifffile lacks: Pillow expands palettes to RGB(A).
         return _read_generic(p, exif_rotate=False)
 
 
@@ -520,9 +522,9 @@ def atomic_write(path, write_fn: Callable[[str], object]) -> Path:
     dest = Path(os.fspath(path))
     parent = dest.parent
     if not parent.is_dir():
-        raise InputError(f"output directory '{parent}' does not exist; create it or choose another output path")
+        raise InputError(f"output directory '{_show(parent)}' does not exist; create it or choose another output path")
     if dest.is_dir():
-        raise InputError(f"output path '{dest}' is a directory; give a file name instead")
+        raise InputError(f"output path '{_show(dest)}' is a directory; give a file name instead")
     tmp = parent / f".{dest.name}.tmp-{secrets.token_hex(8)}{dest.suffix}"
     try:
         write_fn(str(tmp))
@@ -657,6 +659,11 @@ def save_npy(path, array) -> Path:
             np.save(fh, arr, allow_pickle=False)
 
     return atomic_write(path, write)
+
+
+def _show(p) -> str:
+    """Render a path for a one-line message (control characters escaped)."""
+    return "".join(repr(c)[1:-1] if ord(c) < 32 else c for c in str(p))
 
 
 def _one_line(exc: BaseException) -> str:

@@ -1,0 +1,254 @@
+"""Pieces every kernel shares: the MH correction, cluster growth, cuts,
+and the label proposal over "targets".
+
+Targets. For a vertex set R in state X, the labels R can move to are the
+labels k whose rest V_k \\ R is non-empty, plus one fresh label. The current
+target of R is its own label ℓ, or the fresh label when R = V_ℓ. Because the
+sets V_k \\ R are the same in X and in X' (R relabelled), the target set and
+every quantity computed from it — adjacency to R, cut edges — are the same
+in both states, which makes reverse proposals exact and cheap.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+__all__ = [
+    "StepInfo",
+    "metropolis_hastings",
+    "seed_compiled_rng",
+    "grow_component",
+    "cut_summary",
+    "TargetProposal",
+]
+
+
+@dataclass
+class StepInfo:
+    """What one kernel step did."""
+
+    accepted: bool
+    log_accept_ratio: float = 0.0
+    moved: int = 0
+    delta: float = 0.0
+    move: str = ""
+
+
+def metropolis_hastings(log_alpha: float, rng) -> bool:
+    """The Metropolis-Hastings decision: accept with probability min(1, e^log_alpha)."""
+    if log_alpha >= 0.0:
+        return True
+    if log_alpha == -math.inf or math.isnan(log_alpha):
+        return False
+    return rng.random() < math.exp(log_alpha)
+
+
+@njit(cache=True)
+def _seed(seed):
+    np.random.seed(seed)
+
+
+def seed_compiled_rng(rng) -> None:
+    """Seed the random generator that compiled code uses, from ``rng``."""
+    _seed(int(rng.integers(0, 2**31 - 1)))
+
+
+@njit(cache=True)
+def grow_component(seed, labels, q, indptr, indices, edge_ids, mark, stack):
+    """Wolff growth: the connected component of ``seed`` when every edge
+    between same-label vertices is turned on with probability q_ij.
+
+    Edges are tested lazily, each at most once; untested edges do not change
+    the probability of the component. ``mark`` must be zero on entry and is
+    zero on return.
+    """
+    lab = labels[seed]
+    n = 1
+    stack[0] = seed
+    mark[seed] = 1
+    head = 0
+    while head < n:
+        v = stack[head]
+        head += 1
+        for p in range(indptr[v], indptr[v + 1]):
+            u = indices[p]
+            if mark[u] or labels[u] != lab:
+                continue
+            if np.random.random() < q[edge_ids[p]]:
+                mark[u] = 1
+                stack[n] = u
+                n += 1
+    out = stack[:n].copy()
+    for t in range(n):
+        mark[out[t]] = 0
+    return out
+
+
+@njit(cache=True)
+def sample_components(labels, edges, q):
+    """SW clustering of the whole graph: component id of every vertex when
+    each same-label edge is on with probability q_ij (union-find)."""
+    n = labels.size
+    parent = np.arange(n)
+    for e in range(edges.shape[0]):
+        i = edges[e, 0]
+        j = edges[e, 1]
+        if labels[i] != labels[j]:
+            continue
+        if np.random.random() >= q[e]:
+            continue
+        ri = i
+        while parent[ri] != ri:
+            parent[ri] = parent[parent[ri]]
+            ri = parent[ri]
+        rj = j
+        while parent[rj] != rj:
+            parent[rj] = parent[parent[rj]]
+            rj = parent[rj]
+        if ri != rj:
+            if ri < rj:
+                parent[rj] = ri
+            else:
+                parent[ri] = rj
+    comp = np.empty(n, np.int64)
+    n_comp = 0
+    root_id = -np.ones(n, np.int64)
+    for v in range(n):
+        r = v
+        while parent[r] != r:
+            r = parent[r]
+        if root_id[r] < 0:
+            root_id[r] = n_comp
+            n_comp += 1
+        comp[v] = root_id[r]
+    return comp, n_comp
+
+
+@njit(cache=True)
+def cut_summary(R, labels, indptr, indices, edge_ids, q, log1mq, in_r, acc_log, acc_q, acc_n, out_labels):
+    """For every label k adjacent to R (through V_k \\ R): Σ log(1 - q_ij)
+    and Σ q_ij over the cut C(R, V_k), and the number of cut edges.
+
+    ``acc_*`` are per-label accumulators, zero on entry and on return.
+    Returns (labels, sum_log1mq, sum_q, count) as arrays.
+    """
+    for v in R:
+        in_r[v] = 1
+    k = 0
+    for v in R:
+        for p in range(indptr[v], indptr[v + 1]):
+            u = indices[p]
+            if in_r[u]:
+                continue
+            lab = labels[u]
+            if acc_n[lab] == 0:
+                out_labels[k] = lab
+                k += 1
+            e = edge_ids[p]
+            acc_log[lab] += log1mq[e]
+            acc_q[lab] += q[e]
+            acc_n[lab] += 1
+    labs = out_labels[:k].copy()
+    s_log = np.empty(k)
+    s_q = np.empty(k)
+    cnt = np.empty(k, np.int64)
+    for t in range(k):
+        lab = labs[t]
+        s_log[t] = acc_log[lab]
+        s_q[t] = acc_q[lab]
+        cnt[t] = acc_n[lab]
+        acc_log[lab] = 0.0
+        acc_q[lab] = 0.0
+        acc_n[lab] = 0
+    for v in R:
+        in_r[v] = 0
+    return labs, s_log, s_q, cnt
+
+
+class CutScratch:
+    """Per-label accumulators for :func:`cut_summary`."""
+
+    def __init__(self, n_slots):
+        self.acc_log = np.zeros(n_slots)
+        self.acc_q = np.zeros(n_slots)
+        self.acc_n = np.zeros(n_slots, np.int64)
+        self.out = np.empty(n_slots, np.int64)
+
+
+def cuts_of(state, R, graph, q, log1mq, scratch: CutScratch):
+    """Cut summary of R in ``state`` as a dict label -> (Σlog(1-q), mean q)."""
+    labs, s_log, s_q, cnt = cut_summary(R, state.partition.labels, graph.indptr, graph.indices,
+                                        graph.edge_ids, q, log1mq, state.work.mark_c,
+                                        scratch.acc_log, scratch.acc_q, scratch.acc_n, scratch.out)
+    return labs, s_log, s_q / cnt
+
+
+FRESH = -1
+
+
+class TargetProposal:
+    """Label proposal q(ℓ' | R, X) over targets (see the module docstring).
+
+    Weights, after Barbu's practical proposal: a target adjacent to R gets
+    ``adjacent * (floor + mean q over the cut)`` (the edge probabilities
+    across the cut measure how alike R and the label are), a fresh label
+    gets ``fresh``, every other existing label ``far``. The current target
+    is never proposed. Because the weights depend only on R and the sets
+    V_k \\ R, the reverse probability q(ℓ | R, X') uses the same weights.
+    """
+
+    def __init__(self, adjacent=1.0, floor=0.05, fresh=0.1, far=0.01):
+        if min(adjacent, fresh, far) <= 0 or floor < 0:
+            raise ValueError("proposal weights must be positive")
+        self.adjacent = adjacent
+        self.floor = floor
+        self.fresh = fresh
+        self.far = far
+
+    def propose(self, state, R, cut_labels, cut_mean_q, rng):
+        """Draw a target for R.
+
+        Returns (new_label, log q(ℓ'|R,X), log q(ℓ|R,X')); ``new_label`` is a
+        slot number (an unused slot for a fresh label).
+        """
+        part = state.partition
+        ell = int(part.labels[R[0]])
+        whole = part.size[ell] == len(R)
+        n_exist = part.n_labels - (1 if whole else 0)
+        w_adj = self.adjacent * (self.floor + cut_mean_q)
+        n_far = n_exist - len(cut_labels)
+        total = float(w_adj.sum()) + self.fresh + n_far * self.far
+        # Weight of the current target.
+        if whole:
+            w_cur = self.fresh
+        else:
+            hit = np.flatnonzero(cut_labels == ell)
+            w_cur = float(w_adj[hit[0]]) if hit.size else self.far
+        avail = total - w_cur
+        u = rng.random() * avail
+        # Walk: adjacent labels, then fresh, then far labels.
+        new_label = None
+        for lab, w in zip(cut_labels.tolist(), w_adj.tolist()):
+            if lab == ell and not whole:
+                continue
+            if u < w:
+                new_label, w_new = lab, w
+                break
+            u -= w
+        if new_label is None:
+            if not whole and u < self.fresh:
+                new_label, w_new = part.fresh_label(), self.fresh
+            else:
+                # Existing labels not adjacent to R, other than R's own.
+                far = np.setdiff1d(part.used_labels(), cut_labels, assume_unique=True)
+                far = far[far != ell]
+                if far.size == 0:  # only reachable through rounding
+                    return ell, 0.0, 0.0
+                new_label, w_new = int(far[rng.integers(far.size)]), self.far
+        log_fwd = math.log(w_new) - math.log(avail)
+        log_rev = math.log(w_cur) - math.log(total - w_new)
+        return int(new_label), log_fwd, log_rev

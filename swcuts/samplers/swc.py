@@ -1,0 +1,93 @@
+"""Swendsen-Wang cuts: SWC-1, SWC-2 (Wolff growth) and cluster Gibbs (SWC-3).
+
+Barbu & Zhu, Theorem 4 (eq. 40): a component R of the on-edges is relabelled
+ℓ -> ℓ' and accepted with
+
+    α = min{1, Π_{C(R,V_ℓ')}(1-q) / Π_{C(R,V_ℓ)}(1-q)
+              · q(ℓ | R, X') / q(ℓ' | R, X) · [π(X')/π(X)]^(1/T)}.
+
+Cluster Gibbs (Prop. 7, eq. 49) instead draws the label of R from
+γ_k π(X_R = k | rest)^(1/T), γ_k = Π_{C(R,V_k)}(1-q), and always accepts.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .common import (CutScratch, StepInfo, TargetProposal, cuts_of, grow_component,
+                     metropolis_hastings, sample_components)
+from .targets import gibbs_relabel
+
+__all__ = ["SWC1", "SWC2", "ClusterGibbs"]
+
+
+class _SWCBase:
+    """Shared parts: edge probabilities, scratch space, the MH flip of R."""
+
+    def __init__(self, model, q, proposal=None):
+        self.model = model
+        self.graph = model.graph
+        self.q = np.ascontiguousarray(q, dtype=np.float64)
+        if self.q.shape != (self.graph.n_edges,):
+            raise ValueError("q must have one probability per graph edge")
+        with np.errstate(divide="ignore"):
+            self.log1mq = np.log1p(-self.q)
+        self.proposal = proposal or TargetProposal()
+        self.cut_scratch = CutScratch(self.graph.n_vertices)
+
+    def _flip(self, state, R, rng, temperature):
+        """Propose a new label for component R and accept or reject (eq. 40)."""
+        labs, s_log, mean_q = cuts_of(state, R, self.graph, self.q, self.log1mq, self.cut_scratch)
+        new_label, log_fwd, log_rev = self.proposal.propose(state, R, labs, mean_q, rng)
+        ell = int(state.partition.labels[R[0]])
+        if new_label == ell:
+            return StepInfo(False, -math.inf, 0)
+        cut_new = float(s_log[labs == new_label].sum())
+        cut_old = float(s_log[labs == ell].sum())
+        d = self.model.delta(state, R, new_label)
+        log_alpha = cut_new - cut_old + log_rev - log_fwd + d / temperature
+        if metropolis_hastings(log_alpha, rng):
+            self.model.apply(state, R, new_label, d)
+            return StepInfo(True, log_alpha, len(R), d)
+        return StepInfo(False, log_alpha, len(R), d)
+
+
+class SWC1(_SWCBase):
+    """SWC-1: sample every edge, pick one connected component uniformly."""
+
+    name = "swc1"
+
+    def step(self, state, rng, temperature=1.0) -> StepInfo:
+        comp, n_comp = sample_components(state.partition.labels, self.graph.edges, self.q)
+        R = np.flatnonzero(comp == int(rng.random() * n_comp))
+        return self._flip(state, R, rng, temperature)
+
+
+class SWC2(_SWCBase):
+    """SWC-2: grow the component of a uniformly chosen vertex (Wolff)."""
+
+    name = "swc2"
+
+    def step(self, state, rng, temperature=1.0) -> StepInfo:
+        g = self.graph
+        v = int(rng.random() * g.n_vertices)
+        R = grow_component(v, state.partition.labels, self.q, g.indptr, g.indices, g.edge_ids,
+                           state.work.mark_a, state.work.stack)
+        return self._flip(state, R, rng, temperature)
+
+
+class ClusterGibbs(_SWCBase):
+    """Cluster Gibbs sampler (SWC-3, Prop. 7): grow R, then draw its label
+    from γ_k π(X_R = k | rest)^(1/T) over every target; always accepted."""
+
+    name = "cluster-gibbs"
+
+    def step(self, state, rng, temperature=1.0) -> StepInfo:
+        g = self.graph
+        v = int(rng.random() * g.n_vertices)
+        R = grow_component(v, state.partition.labels, self.q, g.indptr, g.indices, g.edge_ids,
+                           state.work.mark_a, state.work.stack)
+        labs, s_log, _ = cuts_of(state, R, g, self.q, self.log1mq, self.cut_scratch)
+        return gibbs_relabel(self.model, state, R, rng, temperature, labs, s_log)
