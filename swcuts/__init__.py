@@ -1,3 +1,8 @@
-"""swcuts: image segmentation by Swendsen-Wang cuts."""
+"""swcuts: image segmentation by sampling a Bayesian posterior over graph
+partitions with Swendsen-Wang cuts (Barbu & Zhu)."""
 
 __version__ = "0.1.0"
+
+from .api import SAMPLERS, Segmentation, segment  # noqa: E402
+
+__all__ = ["segment", "Segmentation", "SAMPLERS", "__version__"]

@@ -178,19 +178,32 @@ def _grid_labels(shape, n_cells: int) -> np.ndarray:
     return r[:, None] * cols + c[None, :]
 
 
-def _subdivide_if_few(labels: np.ndarray, image: np.ndarray, n_atoms: int) -> np.ndarray:
-    """If there are fewer than ``n_atoms / 4`` regions, cut every region
-    larger than the mean atom area by a grid of about ``n_atoms`` cells and
-    clean up again. ``labels`` must be ``0..N-1``."""
+def _subdivide(labels: np.ndarray, image: np.ndarray, n_atoms: int,
+               max_area_factor: float | None = None) -> np.ndarray:
+    """Cut over-large regions into cells of about the mean atom area.
+
+    If there are fewer than ``n_atoms / 4`` regions, every region larger
+    than the mean atom area ``A = H * W / n_atoms`` is cut; otherwise only
+    regions larger than ``max_area_factor * A`` (none if it is None). The
+    cells are those of :func:`watershed_atoms` (a grid of about ``n_atoms``
+    seeds grown by a compact watershed of the gradient), so cuts inside a
+    region follow whatever weak edges it has. ``labels`` must be ``0..N-1``.
+    """
     n = int(labels.max()) + 1
-    if n >= n_atoms / 4:
-        return labels
     h, w = labels.shape
+    mean_area = h * w / n_atoms
     sizes = np.bincount(labels.ravel(), minlength=n)
-    big = sizes > h * w / n_atoms
-    grid = _grid_labels((h, w), n_atoms)
-    m = int(grid.max()) + 1
-    cut = np.where(big[labels], labels * m + grid, labels * m)
+    if n < n_atoms / 4:
+        big = sizes > mean_area
+    elif max_area_factor is not None:
+        big = sizes > max_area_factor * mean_area
+    else:
+        return labels
+    if not big.any():
+        return labels
+    cells = _watershed_cells(image, n_atoms)
+    m = int(cells.max()) + 1
+    cut = np.where(big[labels], labels * m + cells, labels * m)
     return _finalize(_sequential(cut), image, n_atoms)
 
 
@@ -340,7 +353,7 @@ def felzenszwalb_atoms(image, n_atoms: int = 1000, *, sigma: float = 0.5,
                 slope = s
         prev = (scale, count)
         scale = scale * float(np.exp(np.clip(-err / slope, -3.0, 3.0)))
-    return _subdivide_if_few(best[1], img, n_atoms)
+    return _subdivide(best[1], img, n_atoms)
 
 
 def _grid_seeds(shape, n_atoms: int):
@@ -351,6 +364,31 @@ def _grid_seeds(shape, n_atoms: int):
     c = ((np.arange(cols) + 0.5) * w / cols).astype(np.int64)
     rr, cc = np.meshgrid(r, c, indexing="ij")
     return rr.ravel(), cc.ravel(), max(1.0, min(h / rows, w / cols))
+
+
+def _watershed_cells(img: np.ndarray, n_atoms: int,
+                     compactness: float = WATERSHED_COMPACTNESS) -> np.ndarray:
+    """Raw seeded compact watershed of the gradient (see watershed_atoms)."""
+    from skimage.segmentation import watershed
+
+    h, w = img.shape[:2]
+    smooth = ndimage.gaussian_filter(img, sigma=(0.7, 0.7, 0))
+    grad = _gradient(smooth)
+    r, c, spacing = _grid_seeds((h, w), n_atoms)
+    rad = int(spacing // 4)  # 0 (no move) when seeds are denser than 1 per 4x4
+    off = np.arange(-rad, rad + 1)
+    wr = np.clip(r[:, None, None] + off[None, :, None], 0, h - 1)
+    wc = np.clip(c[:, None, None] + off[None, None, :], 0, w - 1)
+    wr, wc = np.broadcast_arrays(wr, wc)
+    wr = wr.reshape(r.size, -1)
+    wc = wc.reshape(r.size, -1)
+    k = np.argmin(grad[wr, wc], axis=1)
+    idx = np.arange(r.size)
+    r, c = wr[idx, k], wc[idx, k]
+    markers = np.zeros((h, w), dtype=np.int64)
+    markers[r, c] = np.arange(1, r.size + 1)
+    lab = watershed(grad, markers=markers, connectivity=1, compactness=compactness)
+    return lab
 
 
 def watershed_atoms(image, n_atoms: int = 1000, *,
@@ -379,27 +417,9 @@ def watershed_atoms(image, n_atoms: int = 1000, *,
     labels : ndarray of int64, shape (H, W)
         Labels ``0..N-1``, every region 4-connected.
     """
-    from skimage.segmentation import watershed
-
     img = _as_image(image)
     n_atoms = _check_n_atoms(n_atoms)
-    h, w = img.shape[:2]
-    smooth = ndimage.gaussian_filter(img, sigma=(0.7, 0.7, 0))
-    grad = _gradient(smooth)
-    r, c, spacing = _grid_seeds((h, w), n_atoms)
-    rad = int(spacing // 4)  # 0 (no move) when seeds are denser than 1 per 4x4
-    off = np.arange(-rad, rad + 1)
-    wr = np.clip(r[:, None, None] + off[None, :, None], 0, h - 1)
-    wc = np.clip(c[:, None, None] + off[None, None, :], 0, w - 1)
-    wr, wc = np.broadcast_arrays(wr, wc)
-    wr = wr.reshape(r.size, -1)
-    wc = wc.reshape(r.size, -1)
-    k = np.argmin(grad[wr, wc], axis=1)
-    idx = np.arange(r.size)
-    r, c = wr[idx, k], wc[idx, k]
-    markers = np.zeros((h, w), dtype=np.int64)
-    markers[r, c] = np.arange(1, r.size + 1)
-    lab = watershed(grad, markers=markers, connectivity=1, compactness=compactness)
+    lab = _watershed_cells(img, n_atoms, compactness)
     return _finalize(lab, img, n_atoms)
 
 
@@ -448,7 +468,8 @@ def _link_endpoints(edges: np.ndarray, radius: float) -> np.ndarray:
 
 
 def edge_atoms(image, n_atoms: int = 1000, *, sigma: float = 1.0,
-               link_radius: float | None = None, seed=None) -> np.ndarray:
+               link_radius: float | None = None, max_area_factor: float | None = 16.0,
+               seed=None) -> np.ndarray:
     """Atoms from closed edge contours (Barbu & Zhu's own over-segmentation).
 
     Steps: Canny edges of the (blurred) lightness channel with hysteresis
@@ -458,10 +479,13 @@ def edge_atoms(image, n_atoms: int = 1000, *, sigma: float = 1.0,
     another curve or of the image border within ``link_radius``; the
     non-edge pixels are labelled into 4-connected regions, which seed a
     watershed of the gradient magnitude that hands the edge pixels to a
-    neighbouring region. If fewer than ``n_atoms / 4`` regions result (a
-    smooth image), regions larger than the mean atom area are cut by a grid
-    of about ``n_atoms`` cells. Too many regions are left as they are apart
-    from the usual merging of tiny fragments.
+    neighbouring region. Regions are then cut into grid-seeded watershed
+    cells of about the mean atom area ``A = H * W / n_atoms``: all regions
+    larger than ``A`` if fewer than ``n_atoms / 4`` regions resulted (a
+    smooth image), otherwise only those larger than ``max_area_factor * A``
+    (a guard against a contour gap leaking one region into another; an atom
+    can never be split by the sampler). Too many regions are left as they
+    are apart from the usual merging of tiny fragments.
 
     Parameters
     ----------
@@ -469,12 +493,15 @@ def edge_atoms(image, n_atoms: int = 1000, *, sigma: float = 1.0,
         Float image in [0, 1], C = 1 or 3; channel 0 is the lightness.
     n_atoms : int
         Requested number of atoms (sets the fragment size, the link radius
-        and the grid for smooth images).
+        and the cell size for large regions).
     sigma : float
         Gaussian blur before Canny.
     link_radius : float, optional
         Longest gap bridged between edge curves. Default: half the mean atom
         spacing, clipped to 2..8 pixels.
+    max_area_factor : float or None
+        Regions larger than this many mean atom areas are always cut into
+        cells; None keeps them whole (only the too-few rule applies).
     seed : optional
         Ignored (the method is deterministic).
 
@@ -504,14 +531,14 @@ def edge_atoms(image, n_atoms: int = 1000, *, sigma: float = 1.0,
     edges = cv2.Canny(l8, 0.4 * high, high, L2gradient=True) > 0
     edges = _link_endpoints(edges, link_radius)
 
-    regions = _connected(np.where(edges, -1, 0))  # components of edges and non-edges
+    regions = _connected(np.where(edges, -1, 0))  # non-edge components >= 0, edges -1
     markers = np.where(edges, 0, regions + 1)
     grad = _gradient(ndimage.gaussian_filter(img, sigma=(0.7, 0.7, 0)))
     if markers.max() == 0:  # edges everywhere (degenerate): use a grid
         markers = _grid_labels((h, w), n_atoms) + 1
     lab = watershed(grad, markers=markers, connectivity=1)
     lab = _finalize(lab, img, n_atoms)
-    return _subdivide_if_few(lab, img, n_atoms)
+    return _subdivide(lab, img, n_atoms, max_area_factor)
 
 
 _METHODS = {

@@ -48,6 +48,12 @@ def visit_counts(kernel, state, rng, n_samples, thin, temperature=1.0, key=canon
     return counts
 
 
+def iid_tv(p, n, rng=None, reps=50):
+    """Mean total variation of n independent draws from p: the noise floor."""
+    rng = np.random.default_rng(0) if rng is None else rng
+    return float(np.mean([0.5 * np.abs(rng.multinomial(n, p) / n - p).sum() for _ in range(reps)]))
+
+
 def compare(counts, states, p, min_expected=5.0):
     """(total variation, chi-square p-value) of visit counts against p."""
     n = sum(counts.values())

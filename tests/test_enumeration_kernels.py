@@ -1,0 +1,154 @@
+"""Every kernel leaves π invariant: visit frequencies at T = 1 against the
+exactly enumerated posterior over all partitions of small graphs."""
+
+import numpy as np
+import pytest
+
+from enumeration import compare, iid_tv, exact_distribution, labelings, set_partitions, visit_counts
+from swcuts.edges import kl_edge_probabilities, vertex_histograms
+from swcuts.graph import RegionGraph
+from swcuts.models import ImageModel, PottsModel
+from swcuts.samplers import SWC1, SWC2, ClusterGibbs, Gibbs, SwendsenWang, seed_compiled_rng
+from swcuts.samplers.swc import _SWCBase
+
+
+def grey_setting():
+    """2x3 lattice of atoms (1x2 pixels each), two grey populations."""
+    atoms = np.repeat(np.arange(6).reshape(2, 3), 2, axis=1)
+    img = np.array([[0.2, 0.25, 0.3, 0.2, 0.8, 0.7],
+                     [0.3, 0.2, 0.75, 0.8, 0.8, 0.9]])[..., None]
+    g = RegionGraph.from_labels(atoms)
+    model = ImageModel(img, atoms, g, bins=4, a0=0.5, a1=0.5, a2=0.1, kappa=0.05)
+    return model, img, atoms
+
+
+def colour_setting():
+    """Seven atoms of an irregular colour image, three colours."""
+    atoms = np.array([[0, 0, 1, 1, 2],
+                      [3, 0, 1, 4, 2],
+                      [3, 5, 5, 4, 6]])
+    rng = np.random.default_rng(7)
+    base = np.array([[0.2, 0.5, 0.5], [0.25, 0.55, 0.5], [0.7, 0.3, 0.6],
+                     [0.2, 0.5, 0.45], [0.7, 0.35, 0.6], [0.5, 0.5, 0.2], [0.65, 0.3, 0.65]])
+    img = np.clip(base[atoms] + 0.03 * rng.standard_normal(atoms.shape + (3,)), 0, 1)
+    g = RegionGraph.from_labels(atoms)
+    model = ImageModel(img, atoms, g, bins=4, a0=1.0, a1=0.5, a2=0.05, kappa=0.02)
+    return model, img, atoms
+
+
+SETTINGS = {"grey": grey_setting, "colour": colour_setting}
+
+
+def edge_q(img, atoms, g):
+    # A ceiling below 1 keeps the small chains mixing quickly.
+    return np.minimum(kl_edge_probabilities(vertex_histograms(img, atoms, bins=4), g.edges), 0.7)
+
+
+@pytest.fixture(scope="module", params=sorted(SETTINGS))
+def setting(request):
+    model, img, atoms = SETTINGS[request.param]()
+    states = set_partitions(model.n_vertices)
+    p = exact_distribution(model, states)
+    # The test is only informative if π is spread over many partitions.
+    assert 1.0 / np.sum(p ** 2) > 10
+    return model, edge_q(img, atoms, model.graph), states, p
+
+
+# Steps between recorded samples: enough that the chi-square test, which
+# assumes independent draws, is not fooled by autocorrelation.
+THIN = {"swc1": 40, "swc2": 40, "cluster-gibbs": 20, "gibbs": 20}
+
+
+@pytest.mark.parametrize("kernel_cls", [SWC1, SWC2, ClusterGibbs, Gibbs], ids=lambda k: k.name)
+def test_kernel_leaves_posterior_invariant(setting, kernel_cls):
+    model, q, states, p = setting
+    rng = np.random.default_rng(2024)
+    seed_compiled_rng(rng)
+    kernel = kernel_cls(model, q)
+    state = model.new_state(np.zeros(model.n_vertices, dtype=np.int64))
+    counts = visit_counts(kernel, state, rng, n_samples=8000, thin=THIN[kernel_cls.name])
+    tv, pvalue = compare(counts, states, p)
+    floor = iid_tv(p, 8000)
+    assert tv < 1.5 * floor, f"total variation {tv:.3f} (iid noise floor {floor:.3f})"
+    assert pvalue > 1e-3, f"chi-square p-value {pvalue:.2g}"
+    # The cached log π stays exact along the chain.
+    assert state.log_pi == pytest.approx(model.log_target(state.labels), abs=1e-6)
+
+
+class _SWC2WithoutCuts(SWC2):
+    """A wrong kernel: drops the cut ratio of Theorem 4."""
+
+    def __init__(self, model, q):
+        super().__init__(model, q)
+        self.log1mq = np.zeros_like(self.log1mq)
+
+
+def test_enumeration_test_catches_a_wrong_acceptance_ratio(setting):
+    model, q, states, p = setting
+    rng = np.random.default_rng(5)
+    seed_compiled_rng(rng)
+    kernel = _SWC2WithoutCuts(model, q)
+    state = model.new_state(np.zeros(model.n_vertices, dtype=np.int64))
+    counts = visit_counts(kernel, state, rng, n_samples=8000, thin=40)
+    tv, pvalue = compare(counts, states, p)
+    assert pvalue < 1e-3
+
+
+def test_temperature_targets_tempered_posterior():
+    model, img, atoms = grey_setting()
+    states = set_partitions(6)
+    logp = np.array([model.log_target(np.array(s)) for s in states]) / 2.0
+    p = np.exp(logp - logp.max())
+    p /= p.sum()
+    rng = np.random.default_rng(3)
+    seed_compiled_rng(rng)
+    kernel = SWC2(model, edge_q(img, atoms, model.graph))
+    state = model.new_state(np.zeros(6, dtype=np.int64))
+    counts = visit_counts(kernel, state, rng, n_samples=8000, thin=40, temperature=2.0)
+    tv, pvalue = compare(counts, states, p)
+    assert tv < 1.5 * iid_tv(p, 8000) and pvalue > 1e-3
+
+
+def _lattice(h, w):
+    return RegionGraph.from_labels(np.arange(h * w).reshape(h, w))
+
+
+def test_swendsen_wang_potts_full_distribution():
+    g = _lattice(2, 3)
+    model = PottsModel(g, n_labels=3, beta=0.8)
+    states = labelings(6, 3)
+    p = exact_distribution(model, states)
+    rng = np.random.default_rng(11)
+    seed_compiled_rng(rng)
+    kernel = SwendsenWang(model)
+    state = model.new_state(np.zeros(6, dtype=np.int64))
+    counts = visit_counts(kernel, state, rng, n_samples=20000, thin=1, key=tuple)
+    tv, pvalue = compare(counts, states, p)
+    assert tv < 1.5 * iid_tv(p, 20000) and pvalue > 1e-3
+
+
+def test_swendsen_wang_potts_energy_and_magnetisation():
+    g = _lattice(3, 3)
+    model = PottsModel(g, n_labels=2, beta=0.9)
+    states = np.array(labelings(9, 2))
+    p = exact_distribution(model, [tuple(s) for s in states])
+    e = g.edges
+    energy = np.count_nonzero(states[:, e[:, 0]] != states[:, e[:, 1]], axis=1)
+    mag2 = (2 * states.mean(axis=1) - 1) ** 2
+    exact_e, exact_m2 = float(p @ energy), float(p @ mag2)
+    rng = np.random.default_rng(12)
+    seed_compiled_rng(rng)
+    kernel = SwendsenWang(model)
+    state = model.new_state(np.zeros(9, dtype=np.int64))
+    es, ms = [], []
+    for _ in range(200):
+        kernel.step(state, rng)
+    for _ in range(20000):
+        kernel.step(state, rng)
+        en, m0 = model.energy_and_magnetisation(state.labels)
+        es.append(en)
+        ms.append((2 * m0 - 1) ** 2)
+    es, ms = np.array(es), np.array(ms)
+    # Standard errors with a generous allowance for autocorrelation.
+    assert abs(es.mean() - exact_e) < 4 * 3 * es.std() / np.sqrt(es.size)
+    assert abs(ms.mean() - exact_m2) < 4 * 3 * ms.std() / np.sqrt(ms.size)
