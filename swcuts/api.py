@@ -24,16 +24,30 @@ SAMPLERS = tuple(sorted(set(KERNELS) | set(ALIASES)))
 
 #: Defaults of :func:`segment`; see the issue note for what they were tuned on.
 DEFAULTS = dict(
-    n_atoms=600,
+    n_atoms=None,
     t_final=0.05,
     edge_scale=1.0,
     q_max=0.95,
     bins=32,
-    a0=50.0,
-    a1=50.0,
-    a2=1.0,
+    a0=None,
+    a1=None,
+    a2=5.0,
     kappa=1.0,
 )
+#: With ``n_atoms=None``: one atom per this many pixels, within the bounds.
+PIXELS_PER_ATOM = 80
+ATOM_BOUNDS = (100, 1000)
+#: With ``a0``/``a1`` None: the prior weights per label and per region for
+#: an image of 10^5 pixels, scaled in proportion to the pixel count so that
+#: the prior keeps pace with the likelihood, which grows with the pixels.
+A0_PER_1E5_PIXELS = 250.0
+A1_PER_1E5_PIXELS = 2500.0
+
+
+def default_n_atoms(n_pixels: int) -> int:
+    """Number of atoms used when ``n_atoms`` is None."""
+    lo, hi = ATOM_BOUNDS
+    return int(min(max(round(n_pixels / PIXELS_PER_ATOM), lo), hi))
 #: Start temperatures (section 5: SW-cuts T0 <= 15, Gibbs T0 >= 100).
 DEFAULT_T0 = {"gibbs": 100.0}
 DEFAULT_T0_SWC = 10.0
@@ -112,35 +126,99 @@ def _resolve_sampler(sampler) -> str:
     return name
 
 
-def _check_positive_int(name, value, allow_none=True):
+def _check_positive_int(name, value, allow_none=True, minimum=1):
     if value is None and allow_none:
         return
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an integer, got {value!r}")
-    if value < 1:
-        raise InputError(f"{name} must be a positive integer, got {value}")
+    if value < minimum:
+        what = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
+        raise InputError(f"{name} must be {what}, got {value}")
 
 
-def _check_options(sampler, atoms, n_atoms, steps, time_budget, t0, t_final, init):
+def _check_real(name, value, *, what, allow_none=False, allow_zero=False):
+    """A finite real number > 0 (or >= 0 with ``allow_zero``); bools are refused."""
+    if value is None and allow_none:
+        return
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number, got {value!r}")
+    if not (np.isfinite(value) and (value >= 0 if allow_zero else value > 0)):
+        raise InputError(f"{name} must be {what}, got {value}")
+
+
+def _check_choice(name, value, choices, label):
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a string, one of {', '.join(choices)}; got {value!r}")
+    if value not in choices:
+        raise InputError(f"unknown {label} '{value}'; choose one of {', '.join(choices)}")
+
+
+def _check_seed(seed):
+    if seed is None or isinstance(seed, (np.random.Generator, np.random.BitGenerator,
+                                         np.random.SeedSequence)):
+        return
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
+        raise TypeError(f"seed must be None, a non-negative integer or a numpy.random.Generator, got {seed!r}")
+    if seed < 0:
+        raise InputError(f"seed must be a non-negative integer, got {seed}")
+
+
+def check_options(*, sampler="swc", atoms="slic", n_atoms=DEFAULTS["n_atoms"], seed=None, steps=None,
+                  time_budget=None, t0=None, t_final=DEFAULTS["t_final"], init="uniform",
+                  edge_scale=DEFAULTS["edge_scale"], q_max=DEFAULTS["q_max"], bins=DEFAULTS["bins"],
+                  a0=DEFAULTS["a0"], a1=DEFAULTS["a1"], a2=DEFAULTS["a2"], kappa=DEFAULTS["kappa"]):
+    """Validate the options of :func:`segment` (everything but the image).
+
+    Cheap, so callers (the CLI) can refuse bad options before reading an
+    image. Returns ``(kernel name, t0)``.
+
+    Raises
+    ------
+    ValueError
+        (:class:`~swcuts.imageio.InputError`) for a bad value; the message
+        is one line that says what is wrong.
+    TypeError
+        For an argument of the wrong type.
+    """
     name = _resolve_sampler(sampler)
-    if atoms not in ATOM_METHODS:
-        raise InputError(f"unknown atoms '{atoms}'; choose one of {', '.join(ATOM_METHODS)}")
-    _check_positive_int("n_atoms", n_atoms, allow_none=False)
+    _check_choice("atoms", atoms, ATOM_METHODS, "atoms")
+    _check_positive_int("n_atoms", n_atoms)
+    _check_seed(seed)
     _check_positive_int("steps", steps)
+    _check_real("time_budget", time_budget, what="a positive number of seconds", allow_none=True)
     if steps is not None and time_budget is not None:
         raise InputError("give either steps or time_budget, not both")
-    if time_budget is not None and not (isinstance(time_budget, numbers.Real) and np.isfinite(time_budget)
-                                        and time_budget > 0):
-        raise InputError(f"time_budget must be a positive number of seconds, got {time_budget}")
-    for nm, val in (("t0", t0), ("t_final", t_final)):
-        if val is not None and not (isinstance(val, numbers.Real) and np.isfinite(val) and val > 0):
-            raise InputError(f"{nm} must be a positive temperature, got {val}")
+    _check_real("t0", t0, what="a positive temperature", allow_none=True)
+    _check_real("t_final", t_final, what="a positive temperature")
     t0 = t0 if t0 is not None else DEFAULT_T0.get(name, DEFAULT_T0_SWC)
     if t_final > t0:
         raise InputError(f"t_final ({t_final}) must not exceed t0 ({t0}); lower t_final or raise t0")
-    if init not in ("uniform", "random"):
-        raise InputError(f"unknown init '{init}'; choose 'uniform' or 'random'")
+    _check_choice("init", init, ("uniform", "random"), "init")
+    _check_real("edge_scale", edge_scale, what="a positive number")
+    _check_real("q_max", q_max, what="a number in (0, 1)")
+    if not q_max < 1:
+        raise InputError(f"q_max must be a number in (0, 1), got {q_max}")
+    _check_positive_int("bins", bins, allow_none=False, minimum=2)
+    for nm, val in (("a0", a0), ("a1", a1)):
+        _check_real(nm, val, what="a non-negative number", allow_none=True, allow_zero=True)
+    for nm, val in (("a2", a2), ("kappa", kappa)):
+        _check_real(nm, val, what="a non-negative number", allow_zero=True)
     return name, float(t0)
+
+
+def _raw_hw(image, channel_axis):
+    """(H, W) of an image from its shape alone, or None to leave it to prepare_image."""
+    shape = getattr(image, "shape", None)
+    try:
+        shape = tuple(int(s) for s in shape)
+    except (TypeError, ValueError):
+        return None
+    if len(shape) == 2:
+        return shape
+    if (len(shape) == 3 and isinstance(channel_axis, numbers.Integral)
+            and not isinstance(channel_axis, bool) and -3 <= channel_axis <= 2):
+        return tuple(s for i, s in enumerate(shape) if i != channel_axis % 3)
+    return None
 
 
 def segment(image, *, sampler="swc", atoms="slic", n_atoms=DEFAULTS["n_atoms"], seed=None,
@@ -159,8 +237,9 @@ def segment(image, *, sampler="swc", atoms="slic", n_atoms=DEFAULTS["n_atoms"], 
     atoms : str
         Over-segmentation method: ``slic``, ``felzenszwalb``, ``watershed``,
         ``edges`` or ``pixels``.
-    n_atoms : int
-        Approximate number of atoms.
+    n_atoms : int, optional
+        Approximate number of atoms (default: one per 80 pixels, between
+        100 and 1000).
     seed : int or numpy.random.Generator, optional
         The same seed gives the same result.
     steps : int, optional
@@ -179,7 +258,8 @@ def segment(image, *, sampler="swc", atoms="slic", n_atoms=DEFAULTS["n_atoms"], 
         the ceiling of q that keeps every partition reachable.
     bins, a0, a1, a2, kappa : float
         Posterior parameters: likelihood histogram bins, prior weights of
-        eq. 59 and the weight of the complexity prior.
+        eq. 59 and the weight of the complexity prior. ``a0`` and ``a1``
+        default to 250 and 2500 per 10^5 pixels of the image.
     progress : bool
         Show a progress bar on a terminal.
 
@@ -194,13 +274,23 @@ def segment(image, *, sampler="swc", atoms="slic", n_atoms=DEFAULTS["n_atoms"], 
     TypeError
         For arguments of the wrong type.
     """
-    name, t0 = _check_options(sampler, atoms, n_atoms, steps, time_budget, t0, t_final, init)
-    if not (np.isfinite(edge_scale) and edge_scale > 0):
-        raise InputError(f"edge_scale must be positive, got {edge_scale}")
-    if not 0 < q_max < 1:
-        raise InputError(f"q_max must lie in (0, 1), got {q_max}")
+    name, t0 = check_options(sampler=sampler, atoms=atoms, n_atoms=n_atoms, seed=seed, steps=steps,
+                             time_budget=time_budget, t0=t0, t_final=t_final, init=init,
+                             edge_scale=edge_scale, q_max=q_max, bins=bins, a0=a0, a1=a1, a2=a2,
+                             kappa=kappa)
+    # Refuse an image too large for memory before converting it (which
+    # itself takes several copies of the image).
+    hw = _raw_hw(image, channel_axis)
+    if hw is not None and min(hw) >= 2:
+        n_pix = hw[0] * hw[1]
+        check_memory(hw, n_pix if atoms == "pixels" else
+                     min(n_atoms if n_atoms is not None else default_n_atoms(n_pix), n_pix))
     features, display = prepare_image(image, channel_axis=channel_axis)
     h, w = features.shape[:2]
+    if n_atoms is None:
+        n_atoms = default_n_atoms(h * w)
+    a0 = A0_PER_1E5_PIXELS * h * w / 1e5 if a0 is None else a0
+    a1 = A1_PER_1E5_PIXELS * h * w / 1e5 if a1 is None else a1
     n_vertices = h * w if atoms == "pixels" else min(n_atoms, h * w)
     check_memory((h, w), n_vertices)
     rng = np.random.default_rng(seed)
