@@ -8,8 +8,36 @@ label is found in O(1).
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
-__all__ = ["Partition", "canonical"]
+__all__ = ["Partition", "canonical", "relabel_vertices"]
+
+
+@njit(cache=True)
+def relabel_vertices(labels, size, free_stack, n_free, R, n_r, new_label):
+    """Move the first ``n_r`` vertices of R to ``new_label``, keeping the
+    label sizes and the free stack of unused labels consistent."""
+    if n_r == 0:  # nothing moves: a fresh new_label must stay on the free stack
+        return
+    if size[new_label] == 0:
+        top = n_free[0] - 1
+        for t in range(top, -1, -1):
+            if free_stack[t] == new_label:
+                free_stack[t] = free_stack[top]
+                free_stack[top] = new_label
+                break
+        n_free[0] = top
+    for i in range(n_r):
+        v = R[i]
+        old = labels[v]
+        if old == new_label:
+            continue
+        size[old] -= 1
+        size[new_label] += 1
+        labels[v] = new_label
+        if size[old] == 0:
+            free_stack[n_free[0]] = old
+            n_free[0] += 1
 
 
 def canonical(labels) -> tuple:
@@ -44,7 +72,16 @@ class Partition:
         self._rebuild_free()
 
     def _rebuild_free(self):
-        self.free = list(np.flatnonzero(self.size == 0)[::-1].tolist())
+        unused = np.flatnonzero(self.size == 0)[::-1]
+        self.free_stack = np.zeros(self.size.size, dtype=np.int64)
+        self.free_stack[:unused.size] = unused
+        # A one-element array, so that compiled kernels can update it in place.
+        self.n_free = np.array([unused.size], dtype=np.int64)
+
+    @property
+    def free(self) -> list:
+        """Unused labels; the last one is the next fresh label."""
+        return self.free_stack[:self.n_free[0]].tolist()
 
     @property
     def n_vertices(self) -> int:
@@ -53,7 +90,7 @@ class Partition:
     @property
     def n_labels(self) -> int:
         """Number of non-empty labels L."""
-        return self.size.size - len(self.free)
+        return int(self.size.size - self.n_free[0])
 
     def used_labels(self) -> np.ndarray:
         """The non-empty labels, ascending."""
@@ -61,20 +98,13 @@ class Partition:
 
     def fresh_label(self) -> int:
         """An unused label (not removed from the free list until used)."""
-        return self.free[-1]
+        return int(self.free_stack[self.n_free[0] - 1])
 
     def relabel(self, vertices, new_label: int) -> None:
         """Give every vertex of ``vertices`` the label ``new_label``."""
-        vertices = np.asarray(vertices, dtype=np.int64)
-        old = self.labels[vertices]
-        if self.size[new_label] == 0:
-            self.free.remove(new_label)
-        np.subtract.at(self.size, old, 1)
-        self.size[new_label] += vertices.size
-        self.labels[vertices] = new_label
-        for lab in np.unique(old).tolist():
-            if self.size[lab] == 0:
-                self.free.append(lab)
+        vertices = np.ascontiguousarray(vertices, dtype=np.int64)
+        relabel_vertices(self.labels, self.size, self.free_stack, self.n_free, vertices,
+                         vertices.size, int(new_label))
 
     def members(self, label: int) -> np.ndarray:
         """Vertices with the given label."""

@@ -59,12 +59,13 @@ def setting(request):
 THIN = {"swc1": 40, "swc2": 40, "cluster-gibbs": 20, "gibbs": 20}
 
 
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "generic"])
 @pytest.mark.parametrize("kernel_cls", [SWC1, SWC2, ClusterGibbs, Gibbs], ids=lambda k: k.name)
-def test_kernel_leaves_posterior_invariant(setting, kernel_cls):
+def test_kernel_leaves_posterior_invariant(setting, kernel_cls, compiled):
     model, q, states, p = setting
     rng = np.random.default_rng(2024)
     seed_compiled_rng(rng)
-    kernel = kernel_cls(model, q)
+    kernel = kernel_cls(model, q, compiled=compiled)
     state = model.new_state(np.zeros(model.n_vertices, dtype=np.int64))
     counts = visit_counts(kernel, state, rng, n_samples=8000, thin=THIN[kernel_cls.name])
     tv, pvalue = compare(counts, states, p)
@@ -78,16 +79,17 @@ def test_kernel_leaves_posterior_invariant(setting, kernel_cls):
 class _SWC2WithoutCuts(SWC2):
     """A wrong kernel: drops the cut ratio of Theorem 4."""
 
-    def __init__(self, model, q):
-        super().__init__(model, q)
+    def __init__(self, model, q, compiled=None):
+        super().__init__(model, q, compiled=compiled)
         self.log1mq = np.zeros_like(self.log1mq)
 
 
-def test_enumeration_test_catches_a_wrong_acceptance_ratio(setting):
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "generic"])
+def test_enumeration_test_catches_a_wrong_acceptance_ratio(setting, compiled):
     model, q, states, p = setting
     rng = np.random.default_rng(5)
     seed_compiled_rng(rng)
-    kernel = _SWC2WithoutCuts(model, q)
+    kernel = _SWC2WithoutCuts(model, q, compiled=compiled)
     state = model.new_state(np.zeros(model.n_vertices, dtype=np.int64))
     counts = visit_counts(kernel, state, rng, n_samples=8000, thin=40)
     tv, pvalue = compare(counts, states, p)

@@ -37,7 +37,7 @@ from numba import njit
 
 from ..partition import Partition
 from .base import ModelState
-from .regions import region_change, region_terms
+from .regions import refresh_regions, region_change, region_cache, region_terms
 
 __all__ = ["ImageModel", "FAMILIES"]
 
@@ -92,15 +92,33 @@ def label_loglik(st, n_channels, n_bins, use_family, kappa, ridge):
             h_lin = 0.0
             h_quad = 0.0
             z = np.zeros(6)
+            b3 = np.zeros(3)
+            b6 = np.zeros(6)
             for c in range(C):
                 for i in range(6):
                     s = st[off_b + 6 * c + i]
                     for k in range(i):
                         s -= Lm[i, k] * z[k]
                     z[i] = s / Lm[i, i]
+                # yy - |z|^2 = yy - b'(M + ridge*n*I)^-1 b = RSS(beta) + ridge*n*|beta|^2
+                # at the ridge solution beta; drop the penalty term, so that the
+                # ridge only stabilises the solve (RSS(beta) = OLS RSS + O(ridge^2)).
+                for i in range(5, -1, -1):
+                    s = z[i]
+                    for k in range(i + 1, 6):
+                        s -= Lm[k, i] * b6[k]
+                    b6[i] = s / Lm[i, i]
+                for i in range(2, -1, -1):
+                    s = z[i]
+                    for k in range(i + 1, 3):
+                        s -= Lm[k, i] * b3[k]
+                    b3[i] = s / Lm[i, i]
                 yy = st[off_s + c]
                 r3 = yy - (z[0] * z[0] + z[1] * z[1] + z[2] * z[2])
                 r6 = r3 - (z[3] * z[3] + z[4] * z[4] + z[5] * z[5])
+                r3 -= ridge * n * (b3[0] * b3[0] + b3[1] * b3[1] + b3[2] * b3[2])
+                r6 -= ridge * n * (b6[0] * b6[0] + b6[1] * b6[1] + b6[2] * b6[2]
+                                   + b6[3] * b6[3] + b6[4] * b6[4] + b6[5] * b6[5])
                 var3 = max(r3 / n, 0.0) + w * w / 12.0
                 var6 = max(r6 / n, 0.0) + w * w / 12.0
                 h_lin += 0.5 * (_LOG_2PIE + math.log(var3)) - math.log(w)
@@ -199,6 +217,9 @@ class ImageModel:
         Weight of the complexity prior (1 is the BIC penalty).
     """
 
+    #: Kernels may run this model's compiled fast path (samplers/compiled.py).
+    compiled = True
+
     def __init__(self, features, atoms, graph, *, bins=32, families=FAMILIES,
                  a0=50.0, a1=50.0, a2=1.0, kappa=1.0, exponent=0.9):
         features = np.asarray(features, dtype=np.float64)
@@ -270,6 +291,8 @@ class ImageModel:
             loglik[lab] = self._loglik(lstats[lab])
         state = ModelState(part, lstats, loglik, 0.0)
         state.log_pi = self.log_target(part.labels)
+        # Root vertex and area of the connected region of every vertex.
+        state.comp_root, state.comp_area = region_cache(part.labels, self.graph.edges, self.area)
         state.scratch = (np.empty(n + 1, np.int64), np.empty((n + 1, lstats.shape[1])),
                          np.empty(n + 1, np.int64))
         return state
@@ -315,4 +338,7 @@ class ImageModel:
                 state.stats[lab] = 0.0
                 state.loglik[lab] = 0.0
         state.partition.relabel(R, new_label)
+        g = self.graph
+        refresh_regions(state.partition.labels, R, g.indptr, g.indices, self.area,
+                        state.comp_root, state.comp_area, state.work.mark_a, state.work.visited)
         state.log_pi += delta

@@ -13,7 +13,7 @@ from numba import njit
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-__all__ = ["region_change", "region_terms"]
+__all__ = ["region_change", "region_terms", "region_cache", "refresh_regions"]
 
 
 @njit(cache=True)
@@ -105,3 +105,53 @@ def region_terms(labels, edges, area, exponent):
     m, comp = connected_components(g, directed=False)
     areas = np.bincount(comp, weights=np.asarray(area, np.float64), minlength=m)
     return int(m), float(np.sum(areas ** exponent))
+
+
+def region_cache(labels, edges, area):
+    """Per vertex: a root vertex naming its region, and the region's area."""
+    labels = np.asarray(labels)
+    n = labels.size
+    same = labels[edges[:, 0]] == labels[edges[:, 1]] if len(edges) else np.zeros(0, bool)
+    e = edges[same]
+    g = coo_matrix((np.ones(len(e)), (e[:, 0], e[:, 1])), shape=(n, n))
+    m, comp = connected_components(g, directed=False)
+    _, first = np.unique(comp, return_index=True)
+    areas = np.bincount(comp, weights=np.asarray(area, np.float64), minlength=m)
+    return first[comp].astype(np.int64), areas[comp]
+
+
+@njit(cache=True)
+def refresh_regions(labels, R, indptr, indices, area, comp_root, comp_area, mark, visited):
+    """After relabelling R: recompute the cache on every region that holds
+    a vertex of R or a neighbour of R (all regions that can have changed).
+    ``mark`` is zero on entry and on return; ``visited`` has room for N."""
+    n_vis = 0
+    for t in range(R.size):
+        v0 = R[t]
+        for k in range(indptr[v0] - 1, indptr[v0 + 1]):
+            s = v0 if k < indptr[v0] else indices[k]
+            if mark[s]:
+                continue
+            start = n_vis
+            mark[s] = 1
+            visited[n_vis] = s
+            n_vis += 1
+            head = start
+            a = 0.0
+            lab = labels[s]
+            while head < n_vis:
+                v = visited[head]
+                head += 1
+                a += area[v]
+                for p in range(indptr[v], indptr[v + 1]):
+                    u = indices[p]
+                    if mark[u] or labels[u] != lab:
+                        continue
+                    mark[u] = 1
+                    visited[n_vis] = u
+                    n_vis += 1
+            for h in range(start, n_vis):
+                comp_root[visited[h]] = s
+                comp_area[visited[h]] = a
+    for h in range(n_vis):
+        mark[visited[h]] = 0

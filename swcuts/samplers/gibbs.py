@@ -8,22 +8,31 @@ from __future__ import annotations
 
 import numpy as np
 
-from .common import StepInfo
+from . import compiled as _c
+from .common import StepInfo, TargetProposal
+from .swc import CompiledRunMixin
 from .targets import gibbs_relabel
 
 __all__ = ["Gibbs"]
 
 
-class Gibbs:
+class Gibbs(CompiledRunMixin):
     """Single-site Gibbs: one random vertex per step."""
 
     name = "gibbs"
+    kind = _c.KIND_GIBBS
 
-    def __init__(self, model, q=None, proposal=None):
+    def __init__(self, model, q=None, proposal=None, compiled=None):
         self.model = model
         self.graph = model.graph
-        self._R = np.empty(1, dtype=np.int64)
+        # The compiled path shares the SW-cut machinery; no edge is ever used.
+        self.q = np.zeros(self.graph.n_edges)
+        self.log1mq = np.zeros(self.graph.n_edges)
+        self.proposal = TargetProposal()
+        self._init_compiled(compiled)
 
     def step(self, state, rng, temperature=1.0) -> StepInfo:
+        if self.compiled:
+            return self._compiled_step(state, temperature)
         R = np.array([int(rng.random() * self.graph.n_vertices)], dtype=np.int64)
         return gibbs_relabel(self.model, state, R, rng, temperature)

@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 
+from . import compiled as _c
 from .common import (CutScratch, StepInfo, TargetProposal, cuts_of, grow_component,
                      metropolis_hastings, sample_components)
 from .targets import gibbs_relabel
@@ -23,10 +24,36 @@ from .targets import gibbs_relabel
 __all__ = ["SWC1", "SWC2", "ClusterGibbs"]
 
 
-class _SWCBase:
+class CompiledRunMixin:
+    """``run`` and the compiled ``step`` for models with a compiled path.
+
+    ``compiled=None`` uses the compiled path when the model offers one
+    (the image model does); ``compiled=False`` forces the generic path.
+    """
+
+    kind = None
+
+    def _init_compiled(self, compiled):
+        available = getattr(self.model, "compiled", False)
+        self.compiled = available if compiled is None else bool(compiled)
+        if self.compiled and not available:
+            raise ValueError(f"{type(self.model).__name__} has no compiled kernels")
+
+    def run(self, state, rng, temperatures, best_labels=None):
+        """Run one step per temperature; returns (accepted, best log π, best labels)."""
+        return _c.run_compiled(self.kind, self.model, state, self.q, self.log1mq,
+                               self.proposal, temperatures, best_labels)
+
+    def _compiled_step(self, state, temperature):
+        before = state.log_pi
+        acc, _, _ = self.run(state, None, np.array([temperature]))
+        return StepInfo(bool(acc), 0.0, int(acc), state.log_pi - before)
+
+
+class _SWCBase(CompiledRunMixin):
     """Shared parts: edge probabilities, scratch space, the MH flip of R."""
 
-    def __init__(self, model, q, proposal=None):
+    def __init__(self, model, q, proposal=None, compiled=None):
         self.model = model
         self.graph = model.graph
         self.q = np.ascontiguousarray(q, dtype=np.float64)
@@ -36,6 +63,7 @@ class _SWCBase:
             self.log1mq = np.log1p(-self.q)
         self.proposal = proposal or TargetProposal()
         self.cut_scratch = CutScratch(self.graph.n_vertices)
+        self._init_compiled(compiled)
 
     def _flip(self, state, R, rng, temperature):
         """Propose a new label for component R and accept or reject (eq. 40)."""
@@ -58,8 +86,11 @@ class SWC1(_SWCBase):
     """SWC-1: sample every edge, pick one connected component uniformly."""
 
     name = "swc1"
+    kind = _c.KIND_SWC1
 
     def step(self, state, rng, temperature=1.0) -> StepInfo:
+        if self.compiled:
+            return self._compiled_step(state, temperature)
         comp, n_comp = sample_components(state.partition.labels, self.graph.edges, self.q)
         R = np.flatnonzero(comp == int(rng.random() * n_comp))
         return self._flip(state, R, rng, temperature)
@@ -69,8 +100,11 @@ class SWC2(_SWCBase):
     """SWC-2: grow the component of a uniformly chosen vertex (Wolff)."""
 
     name = "swc2"
+    kind = _c.KIND_SWC2
 
     def step(self, state, rng, temperature=1.0) -> StepInfo:
+        if self.compiled:
+            return self._compiled_step(state, temperature)
         g = self.graph
         v = int(rng.random() * g.n_vertices)
         R = grow_component(v, state.partition.labels, self.q, g.indptr, g.indices, g.edge_ids,
@@ -83,8 +117,11 @@ class ClusterGibbs(_SWCBase):
     from γ_k π(X_R = k | rest)^(1/T) over every target; always accepted."""
 
     name = "cluster-gibbs"
+    kind = _c.KIND_CLUSTER_GIBBS
 
     def step(self, state, rng, temperature=1.0) -> StepInfo:
+        if self.compiled:
+            return self._compiled_step(state, temperature)
         g = self.graph
         v = int(rng.random() * g.n_vertices)
         R = grow_component(v, state.partition.labels, self.q, g.indptr, g.indices, g.edge_ids,
