@@ -161,7 +161,7 @@ def anneal(kernel, state, schedule: Schedule, *, rng, steps=None, time_budget=No
             temps = np.full(k, schedule.t0 * math.exp(log_ratio * elapsed / time_budget))
         temperature = float(temps[-1])
         if hasattr(kernel, "run") and getattr(kernel, "compiled", False):
-            acc, best_seen, _ = kernel.run(state, rng, temps, best_labels)
+            acc, best_seen, _ = kernel.run(state, rng, temps, best_labels, -best_energy)
             if -best_seen < best_energy - 1e-9:
                 best_energy = -best_seen
         else:

@@ -2,8 +2,10 @@
 
 ``swcuts segment IMAGE -o OUTDIR`` writes labels.png (16-bit), labels.npy,
 overlay.png, atoms.png, trace.csv, energy.png and summary.json. Bad input
-exits with code 2 and one line on stderr; every file is written to a
-temporary name and renamed, so no half-written output is ever left.
+exits with code 2 and one line on stderr, before any work starts and
+without creating anything. Every file is written to a temporary name and
+renamed, and if writing fails the files already written are removed again,
+so no half-written output is ever left.
 """
 
 from __future__ import annotations
@@ -18,9 +20,9 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
-from .api import DEFAULTS, SAMPLERS, segment
+from .api import DEFAULTS, SAMPLERS, check_options, segment
 from .atoms import ATOM_METHODS
-from .imageio import InputError, atomic_write, load_image, save_label_png, save_npy, save_rgb_png
+from .imageio import InputError, _show, atomic_write, load_image, save_label_png, save_npy, save_rgb_png
 
 __all__ = ["main"]
 
@@ -34,24 +36,20 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-def _positive_int(text):
+# Option values are only parsed here; their ranges are checked by
+# swcuts.api.check_options, so the CLI and the API report the same message.
+def _int(text):
     try:
-        v = int(text)
+        return int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got '{text}'") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {v}")
-    return v
+        raise argparse.ArgumentTypeError(f"expected an integer, got '{text}'") from None
 
 
-def _positive_float(text):
+def _float(text):
     try:
-        v = float(text)
+        return float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got '{text}'") from None
-    if not (np.isfinite(v) and v > 0):
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text}")
-    return v
+        raise argparse.ArgumentTypeError(f"expected a number, got '{text}'") from None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -61,22 +59,22 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("segment", help="segment an image")
     s.add_argument("image", help="image file (PNG, JPEG, TIFF or .npy)")
     s.add_argument("-o", "--output", required=True, help="output directory (created if missing)")
-    s.add_argument("--sampler", default="swc", choices=SAMPLERS, metavar="NAME",
+    s.add_argument("--sampler", default="swc", metavar="NAME",
                    help=f"one of {', '.join(SAMPLERS)} (default swc)")
-    s.add_argument("--atoms", default="slic", choices=ATOM_METHODS, metavar="METHOD",
+    s.add_argument("--atoms", default="slic", metavar="METHOD",
                    help=f"one of {', '.join(ATOM_METHODS)} (default slic)")
-    s.add_argument("--n-atoms", type=_positive_int, default=DEFAULTS["n_atoms"])
-    s.add_argument("--seed", type=int, default=None)
-    budget = s.add_mutually_exclusive_group()
-    budget.add_argument("--steps", type=_positive_int, default=None)
-    budget.add_argument("--time-budget", type=_positive_float, default=None, metavar="SECONDS")
-    s.add_argument("--t0", type=_positive_float, default=None, help="start temperature")
-    s.add_argument("--t-final", type=_positive_float, default=DEFAULTS["t_final"])
-    s.add_argument("--init", choices=("uniform", "random"), default="uniform")
-    s.add_argument("--edge-scale", type=_positive_float, default=DEFAULTS["edge_scale"])
-    s.add_argument("--a0", type=float, default=DEFAULTS["a0"], help="prior weight per label")
-    s.add_argument("--a1", type=float, default=DEFAULTS["a1"], help="prior weight per region")
-    s.add_argument("--a2", type=float, default=DEFAULTS["a2"], help="prior weight on sum of area^0.9")
+    s.add_argument("--n-atoms", type=_int, default=DEFAULTS["n_atoms"], metavar="N", help="approximate number of atoms")
+    s.add_argument("--seed", type=_int, default=None, metavar="N", help="non-negative integer; same seed, same result")
+    s.add_argument("--steps", type=_int, default=None, metavar="N", help="budget in sampler steps")
+    s.add_argument("--time-budget", type=_float, default=None, metavar="SECONDS",
+                   help="budget in seconds of sampling (instead of --steps)")
+    s.add_argument("--t0", type=_float, default=None, metavar="T", help="start temperature")
+    s.add_argument("--t-final", type=_float, default=DEFAULTS["t_final"], metavar="T", help="final temperature")
+    s.add_argument("--init", default="uniform", metavar="{uniform,random}", help="start from one label or random labels")
+    s.add_argument("--edge-scale", type=_float, default=DEFAULTS["edge_scale"])
+    s.add_argument("--a0", type=_float, default=DEFAULTS["a0"], help="prior weight per label")
+    s.add_argument("--a1", type=_float, default=DEFAULTS["a1"], help="prior weight per region")
+    s.add_argument("--a2", type=_float, default=DEFAULTS["a2"], help="prior weight on sum of area^0.9")
     s.add_argument("--no-progress", action="store_true", help="never show a progress bar")
     return p
 
@@ -108,8 +106,12 @@ def _write_bytes(path, data: bytes):
     atomic_write(path, write)
 
 
-def write_outputs(seg, outdir: Path) -> None:
-    """Write every output file of ``swcuts segment`` into ``outdir``."""
+def write_outputs(seg, outdir: Path, written=None) -> None:
+    """Write every output file of ``swcuts segment`` into ``outdir``.
+
+    The path of each file is appended to the list ``written`` (if given)
+    once it is in place, so a caller can remove a partial set of outputs.
+    """
     from skimage.segmentation import mark_boundaries
 
     # Render everything in memory first; then each file goes in atomically.
@@ -120,34 +122,87 @@ def write_outputs(seg, outdir: Path) -> None:
     plot = _energy_plot(seg.trace)
     summary = json.dumps(seg.summary(), indent=2) + "\n"
 
-    save_label_png(outdir / "labels.png", seg.labels.astype(np.uint16))
-    save_npy(outdir / "labels.npy", seg.labels.astype(np.int32))
-    save_rgb_png(outdir / "overlay.png", overlay)
-    save_rgb_png(outdir / "atoms.png", atoms_img)
-    _write_bytes(outdir / "trace.csv", csv_buf.getvalue().encode())
-    _write_bytes(outdir / "energy.png", plot)
-    _write_bytes(outdir / "summary.json", summary.encode())
+    written = [] if written is None else written
+    for name, save, data in (
+        ("labels.png", save_label_png, seg.labels.astype(np.uint16)),
+        ("labels.npy", save_npy, seg.labels.astype(np.int32)),
+        ("overlay.png", save_rgb_png, overlay),
+        ("atoms.png", save_rgb_png, atoms_img),
+        ("trace.csv", _write_bytes, csv_buf.getvalue().encode()),
+        ("energy.png", _write_bytes, plot),
+        ("summary.json", _write_bytes, summary.encode()),
+    ):
+        save(outdir / name, data)
+        written.append(outdir / name)
+
+
+def _missing_dirs(outdir: Path) -> list:
+    """The directories ``outdir.mkdir(parents=True)`` would create, deepest first.
+
+    Raises InputError, before any work, if they cannot be created.
+    """
+    if outdir.exists():
+        if not outdir.is_dir():
+            raise InputError(f"output '{_show(outdir)}' exists and is not a directory; choose another -o")
+        if not os.access(outdir, os.W_OK | os.X_OK):
+            raise InputError(f"output directory '{_show(outdir)}' is not writable; choose another -o")
+        return []
+    missing = [outdir]
+    anc = outdir.absolute().parent
+    while not anc.exists() and anc != anc.parent:
+        missing.append(anc)
+        anc = anc.parent
+    if not anc.is_dir():
+        raise InputError(f"cannot create output directory '{_show(outdir)}': '{_show(anc)}' is not a directory; "
+                         f"choose another -o")
+    if not os.access(anc, os.W_OK | os.X_OK):
+        raise InputError(f"cannot create output directory '{_show(outdir)}': '{_show(anc)}' is not writable; "
+                         f"choose another -o")
+    return missing
 
 
 def _cmd_segment(args) -> int:
+    # Cheap checks first: options, then the output path, then the image.
+    options = dict(sampler=args.sampler, atoms=args.atoms, n_atoms=args.n_atoms, seed=args.seed,
+                   steps=args.steps, time_budget=args.time_budget, t0=args.t0, t_final=args.t_final,
+                   init=args.init, edge_scale=args.edge_scale, a0=args.a0, a1=args.a1, a2=args.a2)
+    check_options(**options)
     outdir = Path(args.output)
-    if outdir.exists() and not outdir.is_dir():
-        raise InputError(f"output '{outdir}' exists and is not a directory; choose another -o")
+    missing = _missing_dirs(outdir)
     image = load_image(args.image)
+    if image.dtype.kind not in "biuf":
+        raise InputError(f"'{_show(args.image)}' holds {image.dtype} values, not pixel values; "
+                         f"swcuts needs a numeric (bool, integer or float) image")
     if image.ndim == 3 and image.shape[-1] > 4 and image.shape[0] <= 4:
         channel_axis = 0
     else:
         channel_axis = -1
-    seg = segment(image, sampler=args.sampler, atoms=args.atoms, n_atoms=args.n_atoms,
-                  seed=args.seed, steps=args.steps, time_budget=args.time_budget, t0=args.t0,
-                  t_final=args.t_final, init=args.init, channel_axis=channel_axis,
-                  edge_scale=args.edge_scale, a0=args.a0, a1=args.a1, a2=args.a2,
-                  progress=not args.no_progress)
+    seg = segment(image, channel_axis=channel_axis, progress=not args.no_progress, **options)
+    written = []
     try:
-        outdir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise InputError(f"cannot create output directory '{outdir}': {exc.strerror}") from None
-    write_outputs(seg, outdir)
+        try:
+            outdir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InputError(f"cannot create output directory '{_show(outdir)}': "
+                             f"{exc.strerror or exc}") from None
+        try:
+            write_outputs(seg, outdir, written)
+        except OSError as exc:
+            raise InputError(f"cannot write the output files in '{_show(outdir)}': "
+                             f"{exc.strerror or exc}") from None
+    except BaseException:
+        # Leave no partial set of outputs behind.
+        for path in written:
+            try:
+                path.unlink()
+            except OSError:
+                pass
+        for d in missing:
+            try:
+                d.rmdir()
+            except OSError:
+                break
+        raise
     print(f"{seg.n_labels} segments, energy {seg.energy:.1f}, {seg.steps} steps in "
           f"{seg.seconds:.2f} s -> {outdir}")
     return 0
@@ -165,7 +220,7 @@ def main(argv=None) -> int:
         return 2
     except InputError as exc:
         # User errors from validation carry a one-line message.
-        msg = " ".join(str(exc).split("\n"))
+        msg = " ".join(str(exc).splitlines())
         print(f"swcuts: error: {msg}", file=sys.stderr)
         return 2
     except MemoryError:

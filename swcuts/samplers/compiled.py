@@ -515,10 +515,13 @@ class CompiledWorkspace:
         self.tll = np.empty(n_slots + 1)
 
 
-def run_compiled(kind, model, state, q, log1mq, proposal, temps, best_labels=None):
+def run_compiled(kind, model, state, q, log1mq, proposal, temps, best_labels=None,
+                 best_log_pi=-np.inf):
     """Run ``len(temps)`` compiled steps on an image-model state.
 
-    Returns (accepted moves, best log π seen, best labels array).
+    ``best_labels`` is overwritten only by states better than both
+    ``best_log_pi`` and the current state. Returns (accepted moves, best
+    log π seen, best labels array).
     """
     part = state.partition
     ws = getattr(state, "compiled_ws", None)
@@ -526,7 +529,7 @@ def run_compiled(kind, model, state, q, log1mq, proposal, temps, best_labels=Non
         ws = state.compiled_ws = CompiledWorkspace(part.n_vertices, part.size.size, model.vstats.shape[1])
     if best_labels is None:
         best_labels = part.labels.copy()
-    f_state = np.array([state.log_pi, state.log_pi])
+    f_state = np.array([state.log_pi, max(state.log_pi, best_log_pi)])
     fp = np.array([model.kappa, model.ridge, model.a0, model.a1, model.a2, model.exponent,
                    proposal.adjacent, proposal.floor, proposal.fresh, proposal.far])
     g = model.graph

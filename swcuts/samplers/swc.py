@@ -39,10 +39,13 @@ class CompiledRunMixin:
         if self.compiled and not available:
             raise ValueError(f"{type(self.model).__name__} has no compiled kernels")
 
-    def run(self, state, rng, temperatures, best_labels=None):
-        """Run one step per temperature; returns (accepted, best log π, best labels)."""
+    def run(self, state, rng, temperatures, best_labels=None, best_log_pi=-np.inf):
+        """Run one step per temperature; returns (accepted, best log π, best labels).
+
+        ``best_labels`` is updated only by states better than ``best_log_pi``.
+        """
         return _c.run_compiled(self.kind, self.model, state, self.q, self.log1mq,
-                               self.proposal, temperatures, best_labels)
+                               self.proposal, temperatures, best_labels, best_log_pi)
 
     def _compiled_step(self, state, temperature):
         before = state.log_pi

@@ -1,0 +1,384 @@
+"""Tests of ``swcuts.segment`` and its option and input validation."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import swcuts
+import swcuts.api
+import swcuts.imageio
+from swcuts import SAMPLERS, Segmentation, segment
+from swcuts.anneal import Trace
+from swcuts.atoms import ATOM_METHODS
+from swcuts.graph import RegionGraph
+from swcuts.imageio import InputError
+from swcuts.models.image import ImageModel
+
+FAST = dict(steps=300, n_atoms=40)
+
+
+def grey_image(h=24, w=32, seed=0):
+    """Two flat halves plus a square, with a little noise, in [0, 1]."""
+    rng = np.random.default_rng(seed)
+    img = np.full((h, w), 0.2)
+    img[:, w // 2:] = 0.8
+    img[h // 4: h // 2, w // 8: w // 3] = 0.5
+    return np.clip(img + 0.03 * rng.standard_normal((h, w)), 0.0, 1.0)
+
+
+def rgb_image(h=24, w=32):
+    g = grey_image(h, w)
+    return np.stack([g, 1.0 - g, 0.5 * g], axis=-1)
+
+
+def check_segmentation(seg, shape):
+    assert isinstance(seg, Segmentation)
+    h, w = shape
+    # labels: (H, W), 0..K-1 with every label used
+    assert seg.labels.shape == (h, w)
+    assert seg.labels.dtype.kind in "iu"
+    k = seg.n_labels
+    np.testing.assert_array_equal(np.unique(seg.labels), np.arange(k))
+    # atoms and graph
+    assert seg.atoms.shape == (h, w)
+    assert isinstance(seg.graph, RegionGraph)
+    n = seg.graph.n_vertices
+    np.testing.assert_array_equal(np.unique(seg.atoms), np.arange(n))
+    assert seg.vertex_labels.shape == (n,)
+    np.testing.assert_array_equal(seg.labels, seg.vertex_labels[seg.atoms])
+    # trace and energy
+    assert isinstance(seg.trace, Trace)
+    assert len(seg.trace) >= 2
+    assert all(b > a for a, b in zip(seg.trace.step, seg.trace.step[1:]))
+    assert isinstance(seg.model, ImageModel)
+    assert math.isfinite(seg.energy)
+    assert seg.energy == pytest.approx(-seg.model.log_target(seg.vertex_labels), rel=1e-9, abs=1e-6)
+    assert seg.energy <= seg.trace.energy[0] + 1e-6
+    assert seg.energy <= min(seg.trace.energy) + 1e-6
+    assert seg.steps == seg.trace.step[-1]
+    assert 0 <= seg.acceptance_rate <= 1
+    summary = seg.summary()
+    assert summary["labels"] == k
+    assert summary["energy"] == seg.energy
+
+
+def test_basic_grey():
+    img = grey_image()
+    seg = segment(img, seed=0, **FAST)
+    check_segmentation(seg, img.shape)
+    assert seg.steps == 300
+    assert seg.sampler == "swc" and seg.atom_method == "slic" and seg.seed == 0
+    assert seg.image.shape == img.shape
+    assert seg.edge_probabilities.shape == (len(seg.graph.edges),)
+    assert 1 <= seg.n_labels <= 10
+
+
+def test_finds_the_two_halves():
+    img = np.zeros((24, 32))
+    img[:, 16:] = 1.0
+    img += 0.02 * np.random.default_rng(1).standard_normal(img.shape)
+    seg = segment(img, seed=0, steps=2000, n_atoms=40)
+    left, right = seg.labels[:, :14], seg.labels[:, 18:]
+    assert len(np.unique(left)) == 1 and len(np.unique(right)) == 1
+    assert left[0, 0] != right[0, 0]
+
+
+def test_same_seed_same_result():
+    img = grey_image()
+    a = segment(img, seed=7, **FAST)
+    b = segment(img, seed=7, **FAST)
+    np.testing.assert_array_equal(a.labels, b.labels)
+    assert a.energy == b.energy
+    assert a.trace.energy == b.trace.energy
+
+
+def test_generator_seed():
+    img = grey_image()
+    a = segment(img, seed=np.random.default_rng(3), **FAST)
+    b = segment(img, seed=np.random.default_rng(3), **FAST)
+    np.testing.assert_array_equal(a.labels, b.labels)
+
+
+def _rgba(img):
+    return np.concatenate([img, np.full(img.shape[:2] + (1,), 1.0)], axis=-1)
+
+
+IMAGES = {
+    "grey_uint8": (lambda: (grey_image() * 255).astype(np.uint8), {}),
+    "grey_uint16": (lambda: (grey_image() * 65535).astype(np.uint16), {}),
+    "grey_uint16_low_range": (lambda: (grey_image() * 4095).astype(np.uint16), {}),
+    "grey_float32": (lambda: grey_image().astype(np.float32), {}),
+    "grey_float_out_of_range": (lambda: grey_image() * 500.0 - 100.0, {}),
+    "grey_int32": (lambda: (grey_image() * 1000).astype(np.int32), {}),
+    "grey_bool": (lambda: grey_image() > 0.5, {}),
+    "grey_hw1": (lambda: grey_image()[..., None], {}),
+    "grey_alpha": (lambda: np.stack([grey_image(), np.ones((24, 32))], -1), {}),
+    "rgb_uint8": (lambda: (rgb_image() * 255).astype(np.uint8), {}),
+    "rgb_uint16": (lambda: (rgb_image() * 65535).astype(np.uint16), {}),
+    "rgb_float": (lambda: rgb_image(), {}),
+    "rgba_uint8": (lambda: (_rgba(rgb_image()) * 255).astype(np.uint8), {}),
+    "rgba_float": (lambda: _rgba(rgb_image()), {}),
+    "rgb_channel_axis_0": (lambda: np.moveaxis(rgb_image(), -1, 0), dict(channel_axis=0)),
+    "rgba_channel_axis_0": (lambda: np.moveaxis(_rgba(rgb_image()), -1, 0), dict(channel_axis=0)),
+    "grey_channel_axis_none": (lambda: grey_image(), dict(channel_axis=None)),
+    "grey_list": (lambda: grey_image(6, 5).tolist(), {}),
+    "non_contiguous": (lambda: grey_image(48, 64)[::2, ::2], {}),
+    "two_by_two": (lambda: np.array([[0.0, 1.0], [1.0, 0.0]]), {}),
+    "constant": (lambda: np.full((12, 12), 0.3), {}),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(IMAGES))
+def test_image_kinds(kind):
+    make, kwargs = IMAGES[kind]
+    img = make()
+    seg = segment(img, seed=0, **FAST, **kwargs)
+    shape = np.asarray(img).shape
+    hw = shape[1:] if kwargs.get("channel_axis") == 0 else shape[:2]
+    check_segmentation(seg, hw)
+
+
+def test_rgba_alpha_is_ignored():
+    rgb = (rgb_image() * 255).astype(np.uint8)
+    rgba = np.concatenate([rgb, np.full(rgb.shape[:2] + (1,), 255, np.uint8)], -1)
+    a = segment(rgb, seed=0, **FAST)
+    b = segment(rgba, seed=0, **FAST)
+    np.testing.assert_array_equal(a.labels, b.labels)
+
+
+def test_channel_axis_0_matches_last():
+    rgb = rgb_image()
+    a = segment(rgb, seed=0, **FAST)
+    b = segment(np.moveaxis(rgb, -1, 0), seed=0, channel_axis=0, **FAST)
+    np.testing.assert_array_equal(a.labels, b.labels)
+
+
+@pytest.mark.parametrize("sampler", SAMPLERS)
+def test_every_sampler(sampler):
+    img = grey_image()
+    seg = segment(img, sampler=sampler, seed=0, **FAST)
+    check_segmentation(seg, img.shape)
+    assert seg.sampler == sampler
+
+
+@pytest.mark.parametrize("sampler", SAMPLERS)
+def test_every_sampler_default_budget(sampler):
+    img = grey_image(12, 16)
+    seg = segment(img, sampler=sampler, seed=0, n_atoms=10)
+    check_segmentation(seg, img.shape)
+    assert seg.steps >= seg.graph.n_vertices
+
+
+@pytest.mark.parametrize("sampler", SAMPLERS)
+def test_result_is_the_best_state_seen(sampler):
+    """A hot chain wanders uphill; the result must still be the best state visited."""
+    img = grey_image()
+    seg = segment(img, sampler=sampler, atoms="pixels", t0=5.0, t_final=5.0, seed=0, steps=300)
+    assert seg.energy == pytest.approx(-seg.model.log_target(seg.vertex_labels), rel=1e-9, abs=1e-6)
+    assert seg.energy <= seg.trace.energy[0] + 1e-6
+    assert seg.energy <= min(seg.trace.energy) + 1e-6
+
+
+@pytest.mark.parametrize("atoms", ATOM_METHODS)
+def test_every_atom_method(atoms):
+    img = grey_image()
+    seg = segment(img, atoms=atoms, seed=0, **FAST)
+    check_segmentation(seg, img.shape)
+    assert seg.atom_method == atoms
+    if atoms == "pixels":
+        assert seg.graph.n_vertices == img.size
+
+
+@pytest.mark.parametrize("atoms", ATOM_METHODS)
+def test_every_atom_method_colour(atoms):
+    seg = segment(rgb_image(), atoms=atoms, seed=0, **FAST)
+    check_segmentation(seg, (24, 32))
+
+
+def test_init_random():
+    img = grey_image()
+    seg = segment(img, init="random", seed=0, **FAST)
+    check_segmentation(seg, img.shape)
+    assert seg.trace.labels[0] > 1  # started from several labels
+
+
+def test_time_budget():
+    img = grey_image()
+    seg = segment(img, seed=0, n_atoms=40, time_budget=0.2)
+    check_segmentation(seg, img.shape)
+    assert seg.steps > 0
+    assert 0.15 <= seg.seconds < 3.0
+
+
+def test_n_atoms_larger_than_pixels():
+    img = grey_image(4, 5)
+    seg = segment(img, seed=0, n_atoms=1000, steps=100)
+    check_segmentation(seg, img.shape)
+    assert seg.graph.n_vertices <= img.size
+
+
+def test_explicit_temperatures_and_prior():
+    img = grey_image()
+    seg = segment(img, seed=0, t0=5.0, t_final=5.0, a0=0.0, a1=0.0, a2=0.0, kappa=0.0, bins=8,
+                  edge_scale=2.0, q_max=0.5, **FAST)
+    check_segmentation(seg, img.shape)
+    assert seg.trace.temperature[0] == pytest.approx(5.0)
+
+
+# ---------------------------------------------------------------------------
+# Bad input
+# ---------------------------------------------------------------------------
+
+
+def _assert_one_line(exc):
+    msg = str(exc)
+    assert msg and "\n" not in msg and "\r" not in msg
+    return msg
+
+
+BAD_IMAGES = {
+    "empty": (np.zeros((0, 0)), {}, "2x2"),
+    "empty_3d": (np.zeros((0, 5, 3)), {}, "2x2"),
+    "one_pixel": (np.zeros((1, 1)), {}, "2x2"),
+    "one_pixel_rgb": (np.zeros((1, 1, 3)), {}, "2x2"),
+    "one_row": (np.zeros((1, 30)), {}, "2x2"),
+    "five_channels": (np.zeros((10, 10, 5)), {}, "5 channels"),
+    "many_channels_first": (np.zeros((8, 10, 10)), dict(channel_axis=0), "8 channels"),
+    "nan": (np.where(np.eye(8) > 0, np.nan, 0.5), {}, "NaN"),
+    "inf": (np.where(np.eye(8) > 0, np.inf, 0.5), {}, "infinite"),
+    "neg_inf_rgb": (np.where(np.eye(8)[..., None] > 0, -np.inf, 0.5) * np.ones(3), {}, "infinite"),
+    "nan_float32": (np.full((8, 8), np.nan, dtype=np.float32), {}, "NaN"),
+    "one_d": (np.zeros(50), {}, "dimensions"),
+    "four_d": (np.zeros((2, 8, 8, 3)), {}, "dimensions"),
+    "scalar": (np.float64(1.0), {}, "dimensions"),
+    "colour_with_channel_axis_none": (np.zeros((8, 8, 3)), dict(channel_axis=None), "channel_axis"),
+    "channel_axis_out_of_range": (np.zeros((8, 8, 3)), dict(channel_axis=5), "channel_axis"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(BAD_IMAGES))
+def test_bad_image_value(kind):
+    img, kwargs, words = BAD_IMAGES[kind]
+    with pytest.raises(ValueError, match=words) as info:
+        segment(img, seed=0, **FAST, **kwargs)
+    _assert_one_line(info.value)
+
+
+@pytest.mark.parametrize("img", ["image.png", b"bytes", np.array([["a", "b"], ["c", "d"]]),
+                                 np.ones((4, 4), dtype=complex), None, {"a": 1}],
+                         ids=["path", "bytes", "strings", "complex", "none", "dict"])
+def test_bad_image_type(img):
+    with pytest.raises(TypeError) as info:
+        segment(img, seed=0, **FAST)
+    _assert_one_line(info.value)
+
+
+# Each: options, exception type, words in the message.
+BAD_OPTIONS = {
+    "unknown_sampler": (dict(sampler="metropolis"), ValueError, "unknown sampler 'metropolis'"),
+    "sampler_not_str": (dict(sampler=3), TypeError, "sampler"),
+    "unknown_atoms": (dict(atoms="voronoi"), ValueError, "unknown atoms 'voronoi'"),
+    "atoms_not_str": (dict(atoms=None), TypeError, "atoms"),
+    "negative_steps": (dict(steps=-1), ValueError, "steps must be a positive integer"),
+    "zero_steps": (dict(steps=0), ValueError, "steps must be a positive integer"),
+    "float_steps": (dict(steps=1.5), TypeError, "steps must be an integer"),
+    "bool_steps": (dict(steps=True), TypeError, "steps must be an integer"),
+    "zero_n_atoms": (dict(n_atoms=0), ValueError, "n_atoms"),
+    "float_n_atoms": (dict(n_atoms=10.5), TypeError, "n_atoms"),
+    "t_final_above_t0": (dict(t0=1.0, t_final=2.0), ValueError, r"t_final \(2.0\) must not exceed t0 \(1.0\)"),
+    "t_final_above_default_t0": (dict(t_final=50.0), ValueError, "must not exceed t0"),
+    "t_final_none": (dict(t_final=None), TypeError, "t_final"),
+    "negative_t0": (dict(t0=-1.0), ValueError, "t0 must be a positive temperature"),
+    "nan_t0": (dict(t0=float("nan")), ValueError, "t0"),
+    "string_t0": (dict(t0="10"), TypeError, "t0"),
+    "zero_t_final": (dict(t_final=0.0), ValueError, "t_final"),
+    "negative_time_budget": (dict(steps=None, time_budget=-1.0), ValueError, "time_budget"),
+    "zero_time_budget": (dict(steps=None, time_budget=0), ValueError, "time_budget"),
+    "inf_time_budget": (dict(steps=None, time_budget=float("inf")), ValueError, "time_budget"),
+    "string_time_budget": (dict(steps=None, time_budget="1"), TypeError, "time_budget"),
+    "steps_and_time_budget": (dict(steps=10, time_budget=1.0), ValueError, "not both"),
+    "unknown_init": (dict(init="zeros"), ValueError, "unknown init 'zeros'"),
+    "negative_seed": (dict(seed=-1), ValueError, "seed"),
+    "string_seed": (dict(seed="abc"), TypeError, "seed"),
+    "float_seed": (dict(seed=1.5), TypeError, "seed"),
+    "negative_edge_scale": (dict(edge_scale=-1.0), ValueError, "edge_scale"),
+    "string_edge_scale": (dict(edge_scale="x"), TypeError, "edge_scale"),
+    "q_max_one": (dict(q_max=1.0), ValueError, "q_max"),
+    "q_max_zero": (dict(q_max=0.0), ValueError, "q_max"),
+    "string_q_max": (dict(q_max="x"), TypeError, "q_max"),
+    "zero_bins": (dict(bins=0), ValueError, "bins"),
+    "one_bin": (dict(bins=1), ValueError, "bins"),
+    "float_bins": (dict(bins=3.5), TypeError, "bins"),
+    "nan_a0": (dict(a0=float("nan")), ValueError, "a0"),
+    "negative_a1": (dict(a1=-1.0), ValueError, "a1"),
+    "inf_a2": (dict(a2=float("inf")), ValueError, "a2"),
+    "negative_kappa": (dict(kappa=-1.0), ValueError, "kappa"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_OPTIONS))
+def test_bad_options(case, monkeypatch):
+    opts, exc_type, words = BAD_OPTIONS[case]
+    # Options are checked before any work on the image.
+    monkeypatch.setattr(swcuts.api, "prepare_image", _must_not_run)
+    kwargs = dict(FAST, seed=0)
+    kwargs.update(opts)
+    if kwargs.get("steps", 0) is None:
+        del kwargs["steps"]
+    with pytest.raises(exc_type, match=words) as info:
+        segment(grey_image(), **kwargs)
+    _assert_one_line(info.value)
+    if exc_type is ValueError:
+        assert isinstance(info.value, InputError)
+
+
+def test_check_options_matches_segment():
+    name, t0 = swcuts.api.check_options(sampler="swc")
+    assert name in swcuts.api.KERNELS and t0 > 0
+    with pytest.raises(ValueError, match="unknown sampler"):
+        swcuts.api.check_options(sampler="nope")
+
+
+def _must_not_run(*args, **kwargs):
+    raise AssertionError("work started although the input should have been refused")
+
+
+def test_too_large_for_memory(monkeypatch):
+    monkeypatch.setattr(swcuts.imageio, "available_memory", lambda: 50_000)
+    monkeypatch.setattr(swcuts.api, "prepare_image", _must_not_run)
+    monkeypatch.setattr(swcuts.api, "compute_atoms", _must_not_run)
+    with pytest.raises(ValueError, match="downscale the image or use fewer atoms") as info:
+        segment(rgb_image(200, 300), seed=0, **FAST)
+    msg = _assert_one_line(info.value)
+    assert "200x300" in msg
+
+
+def test_too_large_for_memory_channels_first(monkeypatch):
+    monkeypatch.setattr(swcuts.imageio, "available_memory", lambda: 50_000)
+    monkeypatch.setattr(swcuts.api, "prepare_image", _must_not_run)
+    with pytest.raises(ValueError, match="200x300"):
+        segment(np.zeros((3, 200, 300)), channel_axis=0, seed=0, **FAST)
+
+
+def test_memory_depends_on_atoms(monkeypatch):
+    img = grey_image(40, 50)
+    need = swcuts.imageio.estimate_memory(img.shape, 40)
+    monkeypatch.setattr(swcuts.imageio, "available_memory", lambda: need + 1000)
+    check_segmentation(segment(img, seed=0, **FAST), img.shape)
+    with pytest.raises(ValueError, match="2000 atoms"):
+        segment(img, atoms="pixels", seed=0, **FAST)
+
+
+def test_unknown_memory_is_not_refused(monkeypatch):
+    monkeypatch.setattr(swcuts.imageio, "available_memory", lambda: None)
+    img = grey_image()
+    check_segmentation(segment(img, seed=0, **FAST), img.shape)
+
+
+def test_progress_false_writes_nothing(capsys):
+    segment(grey_image(), seed=0, progress=True, **FAST)  # stderr is not a terminal
+    out, err = capsys.readouterr()
+    assert out == "" and err == ""
