@@ -52,7 +52,7 @@ def default_n_atoms(n_pixels: int) -> int:
 DEFAULT_T0 = {"gibbs": 100.0}
 DEFAULT_T0_SWC = 10.0
 #: Default budget in steps per atom.
-STEPS_PER_ATOM = {"swc1": 40, "swc2": 100, "cluster-gibbs": 40, "gibbs": 200}
+STEPS_PER_ATOM = {"swc": 100, "swc1": 40, "swc2": 100, "cluster-gibbs": 40, "gibbs": 200}
 
 
 @dataclass

@@ -154,3 +154,17 @@ def test_swendsen_wang_potts_energy_and_magnetisation():
     # Standard errors with a generous allowance for autocorrelation.
     assert abs(es.mean() - exact_e) < 4 * 3 * es.std() / np.sqrt(es.size)
     assert abs(ms.mean() - exact_m2) < 4 * 3 * ms.std() / np.sqrt(ms.size)
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "generic"])
+def test_swc2_with_single_vertex_steps_leaves_posterior_invariant(setting, compiled):
+    """The default ``swc`` kernel mixes SWC-2 with single-vertex steps."""
+    model, q, states, p = setting
+    rng = np.random.default_rng(77)
+    seed_compiled_rng(rng)
+    kernel = SWC2(model, q, compiled=compiled, p_single=0.5)
+    state = model.new_state(np.zeros(model.n_vertices, dtype=np.int64))
+    counts = visit_counts(kernel, state, rng, n_samples=8000, thin=40)
+    tv, pvalue = compare(counts, states, p)
+    assert tv < 1.5 * iid_tv(p, 8000), f"total variation {tv:.3f}"
+    assert pvalue > 1e-3, f"chi-square p-value {pvalue:.2g}"

@@ -58,21 +58,21 @@ def seed_compiled_rng(rng) -> None:
 
 
 @njit(cache=True)
-def grow_component(seed, labels, q, indptr, indices, edge_ids, mark, stack):
+def grow_into(seed, labels, q, indptr, indices, edge_ids, mark, Rbuf):
     """Wolff growth: the connected component of ``seed`` when every edge
     between same-label vertices is turned on with probability q_ij.
 
-    Edges are tested lazily, each at most once; untested edges do not change
-    the probability of the component. ``mark`` must be zero on entry and is
-    zero on return.
+    Writes the component to ``Rbuf[:n]`` and returns n. Edges are tested
+    lazily, each at most once; untested edges do not change the probability
+    of the component. ``mark`` must be zero on entry and is zero on return.
     """
     lab = labels[seed]
     n = 1
-    stack[0] = seed
+    Rbuf[0] = seed
     mark[seed] = 1
     head = 0
     while head < n:
-        v = stack[head]
+        v = Rbuf[head]
         head += 1
         for p in range(indptr[v], indptr[v + 1]):
             u = indices[p]
@@ -80,12 +80,17 @@ def grow_component(seed, labels, q, indptr, indices, edge_ids, mark, stack):
                 continue
             if np.random.random() < q[edge_ids[p]]:
                 mark[u] = 1
-                stack[n] = u
+                Rbuf[n] = u
                 n += 1
-    out = stack[:n].copy()
     for t in range(n):
-        mark[out[t]] = 0
-    return out
+        mark[Rbuf[t]] = 0
+    return n
+
+
+def grow_component(seed, labels, q, indptr, indices, edge_ids, mark, Rbuf):
+    """:func:`grow_into`, returning the component as a new array."""
+    n = grow_into(seed, labels, q, indptr, indices, edge_ids, mark, Rbuf)
+    return Rbuf[:n].copy()
 
 
 @njit(cache=True)
@@ -129,29 +134,47 @@ def sample_components(labels, edges, q):
 
 
 @njit(cache=True)
-def cut_summary(R, labels, indptr, indices, edge_ids, q, log1mq, in_r, acc_log, acc_q, acc_n, out_labels):
-    """For every label k adjacent to R (through V_k \\ R): Σ log(1 - q_ij)
-    and Σ q_ij over the cut C(R, V_k), and the number of cut edges.
-
-    ``acc_*`` are per-label accumulators, zero on entry and on return.
-    Returns (labels, sum_log1mq, sum_q, count) as arrays.
-    """
-    for v in R:
-        in_r[v] = 1
+def cut_sums(R, n_r, labels, indptr, indices, edge_ids, q, log1mq, in_r, acc_log, acc_q, acc_n, adj):
+    """For every label k adjacent to R (through V_k \\ R), accumulate
+    Σ log(1 - q_ij) and Σ q_ij over the cut C(R, V_k) and the number of cut
+    edges into ``acc_*[k]``; the adjacent labels go to ``adj``. Returns their
+    number. Clear with :func:`clear_cut_sums`."""
+    for t in range(n_r):
+        in_r[R[t]] = 1
     k = 0
-    for v in R:
+    for t in range(n_r):
+        v = R[t]
         for p in range(indptr[v], indptr[v + 1]):
             u = indices[p]
             if in_r[u]:
                 continue
             lab = labels[u]
             if acc_n[lab] == 0:
-                out_labels[k] = lab
+                adj[k] = lab
                 k += 1
             e = edge_ids[p]
             acc_log[lab] += log1mq[e]
             acc_q[lab] += q[e]
             acc_n[lab] += 1
+    for t in range(n_r):
+        in_r[R[t]] = 0
+    return k
+
+
+@njit(cache=True)
+def clear_cut_sums(adj, n_adj, acc_log, acc_q, acc_n):
+    for t in range(n_adj):
+        lab = adj[t]
+        acc_log[lab] = 0.0
+        acc_q[lab] = 0.0
+        acc_n[lab] = 0
+
+
+@njit(cache=True)
+def cut_summary(R, labels, indptr, indices, edge_ids, q, log1mq, in_r, acc_log, acc_q, acc_n, out_labels):
+    """:func:`cut_sums` returned as arrays (labels, Σlog(1-q), Σq, count)."""
+    k = cut_sums(R, R.size, labels, indptr, indices, edge_ids, q, log1mq, in_r, acc_log, acc_q,
+                 acc_n, out_labels)
     labs = out_labels[:k].copy()
     s_log = np.empty(k)
     s_q = np.empty(k)
@@ -161,11 +184,7 @@ def cut_summary(R, labels, indptr, indices, edge_ids, q, log1mq, in_r, acc_log, 
         s_log[t] = acc_log[lab]
         s_q[t] = acc_q[lab]
         cnt[t] = acc_n[lab]
-        acc_log[lab] = 0.0
-        acc_q[lab] = 0.0
-        acc_n[lab] = 0
-    for v in R:
-        in_r[v] = 0
+    clear_cut_sums(labs, k, acc_log, acc_q, acc_n)
     return labs, s_log, s_q, cnt
 
 

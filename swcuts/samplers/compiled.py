@@ -28,7 +28,12 @@ import numpy as np
 from numba import njit
 
 from ..models.image import label_loglik
+from ..models.regions import refresh_regions
 from ..partition import relabel_vertices
+from .common import clear_cut_sums as _clear_cuts
+from .common import cut_sums as _cuts
+from .common import grow_into as _grow
+from .common import sample_components
 
 KIND_GIBBS = 0
 KIND_SWC1 = 1
@@ -36,106 +41,21 @@ KIND_SWC2 = 2
 KIND_CLUSTER_GIBBS = 3
 
 # fp: float parameters
-FP_KAPPA, FP_RIDGE, FP_A0, FP_A1, FP_A2, FP_EXP, FP_W_ADJ, FP_W_FLOOR, FP_W_FRESH, FP_W_FAR = range(10)
+(FP_KAPPA, FP_RIDGE, FP_A0, FP_A1, FP_A2, FP_EXP, FP_W_ADJ, FP_W_FLOOR, FP_W_FRESH, FP_W_FAR,
+ FP_P_SINGLE) = range(11)
 
 
 @njit(cache=True)
-def _grow(seed, labels, q, indptr, indices, edge_ids, mark, Rbuf):
-    lab = labels[seed]
-    n = 1
-    Rbuf[0] = seed
-    mark[seed] = 1
-    head = 0
-    while head < n:
-        v = Rbuf[head]
-        head += 1
-        for p in range(indptr[v], indptr[v + 1]):
-            u = indices[p]
-            if mark[u] or labels[u] != lab:
-                continue
-            if np.random.random() < q[edge_ids[p]]:
-                mark[u] = 1
-                Rbuf[n] = u
-                n += 1
-    for t in range(n):
-        mark[Rbuf[t]] = 0
-    return n
-
-
-@njit(cache=True)
-def _swc1_component(labels, edges, q, Rbuf, parent):
+def _swc1_component(labels, edges, q, Rbuf):
     """Sample every edge, then pick one connected component uniformly."""
-    n = labels.size
-    for v in range(n):
-        parent[v] = v
-    n_comp = n
-    for e in range(edges.shape[0]):
-        i = edges[e, 0]
-        j = edges[e, 1]
-        if labels[i] != labels[j] or np.random.random() >= q[e]:
-            continue
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        while parent[j] != j:
-            parent[j] = parent[parent[j]]
-            j = parent[j]
-        if i != j:
-            parent[max(i, j)] = min(i, j)
-            n_comp -= 1
-    # Component k (in order of their smallest vertex) is chosen uniformly.
+    comp, n_comp = sample_components(labels, edges, q)
     k = int(np.random.random() * n_comp)
-    root = -1
-    seen = 0
-    for v in range(n):
-        if parent[v] == v:
-            if seen == k:
-                root = v
-                break
-            seen += 1
     n_r = 0
-    for v in range(n):
-        r = v
-        while parent[r] != r:
-            r = parent[r]
-        if r == root:
+    for v in range(labels.size):
+        if comp[v] == k:
             Rbuf[n_r] = v
             n_r += 1
     return n_r
-
-
-@njit(cache=True)
-def _cuts(R, n_r, labels, indptr, indices, edge_ids, q, log1mq, in_r, acc_log, acc_q, acc_n, adj):
-    """Per adjacent label: Σ log(1-q) and Σ q over C(R, V_k). Returns #labels."""
-    for t in range(n_r):
-        in_r[R[t]] = 1
-    k = 0
-    for t in range(n_r):
-        v = R[t]
-        for p in range(indptr[v], indptr[v + 1]):
-            u = indices[p]
-            if in_r[u]:
-                continue
-            lab = labels[u]
-            if acc_n[lab] == 0:
-                adj[k] = lab
-                k += 1
-            e = edge_ids[p]
-            acc_log[lab] += log1mq[e]
-            acc_q[lab] += q[e]
-            acc_n[lab] += 1
-    for t in range(n_r):
-        in_r[R[t]] = 0
-    return k
-
-
-@njit(cache=True)
-def _clear_cuts(adj, n_adj, acc_log, acc_q, acc_n):
-    for t in range(n_adj):
-        lab = adj[t]
-        acc_log[lab] = 0.0
-        acc_q[lab] = 0.0
-        acc_n[lab] = 0
 
 
 @njit(cache=True)
@@ -180,11 +100,9 @@ def _join(R, n_r, new_label, labels, indptr, indices, comp_root, comp_area, in_r
 
 
 @njit(cache=True)
-def _pieces(R, n_r, ell, labels, indptr, indices, area, in_r, mark, stack, visited, exponent,
-            comp_root, comp_area, write):
+def _pieces(R, n_r, ell, labels, indptr, indices, area, in_r, mark, visited, exponent):
     """Pieces of C \\ R, C the region of label ``ell`` containing R: each
-    contains a neighbour of R. Returns (count, Σ area^e). With ``write``,
-    stores each piece's root and area in the cache (after the move)."""
+    contains a neighbour of R. Returns (count, Σ area^e)."""
     for t in range(n_r):
         in_r[R[t]] = 1
     n_pieces = 0
@@ -215,42 +133,11 @@ def _pieces(R, n_r, ell, labels, indptr, indices, area, in_r, mark, stack, visit
                     n_vis += 1
             n_pieces += 1
             sp += a ** exponent
-            if write:
-                for h in range(start, n_vis):
-                    comp_root[visited[h]] = s
-                    comp_area[visited[h]] = a
     for h in range(n_vis):
         mark[visited[h]] = 0
     for t in range(n_r):
         in_r[R[t]] = 0
     return n_pieces, sp
-
-
-@njit(cache=True)
-def _refresh_joined(R0, new_label, labels, indptr, indices, area, mark, visited, comp_root, comp_area):
-    """After a move: root and area of the region of label ``new_label`` that
-    contains R0."""
-    n_vis = 1
-    visited[0] = R0
-    mark[R0] = 1
-    head = 0
-    a = 0.0
-    while head < n_vis:
-        v = visited[head]
-        head += 1
-        a += area[v]
-        for p in range(indptr[v], indptr[v + 1]):
-            u = indices[p]
-            if mark[u] or labels[u] != new_label:
-                continue
-            mark[u] = 1
-            visited[n_vis] = u
-            n_vis += 1
-    for h in range(n_vis):
-        v = visited[h]
-        mark[v] = 0
-        comp_root[v] = R0
-        comp_area[v] = a
 
 
 @njit(cache=True)
@@ -262,10 +149,10 @@ def _sum_stats(R, n_r, vstats, out):
 
 
 @njit(cache=True)
-def _move(R, n_r, ell, new_label, r_area, d, labels, size, free_stack, n_free, lstats, lloglik,
-          sR, ll_rest, ll_new, comp_root, comp_area, vstats, indptr, indices, area, exponent,
-          in_r, mark, stack, visited, tmp):
-    """Apply the move R: ell -> new_label whose Δ log π is d."""
+def _move(R, n_r, ell, new_label, labels, size, free_stack, n_free, lstats, lloglik,
+          sR, ll_rest, ll_new, comp_root, comp_area, indptr, indices, area, mark, visited):
+    """Apply the move R: ell -> new_label (R's statistics ``sR``; new
+    log-likelihoods ``ll_rest`` of ell without R and ``ll_new``)."""
     whole = size[ell] == n_r
     if whole:
         lstats[ell, :] = 0.0
@@ -276,10 +163,7 @@ def _move(R, n_r, ell, new_label, r_area, d, labels, size, free_stack, n_free, l
     lstats[new_label, :] += sR
     lloglik[new_label] = ll_new
     relabel_vertices(labels, size, free_stack, n_free, R, n_r, new_label)
-    if not whole:
-        _pieces(R, n_r, ell, labels, indptr, indices, area, in_r, mark, stack, visited, exponent,
-                comp_root, comp_area, True)
-    _refresh_joined(R[0], new_label, labels, indptr, indices, area, mark, visited, comp_root, comp_area)
+    refresh_regions(labels, R[:n_r], indptr, indices, area, comp_root, comp_area, mark, visited)
 
 
 @njit(cache=True)
@@ -305,11 +189,15 @@ def run_image_kernel(kind, temps, f_state, labels, size, free_stack, n_free, lst
     for step in range(temps.size):
         T = temps[step]
         # ---- choose R
+        single = False
         if kind == KIND_SWC1:
-            n_r = _swc1_component(labels, edges, q, Rbuf, stack)
+            n_r = _swc1_component(labels, edges, q, Rbuf)
         else:
             v = int(np.random.random() * n)
-            if kind == KIND_GIBBS:
+            # A single-vertex step is an SW-cut step with every q_ij = 0:
+            # R = {v} and no cut factor (the label proposal keeps using q).
+            single = kind == KIND_GIBBS or (kind == KIND_SWC2 and np.random.random() < fp[FP_P_SINGLE])
+            if single:
                 Rbuf[0] = v
                 n_r = 1
             else:
@@ -377,7 +265,7 @@ def run_image_kernel(kind, temps, f_state, labels, size, free_stack, n_free, lst
                 _clear_cuts(adj, n_adj, acc_log, acc_q, acc_n)
                 continue
             log_prop = (math.log(w_cur) - math.log(total - w_new)) - (math.log(w_new) - math.log(avail))
-            cut = acc_log[new_label] - acc_log[ell]
+            cut = 0.0 if single else acc_log[new_label] - acc_log[ell]
             _clear_cuts(adj, n_adj, acc_log, acc_q, acc_n)
             # ---- Δ log π, with the MH uniform drawn first
             fresh = size[new_label] == 0
@@ -397,23 +285,22 @@ def run_image_kernel(kind, temps, f_state, labels, size, free_stack, n_free, lst
             if d + d_leave_ub <= threshold:
                 continue
             if c_area - r_area > 0.5:  # areas are whole pixel counts
-                k_p, sp_p = _pieces(R, n_r, ell, labels, indptr, indices, area, in_r, mark, stack,
-                                    visited, ex, comp_root, comp_area, False)
+                k_p, sp_p = _pieces(R, n_r, ell, labels, indptr, indices, area, in_r, mark,
+                                    visited, ex)
                 d -= a1 * (k_p - 1) + a2 * (sp_p - c_area ** ex)
             else:
                 d += a1 + a2 * c_area ** ex
             if d <= threshold:
                 continue
-            _move(R, n_r, ell, new_label, r_area, d, labels, size, free_stack, n_free, lstats, lloglik,
-                  sR, ll_rest, ll_new, comp_root, comp_area, vstats, indptr, indices, area, ex,
-                  in_r, mark, stack, visited, tmp)
+            _move(R, n_r, ell, new_label, labels, size, free_stack, n_free, lstats, lloglik,
+                  sR, ll_rest, ll_new, comp_root, comp_area, indptr, indices, area, mark, visited)
         else:
             # ---- Gibbs over every target (single site, or cluster Gibbs with γ_k)
             if whole:
                 d_leave = a1 + a2 * c_area ** ex
             else:
-                k_p, sp_p = _pieces(R, n_r, ell, labels, indptr, indices, area, in_r, mark, stack,
-                                    visited, ex, comp_root, comp_area, False)
+                k_p, sp_p = _pieces(R, n_r, ell, labels, indptr, indices, area, in_r, mark,
+                                    visited, ex)
                 d_leave = -(a1 * (k_p - 1) + a2 * (sp_p - c_area ** ex))
             n_t = 0
             cur = -1
@@ -482,9 +369,8 @@ def run_image_kernel(kind, temps, f_state, labels, size, free_stack, n_free, lst
                 tmp[:] = lstats[new_label] + sR
             ll_new = label_loglik(tmp, n_channels, n_bins, use_family, kappa, ridge)
             d = tll[pick]
-            _move(R, n_r, ell, new_label, r_area, d, labels, size, free_stack, n_free, lstats, lloglik,
-                  sR, ll_rest, ll_new, comp_root, comp_area, vstats, indptr, indices, area, ex,
-                  in_r, mark, stack, visited, tmp)
+            _move(R, n_r, ell, new_label, labels, size, free_stack, n_free, lstats, lloglik,
+                  sR, ll_rest, ll_new, comp_root, comp_area, indptr, indices, area, mark, visited)
         accepted += 1
         f_state[0] += d
         if f_state[0] > f_state[1] + 1e-9:
@@ -516,7 +402,7 @@ class CompiledWorkspace:
 
 
 def run_compiled(kind, model, state, q, log1mq, proposal, temps, best_labels=None,
-                 best_log_pi=-np.inf):
+                 best_log_pi=-np.inf, p_single=0.0):
     """Run ``len(temps)`` compiled steps on an image-model state.
 
     ``best_labels`` is overwritten only by states better than both
@@ -531,7 +417,8 @@ def run_compiled(kind, model, state, q, log1mq, proposal, temps, best_labels=Non
         best_labels = part.labels.copy()
     f_state = np.array([state.log_pi, max(state.log_pi, best_log_pi)])
     fp = np.array([model.kappa, model.ridge, model.a0, model.a1, model.a2, model.exponent,
-                   proposal.adjacent, proposal.floor, proposal.fresh, proposal.far])
+                   proposal.adjacent, proposal.floor, proposal.fresh, proposal.far,
+                   p_single])
     g = model.graph
     acc = run_image_kernel(kind, np.ascontiguousarray(temps, dtype=np.float64), f_state, part.labels,
                            part.size, part.free_stack, part.n_free, state.stats, state.loglik,
