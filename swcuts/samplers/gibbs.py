@@ -24,15 +24,16 @@ class Gibbs(CompiledRunMixin):
 
     def __init__(self, model, q=None, proposal=None, compiled=None):
         self.model = model
-        self.graph = model.graph
+        self.graph = getattr(model, "graph", None)  # models without a graph work too
+        n_edges = self.graph.n_edges if self.graph is not None else 0
         # The compiled path shares the SW-cut machinery; no edge is ever used.
-        self.q = np.zeros(self.graph.n_edges)
-        self.log1mq = np.zeros(self.graph.n_edges)
+        self.q = np.zeros(n_edges)
+        self.log1mq = np.zeros(n_edges)
         self.proposal = TargetProposal()
         self._init_compiled(compiled)
 
     def step(self, state, rng, temperature=1.0) -> StepInfo:
         if self.compiled:
             return self._compiled_step(state, temperature)
-        R = np.array([int(rng.random() * self.graph.n_vertices)], dtype=np.int64)
+        R = np.array([int(rng.random() * self.model.n_vertices)], dtype=np.int64)
         return gibbs_relabel(self.model, state, R, rng, temperature)
