@@ -49,10 +49,11 @@ def default_n_atoms(n_pixels: int) -> int:
     lo, hi = ATOM_BOUNDS
     return int(min(max(round(n_pixels / PIXELS_PER_ATOM), lo), hi))
 #: Start temperatures (section 5: SW-cuts T0 <= 15, Gibbs T0 >= 100).
-DEFAULT_T0 = {"gibbs": 100.0}
+DEFAULT_T0 = {"gibbs": 100.0, "split-merge": 10.0, "random-split": 10.0}
 DEFAULT_T0_SWC = 10.0
 #: Default budget in steps per atom.
-STEPS_PER_ATOM = {"swc": 100, "swc1": 40, "swc2": 100, "cluster-gibbs": 40, "gibbs": 200}
+STEPS_PER_ATOM = {"swc": 130, "swc1": 40, "swc2": 100, "cluster-gibbs": 40, "gibbs": 200,
+                  "split-merge": 20, "random-split": 20}
 
 
 @dataclass

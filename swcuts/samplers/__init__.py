@@ -4,6 +4,7 @@ from .common import StepInfo, TargetProposal, metropolis_hastings, seed_compiled
 from .gibbs import Gibbs
 from .sw_potts import SwendsenWang
 from .swc import SWC, SWC1, SWC2, ClusterGibbs
+from .split_merge import RandomSplit, SplitMerge
 
 #: Kernel classes by the names users type.
 KERNELS = {
@@ -12,10 +13,13 @@ KERNELS = {
     "swc2": SWC2,
     "cluster-gibbs": ClusterGibbs,
     "gibbs": Gibbs,
+    "split-merge": SplitMerge,
+    "random-split": RandomSplit,
 }
 
 #: Other names for kernels (none yet; ``swc`` is its own tuned kernel).
 ALIASES = {}
 
 __all__ = ["KERNELS", "ALIASES", "StepInfo", "TargetProposal", "metropolis_hastings",
-           "seed_compiled_rng", "SWC", "SWC1", "SWC2", "ClusterGibbs", "Gibbs", "SwendsenWang"]
+           "seed_compiled_rng", "SWC", "SWC1", "SWC2", "ClusterGibbs", "Gibbs", "SwendsenWang",
+           "SplitMerge", "RandomSplit"]

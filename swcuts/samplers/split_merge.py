@@ -1,0 +1,453 @@
+"""Restricted-Gibbs split-merge of Jain & Neal (seed 002), on any partition model.
+
+Jain & Neal's Split-Merge(t, M, R) for Dirichlet-process mixtures carries
+over to every swcuts model unchanged, because the only model quantity it
+uses is the ratio π(X*)/π(X) and the restricted Gibbs conditionals, and a
+model gives both through its exact ``delta`` (Δ log π of relabelling a
+vertex set). One update (:meth:`SplitMerge.step`):
+
+1. **Anchors.** Two distinct vertices i ≠ j, drawn independently of the
+   state: on a model with a graph a uniformly random edge <i, j>, in random
+   order (``anchors="edge"``); otherwise a uniformly random pair
+   (``anchors="pair"``; the paper's rule).
+2. **S** = the other vertices of the labels of i and j, visited in
+   ascending vertex order (a function of S alone, so that the forward and
+   the reverse move visit it in the same order).
+3. **Launch state.** i and j get two labels (a fresh label for i when they
+   share one, their own labels otherwise); every k in S joins one of them
+   with probability 1/2; then ``t`` restricted Gibbs scans over S (only
+   the two labels, i and j fixed), each drawing x_k from the paper's
+   restricted conditional (for the conjugate DP mixture: prior count times
+   posterior predictive, normalised over the two labels); here
+
+       P(x_k = c | x_{-k}) ∝ π(x_k = c, x_{-k})^(1/T),  c ∈ {c_i, c_j},
+
+   two-valued, so P(move to the other label) = σ(Δ/T) with Δ the exact
+   ``model.delta`` of the move and σ the logistic function.
+4. **Split** (c_i = c_j): one more restricted scan from the launch state
+   gives X*, with q(X* | X) = Π of the probabilities drawn (the paper's
+   restricted Gibbs transition probability);
+   q(X | X*) = 1 (a merge is deterministic).
+   **Merge** (c_i ≠ c_j): X* joins both labels, q(X* | X) = 1, and
+   q(X | X*) is the probability that one restricted scan from the launch
+   state reproduces the current split: S is visited in the same order,
+   conditioning on the original values of the items already visited and on
+   the launch values of the others.
+5. Accept with the Metropolis-Hastings probability a(c*, c) of the paper
+
+       α = min{1, [π(X*)/π(X)]^(1/T) · q(X | X*) / q(X* | X)},
+
+   all in logarithms (log-sigmoids, no overflow at any temperature).
+
+Because the launch state is drawn from a distribution that depends only on
+(i, j, S) and the vertices outside S — the same in X and in X* — it is an
+auxiliary variable of a valid MH update (the paper's "random launch
+state": one of many valid MH updates chosen at random, after Tierney). ``random_split=True`` is the paper's simple random split
+procedure: each k in S joins i's or j's label with
+probability 1/2 and no restricted scan is run, so q(X* | X) = (1/2)^|S| for
+a split and q(X | X*) = (1/2)^|S| for a merge (the paper's ratios
+(1/2)^(n_ci + n_cj - 2), n the label sizes in the split state). The seed
+text has lost its digits, so equations are cited by content, not number.
+
+**Irreducibility.** With uniform-pair anchors split-merge alone is
+irreducible (the paper's ergodicity argument). With edge anchors a merge needs an edge
+between the two labels and a split of a label C into A ∪ B needs an edge
+between A and B: each move and its reverse need the same edge. On a
+connected graph the labels of any partition form a connected quotient
+graph, so a sequence of merges reaches the one-label partition and,
+reversed, a sequence of splits reaches any partition from it: split-merge
+alone is irreducible there too (and the enumeration tests check it
+without help from Gibbs). On a disconnected graph no edge anchor can join
+two components; add Gibbs scans (:meth:`SplitMerge.iteration`) or use
+``anchors="pair"``.
+
+**Implementation.** Moves run on the live state with ``model.delta`` /
+``model.apply``, so π and every cache the model keeps stay exact; a rejected
+proposal is undone by the inverse move and the cached log π restored. The
+members of the two labels come from a per-state index of label members
+that is checked in O(|label|) and rebuilt only after another kernel has
+relabelled vertices; one update costs O((t + 1) |S|) model deltas, which is
+linear in the size of the two labels touched (plus whatever the model's
+``delta`` itself costs), never a pass over all N vertices or all labels.
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+
+import numpy as np
+
+from .common import StepInfo, metropolis_hastings
+
+__all__ = ["SplitMerge", "RandomSplit"]
+
+_LOG2 = math.log(2.0)
+
+
+def _log_sigmoid(x: float) -> float:
+    """log(1 / (1 + e^-x)), stable for every x (including ±inf)."""
+    if x >= 0.0:
+        return -math.log1p(math.exp(-x))
+    return x - math.log1p(math.exp(x))
+
+
+class _MemberIndex:
+    """Vertices of every label of one state, checked before use.
+
+    An entry is trusted only when it has as many vertices as the label and
+    all of them carry the label (O(|label|)); the entries hold distinct
+    vertices, so that check proves it is exactly the label's member set.
+    A failed check (some other kernel moved vertices) rebuilds every entry
+    in one O(N log N) pass.
+    """
+
+    def __init__(self):
+        self.lists = {}
+
+    def members(self, part, label: int) -> np.ndarray:
+        lst = self.lists.get(label)
+        if lst is None or lst.size != part.size[label] or not np.all(part.labels[lst] == label):
+            self.rebuild(part)
+            lst = self.lists[label]
+        return lst
+
+    def rebuild(self, part) -> None:
+        labels = part.labels
+        order = np.argsort(labels, kind="stable")
+        used = part.used_labels()
+        bounds = np.cumsum(part.size[used])[:-1]
+        self.lists = dict(zip(used.tolist(), np.split(order, bounds)))
+
+
+class SplitMerge:
+    """Split-Merge(t, M, R) of Jain & Neal with restricted Gibbs proposals.
+
+    Parameters
+    ----------
+    model : partition model
+        Offers ``n_vertices``, ``graph`` (a RegionGraph or None),
+        ``delta(state, R, new_label)`` and ``apply(state, R, new_label, d)``.
+        Models whose labels are values rather than names (``fixed_labels``,
+        e.g. Potts) are refused: a split creates a fresh label.
+    q : array, optional
+        Edge probabilities; accepted for a uniform kernel signature and
+        unused (the anchors are uniform over edges).
+    t : int
+        Intermediate restricted Gibbs scans that lead to the launch state
+        (the paper's first tuning parameter; t = 0 gives a launch state that
+        is a uniformly random split).
+    M : int
+        Split-merge updates per :meth:`iteration`.
+    R : int
+        Single-site Gibbs scans per :meth:`iteration`.
+    random_split : bool
+        Use the paper's simple random split proposal instead
+        (no restricted scans; ``t`` is ignored).
+    anchors : {"edge", "pair"}, optional
+        How i and j are drawn: a uniformly random graph edge (default when
+        the model has a graph) or a uniformly random pair of vertices
+        (default, and the only choice, without a graph).
+    compiled : bool, optional
+        Whether the Gibbs scans of :meth:`iteration` use the model's
+        compiled Gibbs path (None: when the model offers one). The
+        split-merge update itself always runs the generic Python path, so
+        ``self.compiled`` is False and the annealing driver calls
+        :meth:`step`.
+
+    Attributes
+    ----------
+    counts : dict
+        ``{"split": [proposed, accepted], "merge": [proposed, accepted]}``,
+        the acceptance record per move type.
+
+    Notes
+    -----
+    ``step`` performs ONE split-merge update; the paper's "iteration" (M
+    updates, then R full Gibbs scans) is :meth:`iteration`. Under
+    ``swcuts.segment(sampler="split-merge")`` the budget counts ``step``
+    calls. Every update leaves π^(1/T) invariant; see the module docstring
+    for irreducibility.
+    """
+
+    name = "split-merge"
+
+    def __init__(self, model, q=None, *, t=5, M=1, R=1, random_split=False, anchors=None,
+                 compiled=None):
+        if getattr(model, "fixed_labels", False):
+            raise ValueError(f"{type(model).__name__} has a fixed label set; split-merge needs "
+                             "a partition model whose labels are names")
+        for nm, val in (("t", t), ("M", M), ("R", R)):
+            if isinstance(val, bool) or not isinstance(val, (int, np.integer)) or val < 0:
+                raise ValueError(f"{nm} must be a non-negative integer, got {val!r}")
+        self.model = model
+        self.graph = getattr(model, "graph", None)
+        self.t, self.M, self.R = int(t), int(M), int(R)
+        self.random_split = bool(random_split)
+        if self.random_split:
+            self.name = "random-split"
+        if anchors is None:
+            anchors = "edge" if self.graph is not None else "pair"
+        if anchors not in ("edge", "pair"):
+            raise ValueError(f"anchors must be 'edge' or 'pair', got {anchors!r}")
+        if anchors == "edge" and self.graph is None:
+            raise ValueError("edge anchors need a model with a graph")
+        self.anchors = anchors
+        self._edges = self.graph.edges if anchors == "edge" else None
+        available = bool(getattr(model, "compiled", False))
+        if compiled and not available:
+            raise ValueError(f"{type(model).__name__} has no compiled kernels")
+        self._gibbs_compiled = available if compiled is None else bool(compiled)
+        self._gibbs = None
+        # The split-merge update has no compiled path: the driver must call step().
+        self.compiled = False
+        self._index = weakref.WeakKeyDictionary()
+        self._one = np.zeros(1, dtype=np.int64)
+        self.counts = {"split": [0, 0], "merge": [0, 0]}
+
+    # -------------------------------------------------------------- helpers
+    def _members_index(self, state) -> _MemberIndex:
+        idx = self._index.get(state)
+        if idx is None:
+            idx = self._index[state] = _MemberIndex()
+        return idx
+
+    def _draw_anchors(self, rng):
+        """(i, j), independent of the state; None if no pair exists."""
+        if self.anchors == "edge":
+            n_edges = self._edges.shape[0]
+            if n_edges == 0:
+                return None
+            e = int(rng.integers(n_edges))
+            i, j = int(self._edges[e, 0]), int(self._edges[e, 1])
+            if rng.random() < 0.5:
+                i, j = j, i
+            return i, j
+        n = self.model.n_vertices
+        if n < 2:
+            return None
+        i = int(rng.integers(n))
+        j = int(rng.integers(n - 1))
+        return i, (j + 1 if j >= i else j)
+
+    def _move(self, state, R, label) -> float:
+        """Relabel R on the live state; returns the Δ log π applied."""
+        d = self.model.delta(state, R, label)
+        self.model.apply(state, R, label, d)
+        return d
+
+    def _scan(self, state, S, side, labs, temperature, rng=None, target=None) -> float:
+        """One restricted Gibbs scan over S (ascending order) on the live state.
+
+        ``side[idx]`` is 0 when S[idx] carries ``labs[0]`` (i's label) and 1
+        for ``labs[1]`` (j's); it is kept up to date. With ``target`` every
+        item is forced to ``target[idx]`` (the reverse of a merge);
+        otherwise it is drawn with ``rng``. Returns log of the probability
+        of the outcome (the product of the restricted conditionals, the
+        paper's restricted Gibbs transition probability).
+        """
+        model = self.model
+        one = self._one
+        log_q = 0.0
+        for idx in range(S.size):
+            a = int(side[idx])
+            b = 1 - a
+            one[0] = S[idx]
+            d = model.delta(state, one, labs[b])
+            x = d / temperature
+            lp_move = _log_sigmoid(x)
+            if target is None:
+                move = rng.random() < math.exp(lp_move)
+            else:
+                move = int(target[idx]) != a
+            if move:
+                log_q += lp_move
+                model.apply(state, one, labs[b], d)
+                side[idx] = b
+            else:
+                log_q += _log_sigmoid(-x)
+        return log_q
+
+    # ----------------------------------------------------------------- step
+    def step(self, state, rng, temperature=1.0) -> StepInfo:
+        """One split-merge Metropolis-Hastings update at temperature T.
+
+        Parameters
+        ----------
+        state : ModelState
+            Mutated in place (left unchanged, with exact caches, on rejection).
+        rng : numpy.random.Generator
+        temperature : float
+            The target is π^(1/T).
+
+        Returns
+        -------
+        StepInfo
+            ``move`` is "split" or "merge"; ``moved`` the number of vertices
+            the proposal relabels; ``delta`` its Δ log π.
+        """
+        temperature = float(temperature)
+        if not temperature > 0.0:
+            raise ValueError(f"temperature must be positive, got {temperature}")
+        anchors = self._draw_anchors(rng)
+        if anchors is None:
+            return StepInfo(False, -math.inf, 0, 0.0, "none")
+        i, j = anchors
+        part = state.partition
+        ci, cj = int(part.labels[i]), int(part.labels[j])
+        index = self._members_index(state)
+        if ci == cj:
+            C = index.members(part, ci)
+            S = np.sort(C[(C != i) & (C != j)])
+            if self.random_split:
+                return self._random_split(state, index, i, j, ci, S, rng, temperature)
+            return self._split(state, index, i, j, ci, S, rng, temperature)
+        A = index.members(part, ci)
+        B = index.members(part, cj)
+        S = np.sort(np.concatenate((A[A != i], B[B != j])))
+        return self._merge(state, index, i, j, ci, cj, A, B, S, rng, temperature)
+
+    def _launch(self, state, S, side, labs, temperature, rng) -> None:
+        for _ in range(self.t):
+            self._scan(state, S, side, labs, temperature, rng=rng)
+
+    def _split(self, state, index, i, j, c, S, rng, temperature) -> StepInfo:
+        self.counts["split"][0] += 1
+        log_pi0 = state.log_pi
+        f = state.partition.fresh_label()
+        labs = (f, c)
+        # Launch: i to the fresh label, each k in S with it with probability 1/2.
+        side = rng.integers(0, 2, size=S.size).astype(np.int8)
+        self._move(state, np.concatenate(([i], S[side == 0])).astype(np.int64), f)
+        self._launch(state, S, side, labs, temperature, rng)
+        # Final scan: the proposal X* and q(X* | X).
+        log_q_fwd = self._scan(state, S, side, labs, temperature, rng=rng)
+        d = state.log_pi - log_pi0
+        log_alpha = d / temperature - log_q_fwd
+        Ri = np.concatenate(([i], S[side == 0])).astype(np.int64)
+        if metropolis_hastings(log_alpha, rng):
+            self.counts["split"][1] += 1
+            index.lists[f] = Ri
+            index.lists[c] = np.concatenate(([j], S[side == 1])).astype(np.int64)
+            return StepInfo(True, log_alpha, int(Ri.size), d, "split")
+        self._move(state, Ri, c)
+        state.log_pi = log_pi0
+        return StepInfo(False, log_alpha, int(Ri.size), d, "split")
+
+    def _random_split(self, state, index, i, j, c, S, rng, temperature) -> StepInfo:
+        self.counts["split"][0] += 1
+        f = state.partition.fresh_label()
+        side = rng.integers(0, 2, size=S.size).astype(np.int8)
+        Ri = np.concatenate(([i], S[side == 0])).astype(np.int64)
+        d = self.model.delta(state, Ri, f)
+        # q(X | X*) / q(X* | X) = 1 / (1/2)^|S|  (random split).
+        log_alpha = d / temperature + S.size * _LOG2
+        if metropolis_hastings(log_alpha, rng):
+            self.counts["split"][1] += 1
+            self.model.apply(state, Ri, f, d)
+            index.lists[f] = Ri
+            index.lists[c] = np.concatenate(([j], S[side == 1])).astype(np.int64)
+            return StepInfo(True, log_alpha, int(Ri.size), d, "split")
+        return StepInfo(False, log_alpha, int(Ri.size), d, "split")
+
+    def _merge(self, state, index, i, j, ci, cj, A, B, S, rng, temperature) -> StepInfo:
+        self.counts["merge"][0] += 1
+        if self.random_split:
+            # q(X | X*) / q(X* | X) = (1/2)^|S|  (random merge).
+            log_q_rev = -S.size * _LOG2
+        else:
+            log_pi0 = state.log_pi
+            labs = (ci, cj)
+            orig = (state.partition.labels[S] == cj).astype(np.int8)
+            side = rng.integers(0, 2, size=S.size).astype(np.int8)
+            to_j = S[(orig == 0) & (side == 1)]
+            to_i = S[(orig == 1) & (side == 0)]
+            if to_j.size:
+                self._move(state, to_j, cj)
+            if to_i.size:
+                self._move(state, to_i, ci)
+            self._launch(state, S, side, labs, temperature, rng)
+            # Forced scan back to the current split: q(X | X*); it leaves
+            # the live state at X again.
+            log_q_rev = self._scan(state, S, side, labs, temperature, target=orig)
+            state.log_pi = log_pi0
+        # Merge the smaller label into the larger (the partition is the same).
+        if A.size <= B.size:
+            src, dst = ci, cj
+            Rm = A
+        else:
+            src, dst = cj, ci
+            Rm = B
+        Rm = np.ascontiguousarray(Rm, dtype=np.int64)
+        d = self.model.delta(state, Rm, dst)
+        log_alpha = d / temperature + log_q_rev
+        if metropolis_hastings(log_alpha, rng):
+            self.counts["merge"][1] += 1
+            merged = np.concatenate((A, B)).astype(np.int64)
+            self.model.apply(state, Rm, dst, d)
+            index.lists.pop(src, None)
+            index.lists[dst] = merged
+            return StepInfo(True, log_alpha, int(Rm.size), d, "merge")
+        return StepInfo(False, log_alpha, int(Rm.size), d, "merge")
+
+    # ------------------------------------------------------------ iteration
+    def gibbs_scan(self, state, rng, temperature=1.0) -> None:
+        """One single-site Gibbs scan: N updates at uniformly random vertices
+        (the library's :class:`~swcuts.samplers.Gibbs` kernel, compiled when
+        the model offers it), each over every label and a fresh one."""
+        if self._gibbs is None:
+            from .gibbs import Gibbs
+
+            self._gibbs = Gibbs(self.model, compiled=self._gibbs_compiled)
+        n = self.model.n_vertices
+        if self._gibbs.compiled:
+            self._gibbs.run(state, rng, np.full(n, float(temperature)))
+        else:
+            for _ in range(n):
+                self._gibbs.step(state, rng, temperature)
+
+    def iteration(self, state, rng, temperature=1.0) -> StepInfo:
+        """One iteration of Split-Merge(t, M, R): M split-merge updates, then
+        R single-site Gibbs scans (the paper's cycle of MH and Gibbs updates).
+
+        Returns
+        -------
+        StepInfo
+            ``accepted``: whether any split-merge update was accepted;
+            ``moved``: vertices relabelled by the accepted updates;
+            ``delta``: Δ log π over the whole iteration (Gibbs included);
+            ``move``: "iteration".
+        """
+        before = state.log_pi
+        any_acc = False
+        moved = 0
+        log_alpha = 0.0
+        for _ in range(self.M):
+            info = self.step(state, rng, temperature)
+            log_alpha = info.log_accept_ratio
+            if info.accepted:
+                any_acc = True
+                moved += info.moved
+        for _ in range(self.R):
+            self.gibbs_scan(state, rng, temperature)
+        return StepInfo(any_acc, log_alpha, moved, state.log_pi - before, "iteration")
+
+    def acceptance_rates(self) -> dict:
+        """Accepted / proposed per move type (NaN before any proposal)."""
+        return {k: (a / p if p else float("nan")) for k, (p, a) in self.counts.items()}
+
+
+class RandomSplit(SplitMerge):
+    """Jain & Neal's simple random split-merge procedure: the weak
+    baseline. Each item of S joins i's or j's label with probability 1/2;
+    no restricted Gibbs scans. Same parameters as :class:`SplitMerge`
+    (``t`` is ignored)."""
+
+    name = "random-split"
+
+    def __init__(self, model, q=None, *, t=0, M=1, R=1, anchors=None, compiled=None,
+                 random_split=True):
+        if not random_split:
+            raise ValueError("RandomSplit is the random-split proposal; use SplitMerge")
+        super().__init__(model, q, t=t, M=M, R=R, random_split=True, anchors=anchors,
+                         compiled=compiled)
