@@ -4,5 +4,7 @@ partitions with Swendsen-Wang cuts (Barbu & Zhu)."""
 __version__ = "0.1.0"
 
 from .api import SAMPLERS, Segmentation, segment  # noqa: E402
+from .cluster import MIXTURE_MODELS, Clustering, cluster  # noqa: E402
 
-__all__ = ["segment", "Segmentation", "SAMPLERS", "__version__"]
+__all__ = ["segment", "Segmentation", "cluster", "Clustering", "SAMPLERS", "MIXTURE_MODELS",
+           "__version__"]

@@ -89,17 +89,18 @@ class Trace:
 
 @dataclass
 class AnnealResult:
-    """Outcome of :func:`anneal`. The state is left at the best labelling."""
+    """Outcome of :func:`anneal`."""
 
     best_energy: float
     trace: Trace
     steps: int
     seconds: float
     accepted: int
+    best_labels: np.ndarray = None
 
 
 def anneal(kernel, state, schedule: Schedule, *, rng, steps=None, time_budget=None,
-           n_records=1000, progress=False) -> AnnealResult:
+           n_records=1000, progress=False, keep_best=True) -> AnnealResult:
     """Anneal ``state`` with ``kernel`` and keep the lowest-energy state.
 
     Parameters
@@ -117,6 +118,9 @@ def anneal(kernel, state, schedule: Schedule, *, rng, steps=None, time_budget=No
         Approximate number of trace rows.
     progress : bool
         Show a progress bar (only when stderr is a terminal).
+    keep_best : bool
+        Leave ``state`` at the best labelling found (annealing); with False
+        it stays at the last state of the chain (sampling).
     """
     if steps is None and time_budget is None:
         raise ValueError("give a budget: steps or time_budget")
@@ -188,9 +192,13 @@ def anneal(kernel, state, schedule: Schedule, *, rng, steps=None, time_budget=No
     seconds = time.perf_counter() - start
     if bar is not None:
         bar.close()
-    # Leave the chain at the best state, with exact caches and energy.
-    if not np.array_equal(best_labels, state.partition.labels):
-        state.__dict__.update(model.new_state(best_labels).__dict__)
+    if keep_best:
+        # Leave the chain at the best state, with exact caches and energy.
+        if not np.array_equal(best_labels, state.partition.labels):
+            state.__dict__.update(model.new_state(best_labels).__dict__)
+        else:
+            state.log_pi = model.log_target(state.partition.labels)
+        best_energy = -state.log_pi
     else:
-        state.log_pi = model.log_target(state.partition.labels)
-    return AnnealResult(-state.log_pi, trace, i, seconds, accepted_total)
+        best_energy = -model.log_target(best_labels)
+    return AnnealResult(best_energy, trace, i, seconds, accepted_total, best_labels)

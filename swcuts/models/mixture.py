@@ -318,7 +318,8 @@ def _data_matrix(data, allow_1d=True) -> np.ndarray:
     if arr.ndim == 1 and allow_1d:
         arr = arr.reshape(-1, 1)
     if arr.ndim != 2:
-        raise InputError(f"mixture data must be a 2-D array (n_items, n_features), got shape {arr.shape}")
+        raise InputError(f"mixture data must be a 2-D array (n_items, n_features), "
+                         f"got shape {arr.shape}")
     if arr.shape[0] < 2:
         raise InputError(f"mixture data needs at least 2 items, got {arr.shape[0]}")
     if arr.shape[1] < 1:
@@ -728,7 +729,8 @@ class MixtureModel:
                 lik = cls(**likelihood_kwargs)
             except TypeError as exc:
                 raise TypeError(f"{likelihood} likelihood: {exc}".splitlines()[0]) from None
-        elif callable(getattr(likelihood, "stats", None)) and callable(getattr(likelihood, "log_marginal", None)):
+        elif (callable(getattr(likelihood, "stats", None))
+              and callable(getattr(likelihood, "log_marginal", None))):
             if likelihood_kwargs:
                 raise TypeError("likelihood keyword arguments apply only to a likelihood given by name")
             lik = likelihood

@@ -1,0 +1,133 @@
+"""Clustering API for mixture data: ``swcuts.cluster(data, ...)``.
+
+The partition samplers that need no graph (single-site Gibbs, split-merge,
+random split, triadic, reconfiguration, tree-guided) run on a Dirichlet-
+process mixture (:mod:`swcuts.models.mixture`) at temperature 1, i.e. they
+sample the posterior; the result is the last state, the best state seen and
+the trace.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+
+from .anneal import Schedule, Trace, anneal
+from .imageio import InputError
+from .models.mixture import MixtureModel
+from .partition import canonical
+from .samplers import KERNELS
+
+__all__ = ["cluster", "Clustering", "MIXTURE_MODELS"]
+
+#: Likelihood names accepted by ``cluster(model=...)``.
+MIXTURE_MODELS = ("beta-bernoulli", "gaussian", "lines")
+
+
+@dataclass
+class Clustering:
+    """Result of :func:`cluster`.
+
+    Attributes
+    ----------
+    labels : (n,) int array
+        Cluster of every item in the last state, 0..K-1.
+    best_labels : (n,) int array
+        The highest-posterior state seen.
+    log_posterior : float
+        log π (unnormalised) of ``best_labels``.
+    trace : Trace
+    """
+
+    labels: np.ndarray
+    best_labels: np.ndarray
+    log_posterior: float
+    trace: Trace
+    sampler: str
+    steps: int
+    seconds: float
+    accepted: int
+    model: MixtureModel
+
+    @property
+    def n_clusters(self) -> int:
+        return int(self.labels.max()) + 1
+
+
+def cluster(data, *, model="gaussian", sampler="split-merge", alpha=1.0, seed=None, steps=None,
+            time_budget=None, init="one", temperature=1.0, **model_kwargs) -> Clustering:
+    """Sample a Dirichlet-process mixture posterior over partitions of ``data``.
+
+    Parameters
+    ----------
+    data : (n, d) array
+        Binary data for ``beta-bernoulli``, real data for ``gaussian``,
+        2-D points (x, y) for ``lines``.
+    model : str or likelihood instance
+        One of :data:`MIXTURE_MODELS`.
+    sampler : str
+        A sampler that needs no graph: ``gibbs``, ``split-merge``,
+        ``random-split``, ``triadic``, ``reconfiguration``, ``tree-guided``.
+    alpha : float
+        Concentration of the CRP prior (> 0).
+    seed : int or numpy.random.Generator, optional
+    steps, time_budget :
+        Budget in kernel steps (default 20 per item) or in seconds.
+    init : {"one", "singletons", "random"}
+        Start from one cluster, from n clusters, or from random labels.
+    temperature : float
+        Sample π^(1/T); 1 samples the posterior.
+    **model_kwargs
+        Hyperparameters of the likelihood.
+
+    Returns
+    -------
+    Clustering
+    """
+    if not isinstance(sampler, str):
+        raise TypeError("sampler must be a string")
+    if sampler not in KERNELS:
+        raise InputError(f"unknown sampler '{sampler}'; choose one of {', '.join(sorted(KERNELS))}")
+    if sampler in ("swc", "swc1", "swc2", "cluster-gibbs"):
+        raise InputError(f"sampler '{sampler}' needs a graph; for mixture data use gibbs, "
+                         "split-merge, random-split, triadic, reconfiguration or tree-guided")
+    if steps is not None and (isinstance(steps, bool) or not isinstance(steps, numbers.Integral)
+                              or steps < 1):
+        raise InputError(f"steps must be a positive integer, got {steps}")
+    if time_budget is not None and not (isinstance(time_budget, numbers.Real) and time_budget > 0):
+        raise InputError(f"time_budget must be a positive number of seconds, got {time_budget}")
+    if steps is not None and time_budget is not None:
+        raise InputError("give either steps or time_budget, not both")
+    if not (isinstance(temperature, numbers.Real) and np.isfinite(temperature) and temperature > 0):
+        raise InputError(f"temperature must be positive, got {temperature}")
+    if init not in ("one", "singletons", "random"):
+        raise InputError(f"unknown init '{init}'; choose 'one', 'singletons' or 'random'")
+    mix = MixtureModel(data, model, alpha=alpha, **model_kwargs)
+    n = mix.n_vertices
+    rng = np.random.default_rng(seed)
+    if init == "one":
+        labels = np.zeros(n, dtype=np.int64)
+    elif init == "singletons":
+        labels = np.arange(n, dtype=np.int64)
+    else:
+        labels = rng.integers(0, max(2, int(np.sqrt(n))), size=n)
+    state = mix.new_state(labels)
+    kernel = KERNELS[sampler](mix)
+    if steps is None and time_budget is None:
+        steps = 20 * n
+    result = anneal(kernel, state, Schedule(float(temperature), float(temperature)), rng=rng,
+                    steps=steps, time_budget=time_budget, keep_best=False)
+    best = result.best_labels
+    return Clustering(
+        labels=np.asarray(canonical(state.partition.labels), dtype=np.int64),
+        best_labels=np.asarray(canonical(best), dtype=np.int64),
+        log_posterior=-result.best_energy,
+        trace=result.trace,
+        sampler=sampler,
+        steps=result.steps,
+        seconds=result.seconds,
+        accepted=result.accepted,
+        model=mix,
+    )

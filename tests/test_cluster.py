@@ -1,0 +1,56 @@
+"""swcuts.cluster: the Python API for mixture data."""
+
+import numpy as np
+import pytest
+
+import swcuts
+from swcuts.models.mixture import jain_neal_bernoulli, lee_choi_gaussians
+from swcuts.partition import canonical
+
+
+@pytest.mark.parametrize("sampler", ["gibbs", "split-merge"])
+def test_cluster_finds_well_separated_gaussians(sampler):
+    x, truth = lee_choi_gaussians(130, seed=1)
+    res = swcuts.cluster(x, model="gaussian", sampler=sampler, seed=0, steps=4000, init="random")
+    assert res.labels.shape == (130,)
+    assert set(res.labels.tolist()) == set(range(res.n_clusters))
+    # The best state is at least as probable as the truth's neighbourhood start.
+    assert res.log_posterior >= res.model.log_target(np.zeros(130, dtype=np.int64))
+    assert res.log_posterior == pytest.approx(res.model.log_target(res.best_labels))
+    assert len(res.trace) >= 2
+
+
+def test_cluster_is_reproducible_and_samples_at_temperature_one():
+    x, _ = jain_neal_bernoulli(40, d=6, seed=3)
+    a = swcuts.cluster(x, model="beta-bernoulli", sampler="gibbs", seed=5, steps=500)
+    b = swcuts.cluster(x, model="beta-bernoulli", sampler="gibbs", seed=5, steps=500)
+    assert np.array_equal(a.labels, b.labels)
+    assert a.labels.tolist() == list(canonical(a.labels))
+    assert np.allclose(a.trace.temperature, 1.0)
+
+
+@pytest.mark.parametrize("kwargs, exc", [
+    (dict(sampler="nope"), ValueError),
+    (dict(sampler="swc"), ValueError),
+    (dict(sampler=3), TypeError),
+    (dict(steps=0), ValueError),
+    (dict(steps=-5), ValueError),
+    (dict(time_budget=-1.0), ValueError),
+    (dict(alpha=0.0), ValueError),
+    (dict(temperature=0.0), ValueError),
+    (dict(init="bad"), ValueError),
+])
+def test_cluster_bad_options(kwargs, exc):
+    x, _ = lee_choi_gaussians(26, seed=0)
+    with pytest.raises(exc) as err:
+        swcuts.cluster(x, **kwargs)
+    assert "\n" not in str(err.value)
+
+
+def test_cluster_bad_data():
+    with pytest.raises(ValueError):
+        swcuts.cluster(np.array([[np.nan, 1.0], [0.0, 1.0]]))
+    with pytest.raises(ValueError):
+        swcuts.cluster(np.zeros((1, 2)))
+    with pytest.raises(ValueError):
+        swcuts.cluster(np.full((5, 3), 0.5), model="beta-bernoulli")
