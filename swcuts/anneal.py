@@ -178,9 +178,11 @@ def anneal(kernel, state, schedule: Schedule, *, rng, steps=None, time_budget=No
                 info = kernel.step(state, rng, float(t))
                 if info.accepted and info.moved:
                     acc += 1
-                    if -state.log_pi < best_energy - 1e-9:
-                        best_energy = -state.log_pi
-                        best_labels[:] = state.partition.labels
+                # Checked after every step: a composite step (a move plus a
+                # Gibbs sweep) can change the state whatever ``info`` says.
+                if -state.log_pi < best_energy - 1e-9:
+                    best_energy = -state.log_pi
+                    best_labels[:] = state.partition.labels
         i += k
         accepted_total += acc
         now = time.perf_counter() - start

@@ -49,11 +49,15 @@ def default_n_atoms(n_pixels: int) -> int:
     lo, hi = ATOM_BOUNDS
     return int(min(max(round(n_pixels / PIXELS_PER_ATOM), lo), hi))
 #: Start temperatures (section 5: SW-cuts T0 <= 15, Gibbs T0 >= 100).
-DEFAULT_T0 = {"gibbs": 100.0, "split-merge": 10.0, "random-split": 10.0}
+DEFAULT_T0 = {"gibbs": 100.0, "split-merge": 10.0, "random-split": 10.0, "reconfiguration": 10.0,
+              "srm": 10.0, "triadic": 10.0,
+              "tree-guided": 10.0}
 DEFAULT_T0_SWC = 10.0
 #: Default budget in steps per atom.
 STEPS_PER_ATOM = {"swc": 130, "swc1": 40, "swc2": 100, "cluster-gibbs": 40, "gibbs": 200,
-                  "split-merge": 20, "random-split": 20}
+                  # reconfiguration, srm: one step = one move + one Gibbs sweep
+                  "reconfiguration": 1, "srm": 1,
+                  "split-merge": 10, "random-split": 10, "triadic": 10, "tree-guided": 10}
 
 
 @dataclass

@@ -5,6 +5,9 @@ from .gibbs import Gibbs
 from .sw_potts import SwendsenWang
 from .swc import SWC, SWC1, SWC2, ClusterGibbs
 from .split_merge import RandomSplit, SplitMerge
+from .reconfiguration import SRM, Reconfiguration
+from .tree_guided import TreeGuided
+from .triadic import Triadic
 
 #: Kernel classes by the names users type.
 KERNELS = {
@@ -15,6 +18,10 @@ KERNELS = {
     "gibbs": Gibbs,
     "split-merge": SplitMerge,
     "random-split": RandomSplit,
+    "reconfiguration": Reconfiguration,
+    "srm": SRM,
+    "triadic": Triadic,
+    "tree-guided": TreeGuided,
 }
 
 #: Other names for kernels (none yet; ``swc`` is its own tuned kernel).
@@ -22,4 +29,4 @@ ALIASES = {}
 
 __all__ = ["KERNELS", "ALIASES", "StepInfo", "TargetProposal", "metropolis_hastings",
            "seed_compiled_rng", "SWC", "SWC1", "SWC2", "ClusterGibbs", "Gibbs", "SwendsenWang",
-           "SplitMerge", "RandomSplit"]
+           "SplitMerge", "RandomSplit", "Reconfiguration", "SRM", "TreeGuided", "Triadic"]

@@ -42,24 +42,34 @@ vertex set). One update (:meth:`SplitMerge.step`):
 Because the launch state is drawn from a distribution that depends only on
 (i, j, S) and the vertices outside S — the same in X and in X* — it is an
 auxiliary variable of a valid MH update (the paper's "random launch
-state": one of many valid MH updates chosen at random, after Tierney). ``random_split=True`` is the paper's simple random split
-procedure: each k in S joins i's or j's label with
-probability 1/2 and no restricted scan is run, so q(X* | X) = (1/2)^|S| for
-a split and q(X | X*) = (1/2)^|S| for a merge (the paper's ratios
-(1/2)^(n_ci + n_cj - 2), n the label sizes in the split state). The seed
-text has lost its digits, so equations are cited by content, not number.
+state": one of many valid MH updates chosen at random, after Tierney).
+
+``random_split=True`` is the paper's simple random split-merge procedure:
+each k in S joins i's or j's label with probability 1/2 and no restricted
+scan is run, so q(X* | X) = (1/2)^|S| for a split and q(X | X*) = (1/2)^|S|
+for a merge (the paper's ratios (1/2)^(n_ci + n_cj - 2), n the label sizes
+in the split state). The seed text has lost its digits, so equations are
+cited by content, not by number.
 
 **Irreducibility.** With uniform-pair anchors split-merge alone is
-irreducible (the paper's ergodicity argument). With edge anchors a merge needs an edge
-between the two labels and a split of a label C into A ∪ B needs an edge
-between A and B: each move and its reverse need the same edge. On a
+irreducible (the paper's ergodicity argument). With edge anchors a merge
+needs an edge between the two labels and a split of a label C into A ∪ B
+needs an edge between A and B: each move and its reverse need the same
+edge. On a
 connected graph the labels of any partition form a connected quotient
 graph, so a sequence of merges reaches the one-label partition and,
 reversed, a sequence of splits reaches any partition from it: split-merge
-alone is irreducible there too (and the enumeration tests check it
-without help from Gibbs). On a disconnected graph no edge anchor can join
-two components; add Gibbs scans (:meth:`SplitMerge.iteration`) or use
-``anchors="pair"``.
+alone is irreducible there too (the tests check it on the exact
+transition matrix). It is slow, though, on partitions whose labels are not
+connected in the graph: such a label can neither be split into its
+pieces nor made by merging them (no edge joins the pieces), only through a
+merge with a third label followed by a split, or the reverse. On the
+6- and 7-atom test posteriors the exact relaxation time of split-merge
+alone is about 1000 updates with edge anchors, against 22-34 with
+uniform-pair anchors and 1.5 iterations of the paper's cycle with a Gibbs
+scan. On a disconnected graph no edge anchor can join two
+components. In both cases add Gibbs scans (:meth:`SplitMerge.iteration`)
+or use ``anchors="pair"``.
 
 **Implementation.** Moves run on the live state with ``model.delta`` /
 ``model.apply``, so π and every cache the model keeps stay exact; a rejected
@@ -69,6 +79,13 @@ that is checked in O(|label|) and rebuilt only after another kernel has
 relabelled vertices; one update costs O((t + 1) |S|) model deltas, which is
 linear in the size of the two labels touched (plus whatever the model's
 ``delta`` itself costs), never a pass over all N vertices or all labels.
+On the image model the restricted scans run compiled (:func:`_scan_image`,
+the same moves and random numbers as the generic path, which the tests
+check move for move); the rest of an update is a handful of
+``delta``/``apply`` calls. The single-vertex Δ there needs the pieces of
+the vertex's region once it leaves; :func:`_leave_pieces` stops searching
+as soon as every same-label neighbour has been reached, which on image
+graphs is usually after a few vertices rather than the whole region.
 """
 
 from __future__ import annotations
@@ -77,8 +94,11 @@ import math
 import weakref
 
 import numpy as np
+from numba import njit
 
-from .common import StepInfo, metropolis_hastings
+from ..models.image import ImageModel, label_loglik
+from .common import StepInfo, metropolis_hastings, seed_compiled_rng
+from .compiled import CompiledWorkspace, _join, _move
 
 __all__ = ["SplitMerge", "RandomSplit"]
 
@@ -90,6 +110,144 @@ def _log_sigmoid(x: float) -> float:
     if x >= 0.0:
         return -math.log1p(math.exp(-x))
     return x - math.log1p(math.exp(x))
+
+
+@njit(cache=True)
+def _log_sigmoid_c(x):
+    if x >= 0.0:
+        return -math.log1p(math.exp(-x))
+    return x - math.log1p(math.exp(x))
+
+
+@njit(cache=True)
+def _leave_pieces(k, ell, labels, indptr, indices, area, comp_area, is_nb, mark, visited, ex):
+    """Pieces of k's region (label ``ell``) once k leaves it: (count, Σ area^ex).
+
+    Each piece holds a same-label neighbour of k. The pieces are searched
+    one at a time, k blocked; as soon as every such neighbour has been
+    reached, the piece being searched is the last one and its area is the
+    region's cached area minus k and the earlier pieces (areas are whole
+    pixel counts, so the difference is exact). In a planar graph the
+    neighbours of k are usually joined by a short path around k, so the
+    search stops after a few vertices instead of covering the region.
+    ``is_nb`` and ``mark`` are zero on entry and on return.
+    """
+    n_nb = 0
+    for p in range(indptr[k], indptr[k + 1]):
+        u = indices[p]
+        if labels[u] == ell and not is_nb[u]:
+            is_nb[u] = 1
+            n_nb += 1
+    rest = comp_area[k] - area[k]
+    if n_nb <= 1:
+        for p in range(indptr[k], indptr[k + 1]):
+            is_nb[indices[p]] = 0
+        return n_nb, (rest ** ex if n_nb == 1 else 0.0)
+    mark[k] = 1
+    visited[0] = k
+    n_vis = 1
+    found = 0
+    pieces = 0
+    sp = 0.0
+    done_area = 0.0
+    for p0 in range(indptr[k], indptr[k + 1]):
+        s = indices[p0]
+        if not is_nb[s] or mark[s]:
+            continue
+        pieces += 1
+        mark[s] = 1
+        visited[n_vis] = s
+        n_vis += 1
+        found += 1
+        head = n_vis - 1
+        a = 0.0
+        last = found == n_nb
+        while head < n_vis and not last:
+            v = visited[head]
+            head += 1
+            a += area[v]
+            for p in range(indptr[v], indptr[v + 1]):
+                u = indices[p]
+                if mark[u] or labels[u] != ell:
+                    continue
+                mark[u] = 1
+                visited[n_vis] = u
+                n_vis += 1
+                if is_nb[u]:
+                    found += 1
+                    if found == n_nb:
+                        last = True
+                        break
+        if last:
+            sp += (rest - done_area) ** ex
+            break
+        sp += a ** ex
+        done_area += a
+    for h in range(n_vis):
+        mark[visited[h]] = 0
+    for p in range(indptr[k], indptr[k + 1]):
+        is_nb[indices[p]] = 0
+    return pieces, sp
+
+
+@njit(cache=True)
+def _scan_image(S, side, labs, inv_t, u, target, f_state, labels, size, free_stack, n_free,
+                lstats, lloglik, comp_root, comp_area, vstats, indptr, indices, area, use_family,
+                n_channels, n_bins, fp, R1, in_r, mark, visited, roots, tmp_a, tmp_b):
+    """One restricted Gibbs scan over S on an image-model state, compiled.
+
+    The same scan as :meth:`SplitMerge._scan` with Δ log π of moving one
+    vertex k between the two labels from the cached statistics and regions
+    (as the compiled Gibbs kernel computes it): the two labels' likelihoods
+    with and without k, the pieces of k's region once k leaves it, and the
+    regions of the other label that k joins. Both labels stay non-empty
+    (they hold the anchors), so the label-count prior does not change.
+    ``u`` holds one uniform per item (drawn scans) and ``target`` is empty,
+    or ``target`` holds the forced sides. ``f_state[0]`` (log π) is
+    updated. Returns log of the probability of the outcome.
+    """
+    kappa = fp[0]
+    ridge = fp[1]
+    a1 = fp[2]
+    a2 = fp[3]
+    ex = fp[4]
+    forced = target.size > 0
+    log_q = 0.0
+    for idx in range(S.size):
+        k = S[idx]
+        a = side[idx]
+        b = 1 - a
+        la = labs[a]
+        lb = labs[b]
+        R1[0] = k
+        sR = vstats[k]
+        tmp_a[:] = lstats[la] - sR
+        ll_rest = label_loglik(tmp_a, n_channels, n_bins, use_family, kappa, ridge)
+        tmp_b[:] = lstats[lb] + sR
+        ll_new = label_loglik(tmp_b, n_channels, n_bins, use_family, kappa, ridge)
+        d = ll_rest - lloglik[la] + ll_new - lloglik[lb]
+        c_area = comp_area[k]
+        k_p, sp_p = _leave_pieces(k, la, labels, indptr, indices, area, comp_area, in_r, mark,
+                                  visited, ex)
+        d -= a1 * (k_p - 1) + a2 * (sp_p - c_area ** ex)
+        k_j, s_j, sp_j = _join(R1, 1, lb, labels, indptr, indices, comp_root, comp_area, in_r,
+                               mark, roots, ex)
+        d -= a1 * (1 - k_j) + a2 * ((area[k] + s_j) ** ex - sp_j)
+        x = d * inv_t
+        lp_move = _log_sigmoid_c(x)
+        if forced:
+            move = target[idx] != a
+        else:
+            move = u[idx] < math.exp(lp_move)
+        if move:
+            log_q += lp_move
+            _move(R1, 1, la, lb, labels, size, free_stack, n_free, lstats, lloglik, sR, ll_rest,
+                  ll_new, comp_root, comp_area, indptr, indices, area, mark, visited)
+            side[idx] = b
+            f_state[0] += d
+        else:
+            log_q += _log_sigmoid_c(-x)
+    return log_q
 
 
 class _MemberIndex:
@@ -149,11 +307,13 @@ class SplitMerge:
         the model has a graph) or a uniformly random pair of vertices
         (default, and the only choice, without a graph).
     compiled : bool, optional
-        Whether the Gibbs scans of :meth:`iteration` use the model's
-        compiled Gibbs path (None: when the model offers one). The
-        split-merge update itself always runs the generic Python path, so
-        ``self.compiled`` is False and the annealing driver calls
-        :meth:`step`.
+        Whether to use the compiled restricted Gibbs scans (image model
+        only) and the model's compiled Gibbs path in :meth:`iteration`
+        (None: when the model offers them; False: the generic path through
+        ``model.delta``/``model.apply``). Both restricted-scan paths draw
+        the same random numbers and make the same moves. The driver-facing flag
+        ``self.compiled`` is always False: the update is orchestrated in
+        Python, so the annealing driver calls :meth:`step`.
 
     Attributes
     ----------
@@ -167,7 +327,10 @@ class SplitMerge:
     updates, then R full Gibbs scans) is :meth:`iteration`. Under
     ``swcuts.segment(sampler="split-merge")`` the budget counts ``step``
     calls. Every update leaves π^(1/T) invariant; see the module docstring
-    for irreducibility.
+    for irreducibility. With edge anchors, split-merge alone is slow to
+    create or remove a label that is not connected in the graph (only a
+    merge with a third label and a split can); :meth:`iteration`'s Gibbs
+    scans, or ``anchors="pair"``, remove that bottleneck.
     """
 
     name = "split-merge"
@@ -198,6 +361,13 @@ class SplitMerge:
         if compiled and not available:
             raise ValueError(f"{type(model).__name__} has no compiled kernels")
         self._gibbs_compiled = available if compiled is None else bool(compiled)
+        # The compiled restricted scan knows the image model's caches only.
+        self._fast = self._gibbs_compiled and isinstance(model, ImageModel)
+        if self._fast:
+            self._fp = np.array([model.kappa, model.ridge, model.a1, model.a2, model.exponent])
+            self._labs = np.zeros(2, dtype=np.int64)
+            self._f_state = np.zeros(1)
+            self._no_target = np.zeros(0, dtype=np.int8)
         self._gibbs = None
         # The split-merge update has no compiled path: the driver must call step().
         self.compiled = False
@@ -246,6 +416,9 @@ class SplitMerge:
         of the outcome (the product of the restricted conditionals, the
         paper's restricted Gibbs transition probability).
         """
+        u = rng.random(S.size) if target is None else None
+        if self._fast:
+            return self._scan_compiled(state, S, side, labs, temperature, u, target)
         model = self.model
         one = self._one
         log_q = 0.0
@@ -257,7 +430,7 @@ class SplitMerge:
             x = d / temperature
             lp_move = _log_sigmoid(x)
             if target is None:
-                move = rng.random() < math.exp(lp_move)
+                move = u[idx] < math.exp(lp_move)
             else:
                 move = int(target[idx]) != a
             if move:
@@ -267,6 +440,27 @@ class SplitMerge:
             else:
                 log_q += _log_sigmoid(-x)
         return log_q
+
+    def _scan_compiled(self, state, S, side, labs, temperature, u, target) -> float:
+        model = self.model
+        part = state.partition
+        ws = getattr(state, "compiled_ws", None)
+        if ws is None:
+            ws = state.compiled_ws = CompiledWorkspace(part.n_vertices, part.size.size,
+                                                       model.vstats.shape[1])
+        self._labs[0], self._labs[1] = labs
+        self._f_state[0] = state.log_pi
+        g = model.graph
+        log_q = _scan_image(S, side, self._labs, 1.0 / temperature,
+                            u if u is not None else np.zeros(0),
+                            target if target is not None else self._no_target, self._f_state,
+                            part.labels, part.size, part.free_stack, part.n_free, state.stats,
+                            state.loglik, state.comp_root, state.comp_area, model.vstats,
+                            g.indptr, g.indices, model.area, model.use_family, model.n_channels,
+                            model.n_bins, self._fp, self._one, ws.in_r, ws.mark, ws.visited,
+                            ws.roots, ws.sR, ws.tmp)
+        state.log_pi = float(self._f_state[0])
+        return float(log_q)
 
     # ----------------------------------------------------------------- step
     def step(self, state, rng, temperature=1.0) -> StepInfo:
@@ -393,14 +587,17 @@ class SplitMerge:
     # ------------------------------------------------------------ iteration
     def gibbs_scan(self, state, rng, temperature=1.0) -> None:
         """One single-site Gibbs scan: N updates at uniformly random vertices
-        (the library's :class:`~swcuts.samplers.Gibbs` kernel, compiled when
-        the model offers it), each over every label and a fresh one."""
+        (a random scan, with the library's :class:`~swcuts.samplers.Gibbs`
+        kernel, compiled when the model offers it), each over every label
+        and a fresh one. The paper's scans are systematic; a random scan
+        leaves π^(1/T) invariant just the same."""
         if self._gibbs is None:
             from .gibbs import Gibbs
 
             self._gibbs = Gibbs(self.model, compiled=self._gibbs_compiled)
         n = self.model.n_vertices
         if self._gibbs.compiled:
+            seed_compiled_rng(rng)  # reproducible from rng alone
             self._gibbs.run(state, rng, np.full(n, float(temperature)))
         else:
             for _ in range(n):
@@ -445,9 +642,6 @@ class RandomSplit(SplitMerge):
 
     name = "random-split"
 
-    def __init__(self, model, q=None, *, t=0, M=1, R=1, anchors=None, compiled=None,
-                 random_split=True):
-        if not random_split:
-            raise ValueError("RandomSplit is the random-split proposal; use SplitMerge")
+    def __init__(self, model, q=None, *, t=0, M=1, R=1, anchors=None, compiled=None):
         super().__init__(model, q, t=t, M=M, R=R, random_split=True, anchors=anchors,
                          compiled=compiled)

@@ -1,0 +1,1059 @@
+"""Adaptive reconfiguration moves of Herlau, Mørup, Schmidt & Teh (seed 001).
+
+ARM runs S chains side by side and keeps a pooled history of their past
+states. One move (:meth:`Reconfiguration.move`) of a chain in state z:
+
+1. **Anchors** i ≠ j, drawn independently of the state: a uniformly random
+   graph edge in random order on a model with a graph, else a uniformly
+   random ordered pair (the rule of :mod:`~swcuts.samplers.split_merge`).
+2. **Background** φ = (i, j, z^a, z^b): z^a is drawn uniformly among the
+   eligible past states (the second half of the pooled history, see
+   :class:`History`) that put i and j together, z^b among those that
+   separate them. When the history has no such pair the move is a no-op
+   (``move="none"``). A random order of the items (an affine permutation
+   of the indices drawn afresh for each move, the paper's "random
+   relabelling") is part of φ too. Nothing of φ depends on z, so every
+   φ defines its own Metropolis-Hastings kernel, reversible with respect to
+   π^(1/T) (the argument of Tierney / Jain & Neal for random launch states).
+3. **Cells.** D = c(i) ∪ c(j), the items of the labels of i and j. The
+   cells are the coarsest common refinement z ∨ z^a ∨ z^b restricted to D;
+   on a graph each cell is further split into its connected pieces (a
+   deterministic function of (z, φ), so the reverse move computes its own
+   cells from z* by the same rule). c_i, c_j are the cells of i and j.
+4. **Initial state.** The other cells are "removed" — each is parked in a
+   label of its own, where it is not a candidate for anything — and the
+   labels of i and j become c_i, c_j (split, when i and j share a label)
+   or c_i ∪ c_j (merge). Parking instead of removing is exact: the
+   conditionals below are those of the parked state, computed identically
+   forward and backward. (For the product-form DP mixture, parking is the
+   paper's removal up to a constant factor.)
+5. **Sweep** (Algorithm 3 with the paper's earmarks). Every step moves a
+   set A whose first item A(1) in the random order is its *earmark*,
+   to a label drawn from the tempered conditional
+   P(k) ∝ π(X_A = k | rest)^(1/T) — the exact Δ log π of ``model.delta``
+   — over a candidate set:
+
+   * phase 1, the other cells, by decreasing size, ties by earmark: the
+     labels of i and j, every other non-parked label (on a graph: the
+     non-parked labels adjacent to A), or a new label (stay parked);
+   * phase 2a, every item of D that is neither i, j nor an earmark, one at
+     a time in the random order (unrestricted Gibbs): as in phase 1 plus
+     its own label, and a new label when it is not alone;
+   * phase 2b, the items outside D ("outside items"): an outside item may
+     stay or move into the label of i or of j, except that **the last
+     original member of a label that has received items stays** (eq. 17).
+     Without a graph every outside item is visited, in the random order
+     (the paper's algorithm; O(N) deltas). On a graph only the *frontier*
+     is visited: the outside items adjacent to the labels of i and j,
+     breadth first (an outside item that moves in adds its outside
+     neighbours to the queue, in the random order).
+
+   Each item is updated at most once (a cell's earmark in phase 1, every
+   other item of D in phase 2a, an outside item in phase 2b), never moves
+   after its update, and i, j never move; with the last-original rule,
+   every label present when A(1) is updated holds an item that ends with
+   A(1) if and only if A(1) joins that label. So two different choice
+   sequences give two different z* (the paper's section 2.3), and
+   T(z* | z) is the product of the probabilities drawn.
+6. **Reverse.** T(z | z*) is the probability that the same procedure run
+   from z* (with the same φ: its own D*, cells and frontier, all computed
+   from z*) produces z: a *forced sweep* whose every choice is read off z
+   — the label that holds (or will hold) the items that end with the
+   earmark in z — and whose result is compared with z at the end
+   (T(z | z*) = 0 when z is out of reach: the move is rejected). Because
+   the procedure from z* is a merge when z → z* was a split and vice
+   versa, this single routine gives the reverse of both.
+7. Accept with min{1, [π(z*)/π(z)]^(1/T) · T(z | z*) / T(z* | z)}.
+
+**Differences from the paper** (all keep T exact; the exact tests decide):
+
+* φ: the anchors are drawn first (state-independent), then z^a and z^b
+  uniformly among the eligible past states joining / separating them. The
+  paper draws z^a ≠ z^b (one from the chain's own past) first, then (i, j)
+  among the pairs where they disagree, relabelling z^a, z^b to match.
+* Removed cells are parked in labels of their own (see 4).
+* The sweep visits D first (cells, then items) and the outside items
+  after; Algorithm 3 interleaves items of D and outside items in one loop.
+  Any fixed order is valid.
+* The graph variant (connected pieces, adjacent candidates, frontier).
+* No warm-up: the paper starts ARM after 50 Gibbs iterations of every
+  chain; here the moves are no-ops until the history can separate the
+  anchors (run Gibbs first, or let :meth:`step_all` do it).
+
+**Graph restrictions.** Every restriction used here — connected pieces of
+cells, candidate labels adjacent to the moving set, the frontier — is a
+function of the intermediate state of the sweep, so the forced reverse sweep
+replays it exactly on its own path: restrictions only remove choice
+sequences, which keeps the path unique, and T stays exact. They may make
+the reverse of a proposal unreachable (for example a cell that leaves D and
+is not adjacent to D* any more); such a proposal is rejected (exact, only
+wasteful). The labels of i and j are always candidates.
+
+**Adaptivity.** Given the history, a move is an exact MH kernel for
+π^(1/T). The history, though, is made of the chains' own past states, so
+the chains together are an *adaptive* MCMC scheme, not a time-homogeneous
+Markov chain, and exact invariance at finite time does not hold in general.
+The paper appeals to diminishing adaptation (Roberts & Rosenthal 2007):
+the distribution of (z^a, z^b) changes by O(1/|history|) per recorded state.
+With the bounded memory used here (:class:`History`: once full, every other
+state is dropped and the recording interval doubles) a new state enters at
+iteration t with probability O(capacity / t) per iteration, so the
+adaptation still vanishes in probability. For exact, non-adaptive sampling
+after a burn-in, call :meth:`Reconfiguration.freeze` (the history stops
+changing and the kernel is a fixed Markov kernel), or give a fixed list of
+past states as ``history`` — which is what the enumeration tests do.
+
+**Single-chain use** (:meth:`Reconfiguration.step`, what the annealing
+driver calls): φ is drawn from the chain's *own* thinned history (or from
+the frozen history if one is set), then ``gibbs_sweeps`` single-site Gibbs
+scans follow, then the state is recorded in that history — one step is the
+paper's "iteration" (one move + one Gibbs sweep). Starting from a single
+label the own history cannot yet separate any pair, so the first moves are
+no-ops until the Gibbs scans have produced a split.
+
+**sRM** (:class:`SRM`, ``srm=True``): the paper's simplified moves
+(Algorithm 2): every cell is a single item, no history is needed (φ = (i,
+j) and the order), and the move runs from the first step.
+
+**Cost.** Python-level work and ``model.delta`` calls are linear in the
+items the move touches (the two labels, the cells, the frontier), times the
+number of candidate labels (all labels without a graph, the adjacent ones
+on a graph); plus a few vectorised O(N) numpy passes (label look-ups and a
+snapshot of the labels for the forced sweep). Without a graph the outside
+phase visits all N items, as in the paper. Moves run on the live state via
+``model.delta``/``model.apply``; a rejected proposal is undone move by move
+and log π restored exactly.
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+from collections import deque
+
+import numpy as np
+from numba import njit
+
+from .common import StepInfo, metropolis_hastings, seed_compiled_rng
+
+__all__ = ["Reconfiguration", "SRM", "History"]
+
+_NEG_INF = -math.inf
+
+#: Memory bound of one history (label arrays stored as int32).
+HISTORY_BYTES = 64 << 20
+
+
+def _logsumexp(values) -> float:
+    m = max(values)
+    if m == _NEG_INF:
+        return _NEG_INF
+    return m + math.log(sum(math.exp(v - m) for v in values))
+
+
+def _next_prime(n: int) -> int:
+    """Smallest prime >= max(n, 2)."""
+    p = max(int(n), 2)
+    while True:
+        if p < 4 or all(p % d for d in range(2, int(math.isqrt(p)) + 1)):
+            return p
+        p += 1
+
+
+def _ranges(starts, lens):
+    """Concatenation of arange(s, s + l) over (starts, lens), vectorised."""
+    total = int(lens.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    offs = np.repeat(starts - np.cumsum(lens) + lens, lens)
+    return offs + np.arange(total)
+
+
+@njit(cache=True)
+def _pieces(D, groups, indptr, indices, pos):
+    """Connected pieces of the cells: component id (0..k-1, by first
+    occurrence in D) of every item of D, where an edge joins two items of D
+    with the same ``groups`` value. ``pos`` is -1 everywhere on entry and
+    on return. Union-find, O(Σ degrees)."""
+    m = D.size
+    for t in range(m):
+        pos[D[t]] = t
+    parent = np.arange(m)
+    for t in range(m):
+        v = D[t]
+        for p in range(indptr[v], indptr[v + 1]):
+            s = pos[indices[p]]
+            if s < 0 or groups[s] != groups[t]:
+                continue
+            a = t
+            while parent[a] != a:
+                parent[a] = parent[parent[a]]
+                a = parent[a]
+            b = s
+            while parent[b] != b:
+                parent[b] = parent[parent[b]]
+                b = parent[b]
+            if a != b:
+                if a < b:
+                    parent[b] = a
+                else:
+                    parent[a] = b
+    for t in range(m):
+        pos[D[t]] = -1
+    comp = np.empty(m, np.int64)
+    ids = -np.ones(m, np.int64)
+    k = 0
+    for t in range(m):
+        r = t
+        while parent[r] != r:
+            r = parent[r]
+        if ids[r] < 0:
+            ids[r] = k
+            k += 1
+        comp[t] = ids[r]
+    return comp
+
+
+class _Order:
+    """A permutation of 0..N-1 given by an affine map x -> (x + b) a mod P
+    (P prime >= N, 1 <= a < P): drawn in O(1), evaluated per item."""
+
+    def __init__(self, P: int, a: int = 1, b: int = 0):
+        self.P, self.a, self.b = int(P), int(a), int(b)
+
+    def key(self, x: int) -> int:
+        return ((int(x) + self.b) * self.a) % self.P
+
+    def keys(self, arr) -> np.ndarray:
+        return ((np.asarray(arr, dtype=np.int64) + self.b) * self.a) % self.P
+
+
+class _RngChooser:
+    """Draws the sweep's choices and the MH decision with a numpy Generator."""
+
+    def __init__(self, rng):
+        self.rng = rng
+
+    def choose(self, logw) -> int:
+        m = max(logw)
+        p = [math.exp(v - m) for v in logw]
+        u = self.rng.random() * sum(p)
+        for k, w in enumerate(p):
+            u -= w
+            if u < 0.0:
+                return k
+        return max(k for k, w in enumerate(p) if w > 0.0)
+
+    def proposed(self, labels) -> None:
+        pass
+
+    def accept(self, log_alpha: float) -> bool:
+        return metropolis_hastings(log_alpha, self.rng)
+
+
+class History:
+    """Past states (label arrays) from which φ draws z^a and z^b.
+
+    Parameters
+    ----------
+    n_vertices : int
+    capacity : int
+        At most this many states are stored (int32 labels, storage grown on
+        demand). When full, every other stored iteration is dropped and the
+        recording interval doubles.
+    mode : {"second-half", "all"}
+        Which stored states are eligible: those of iterations >= t/2 (the
+        paper's choice; older ones are discarded) or all of them.
+    states : sequence of label arrays, optional
+        A fixed set of past states: the history is frozen (never recorded
+        into), and every state is eligible.
+    """
+
+    def __init__(self, n_vertices, capacity=256, mode="second-half", states=None):
+        if mode not in ("second-half", "all"):
+            raise ValueError(f"history mode must be 'second-half' or 'all', got {mode!r}")
+        self.n = int(n_vertices)
+        self.mode = mode
+        self.interval = 1
+        self.latest = 0
+        if states is not None:
+            arr = np.asarray([np.asarray(s) for s in states])
+            if arr.ndim != 2 or arr.shape[1] != self.n or arr.shape[0] == 0:
+                raise ValueError("history must be a non-empty list of label arrays of "
+                                 f"length {self.n}")
+            if arr.dtype.kind not in "iu":
+                raise ValueError("history states must be integer label arrays")
+            self.data = arr.astype(np.int64)
+            self.stamps = np.zeros(arr.shape[0], dtype=np.int64)
+            self.count = arr.shape[0]
+            self.capacity = self.count
+            self.frozen = True
+            self.mode = "all"
+        else:
+            self.capacity = int(capacity)
+            self.data = None
+            self.stamps = np.zeros(self.capacity, dtype=np.int64)
+            self.count = 0
+            self.frozen = False
+
+    def __len__(self) -> int:
+        return self.count
+
+    def states(self) -> np.ndarray:
+        """The eligible states, one label array per row (a copy)."""
+        if not self.count:
+            return np.zeros((0, self.n), np.int64)
+        return self.data[self._eligible()].copy()
+
+    def _eligible(self) -> np.ndarray:
+        rows = np.arange(self.count)
+        if self.mode == "second-half":
+            rows = rows[self.stamps[:self.count] >= self.latest // 2]
+        return rows
+
+    def _keep(self, mask) -> None:
+        idx = np.flatnonzero(mask)
+        self.data[:idx.size] = self.data[idx]
+        self.stamps[:idx.size] = self.stamps[idx]
+        self.count = idx.size
+
+    def record(self, labels_list, stamp: int) -> None:
+        """Store the states of one iteration ``stamp`` (thinned)."""
+        if self.frozen:
+            return
+        stamp = int(stamp)
+        self.latest = max(self.latest, stamp)
+        if self.data is None:
+            self.data = np.zeros((min(self.capacity, 16), self.n), dtype=np.int32)
+        if self.mode == "second-half" and self.count:
+            self._keep(self.stamps[:self.count] >= self.latest // 2)
+        if stamp % self.interval:
+            return
+        k = len(labels_list)
+        if 2 * k > self.capacity:
+            raise ValueError(f"history capacity {self.capacity} is below twice the number "
+                             f"of chains {k}")
+        while self.count + k > self.capacity:
+            self._keep(self.stamps[:self.count] % (2 * self.interval) == 0)
+            self.interval *= 2
+            if stamp % self.interval:
+                return
+        if self.count + k > self.data.shape[0]:  # grow the storage, up to capacity
+            rows = min(self.capacity, max(2 * self.data.shape[0], self.count + k))
+            data = np.zeros((rows, self.n), dtype=np.int32)
+            data[:self.count] = self.data[:self.count]
+            self.data = data
+        for lab in labels_list:
+            self.data[self.count] = lab
+            self.stamps[self.count] = stamp
+            self.count += 1
+
+    def draw(self, i, j, rng):
+        """(z^a, z^b): uniform among eligible states with i ~ j, resp. i ≁ j;
+        None when either kind is missing."""
+        if not self.count:
+            return None
+        rows = self._eligible()
+        same = self.data[rows, i] == self.data[rows, j]
+        ra = rows[same]
+        rb = rows[~same]
+        if ra.size == 0 or rb.size == 0:
+            return None
+        za = self.data[ra[int(rng.integers(ra.size))]].astype(np.int64)
+        zb = self.data[rb[int(rng.integers(rb.size))]].astype(np.int64)
+        return za, zb
+
+
+class _Pass:
+    """One run of the proposal procedure on the live state.
+
+    Forward (``chooser`` given): draws z* and accumulates log T(z* | z).
+    Forced (``target`` given): replays the procedure choosing, at every
+    step, the only label compatible with ending at ``target``; returns
+    log T(target | start), or -inf when the target is out of reach.
+    ``changed`` (forced) holds every item whose label slot may differ
+    between the start state and ``target``; ``target_size`` the label sizes
+    of ``target``.
+    """
+
+    def __init__(self, kern, state, i, j, za, zb, order, temperature, chooser=None,
+                 target=None, target_size=None, changed=None):
+        self.kern = kern
+        self.model = kern.model
+        self.state = state
+        self.part = state.partition
+        self.i, self.j = int(i), int(j)
+        self.za, self.zb = za, zb
+        self.order = order
+        self.inv_t = 1.0 / temperature
+        self.chooser = chooser
+        self.target = target
+        self.target_size = target_size
+        self.changed = changed
+        self.forced = target is not None
+        self.log = []
+        self.logT = 0.0
+        self.joined = {}
+        self.mem = {}
+        self.bi = self.bj = -1
+
+    # --------------------------------------------------------- bookkeeping
+    def _apply(self, R, new, d, d_items) -> None:
+        labels = self.part.labels
+        old = int(labels[R[0]])
+        self.model.apply(self.state, R, new, d)
+        R = R.copy()  # R may be a reused buffer
+        self.log.append((R, old, new, d))
+        if d_items:
+            n = len(R)
+            self.joined[old] = self.joined.get(old, 0) - n
+            self.joined[new] = self.joined.get(new, 0) + n
+        if old in self.mem:
+            self.mem[old].difference_update(R.tolist())
+        if new in self.mem:
+            self.mem[new].update(R.tolist())
+
+    def undo(self) -> None:
+        """Undo every move of this pass, last first."""
+        for R, old, new, d in reversed(self.log):
+            self.model.apply(self.state, R, old, -d)
+        self.log.clear()
+
+    def moved_items(self) -> np.ndarray:
+        if not self.log:
+            return np.zeros(0, dtype=np.int64)
+        return np.array(sorted(set().union(*(m[0].tolist() for m in self.log))), dtype=np.int64)
+
+    # --------------------------------------------------------------- choose
+    def _choose(self, R, cands, target, d_items) -> bool:
+        """Move R to one of ``cands`` (cands[0] is R's own label: stay).
+
+        Forward: draw; forced: ``target`` (a label of ``cands``). Adds the
+        log probability of the outcome to ``logT``; False when the target
+        is not a candidate.
+        """
+        if self.forced:
+            try:
+                k = cands.index(target)
+            except ValueError:
+                return False
+        if len(cands) == 1:
+            return True
+        model, state = self.model, self.state
+        logw = [0.0]
+        ds = [0.0]
+        for lab in cands[1:]:
+            d = float(model.delta(state, R, lab))
+            ds.append(d)
+            logw.append(d * self.inv_t)
+        if not self.forced:
+            k = self.chooser.choose(logw)
+        lw = logw[k]
+        if lw == _NEG_INF:
+            return False
+        self.logT += lw - _logsumexp(logw)
+        if k:
+            self._apply(R, cands[k], ds[k], d_items)
+        return True
+
+    # ------------------------------------------------------- forced targets
+    def _setup_forced(self, li, lj) -> bool:
+        t = self.target
+        labels = self.part.labels
+        self.zi, self.zj = int(t[self.i]), int(t[self.j])
+        self.size_start = self.part.size.copy()
+        M = np.asarray(self.changed, dtype=np.int64)
+        sM = labels[M].tolist()
+        tM = t[M].tolist()
+        cnt = {}
+        stay = {}
+        for xs, xt in zip(sM, tM):
+            cnt[xs] = cnt.get(xs, 0) + 1
+            if xs == li or xs == lj or xt == self.zi or xt == self.zj:
+                continue
+            if stay.setdefault(xt, xs) != xs:
+                return False  # two original members of one target label in two labels
+        self.cnt_changed = cnt
+        self.stay = stay
+        self.placed = {}
+        self.li, self.lj = li, lj
+        return True
+
+    def _stayer(self, Lz):
+        """Label holding the unvisited outside items whose target label is Lz
+        (they can only stay or join i/j); None if there are none; -1 if they
+        are split over two labels."""
+        b = self.stay.get(Lz)
+        if (Lz != self.li and Lz != self.lj
+                and self.size_start[Lz] - self.cnt_changed.get(Lz, 0) > 0):
+            if b is not None and b != Lz:
+                return -1
+            b = Lz
+        return b
+
+    def _forced_target(self, a1, own, whole, fresh):
+        Lz = int(self.target[a1])
+        if Lz == self.zi:
+            return self.bi
+        if Lz == self.zj:
+            return self.bj
+        b1 = self.placed.get(Lz)
+        b2 = self._stayer(Lz)
+        if b2 == -1 or (b1 is not None and b2 is not None and b1 != b2):
+            return None
+        b = b1 if b1 is not None else b2
+        if b is None:
+            return own if whole else fresh
+        if self.part.size[b] == 0:
+            return None
+        return b
+
+    def _record_placed(self, a1) -> bool:
+        Lz = int(self.target[a1])
+        if Lz == self.zi or Lz == self.zj:
+            return True
+        lab = int(self.part.labels[a1])
+        if self.placed.setdefault(Lz, lab) != lab:
+            return False
+        return True
+
+    def _final_check(self) -> bool:
+        """Whether the live partition equals ``target`` (only items moved by
+        either pass can differ)."""
+        labels = self.part.labels
+        parts = [np.asarray(self.changed, dtype=np.int64), self.moved_items()]
+        T = np.unique(np.concatenate(parts))
+        if T.size == 0:
+            return True
+        F = labels[T].tolist()
+        Z = self.target[T].tolist()
+        fz, zf, cf, cz = {}, {}, {}, {}
+        for f, z in zip(F, Z):
+            if fz.setdefault(f, z) != z or zf.setdefault(z, f) != f:
+                return False
+            cf[f] = cf.get(f, 0) + 1
+            cz[z] = cz.get(z, 0) + 1
+        size = self.part.size
+        for f, c in cf.items():
+            if size[f] > c and fz[f] != f:
+                return False
+        for z, c in cz.items():
+            if self.target_size[z] > c and zf[z] != z:
+                return False
+        return True
+
+    # ------------------------------------------------------------------ run
+    def _candidates(self, R, own, parked):
+        """Candidate labels of the set R (own label first), without fresh."""
+        kern = self.kern
+        part = self.part
+        if kern.graph is None:
+            labs = set(part.used_labels().tolist())
+        else:
+            g = kern.graph
+            nb = g.indices[_ranges(g.indptr[R], g.indptr[R + 1] - g.indptr[R])]
+            labs = set(part.labels[nb].tolist())
+            labs.add(self.bi)
+            labs.add(self.bj)
+        labs -= parked
+        labs.discard(own)
+        return [own] + sorted(labs)
+
+    def _update_set(self, R, parked) -> bool:
+        part = self.part
+        own = int(part.labels[R[0]])
+        whole = part.size[own] == R.size
+        cands = self._candidates(R, own, parked)
+        fresh = None
+        if not whole:
+            fresh = part.fresh_label()
+            cands.append(fresh)
+        target = None
+        if self.forced:
+            target = self._forced_target(int(R[0]), own, whole, fresh)
+            if target is None:
+                return False
+        if not self._choose(R, cands, target, True):
+            return False
+        if self.forced:
+            return self._record_placed(int(R[0]))
+        return True
+
+    def _update_outside(self, h, one) -> bool:
+        part = self.part
+        own = int(part.labels[h])
+        size = part.size
+        locked = size[own] >= 2 and size[own] - self.joined.get(own, 0) == 1
+        if locked:
+            cands = [own]
+        elif self.bi == self.bj:
+            cands = [own, self.bi]
+        else:
+            cands = [own, self.bi, self.bj]
+        target = None
+        if self.forced:
+            Lz = int(self.target[h])
+            target = self.bi if Lz == self.zi else (self.bj if Lz == self.zj else own)
+        one[0] = h
+        return self._choose(one, cands, target, False)
+
+    def run(self) -> float:
+        """Run the procedure; returns log T (−inf: forced target unreachable)."""
+        kern = self.kern
+        part = self.part
+        labels = part.labels
+        i, j = self.i, self.j
+        li, lj = int(labels[i]), int(labels[j])
+        split = li == lj
+        self.split = split
+        if self.forced:
+            if (int(self.target[i]) == int(self.target[j])) == split:
+                return _NEG_INF
+            if not self._setup_forced(li, lj):
+                return _NEG_INF
+        if split:
+            D = np.flatnonzero(labels == li)
+            self.joined = {li: D.size}
+        else:
+            D = np.flatnonzero((labels == li) | (labels == lj))
+            self.joined = {li: int(part.size[li]), lj: int(part.size[lj])}
+        cells, ci, cj = kern._cells(D, labels, self.za, self.zb, self.order, i, j)
+        # Initial state: park the other cells, set up the labels of i and j.
+        parked = set()
+        for cell in cells:
+            f = part.fresh_label()
+            self._apply(cell, f, float(self.model.delta(self.state, cell, f)), True)
+            parked.add(f)
+        if split:
+            f = part.fresh_label()
+            self._apply(cj, f, float(self.model.delta(self.state, cj, f)), True)
+            self.bi, self.bj = li, f
+            self.mem = {li: set(ci.tolist()), f: set(cj.tolist())}
+        else:
+            self._apply(cj, li, float(self.model.delta(self.state, cj, li)), True)
+            self.bi = self.bj = li
+            self.mem = {li: set(ci.tolist()) | set(cj.tolist())}
+        # Phase 1: the cells, whole.
+        for cell in cells:
+            own = int(labels[cell[0]])
+            if not self._update_set(cell, parked):
+                return _NEG_INF
+            parked.discard(own)
+        # Phase 2a: every other item of D, one at a time.
+        skip = {i, j}
+        skip.update(int(c[0]) for c in cells)
+        rest = [x for x in D.tolist() if x not in skip]
+        rest.sort(key=self.order.key)
+        for x in rest:
+            if not self._update_set(np.array([x], dtype=np.int64), parked):
+                return _NEG_INF
+        # Phase 2b: the outside items.
+        one = np.zeros(1, dtype=np.int64)
+        if kern.outside == "all":
+            out = np.ones(part.n_vertices, dtype=bool)
+            out[D] = False
+            items = np.flatnonzero(out)
+            items = items[np.argsort(self.order.keys(items), kind="stable")]
+            for h in items.tolist():
+                if not self._update_outside(h, one):
+                    return _NEG_INF
+        else:
+            self._frontier(set(D.tolist()), one)
+            if self.failed:
+                return _NEG_INF
+        if self.forced and not self._final_check():
+            return _NEG_INF
+        return self.logT
+
+    def _frontier(self, inD, one) -> None:
+        """Breadth-first visit of the outside items adjacent to the labels of
+        i and j; an item that moves in adds its outside neighbours."""
+        g = self.kern.graph
+        key = self.order.key
+        self.failed = False
+        seen = set()
+
+        def outside_neighbours(items):
+            new = []
+            for v in items:
+                for u in g.indices[g.indptr[v]:g.indptr[v + 1]].tolist():
+                    if u not in inD and u not in seen:
+                        seen.add(u)
+                        new.append(u)
+            new.sort(key=key)
+            return new
+
+        members = set()
+        for b in {self.bi, self.bj}:
+            members |= self.mem[b]
+        queue = deque(outside_neighbours(sorted(members)))
+        while queue:
+            h = queue.popleft()
+            if not self._update_outside(h, one):
+                self.failed = True
+                return
+            lab = int(self.part.labels[h])
+            if lab == self.bi or lab == self.bj:
+                queue.extend(outside_neighbours([h]))
+
+
+class Reconfiguration:
+    """Adaptive reconfiguration moves (ARM) with S chains.
+
+    Parameters
+    ----------
+    model : partition model
+        Offers ``n_vertices``, ``graph`` (a RegionGraph or None),
+        ``delta`` and ``apply``. Models with a fixed label set (Potts) are
+        refused.
+    q : array, optional
+        Edge probabilities; accepted for the uniform kernel signature,
+        unused.
+    n_chains : int
+        Number of chains S of the multi-chain API (:meth:`init_chains`,
+        :meth:`step_all`); at least 2 unless ``srm`` or a fixed history.
+    history : {"second-half", "all"} or sequence of label arrays
+        Which pooled past states φ draws from: the states of iterations
+        >= t/2 (the paper), all stored states, or a fixed list (frozen:
+        the kernel is then a fixed Markov kernel).
+    srm : bool
+        The simplified moves (Algorithm 2): single-item cells, no history.
+    compiled : bool, optional
+        Whether the Gibbs scans use the model's compiled Gibbs kernel (None:
+        when available). ``self.compiled`` (the driver flag) is False: the
+        driver calls :meth:`step`.
+    gibbs_sweeps : int
+        Single-site Gibbs scans after each move in :meth:`step` and
+        :meth:`step_all` (the paper: 1).
+    anchors : {"edge", "pair"}, optional
+        A uniform graph edge (default with a graph) or a uniform pair.
+    outside : {"frontier", "all"}, optional
+        Which outside items the sweep visits: the frontier of the labels of
+        i and j (default with a graph; needs one) or every item (the paper;
+        default without a graph).
+    order : {"random", "index"}
+        Item order of the sweep: a fresh random permutation per move (the
+        paper's random relabelling) or the item indices.
+    max_history : int
+        Capacity of each history (states stored); lowered, if need be, so
+        that a history takes at most ``HISTORY_BYTES`` (64 MB), but never
+        below 2 * n_chains.
+
+    Attributes
+    ----------
+    counts : dict
+        ``{"split": [proposed, accepted], "merge": [...], "none": [n, 0]}``.
+    history : History
+        The pooled history of the chains (or the frozen one).
+    """
+
+    name = "reconfiguration"
+
+    def __init__(self, model, q=None, *, n_chains=4, history="second-half", srm=False,
+                 compiled=None, gibbs_sweeps=1, anchors=None, outside=None, order="random",
+                 max_history=256):
+        if getattr(model, "fixed_labels", False):
+            raise ValueError(f"{type(model).__name__} has a fixed label set; reconfiguration "
+                             "moves need a partition model whose labels are names")
+        for nm, val, lo in (("n_chains", n_chains, 1), ("gibbs_sweeps", gibbs_sweeps, 0),
+                            ("max_history", max_history, 1)):
+            if isinstance(val, bool) or not isinstance(val, (int, np.integer)) or val < lo:
+                raise ValueError(f"{nm} must be an integer >= {lo}, got {val!r}")
+        self.model = model
+        self.graph = getattr(model, "graph", None)
+        self.srm = bool(srm)
+        if self.srm:
+            self.name = "srm"
+        n = int(model.n_vertices)
+        self.n = n
+        if isinstance(history, str):
+            self._fixed = None
+            self.history_mode = history
+            if history not in ("second-half", "all"):
+                raise ValueError(f"history must be 'second-half', 'all' or a list of label "
+                                 f"arrays, got {history!r}")
+        else:
+            self._fixed = History(n, states=history)
+            self.history_mode = "fixed"
+        if not self.srm and self._fixed is None and n_chains < 2:
+            raise ValueError(f"reconfiguration moves pool the histories of several chains: "
+                             f"n_chains must be >= 2, got {n_chains}")
+        self.n_chains = int(n_chains)
+        # Keep each history within HISTORY_BYTES (int32 labels).
+        self.max_history = int(min(max_history, max(2 * self.n_chains, HISTORY_BYTES // (4 * n))))
+        if self._fixed is None and self.max_history < 2 * self.n_chains:
+            raise ValueError(f"max_history ({max_history}) must be >= 2 * n_chains ({n_chains})")
+        self.gibbs_sweeps = int(gibbs_sweeps)
+        if anchors is None:
+            anchors = "edge" if self.graph is not None else "pair"
+        if anchors not in ("edge", "pair"):
+            raise ValueError(f"anchors must be 'edge' or 'pair', got {anchors!r}")
+        if anchors == "edge" and self.graph is None:
+            raise ValueError("edge anchors need a model with a graph")
+        self.anchors = anchors
+        if outside is None:
+            outside = "frontier" if self.graph is not None else "all"
+        if outside not in ("frontier", "all"):
+            raise ValueError(f"outside must be 'frontier' or 'all', got {outside!r}")
+        if outside == "frontier" and self.graph is None:
+            raise ValueError("outside='frontier' needs a model with a graph")
+        self.outside = outside
+        if order not in ("random", "index"):
+            raise ValueError(f"order must be 'random' or 'index', got {order!r}")
+        self.order = order
+        self._P = _next_prime(n)
+        available = bool(getattr(model, "compiled", False))
+        if compiled and not available:
+            raise ValueError(f"{type(model).__name__} has no compiled kernels")
+        self._gibbs_compiled = available if compiled is None else bool(compiled)
+        self._gibbs = None
+        self.compiled = False  # the move is orchestrated in Python: the driver calls step()
+        self._pool = self._fixed if self._fixed is not None else None
+        self._iteration = 0
+        self._own = weakref.WeakKeyDictionary()
+        self._pos = np.full(n, -1, dtype=np.int64)
+        self.counts = {"split": [0, 0], "merge": [0, 0], "none": [0, 0]}
+
+    # ---------------------------------------------------------- history API
+    @property
+    def history(self):
+        return self._pool
+
+    def freeze(self) -> None:
+        """Stop recording into the pooled history: from now on every move
+        draws φ from a fixed set of states (a fixed Markov kernel)."""
+        if self._pool is not None:
+            self._pool.frozen = True
+
+    def _new_history(self):
+        return History(self.n, capacity=self.max_history, mode=self.history_mode)
+
+    def init_chains(self, states) -> None:
+        """Register the S chain states (``n_chains`` of them) and record
+        them as iteration 0 of the pooled history."""
+        states = list(states)
+        if len(states) != self.n_chains:
+            raise ValueError(f"expected {self.n_chains} chain states, got {len(states)}")
+        if self._fixed is None:
+            self._pool = self._new_history()
+            self._pool.record([s.partition.labels for s in states], 0)
+        self._iteration = 0
+        self._n_registered = len(states)
+
+    def step_all(self, states, rng, temperature=1.0) -> list:
+        """One iteration of every chain: a reconfiguration move, then
+        ``gibbs_sweeps`` Gibbs scans; then the states join the history.
+
+        Returns the list of the moves' StepInfo.
+        """
+        if getattr(self, "_n_registered", None) is None:
+            raise ValueError("call init_chains(states) before step_all")
+        states = list(states)
+        if len(states) != self._n_registered:
+            raise ValueError(f"expected {self._n_registered} chain states, got {len(states)}")
+        seed_compiled_rng(rng)
+        infos = []
+        for s, state in enumerate(states):
+            infos.append(self.move(state, s, rng, temperature))
+            for _ in range(self.gibbs_sweeps):
+                self.gibbs_sweep(state, rng, temperature)
+        self._iteration += 1
+        if self._pool is not None:
+            self._pool.record([s.partition.labels for s in states], self._iteration)
+        return infos
+
+    # ----------------------------------------------------------------- move
+    def _draw_anchors(self, rng):
+        if self.anchors == "edge":
+            edges = self.graph.edges
+            if edges.shape[0] == 0:
+                return None
+            e = int(rng.integers(edges.shape[0]))
+            i, j = int(edges[e, 0]), int(edges[e, 1])
+            if rng.random() < 0.5:
+                i, j = j, i
+            return i, j
+        n = self.n
+        if n < 2:
+            return None
+        i = int(rng.integers(n))
+        j = int(rng.integers(n - 1))
+        return i, (j + 1 if j >= i else j)
+
+    def _draw_order(self, rng) -> _Order:
+        if self.order == "index":
+            return _Order(self._P)
+        return _Order(self._P, int(rng.integers(1, self._P)) if self._P > 1 else 1,
+                      int(rng.integers(self._P)))
+
+    def move(self, state, chain_index, rng, temperature=1.0) -> StepInfo:
+        """One reconfiguration move of chain ``chain_index`` at temperature T,
+        with φ drawn from the pooled history (or the fixed one).
+
+        Returns
+        -------
+        StepInfo
+            ``move`` is "split", "merge" or "none" (no usable past states).
+        """
+        if self._pool is None and not self.srm:
+            raise ValueError("call init_chains(states) before move, or give a fixed history")
+        n_ch = getattr(self, "_n_registered", None) or self.n_chains
+        if not 0 <= int(chain_index) < n_ch:
+            raise ValueError(f"chain_index {chain_index} outside 0..{n_ch - 1}")
+        return self._move(state, self._pool, rng, temperature)
+
+    def _move(self, state, pool, rng, temperature) -> StepInfo:
+        temperature = float(temperature)
+        if not temperature > 0.0:
+            raise ValueError(f"temperature must be positive, got {temperature}")
+        anchors = self._draw_anchors(rng)
+        if anchors is None:
+            self.counts["none"][0] += 1
+            return StepInfo(False, _NEG_INF, 0, 0.0, "none")
+        i, j = anchors
+        za = zb = None
+        if not self.srm:
+            phi = pool.draw(i, j, rng) if pool is not None else None
+            if phi is None:
+                self.counts["none"][0] += 1
+                return StepInfo(False, _NEG_INF, 0, 0.0, "none")
+            za, zb = phi
+        order = self._draw_order(rng)
+        return self.attempt(state, i, j, za, zb, order, temperature, _RngChooser(rng))
+
+    def attempt(self, state, i, j, za, zb, order, temperature, chooser) -> StepInfo:
+        """The MH move for a given φ = (i, j, z^a, z^b, order).
+
+        ``chooser`` supplies the random choices: ``choose(logw) -> index``,
+        ``accept(log_alpha) -> bool`` and ``proposed(labels)`` (called with
+        the live labels of z*). Leaves the state at z* if accepted, else at
+        z (the same partition, possibly with other label names).
+        """
+        part = state.partition
+        split = part.labels[i] == part.labels[j]
+        kind = "split" if split else "merge"
+        self.counts[kind][0] += 1
+        zlab = part.labels.copy()
+        zsize = part.size.copy()
+        lp0 = state.log_pi
+        fwd = _Pass(self, state, i, j, za, zb, order, temperature, chooser=chooser)
+        log_f = fwd.run()
+        if log_f == _NEG_INF:  # only if every choice had probability 0
+            fwd.undo()
+            state.log_pi = lp0
+            return StepInfo(False, _NEG_INF, 0, 0.0, kind)
+        lp1 = state.log_pi
+        d = lp1 - lp0
+        chooser.proposed(part.labels)
+        M = fwd.moved_items()
+        n_moved = int(np.count_nonzero(part.labels[M] != zlab[M]))
+        rev = _Pass(self, state, i, j, za, zb, order, temperature, target=zlab,
+                    target_size=zsize, changed=M)
+        log_r = rev.run()
+        if log_r == _NEG_INF:
+            log_alpha = _NEG_INF
+        else:
+            log_alpha = d / temperature + log_r - log_f
+        accepted = bool(chooser.accept(log_alpha))
+        if accepted:
+            rev.undo()
+            state.log_pi = lp1
+            self.counts[kind][1] += 1
+        else:
+            if log_r == _NEG_INF:
+                rev.undo()
+                fwd.undo()
+            state.log_pi = lp0
+        return StepInfo(accepted, float(log_alpha), n_moved, float(d), kind)
+
+    def _cells(self, D, labels, za, zb, order, i, j):
+        """(other cells, c_i, c_j); each cell sorted by the order (earmark
+        first), the others by decreasing size, ties by earmark."""
+        m = D.size
+        if self.srm:
+            groups = np.arange(m)
+        else:
+            n = self.n
+            key = (za[D].astype(np.int64) * n + zb[D]) * n + labels[D]
+            _, groups = np.unique(key, return_inverse=True)
+            groups = groups.reshape(-1)
+            g = self.graph
+            if g is not None and m > 1:
+                groups = _pieces(D, groups.astype(np.int64), g.indptr, g.indices, self._pos)
+        k = order.keys(D)
+        idx = np.lexsort((k, groups))
+        Ds = D[idx]
+        gs = groups[idx]
+        cells = np.split(Ds, np.flatnonzero(np.diff(gs)) + 1)
+        ci = cj = None
+        others = []
+        for c in cells:
+            if ci is None and (c == i).any():
+                ci = c
+            elif cj is None and (c == j).any():
+                cj = c
+            else:
+                others.append(c)
+        others.sort(key=lambda c: (-c.size, order.key(c[0])))
+        return others, ci, cj
+
+    # ------------------------------------------------------------ iteration
+    def gibbs_sweep(self, state, rng, temperature=1.0) -> None:
+        """One single-site Gibbs scan: N updates at uniformly random items
+        (the library's Gibbs kernel, compiled when the model offers it)."""
+        if self._gibbs is None:
+            from .gibbs import Gibbs
+
+            self._gibbs = Gibbs(self.model, compiled=self._gibbs_compiled)
+        n = self.n
+        if self._gibbs.compiled:
+            self._gibbs.run(state, rng, np.full(n, float(temperature)))
+        else:
+            for _ in range(n):
+                self._gibbs.step(state, rng, temperature)
+
+    def step(self, state, rng, temperature=1.0) -> StepInfo:
+        """Single-chain use (the annealing driver): one move with φ from this
+        chain's own history (or the fixed one), then ``gibbs_sweeps`` Gibbs
+        scans, then the state joins its own history.
+
+        Returns the move's StepInfo (``delta`` is the Δ log π of the move
+        alone; ``state.log_pi`` includes the Gibbs scans).
+        """
+        if self._fixed is not None:
+            pool = self._fixed
+        elif self.srm:
+            pool = None
+        else:
+            entry = self._own.get(state)
+            if entry is None:
+                entry = [self._new_history(), 0]
+                entry[0].record([state.partition.labels], 0)
+                self._own[state] = entry
+            pool = entry[0]
+        info = self._move(state, pool, rng, temperature)
+        for _ in range(self.gibbs_sweeps):
+            self.gibbs_sweep(state, rng, temperature)
+        if pool is not None and not pool.frozen:
+            entry[1] += 1
+            pool.record([state.partition.labels], entry[1])
+        return info
+
+    def acceptance_rates(self) -> dict:
+        """Accepted / proposed per move type (NaN before any proposal)."""
+        return {k: (a / p if p else float("nan")) for k, (p, a) in self.counts.items()
+                if k != "none"}
+
+
+class SRM(Reconfiguration):
+    """Simplified reconfiguration moves (Algorithm 2): every item of the two
+    labels is re-placed on its own, outside items may join; no history.
+    Same parameters as :class:`Reconfiguration` (``history`` is unused)."""
+
+    name = "srm"
+
+    def __init__(self, model, q=None, *, srm=True, **kwargs):
+        if not srm:
+            raise ValueError("SRM is the simplified move; use Reconfiguration")
+        kwargs.setdefault("n_chains", 1)
+        super().__init__(model, q, srm=True, **kwargs)
