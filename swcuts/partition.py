@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["Partition", "canonical", "relabel_vertices"]
+__all__ = ["Partition", "MemberIndex", "canonical", "relabel_vertices"]
 
 
 @njit(cache=True)
@@ -116,3 +116,30 @@ class Partition:
 
     def copy(self) -> "Partition":
         return Partition(self.labels, n_slots=self.size.size)
+
+
+class MemberIndex:
+    """Vertices of every label of one partition, checked before use.
+
+    An entry is trusted only when it has as many vertices as the label and
+    all of them carry the label (O(|label|)); entries hold distinct
+    vertices, so that check proves it is exactly the label's member set.
+    A failed check (some other kernel moved vertices) rebuilds every entry
+    in one O(N log N) pass. Kernels that move vertices update ``lists``.
+    """
+
+    def __init__(self):
+        self.lists = {}
+
+    def members(self, part, label: int) -> np.ndarray:
+        lst = self.lists.get(label)
+        if lst is None or lst.size != part.size[label] or not np.all(part.labels[lst] == label):
+            self.rebuild(part)
+            lst = self.lists[label]
+        return lst
+
+    def rebuild(self, part) -> None:
+        order = np.argsort(part.labels, kind="stable")
+        used = part.used_labels()
+        bounds = np.cumsum(part.size[used])[:-1]
+        self.lists = dict(zip(used.tolist(), np.split(order, bounds)))

@@ -313,6 +313,42 @@ def test_move_with_gibbs_leaves_posterior_invariant(name):
     assert rates["split"] > 0.05 and rates["merge"] > 0.05
 
 
+@pytest.mark.parametrize("name", ["colour", "bernoulli"])
+def test_paper_anchor_rule_with_gibbs_leaves_posterior_invariant(name):
+    """anchors="disagree": two past states first, then anchors where they
+    disagree (the paper's rule); fewer no-ops, same invariance."""
+    model, _, _ = ENUM[name]()
+    states = set_partitions(model.n_vertices)
+    p = exact_distribution(model, states)
+    rng = np.random.default_rng(77)
+    seed_compiled_rng(rng)
+    kernel = Reconfiguration(model, history=_frozen_history(states, p, rng), anchors="disagree")
+    state = model.new_state(np.zeros(model.n_vertices, dtype=np.int64))
+    counts = visit_counts(kernel, state, rng, n_samples=3000, thin=2, burn=50)
+    _assert_matches(*compare(counts, states, p), p, n=3000)
+    assert kernel.counts["none"][0] < 0.1 * (kernel.counts["split"][0] + kernel.counts["merge"][0])
+
+
+@pytest.mark.parametrize("graph", [True, False], ids=["edges", "pairs"])
+def test_paper_anchor_rule_is_uniform_over_disagreements(graph):
+    A = np.array([0, 0, 0, 1, 1, 1])
+    B = np.array([0, 1, 1, 1, 2, 2])
+    model = grey_setting()[0] if graph else bernoulli6()
+    kernel = Reconfiguration(model, history=[A, B], anchors="disagree")
+    pairs = anchor_pairs(model)
+    expected = {(i, j) for i, j in pairs if (A[i] == A[j]) != (B[i] == B[j])}
+    rng = np.random.default_rng(0)
+    counts = {}
+    n = 200 * len(expected)
+    for _ in range(n):
+        i, j, za, zb = kernel._draw_disagreement(kernel.history, rng)
+        assert za[i] == za[j] and zb[i] != zb[j]
+        counts[(i, j)] = counts.get((i, j), 0) + 1
+    assert set(counts) == expected
+    mean = n / len(expected)
+    assert all(abs(c - mean) < 5 * math.sqrt(mean) for c in counts.values())
+
+
 def test_srm_with_gibbs_leaves_posterior_invariant():
     model, _, _ = colour_setting()
     states = set_partitions(model.n_vertices)
@@ -468,6 +504,8 @@ def test_options_and_errors():
         Reconfiguration(model, history=[np.zeros(5, dtype=np.int64)])
     with pytest.raises(ValueError):
         Reconfiguration(model, order="sorted")
+    with pytest.raises(ValueError):
+        SRM(model, anchors="disagree")
     states = [model.new_state(np.zeros(6, dtype=np.int64)) for _ in range(3)]
     with pytest.raises(ValueError, match="init_chains"):
         k.step_all(states, np.random.default_rng(0))

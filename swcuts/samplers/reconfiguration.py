@@ -67,10 +67,12 @@ states. One move (:meth:`Reconfiguration.move`) of a chain in state z:
 
 **Differences from the paper** (all keep T exact; the exact tests decide):
 
-* φ: the anchors are drawn first (state-independent), then z^a and z^b
-  uniformly among the eligible past states joining / separating them. The
-  paper draws z^a ≠ z^b (one from the chain's own past) first, then (i, j)
-  among the pairs where they disagree, relabelling z^a, z^b to match.
+* φ: by default the anchors are drawn first (state-independent), then z^a
+  and z^b uniformly among the eligible past states joining / separating
+  them — once the chains agree, most anchors find no such pair and the move
+  is a no-op. The paper draws z^a ≠ z^b first (one from the chain's own
+  past), then (i, j) among the pairs where they disagree, relabelling z^a,
+  z^b to match: ``anchors="disagree"`` (without the own-chain condition).
 * Removed cells are parked in labels of their own (see 4).
 * The sweep visits D first (cells, then items) and the outside items
   after; Algorithm 3 interleaves items of D and outside items in one loop.
@@ -347,6 +349,17 @@ class History:
             self.data[self.count] = lab
             self.stamps[self.count] = stamp
             self.count += 1
+
+    def draw_pair(self, rng):
+        """Two distinct eligible states, uniformly (ordered); None if fewer
+        than two."""
+        rows = self._eligible() if self.count else np.zeros(0, np.int64)
+        if rows.size < 2:
+            return None
+        a = int(rng.integers(rows.size))
+        b = int(rng.integers(rows.size - 1))
+        b = b + 1 if b >= a else b
+        return (self.data[rows[a]].astype(np.int64), self.data[rows[b]].astype(np.int64))
 
     def draw(self, i, j, rng):
         """(z^a, z^b): uniform among eligible states with i ~ j, resp. i ≁ j;
@@ -725,8 +738,13 @@ class Reconfiguration:
     gibbs_sweeps : int
         Single-site Gibbs scans after each move in :meth:`step` and
         :meth:`step_all` (the paper: 1).
-    anchors : {"edge", "pair"}, optional
-        A uniform graph edge (default with a graph) or a uniform pair.
+    anchors : {"edge", "pair", "disagree"}, optional
+        A uniform graph edge (default with a graph) or a uniform pair, then
+        z^a, z^b from the history (a no-op when it has no state joining or
+        no state separating them); or "disagree", the paper's rule: two
+        distinct past states first, then (i, j) uniform over the pairs
+        (graph: edges) on which they disagree — never a no-op once the
+        history holds two different states. Both are state-independent.
     outside : {"frontier", "all"}, optional
         Which outside items the sweep visits: the frontier of the labels of
         i and j (default with a graph; needs one) or every item (the paper;
@@ -786,8 +804,10 @@ class Reconfiguration:
         self.gibbs_sweeps = int(gibbs_sweeps)
         if anchors is None:
             anchors = "edge" if self.graph is not None else "pair"
-        if anchors not in ("edge", "pair"):
-            raise ValueError(f"anchors must be 'edge' or 'pair', got {anchors!r}")
+        if anchors not in ("edge", "pair", "disagree"):
+            raise ValueError(f"anchors must be 'edge', 'pair' or 'disagree', got {anchors!r}")
+        if anchors == "disagree" and self.srm:
+            raise ValueError("anchors='disagree' needs a history; sRM has none")
         if anchors == "edge" and self.graph is None:
             raise ValueError("edge anchors need a model with a graph")
         self.anchors = anchors
@@ -880,6 +900,45 @@ class Reconfiguration:
         j = int(rng.integers(n - 1))
         return i, (j + 1 if j >= i else j)
 
+    def _draw_disagreement(self, pool, rng):
+        """The paper's φ: two distinct past states, then (i, j) uniform over
+        the pairs (graph: the edges, both orders) that exactly one of them
+        joins; z^a is the one that joins. None if there is no such pair.
+        Depends on the history only: O(N) (graph: O(E)) numpy work."""
+        pair = pool.draw_pair(rng) if pool is not None else None
+        if pair is None:
+            return None
+        A, B = pair
+        if self.graph is not None:
+            e = self.graph.edges
+            ja = A[e[:, 0]] == A[e[:, 1]]
+            dis = np.flatnonzero(ja != (B[e[:, 0]] == B[e[:, 1]]))
+            if dis.size == 0:
+                return None
+            t = int(dis[rng.integers(dis.size)])
+            i, j = int(e[t, 0]), int(e[t, 1])
+            if rng.random() < 0.5:
+                i, j = j, i
+            return (i, j, A, B) if ja[t] else (i, j, B, A)
+        n = self.n
+        _, inv_ab, n_ab = np.unique(A * n + B, return_inverse=True, return_counts=True)
+        n_ab = n_ab[inv_ab.reshape(-1)]
+        # w_i: partners of i joined by one state only, per kind (A not B, B not A).
+        w_a = np.bincount(A, minlength=n)[A] - n_ab
+        w_b = np.bincount(B, minlength=n)[B] - n_ab
+        total_a, total_b = int(w_a.sum()), int(w_b.sum())
+        if total_a + total_b == 0:
+            return None
+        if rng.random() * (total_a + total_b) < total_a:
+            w, X, Y = w_a, A, B
+        else:
+            w, X, Y = w_b, B, A
+        c = np.cumsum(w)
+        i = int(np.searchsorted(c, rng.random() * c[-1], side="right"))
+        partners = np.flatnonzero((X == X[i]) & (Y != Y[i]))
+        j = int(partners[rng.integers(partners.size)])
+        return i, j, X, Y
+
     def _draw_order(self, rng) -> _Order:
         if self.order == "index":
             return _Order(self._P)
@@ -906,6 +965,14 @@ class Reconfiguration:
         temperature = float(temperature)
         if not temperature > 0.0:
             raise ValueError(f"temperature must be positive, got {temperature}")
+        if self.anchors == "disagree":
+            phi = self._draw_disagreement(pool, rng)
+            if phi is None:
+                self.counts["none"][0] += 1
+                return StepInfo(False, _NEG_INF, 0, 0.0, "none")
+            i, j, za, zb = phi
+            return self.attempt(state, i, j, za, zb, self._draw_order(rng), temperature,
+                                _RngChooser(rng))
         anchors = self._draw_anchors(rng)
         if anchors is None:
             self.counts["none"][0] += 1

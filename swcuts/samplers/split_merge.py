@@ -97,6 +97,7 @@ import numpy as np
 from numba import njit
 
 from ..models.image import ImageModel, label_loglik
+from ..partition import MemberIndex
 from .common import StepInfo, metropolis_hastings, seed_compiled_rng
 from .compiled import CompiledWorkspace, _join, _move
 
@@ -250,34 +251,6 @@ def _scan_image(S, side, labs, inv_t, u, target, f_state, labels, size, free_sta
     return log_q
 
 
-class _MemberIndex:
-    """Vertices of every label of one state, checked before use.
-
-    An entry is trusted only when it has as many vertices as the label and
-    all of them carry the label (O(|label|)); the entries hold distinct
-    vertices, so that check proves it is exactly the label's member set.
-    A failed check (some other kernel moved vertices) rebuilds every entry
-    in one O(N log N) pass.
-    """
-
-    def __init__(self):
-        self.lists = {}
-
-    def members(self, part, label: int) -> np.ndarray:
-        lst = self.lists.get(label)
-        if lst is None or lst.size != part.size[label] or not np.all(part.labels[lst] == label):
-            self.rebuild(part)
-            lst = self.lists[label]
-        return lst
-
-    def rebuild(self, part) -> None:
-        labels = part.labels
-        order = np.argsort(labels, kind="stable")
-        used = part.used_labels()
-        bounds = np.cumsum(part.size[used])[:-1]
-        self.lists = dict(zip(used.tolist(), np.split(order, bounds)))
-
-
 class SplitMerge:
     """Split-Merge(t, M, R) of Jain & Neal with restricted Gibbs proposals.
 
@@ -376,10 +349,10 @@ class SplitMerge:
         self.counts = {"split": [0, 0], "merge": [0, 0]}
 
     # -------------------------------------------------------------- helpers
-    def _members_index(self, state) -> _MemberIndex:
+    def _members_index(self, state) -> MemberIndex:
         idx = self._index.get(state)
         if idx is None:
-            idx = self._index[state] = _MemberIndex()
+            idx = self._index[state] = MemberIndex()
         return idx
 
     def _draw_anchors(self, rng):

@@ -135,6 +135,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..partition import MemberIndex
 from .common import StepInfo, metropolis_hastings
 
 __all__ = ["Triadic", "Proposal", "MOVES"]
@@ -178,33 +179,6 @@ class Proposal:
     log_pi0: float
     before: tuple
     after: tuple
-
-
-class _Members:
-    """Vertices of every label of one state, checked before use.
-
-    An entry is trusted only when it has as many vertices as the label and
-    all of them carry the label (O(|label|)); entries hold distinct
-    vertices, so the check proves it is the label's member set. A failed
-    check (another kernel moved vertices) rebuilds every entry in one
-    O(N log N) pass.
-    """
-
-    def __init__(self):
-        self.lists = {}
-
-    def members(self, part, label: int) -> np.ndarray:
-        lst = self.lists.get(label)
-        if lst is None or lst.size != part.size[label] or not np.all(part.labels[lst] == label):
-            self.rebuild(part)
-            lst = self.lists[label]
-        return lst
-
-    def rebuild(self, part) -> None:
-        order = np.argsort(part.labels, kind="stable")
-        used = part.used_labels()
-        bounds = np.cumsum(part.size[used])[:-1]
-        self.lists = dict(zip(used.tolist(), np.split(order, bounds)))
 
 
 class Triadic:
@@ -355,10 +329,10 @@ class Triadic:
         return {"merge32": 1.0}
 
     # ------------------------------------------------------------ helpers
-    def _members_index(self, state) -> _Members:
+    def _members_index(self, state) -> MemberIndex:
         idx = self._index.get(state)
         if idx is None:
-            idx = self._index[state] = _Members()
+            idx = self._index[state] = MemberIndex()
         return idx
 
     def touched(self, state, anchors) -> np.ndarray:
