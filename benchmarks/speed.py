@@ -70,7 +70,7 @@ def main():
     n_long = 3 if args.quick else 5
     long_steps = 2_000_000
     best = min(swcuts.segment(img, seed=100 + s, steps=long_steps, **kw).energy for s in range(n_long))
-    print(f"{'  best energy of %d long SWC-2 runs (%d steps each)' % (n_long, long_steps):<58} {best:>14,.0f}")
+    print(f"{'  best energy of %d long runs, default kernel (%d steps each)' % (n_long, long_steps):<58} {best:>14,.0f}")
     for budget in (0.25, 0.5, 1.0):
         es = [swcuts.segment(img, seed=s, time_budget=budget, **kw).energy for s in range(5)]
         gap = (np.median(es) - best) / abs(best)
