@@ -188,6 +188,25 @@ def cut_summary(R, labels, indptr, indices, edge_ids, q, log1mq, in_r, acc_log, 
     return labs, s_log, s_q, cnt
 
 
+def draw_anchor_pair(edges, n, rng):
+    """Two distinct vertices drawn independently of the state: a uniformly
+    random edge in random order when ``edges`` is given, else a uniform
+    ordered pair of 0..n-1. None when there is no such pair."""
+    if edges is not None:
+        if edges.shape[0] == 0:
+            return None
+        e = int(rng.integers(edges.shape[0]))
+        i, j = int(edges[e, 0]), int(edges[e, 1])
+        if rng.random() < 0.5:
+            i, j = j, i
+        return i, j
+    if n < 2:
+        return None
+    i = int(rng.integers(n))
+    j = int(rng.integers(n - 1))
+    return i, (j + 1 if j >= i else j)
+
+
 class CutScratch:
     """Per-label accumulators for :func:`cut_summary`."""
 

@@ -136,7 +136,7 @@ from collections import deque
 import numpy as np
 from numba import njit
 
-from .common import StepInfo, metropolis_hastings, seed_compiled_rng
+from .common import StepInfo, draw_anchor_pair, metropolis_hastings, seed_compiled_rng
 
 __all__ = ["Reconfiguration", "SRM", "History"]
 
@@ -884,21 +884,7 @@ class Reconfiguration:
 
     # ----------------------------------------------------------------- move
     def _draw_anchors(self, rng):
-        if self.anchors == "edge":
-            edges = self.graph.edges
-            if edges.shape[0] == 0:
-                return None
-            e = int(rng.integers(edges.shape[0]))
-            i, j = int(edges[e, 0]), int(edges[e, 1])
-            if rng.random() < 0.5:
-                i, j = j, i
-            return i, j
-        n = self.n
-        if n < 2:
-            return None
-        i = int(rng.integers(n))
-        j = int(rng.integers(n - 1))
-        return i, (j + 1 if j >= i else j)
+        return draw_anchor_pair(self.graph.edges if self.anchors == "edge" else None, self.n, rng)
 
     def _draw_disagreement(self, pool, rng):
         """The paper's φ: two distinct past states, then (i, j) uniform over

@@ -98,7 +98,7 @@ from numba import njit
 
 from ..models.image import ImageModel, label_loglik
 from ..partition import MemberIndex
-from .common import StepInfo, metropolis_hastings, seed_compiled_rng
+from .common import StepInfo, draw_anchor_pair, metropolis_hastings, seed_compiled_rng
 from .compiled import CompiledWorkspace, _join, _move
 
 __all__ = ["SplitMerge", "RandomSplit"]
@@ -357,21 +357,8 @@ class SplitMerge:
 
     def _draw_anchors(self, rng):
         """(i, j), independent of the state; None if no pair exists."""
-        if self.anchors == "edge":
-            n_edges = self._edges.shape[0]
-            if n_edges == 0:
-                return None
-            e = int(rng.integers(n_edges))
-            i, j = int(self._edges[e, 0]), int(self._edges[e, 1])
-            if rng.random() < 0.5:
-                i, j = j, i
-            return i, j
-        n = self.model.n_vertices
-        if n < 2:
-            return None
-        i = int(rng.integers(n))
-        j = int(rng.integers(n - 1))
-        return i, (j + 1 if j >= i else j)
+        return draw_anchor_pair(self._edges if self.anchors == "edge" else None,
+                                self.model.n_vertices, rng)
 
     def _move(self, state, R, label) -> float:
         """Relabel R on the live state; returns the Δ log π applied."""

@@ -136,7 +136,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..partition import MemberIndex
-from .common import StepInfo, metropolis_hastings
+from .common import StepInfo, draw_anchor_pair, metropolis_hastings
 
 __all__ = ["Triadic", "Proposal", "MOVES"]
 
@@ -274,19 +274,13 @@ class Triadic:
         n = self.model.n_vertices
         if n < 3:
             return None
+        pair = draw_anchor_pair(self.graph.edges if self.anchors == "edge" else None, n, rng)
+        if pair is None:
+            return None
+        i, j = pair
         if self.anchors == "edge":
-            edges = self.graph.edges
-            if edges.shape[0] == 0:
-                return None
-            e = int(rng.integers(edges.shape[0]))
-            i, j = int(edges[e, 0]), int(edges[e, 1])
-            if rng.random() < 0.5:
-                i, j = j, i
             cand = self._third_candidates(i, j)
             return i, j, int(cand[rng.integers(cand.size)])
-        i = int(rng.integers(n))
-        j = int(rng.integers(n - 1))
-        j += j >= i
         lo, hi = min(i, j), max(i, j)
         k = int(rng.integers(n - 2))
         k += k >= lo
