@@ -7,6 +7,7 @@ import itertools
 from collections import Counter
 
 import numpy as np
+import pytest
 from scipy import stats
 
 from swcuts.partition import canonical
@@ -71,3 +72,24 @@ def compare(counts, states, p, min_expected=5.0):
         obs_b, exp_b = obs_b[:-1], exp_b[:-1]
     chi = stats.chisquare(obs_b, exp_b * obs_b.sum() / exp_b.sum())
     return tv, chi.pvalue
+
+
+def chain_visits(kernel, model, states, p, seed, n_samples, thin, temperature=1.0):
+    """Run ``kernel`` from one label; (TV, chi-square p-value) of its visit
+    counts against p. Also checks that the cached log π stays exact."""
+    from swcuts.samplers import seed_compiled_rng
+
+    rng = np.random.default_rng(seed)
+    seed_compiled_rng(rng)
+    state = model.new_state(np.zeros(model.n_vertices, dtype=np.int64))
+    counts = visit_counts(kernel, state, rng, n_samples=n_samples, thin=thin,
+                          temperature=temperature)
+    assert state.log_pi == pytest.approx(model.log_target(state.labels), abs=1e-6)
+    return compare(counts, states, p)
+
+
+def assert_matches(tv, pvalue, p, n_samples):
+    """TV below 1.5x the iid noise floor and chi-square p-value above 1e-3."""
+    floor = iid_tv(p, n_samples)
+    assert tv < 1.5 * floor, f"total variation {tv:.3f} (iid noise floor {floor:.3f})"
+    assert pvalue > 1e-3, f"chi-square p-value {pvalue:.2g}"
