@@ -1,8 +1,10 @@
 """The sampler state: a partition of the graph's vertices into labels.
 
 Labels are names only. They live in slots ``0..N-1`` (there can never be
-more labels than vertices); unused slots sit on a free list so that a fresh
-label is found in O(1).
+more labels than vertices). ``free_stack`` is a permutation of the slots:
+the unused ones first (``free_stack[:n_free]``, the last of them is the next
+fresh label, found in O(1)), then the used ones (``free_stack[n_free:]``), so
+that kernels can walk the L used labels in O(L) instead of O(N).
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ def relabel_vertices(labels, size, free_stack, n_free, R, n_r, new_label):
     if n_r == 0:  # nothing moves: a fresh new_label must stay on the free stack
         return
     if size[new_label] == 0:
+        # Swap new_label to the top of the free part, which then becomes the
+        # first entry of the used part.
         top = n_free[0] - 1
         for t in range(top, -1, -1):
             if free_stack[t] == new_label:
@@ -36,8 +40,15 @@ def relabel_vertices(labels, size, free_stack, n_free, R, n_r, new_label):
         size[new_label] += 1
         labels[v] = new_label
         if size[old] == 0:
-            free_stack[n_free[0]] = old
-            n_free[0] += 1
+            # Swap old to the first entry of the used part, which then
+            # becomes the top of the free part (O(L) search, once per label).
+            first = n_free[0]
+            for t in range(first, free_stack.size):
+                if free_stack[t] == old:
+                    free_stack[t] = free_stack[first]
+                    free_stack[first] = old
+                    break
+            n_free[0] = first + 1
 
 
 def canonical(labels) -> tuple:
@@ -73,8 +84,7 @@ class Partition:
 
     def _rebuild_free(self):
         unused = np.flatnonzero(self.size == 0)[::-1]
-        self.free_stack = np.zeros(self.size.size, dtype=np.int64)
-        self.free_stack[:unused.size] = unused
+        self.free_stack = np.concatenate([unused, np.flatnonzero(self.size)]).astype(np.int64)
         # A one-element array, so that compiled kernels can update it in place.
         self.n_free = np.array([unused.size], dtype=np.int64)
 
@@ -94,7 +104,7 @@ class Partition:
 
     def used_labels(self) -> np.ndarray:
         """The non-empty labels, ascending."""
-        return np.flatnonzero(self.size)
+        return np.sort(self.free_stack[self.n_free[0]:])
 
     def fresh_label(self) -> int:
         """An unused label (not removed from the free list until used)."""

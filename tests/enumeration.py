@@ -93,3 +93,21 @@ def assert_matches(tv, pvalue, p, n_samples):
     floor = iid_tv(p, n_samples)
     assert tv < 1.5 * floor, f"total variation {tv:.3f} (iid noise floor {floor:.3f})"
     assert pvalue > 1e-3, f"chi-square p-value {pvalue:.2g}"
+
+
+def run_visits(kernel, model, states, p, seed, n_samples, thin, temperature=1.0, burn=2000):
+    """:func:`chain_visits` for kernels with a compiled ``run``: each run of
+    ``thin`` steps is one compiled call, so long thinning stays cheap."""
+    from swcuts.samplers import seed_compiled_rng
+
+    rng = np.random.default_rng(seed)
+    seed_compiled_rng(rng)
+    state = model.new_state(np.zeros(model.n_vertices, dtype=np.int64))
+    kernel.run(state, rng, np.full(burn, temperature))
+    counts = Counter()
+    temps = np.full(thin, temperature)
+    for _ in range(n_samples):
+        kernel.run(state, rng, temps)
+        counts[canonical(state.partition.labels)] += 1
+    assert state.log_pi == pytest.approx(model.log_target(state.labels), abs=1e-6)
+    return compare(counts, states, p)

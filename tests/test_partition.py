@@ -21,6 +21,9 @@ def check_consistent(p, n_slots=None):
     assert len(free) == len(set(free)), "free list has duplicates"
     assert sorted(free) == np.flatnonzero(expect == 0).tolist()
     assert p.n_labels + len(free) == n_slots
+    # The free stack is a permutation of the slots: free ones, then used ones.
+    assert sorted(p.free_stack.tolist()) == list(range(n_slots))
+    assert sorted(p.free_stack[p.n_free[0]:].tolist()) == used.tolist()
     if free:
         fresh = p.fresh_label()
         assert 0 <= fresh < n_slots

@@ -59,11 +59,12 @@ def _swc1_component(labels, edges, q, Rbuf):
 
 
 @njit(cache=True)
-def _pick_far(size, adj, n_adj, acc_n, ell, n_pick):
+def _pick_far(free_stack, n_free, acc_n, ell, n_pick):
     """The n_pick-th used label that is not adjacent to R and is not ell."""
     seen = 0
-    for lab in range(size.size):
-        if size[lab] > 0 and acc_n[lab] == 0 and lab != ell:
+    for t in range(n_free, free_stack.size):
+        lab = free_stack[t]
+        if acc_n[lab] == 0 and lab != ell:
             if seen == n_pick:
                 return lab
             seen += 1
@@ -259,7 +260,7 @@ def run_image_kernel(kind, temps, f_state, labels, size, free_stack, n_free, lst
                 else:
                     n_far = n_exist - n_adj - (0 if (whole or acc_n[ell] > 0) else 1)
                     if n_far > 0:
-                        new_label = _pick_far(size, adj, n_adj, acc_n, ell, int(np.random.random() * n_far))
+                        new_label = _pick_far(free_stack, n_free[0], acc_n, ell, int(np.random.random() * n_far))
                         w_new = w_far
             if new_label < 0:
                 _clear_cuts(adj, n_adj, acc_log, acc_q, acc_n)
@@ -304,8 +305,9 @@ def run_image_kernel(kind, temps, f_state, labels, size, free_stack, n_free, lst
                 d_leave = -(a1 * (k_p - 1) + a2 * (sp_p - c_area ** ex))
             n_t = 0
             cur = -1
-            for lab in range(n_slots):
-                if size[lab] == 0 or (whole and lab == ell):
+            for t_used in range(n_free[0], n_slots):
+                lab = free_stack[t_used]
+                if whole and lab == ell:
                     continue
                 tlab[n_t] = lab
                 if lab == ell:

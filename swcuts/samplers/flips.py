@@ -1,0 +1,374 @@
+"""Compiled moves that relabel several SW components at once (Prop. 8).
+
+Shared by :mod:`.multiflip` (all of the graph) and :mod:`.multigrid`
+(attention windows). A step has a set S of connected components of the
+on-edges, all inside the vertex set W being clustered (W = V, or a window
+Λ); every component c in S draws a new label independently, and the move is
+accepted with eq. 51:
+
+    α = min{1, Π_{C(X→X')}(1-q) / Π_{C(X'→X)}(1-q)
+              · Π_c q(X_c | c) / q(X'_c | c) · [π(X')/π(X)]^(1/T)},
+
+where the cut sets run over edges with both ends in W (Prop. 9: edges
+leaving the window are not clustered, so they do not enter the ratio).
+
+Labels as names. Proposing a label for each of several components needs a
+reverse proposal that is computable in X' as in X. swcuts runs these moves
+on labelings with the N label slots of the partition as the label set,
+with target π̃(x) = π(partition of x) / (N)_K, (N)_K = N!/(N-K)! the number
+of labelings of a K-label partition; π̃ has marginal π over partitions, so a
+π̃-invariant kernel on labelings is π-invariant on partitions (relabelling
+symmetry). Each component's proposal depends only on the labels outside S,
+which X and X' share, so q(· | c) is the same distribution in both states:
+
+* a label used outside S and adjacent to c: ``adjacent * (floor + mean q)``
+  over the edges from c to it;
+* a label used outside S, not adjacent to c: ``far``;
+* a slot not used outside S (|F| = N − K_out of them): ``fresh / |F|`` each,
+
+so two components that draw the same free slot merge, exactly as the
+labeling says. The target ratio gains the factor (N)_K / (N)_K'.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from ..models.image import label_loglik
+from .compiled import FP_A0, FP_A1, FP_A2, FP_EXP, FP_KAPPA, FP_RIDGE, _join, _move, _pieces, _sum_stats
+
+# fp layout of the proposal weights (after the model's own entries)
+FW_ADJ, FW_FLOOR, FW_FRESH, FW_FAR = 6, 7, 8, 9
+
+
+@njit(cache=True)
+def log_falling(n_slots, k):
+    """log (N)_k = log N!/(N-k)!."""
+    s = 0.0
+    for i in range(k):
+        s += math.log(n_slots - i)
+    return s
+
+
+@njit(cache=True)
+def _label_weight(lab, inside, size, acc_q, acc_n, n_f, fp):
+    """Proposal weight of ``lab`` for the component whose cut sums are in acc_*."""
+    if inside[lab] or size[lab] == 0:
+        return fp[FW_FRESH] / n_f
+    if acc_n[lab] > 0:
+        return fp[FW_ADJ] * (fp[FW_FLOOR] + acc_q[lab] / acc_n[lab])
+    return fp[FW_FAR]
+
+
+@njit(cache=True)
+def propose_labels(n_comp, ptr, Sbuf, sid, labels, size, free_stack, n_free, indptr, indices,
+                   edge_ids, q, fp, inside, inside_list, acc_q, acc_n, adj, new_lab):
+    """Draw a label for every component of S; returns Σ_c log q(x_c)/q(x'_c).
+
+    ``sid[v]`` is the index in S of v's component (−1 outside S); ``inside``
+    must be zero on entry (it is zero again on return).
+    """
+    n_slots = size.size
+    # Labels used only inside S, and K_out = labels used outside S.
+    n_in = 0
+    for t in range(ptr[n_comp]):
+        lab = labels[Sbuf[t]]
+        if acc_n[lab] == 0:
+            adj[n_in] = lab
+            n_in += 1
+        acc_n[lab] += 1
+    for t in range(n_in):
+        lab = adj[t]
+        if acc_n[lab] == size[lab]:
+            inside[lab] = 1
+        acc_n[lab] = 0
+    n_inside = 0
+    for t in range(n_in):
+        lab = adj[t]
+        if inside[lab]:
+            inside_list[n_inside] = lab
+            n_inside += 1
+    k_out = (n_slots - n_free) - n_inside
+    n_f = n_slots - k_out
+    log_ratio = 0.0
+    for c in range(n_comp):
+        n_adj = 0
+        for t in range(ptr[c], ptr[c + 1]):
+            v = Sbuf[t]
+            for p in range(indptr[v], indptr[v + 1]):
+                u = indices[p]
+                if sid[u] >= 0:
+                    continue
+                lab = labels[u]
+                if acc_n[lab] == 0:
+                    adj[n_adj] = lab
+                    n_adj += 1
+                acc_q[lab] += q[edge_ids[p]]
+                acc_n[lab] += 1
+        z = (k_out - n_adj) * fp[FW_FAR]
+        if n_f > 0:
+            z += fp[FW_FRESH]
+        for t in range(n_adj):
+            lab = adj[t]
+            z += fp[FW_ADJ] * (fp[FW_FLOOR] + acc_q[lab] / acc_n[lab])
+        cur = labels[Sbuf[ptr[c]]]
+        if z <= 0.0:  # nowhere to go (only with fewer slots than vertices)
+            new_lab[c] = cur
+            for t in range(n_adj):
+                acc_q[adj[t]] = 0.0
+                acc_n[adj[t]] = 0
+            continue
+        w_cur = _label_weight(cur, inside, size, acc_q, acc_n, n_f, fp)
+        u = np.random.random() * z
+        new = -1
+        for t in range(n_adj):
+            lab = adj[t]
+            w = fp[FW_ADJ] * (fp[FW_FLOOR] + acc_q[lab] / acc_n[lab])
+            if u < w:
+                new = lab
+                break
+            u -= w
+        if new < 0:
+            n_far = k_out - n_adj
+            if n_far > 0 and (u < n_far * fp[FW_FAR] or n_f == 0):
+                new = _pick_far(free_stack, n_free, inside, acc_n, n_far)
+            else:
+                j = int(np.random.random() * n_f)
+                if j < n_free:
+                    # A uniform free slot, moved to the top of the free part
+                    # so that relabelling finds it at once.
+                    new = free_stack[j]
+                    free_stack[j] = free_stack[n_free - 1]
+                    free_stack[n_free - 1] = new
+                else:
+                    new = inside_list[j - n_free]
+        w_new = _label_weight(new, inside, size, acc_q, acc_n, n_f, fp)
+        log_ratio += math.log(w_cur) - math.log(w_new)
+        new_lab[c] = new
+        for t in range(n_adj):
+            lab = adj[t]
+            acc_q[lab] = 0.0
+            acc_n[lab] = 0
+    for t in range(n_inside):
+        inside[inside_list[t]] = 0
+    return log_ratio
+
+
+@njit(cache=True)
+def _pick_far(free_stack, n_free, inside, acc_n, n_far):
+    """A uniform label among the used labels that are neither inside S nor
+    adjacent to the component (``n_far`` of them)."""
+    n_slots = free_stack.size
+    n_used = n_slots - n_free
+    for _ in range(32):  # rejection: uniform over the used labels, keep eligible ones
+        lab = free_stack[n_free + int(np.random.random() * n_used)]
+        if not inside[lab] and acc_n[lab] == 0:
+            return lab
+    pick = int(np.random.random() * n_far)
+    for t in range(n_free, n_slots):
+        lab = free_stack[t]
+        if not inside[lab] and acc_n[lab] == 0:
+            if pick == 0:
+                return lab
+            pick -= 1
+    return -1
+
+
+@njit(cache=True)
+def cut_log_ratio(n_comp, ptr, Sbuf, sid, labels, new_lab, indptr, indices, edge_ids, log1mq,
+                  vy, vx, win):
+    """Σ log(1-q) over C(X→X') minus over C(X'→X), edges with both ends in
+    the window ``win`` = (y0, y1, x0, x1) of vertex coordinates."""
+    s = 0.0
+    for c in range(n_comp):
+        lc = labels[Sbuf[ptr[c]]]
+        nc = new_lab[c]
+        for t in range(ptr[c], ptr[c + 1]):
+            v = Sbuf[t]
+            for p in range(indptr[v], indptr[v + 1]):
+                u = indices[p]
+                su = sid[u]
+                if su == c or (su >= 0 and su < c):
+                    continue  # inside c, or counted from the other side
+                if su < 0 and not (win[0] <= vy[u] < win[1] and win[2] <= vx[u] < win[3]):
+                    continue
+                lu = labels[u]
+                nu = lu if su < 0 else new_lab[su]
+                before = lc == lu
+                after = nc == nu
+                if after and not before:
+                    s += log1mq[edge_ids[p]]
+                elif before and not after:
+                    s -= log1mq[edge_ids[p]]
+    return s
+
+
+@njit(cache=True)
+def move_delta(R, n_r, ell, new, labels, size, lstats, lloglik, comp_root, comp_area, vstats,
+               indptr, indices, area, use_family, n_channels, n_bins, fp, in_r, mark, visited,
+               roots, sR, tmp):
+    """Exact Δ log π of relabelling the connected set R (inside one region
+    of label ``ell``) to ``new``; returns (Δ, ll of ell without R, ll of new with R)."""
+    kappa = fp[FP_KAPPA]
+    ridge = fp[FP_RIDGE]
+    a0 = fp[FP_A0]
+    a1 = fp[FP_A1]
+    a2 = fp[FP_A2]
+    ex = fp[FP_EXP]
+    _sum_stats(R, n_r, vstats, sR)
+    if size[ell] == n_r:
+        ll_rest = 0.0
+        d = -lloglik[ell] + a0
+    else:
+        tmp[:] = lstats[ell] - sR
+        ll_rest = label_loglik(tmp, n_channels, n_bins, use_family, kappa, ridge)
+        d = ll_rest - lloglik[ell]
+    tmp[:] = lstats[new] + sR
+    ll_new = label_loglik(tmp, n_channels, n_bins, use_family, kappa, ridge)
+    d += ll_new - lloglik[new]
+    if size[new] == 0:
+        d -= a0
+    r_area = 0.0
+    for t in range(n_r):
+        r_area += area[R[t]]
+    c_area = comp_area[R[0]]
+    k_j, s_j, sp_j = _join(R, n_r, new, labels, indptr, indices, comp_root, comp_area, in_r,
+                           mark, roots, ex)
+    d -= a1 * (1 - k_j) + a2 * ((r_area + s_j) ** ex - sp_j)
+    if c_area - r_area > 0.5:  # areas are whole pixel counts
+        k_p, sp_p = _pieces(R, n_r, ell, labels, indptr, indices, area, in_r, mark, visited, ex)
+        d -= a1 * (k_p - 1) + a2 * (sp_p - c_area ** ex)
+    else:
+        d += a1 + a2 * c_area ** ex
+    return d, ll_rest, ll_new
+
+
+@njit(cache=True)
+def _relabel(R, n_r, ell, new, labels, size, free_stack, n_free, lstats, lloglik, comp_root,
+             comp_area, vstats, indptr, indices, area, use_family, n_channels, n_bins, fp, mark,
+             visited, sR, tmp):
+    """Relabel R: ell -> new with every cache updated (no Δ log π needed)."""
+    _sum_stats(R, n_r, vstats, sR)
+    if size[ell] == n_r:
+        ll_rest = 0.0
+    else:
+        tmp[:] = lstats[ell] - sR
+        ll_rest = label_loglik(tmp, n_channels, n_bins, use_family, fp[FP_KAPPA], fp[FP_RIDGE])
+    tmp[:] = lstats[new] + sR
+    ll_new = label_loglik(tmp, n_channels, n_bins, use_family, fp[FP_KAPPA], fp[FP_RIDGE])
+    _move(R, n_r, ell, new, labels, size, free_stack, n_free, lstats, lloglik, sR, ll_rest, ll_new,
+          comp_root, comp_area, indptr, indices, area, mark, visited)
+
+
+@njit(cache=True)
+def keep_best(best_labels, labels, n_comp, ptr, Sbuf, old_lab):
+    """Copy the state before the accepted move of S into ``best_labels``."""
+    best_labels[:] = labels
+    for c in range(n_comp):
+        for t in range(ptr[c], ptr[c + 1]):
+            best_labels[Sbuf[t]] = old_lab[c]
+
+
+@njit(cache=True)
+def flip_set(n_comp, ptr, Sbuf, sid, T, labels, size, free_stack, n_free, lstats, lloglik,
+             comp_root, comp_area, vstats, indptr, indices, edge_ids, q, log1mq, area,
+             use_family, n_channels, n_bins, fp, vy, vx, win, inside, inside_list, acc_q, acc_n,
+             adj, new_lab, old_lab, in_r, mark, visited, roots, sR, tmp):
+    """One multiple-flipping move of the components of S (eq. 51).
+
+    Returns Δ log π if accepted, NaN if rejected (the state is then as before).
+    ``sid`` marks S on entry and is reset to −1 on return.
+    """
+    n_slots = size.size
+    log_prop = propose_labels(n_comp, ptr, Sbuf, sid, labels, size, free_stack, n_free[0],
+                              indptr, indices, edge_ids, q, fp, inside, inside_list, acc_q, acc_n,
+                              adj, new_lab)
+    cut = cut_log_ratio(n_comp, ptr, Sbuf, sid, labels, new_lab, indptr, indices, edge_ids,
+                        log1mq, vy, vx, win)
+    for t in range(ptr[n_comp]):
+        sid[Sbuf[t]] = -1
+    k_before = n_slots - n_free[0]
+    d = 0.0
+    n_moved = 0
+    for c in range(n_comp):
+        R = Sbuf[ptr[c]:ptr[c + 1]]
+        n_r = ptr[c + 1] - ptr[c]
+        ell = labels[R[0]]
+        old_lab[c] = ell
+        if new_lab[c] == ell:
+            continue
+        dc, ll_rest, ll_new = move_delta(R, n_r, ell, new_lab[c], labels, size, lstats, lloglik,
+                                         comp_root, comp_area, vstats, indptr, indices, area,
+                                         use_family, n_channels, n_bins, fp, in_r, mark, visited,
+                                         roots, sR, tmp)
+        _move(R, n_r, ell, new_lab[c], labels, size, free_stack, n_free, lstats, lloglik, sR,
+              ll_rest, ll_new, comp_root, comp_area, indptr, indices, area, mark, visited)
+        d += dc
+        n_moved += 1
+    if n_moved == 0:
+        return np.nan
+    k_after = n_slots - n_free[0]
+    log_alpha = (d / T + log_falling(n_slots, k_before) - log_falling(n_slots, k_after)
+                 + log_prop + cut)
+    if log_alpha >= 0.0 or np.random.random() < math.exp(log_alpha):
+        return d
+    # Rejected: undo the moves in reverse order, which restores every cache.
+    for c in range(n_comp - 1, -1, -1):
+        if new_lab[c] == old_lab[c]:
+            continue
+        R = Sbuf[ptr[c]:ptr[c + 1]]
+        _relabel(R, ptr[c + 1] - ptr[c], new_lab[c], old_lab[c], labels, size, free_stack, n_free,
+                 lstats, lloglik, comp_root, comp_area, vstats, indptr, indices, area, use_family,
+                 n_channels, n_bins, fp, mark, visited, sR, tmp)
+    return np.nan
+
+
+class FlipWorkspace:
+    """Scratch arrays of :func:`flip_set` (restored between calls)."""
+
+    def __init__(self, n_vertices, n_slots, n_stats):
+        n = n_vertices
+        self.Sbuf = np.empty(n, np.int64)
+        self.ptr = np.zeros(n + 1, np.int64)
+        self.sid = -np.ones(n, np.int64)
+        self.inside = np.zeros(n_slots, np.int8)
+        self.inside_list = np.empty(n_slots, np.int64)
+        self.acc_q = np.zeros(n_slots)
+        self.acc_n = np.zeros(n_slots, np.int64)
+        self.adj = np.empty(max(n_slots, n), np.int64)
+        self.new_lab = np.empty(n, np.int64)
+        self.old_lab = np.empty(n, np.int64)
+        self.in_r = np.zeros(n, np.int8)
+        self.mark = np.zeros(n, np.int8)
+        self.visited = np.empty(n, np.int64)
+        self.roots = np.empty(n, np.int64)
+        self.sR = np.empty(n_stats)
+        self.tmp = np.empty(n_stats)
+
+
+def model_params(model, proposal):
+    """The fp vector of :func:`flip_set`: model weights, then proposal weights."""
+    fp = np.zeros(10)
+    fp[FP_KAPPA], fp[FP_RIDGE], fp[FP_A0] = model.kappa, model.ridge, model.a0
+    fp[FP_A1], fp[FP_A2], fp[FP_EXP] = model.a1, model.a2, model.exponent
+    fp[FW_ADJ], fp[FW_FLOOR] = proposal.adjacent, proposal.floor
+    fp[FW_FRESH], fp[FW_FAR] = proposal.fresh, proposal.far
+    return fp
+
+
+def vertex_coordinates(graph):
+    """Row and column of every vertex (its pixel for a pixel graph, else the
+    rounded centroid of its pixels) and the vertex of every pixel."""
+    h, w = graph.shape
+    n = graph.n_vertices
+    owner = np.repeat(np.arange(n, dtype=np.int64), np.diff(graph.pixel_ptr))
+    pix2v = np.empty(h * w, np.int64)
+    pix2v[graph.pixel_index] = owner
+    ys, xs = np.divmod(graph.pixel_index, w)
+    cnt = np.maximum(graph.pixel_count, 1)
+    vy = np.rint(np.bincount(owner, weights=ys, minlength=n) / cnt).astype(np.int64)
+    vx = np.rint(np.bincount(owner, weights=xs, minlength=n) / cnt).astype(np.int64)
+    return vy, vx, pix2v

@@ -1,0 +1,211 @@
+"""Multigrid SW cuts: clustering inside attention windows (section 6.2,
+Props. 9-11).
+
+A step picks a square window Λ of the image — its side drawn from a
+pyramid of sizes, its position uniform among the positions that overlap
+the image, clipped to the image — independently of the state. A pixel of Λ
+is drawn uniformly; its vertex v (when v lies in Λ: a pixel, or an atom
+whose centroid is in Λ) grows its component R over the same-label edges
+with both ends in Λ (Wolff growth), and R is relabelled as in
+:mod:`.flips`. Only the cut edges with both ends in Λ enter the proposal
+ratio (Prop. 9); the target ratio is the full π ratio, which equals the
+ratio of π(X_Λ | X_Λ̄) (Prop. 10). Each window's kernel is π-invariant, so
+the mixture over windows is too (Prop. 11).
+
+The cost of a step is that of R and the regions it touches, never of the
+whole graph, which is what makes pixel-level sampling affordable.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .common import StepInfo, TargetProposal
+from .flips import FlipWorkspace, flip_set, keep_best, model_params, vertex_coordinates
+
+__all__ = ["Multigrid", "window_pyramid"]
+
+
+def window_pyramid(shape, smallest=8):
+    """Window sides 8, 16, 32, ... up to the image's longer side.
+
+    An image smaller than ``smallest`` gets one window side, its longer side.
+    """
+    longest = int(max(shape))
+    sizes = []
+    s = int(smallest)
+    while s <= longest:
+        sizes.append(s)
+        s *= 2
+    return np.array(sizes or [longest], dtype=np.int64)
+
+
+@njit(cache=True)
+def _in(v, vy, vx, win):
+    return win[0] <= vy[v] < win[1] and win[2] <= vx[v] < win[3]
+
+
+@njit(cache=True)
+def grow_in_window(seed, labels, q, indptr, indices, edge_ids, vy, vx, win, mark, Rbuf):
+    """Wolff growth of ``seed`` over same-label edges with both ends in the window."""
+    lab = labels[seed]
+    n = 1
+    Rbuf[0] = seed
+    mark[seed] = 1
+    head = 0
+    while head < n:
+        v = Rbuf[head]
+        head += 1
+        for p in range(indptr[v], indptr[v + 1]):
+            u = indices[p]
+            if mark[u] or labels[u] != lab or not _in(u, vy, vx, win):
+                continue
+            if np.random.random() < q[edge_ids[p]]:
+                mark[u] = 1
+                Rbuf[n] = u
+                n += 1
+    for t in range(n):
+        mark[Rbuf[t]] = 0
+    return n
+
+
+@njit(cache=True)
+def draw_window(sizes, h, w, win):
+    """A window of side from ``sizes``, uniform over the positions that overlap
+    the image, clipped to it; every pixel is covered equally often."""
+    s = sizes[int(np.random.random() * sizes.size)]
+    y0 = int(np.random.random() * (h + s - 1)) - s + 1
+    x0 = int(np.random.random() * (w + s - 1)) - s + 1
+    win[0] = max(y0, 0)
+    win[1] = min(y0 + s, h)
+    win[2] = max(x0, 0)
+    win[3] = min(x0 + s, w)
+
+
+@njit(cache=True)
+def run_multigrid(temps, sizes, fixed, h, w, pix2v, vy, vx, f_state, best_labels, labels, size,
+                  free_stack, n_free, lstats, lloglik, comp_root, comp_area, vstats, indptr, indices,
+                  edge_ids, q, log1mq, area, use_family, n_channels, n_bins, fp, win, Sbuf, ptr, sid,
+                  inside, inside_list, acc_q, acc_n, adj, new_lab, old_lab, in_r, mark, visited,
+                  roots, sR, tmp):
+    """Run ``temps.size`` multigrid steps; returns the number accepted.
+
+    With ``fixed`` the window ``win`` is kept; otherwise a new one is drawn
+    every step. ``f_state`` and ``best_labels`` as in :func:`.run_multiflip`.
+    """
+    accepted = 0
+    pending = False
+    ptr[0] = 0
+    for step in range(temps.size):
+        if not fixed:
+            draw_window(sizes, h, w, win)
+        y = win[0] + int(np.random.random() * (win[1] - win[0]))
+        x = win[2] + int(np.random.random() * (win[3] - win[2]))
+        v = pix2v[y * w + x]
+        if not _in(v, vy, vx, win):
+            continue
+        n_r = grow_in_window(v, labels, q, indptr, indices, edge_ids, vy, vx, win, mark, Sbuf)
+        ptr[1] = n_r
+        for t in range(n_r):
+            sid[Sbuf[t]] = 0
+        d = flip_set(1, ptr, Sbuf, sid, temps[step], labels, size, free_stack, n_free, lstats,
+                     lloglik, comp_root, comp_area, vstats, indptr, indices, edge_ids, q, log1mq,
+                     area, use_family, n_channels, n_bins, fp, vy, vx, win, inside, inside_list,
+                     acc_q, acc_n, adj, new_lab, old_lab, in_r, mark, visited, roots, sR, tmp)
+        if d != d:  # rejected
+            continue
+        if pending and d < 0.0:
+            keep_best(best_labels, labels, 1, ptr, Sbuf, old_lab)
+            pending = False
+        accepted += 1
+        f_state[0] += d
+        if f_state[0] > f_state[1] + 1e-9:
+            f_state[1] = f_state[0]
+            pending = True
+    if pending:
+        best_labels[:] = labels
+    return accepted
+
+
+class Multigrid:
+    """Multigrid SW-cut kernel (attention windows) for the image posterior.
+
+    Parameters
+    ----------
+    model : ImageModel
+        A model with the compiled fast path; pixel graphs
+        (``atoms="pixels"``) are what windows are for, atom graphs work too.
+    q : (E,) array
+        Edge probabilities.
+    window_sizes : sequence of int, optional
+        Sides of the square windows (default: :func:`window_pyramid`).
+    window : (y0, y1, x0, x1), optional
+        One fixed window instead of random ones (the kernel then samples
+        π(X_Λ | X_Λ̄), Prop. 10).
+    proposal : TargetProposal, optional
+        Weights of the label proposal.
+    """
+
+    name = "multigrid"
+    compiled = True
+
+    def __init__(self, model, q, window_sizes=None, window=None, proposal=None):
+        if not getattr(model, "compiled", False):
+            raise ValueError(f"multigrid runs on the image posterior; {type(model).__name__} has no compiled path")
+        self.model = model
+        self.graph = g = model.graph
+        h, w = g.shape
+        self.q = np.ascontiguousarray(q, dtype=np.float64)
+        if self.q.shape != (g.n_edges,):
+            raise ValueError("q must have one probability per graph edge")
+        with np.errstate(divide="ignore"):
+            self.log1mq = np.log1p(-self.q)
+        if window_sizes is None:
+            window_sizes = window_pyramid((h, w))
+        sizes = np.asarray(window_sizes)
+        if sizes.ndim != 1 or sizes.size == 0 or not np.issubdtype(sizes.dtype, np.integer):
+            raise ValueError("window_sizes must be a non-empty list of integers")
+        if sizes.min() < 1:
+            raise ValueError(f"window sizes must be at least 1 pixel, got {sizes.min()}")
+        if sizes.max() > max(h, w):
+            raise ValueError(f"window of {sizes.max()} pixels is larger than the {h}x{w} image")
+        self.sizes = sizes.astype(np.int64)
+        if window is not None:
+            y0, y1, x0, x1 = (int(t) for t in window)
+            if not (0 <= y0 < y1 <= h and 0 <= x0 < x1 <= w):
+                raise ValueError(f"window {tuple(window)} does not lie in the {h}x{w} image")
+            self.window = np.array([y0, y1, x0, x1], dtype=np.int64)
+        else:
+            self.window = None
+        self.proposal = proposal or TargetProposal()
+        self.vy, self.vx, self.pix2v = vertex_coordinates(g)
+
+    def run(self, state, rng, temperatures, best_labels=None, best_log_pi=-np.inf):
+        """Run one step per temperature; returns (accepted, best log π, best labels)."""
+        part = state.partition
+        ws = getattr(state, "flip_ws", None)
+        if ws is None:
+            ws = state.flip_ws = FlipWorkspace(part.n_vertices, part.size.size, self.model.vstats.shape[1])
+        if best_labels is None:
+            best_labels = part.labels.copy()
+        f_state = np.array([state.log_pi, max(state.log_pi, best_log_pi)])
+        m, g = self.model, self.graph
+        h, w = g.shape
+        fixed = self.window is not None
+        win = self.window.copy() if fixed else np.zeros(4, np.int64)
+        acc = run_multigrid(np.ascontiguousarray(temperatures, dtype=np.float64), self.sizes, fixed,
+                            h, w, self.pix2v, self.vy, self.vx, f_state, best_labels, part.labels,
+                            part.size, part.free_stack, part.n_free, state.stats, state.loglik,
+                            state.comp_root, state.comp_area, m.vstats, g.indptr, g.indices,
+                            g.edge_ids, self.q, self.log1mq, m.area, m.use_family, m.n_channels,
+                            m.n_bins, model_params(m, self.proposal), win, ws.Sbuf, ws.ptr, ws.sid,
+                            ws.inside, ws.inside_list, ws.acc_q, ws.acc_n, ws.adj, ws.new_lab,
+                            ws.old_lab, ws.in_r, ws.mark, ws.visited, ws.roots, ws.sR, ws.tmp)
+        state.log_pi = float(f_state[0])
+        return int(acc), float(f_state[1]), best_labels
+
+    def step(self, state, rng, temperature=1.0) -> StepInfo:
+        before = state.log_pi
+        acc, _, _ = self.run(state, rng, np.array([temperature]))
+        return StepInfo(bool(acc), 0.0, int(acc), state.log_pi - before)

@@ -1,0 +1,96 @@
+"""Multigrid SW cuts (Props. 9-11): exact enumeration for a fixed window
+(the conditional π(X_Λ | X_Λ̄)) and for random windows (π itself)."""
+
+import numpy as np
+import pytest
+
+from enumeration import assert_matches, exact_distribution, run_visits, set_partitions
+from swcuts.models import ImageModel
+from swcuts.graph import RegionGraph
+from swcuts.samplers import seed_compiled_rng
+from swcuts.samplers.multigrid import Multigrid, window_pyramid
+from swcuts.samplers.flips import vertex_coordinates
+from test_enumeration_kernels import colour_setting, grey_setting
+from test_multiflip import edge_q, pixel_setting
+
+SETTINGS = {"grey": (grey_setting, [2, 4]), "colour": (colour_setting, [2, 3]),
+            "pixels2x3": (pixel_setting, [1, 2, 3])}
+
+
+@pytest.mark.parametrize("name", sorted(SETTINGS))
+def test_random_windows_leave_posterior_invariant(name):
+    make, sizes = SETTINGS[name]
+    model, img, atoms = make()
+    states = set_partitions(model.n_vertices)
+    p = exact_distribution(model, states)
+    kernel = Multigrid(model, edge_q(img, atoms, model.graph), window_sizes=sizes)
+    tv, pvalue = run_visits(kernel, model, states, p, seed=21, n_samples=5000, thin=40)
+    assert_matches(tv, pvalue, p, 5000)
+
+
+@pytest.mark.parametrize("name,window", [("pixels2x3", (0, 2, 0, 2)), ("colour", (0, 3, 0, 3))])
+def test_fixed_window_samples_the_conditional(name, window):
+    model, img, atoms = SETTINGS[name][0]()
+    vy, vx, _ = vertex_coordinates(model.graph)
+    inside = (vy >= window[0]) & (vy < window[1]) & (vx >= window[2]) & (vx < window[3])
+    assert 0 < inside.sum() < model.n_vertices
+    # From one label, the vertices outside Λ stay one block: the states are
+    # the partitions with that restriction, with π renormalised over them.
+    states = [s for s in set_partitions(model.n_vertices)
+              if len({s[v] for v in np.flatnonzero(~inside)}) == 1]
+    p = exact_distribution(model, states)
+    kernel = Multigrid(model, edge_q(img, atoms, model.graph), window=window)
+    tv, pvalue = run_visits(kernel, model, states, p, seed=5, n_samples=5000, thin=30)
+    assert_matches(tv, pvalue, p, 5000)
+
+
+class _NoCuts(Multigrid):
+    """Wrong: drops the cut ratio of Prop. 9."""
+
+    def __init__(self, model, q, **kw):
+        super().__init__(model, q, **kw)
+        self.log1mq = np.zeros_like(self.log1mq)
+
+
+def test_enumeration_catches_a_multigrid_without_cut_ratio():
+    model, img, atoms = pixel_setting()
+    states = set_partitions(6)
+    p = exact_distribution(model, states)
+    kernel = _NoCuts(model, edge_q(img, atoms, model.graph), window_sizes=[2, 3])
+    tv, pvalue = run_visits(kernel, model, states, p, seed=5, n_samples=5000, thin=40)
+    assert pvalue < 1e-3
+
+
+def test_window_pyramid():
+    assert window_pyramid((481, 321)).tolist() == [8, 16, 32, 64, 128, 256]
+    assert window_pyramid((5, 3)).tolist() == [5]
+
+
+@pytest.mark.parametrize("kw", [dict(window_sizes=[10]), dict(window_sizes=[0]),
+                                dict(window_sizes=[]), dict(window=(0, 3, 0, 9)),
+                                dict(window=(1, 1, 0, 2))])
+def test_bad_windows_are_refused(kw):
+    model, img, atoms = pixel_setting()
+    with pytest.raises(ValueError):
+        Multigrid(model, edge_q(img, atoms, model.graph), **kw)
+
+
+def test_multigrid_anneals_pixels():
+    rng = np.random.default_rng(3)
+    h, w = 24, 30
+    img = np.where((np.arange(w)[None, :] < 12) | (np.arange(h)[:, None] < 8), 0.2, 0.75)
+    img = np.clip(img + 0.05 * rng.standard_normal((h, w)), 0, 1)[..., None]
+    atoms = np.arange(h * w).reshape(h, w)
+    g = RegionGraph.from_labels(atoms)
+    model = ImageModel(img, atoms, g, bins=8, a0=20, a1=20, a2=0.2)
+    q = edge_q(img, atoms, g, ceiling=0.95)
+    seed_compiled_rng(rng)
+    state = model.new_state(np.zeros(g.n_vertices, dtype=np.int64))
+    kernel = Multigrid(model, q)
+    acc, best, best_labels = kernel.run(state, rng, np.geomspace(3, 0.05, 40000))
+    assert acc > 100
+    assert state.log_pi == pytest.approx(model.log_target(state.labels), abs=1e-5)
+    assert best == pytest.approx(model.log_target(best_labels), abs=1e-5)
+    # The two populations end up in different labels.
+    lab = best_labels.reshape(h, w)
+    assert lab[0, 0] == lab[-1, 0] and lab[-1, -1] != lab[-1, 0]
