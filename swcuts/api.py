@@ -11,7 +11,7 @@ import numpy as np
 from . import __version__
 from .anneal import Schedule, Trace, anneal
 from .atoms import ATOM_METHODS, compute_atoms
-from .edges import kl_edge_probabilities, vertex_histograms
+from .edges import kl_edge_probabilities, patch_histograms, vertex_histograms
 from .graph import RegionGraph
 from .imageio import InputError, check_memory, prepare_image
 from .models.image import ImageModel
@@ -55,6 +55,7 @@ DEFAULT_T0 = {"gibbs": 100.0, "split-merge": 10.0, "random-split": 10.0, "reconf
 DEFAULT_T0_SWC = 10.0
 #: Default budget in steps per atom.
 STEPS_PER_ATOM = {"swc": 130, "swc1": 40, "swc2": 100, "cluster-gibbs": 40, "gibbs": 200,
+                  "multiflip": 40, "multigrid": 100,
                   # reconfiguration, srm: one step = one move + one Gibbs sweep
                   "reconfiguration": 1, "srm": 1,
                   "split-merge": 10, "random-split": 10, "triadic": 10, "tree-guided": 10}
@@ -302,7 +303,10 @@ def segment(image, *, sampler="swc", atoms="slic", n_atoms=DEFAULTS["n_atoms"], 
 
     atom_labels = compute_atoms(features, atoms, n_atoms, seed=seed)
     graph = RegionGraph.from_labels(atom_labels)
-    hist = vertex_histograms(features, atom_labels, graph.n_vertices, bins=15)
+    if atoms == "pixels":
+        hist = patch_histograms(features, radius=1, bins=15)
+    else:
+        hist = vertex_histograms(features, atom_labels, graph.n_vertices, bins=15)
     q = np.minimum(kl_edge_probabilities(hist, graph.edges, scale=edge_scale), q_max)
     model = ImageModel(features, atom_labels, graph, bins=bins, a0=a0, a1=a1, a2=a2, kappa=kappa)
     n = graph.n_vertices

@@ -13,6 +13,7 @@ import numpy as np
 
 __all__ = [
     "vertex_histograms",
+    "patch_histograms",
     "kl_edge_probabilities",
     "constant_edge_probabilities",
     "Q_MAX",
@@ -47,6 +48,40 @@ def vertex_histograms(features, atoms, n_vertices=None, bins=15):
     flat = (atoms[:, None] * n_channels + np.arange(n_channels)[None, :]) * bins + idx
     counts = np.bincount(flat.ravel(), minlength=n * n_channels * bins)
     return counts.reshape(n, n_channels, bins).astype(np.float64)
+
+
+def patch_histograms(features, radius=1, bins=15):
+    """Per-pixel histograms of the (2r+1)x(2r+1) patch around each pixel.
+
+    The histogram of a single pixel is one bin, so eq. 53 on pixels would
+    give q = Q_MAX or ~0; the histograms of overlapping patches change
+    gradually inside a region and sharply across its boundary.
+
+    Parameters
+    ----------
+    features : (H, W, C) float array in [0, 1]
+    radius : int
+        Patch radius r (patches are clipped at the image border by
+        replicating the edge pixels).
+    bins : int
+
+    Returns
+    -------
+    hist : (H*W, C, bins) float64 array of patch fractions.
+    """
+    from scipy.ndimage import uniform_filter
+
+    features = np.asarray(features, dtype=np.float64)
+    if features.ndim == 2:
+        features = features[..., None]
+    h, w, n_channels = features.shape
+    idx = np.clip((features * bins).astype(np.int64), 0, bins - 1)
+    hist = np.empty((h * w, n_channels, bins))
+    for c in range(n_channels):
+        for b in range(bins):
+            plane = (idx[..., c] == b).astype(np.float64)
+            hist[:, c, b] = uniform_filter(plane, size=2 * radius + 1, mode="nearest").ravel()
+    return hist
 
 
 def kl_edge_probabilities(hist, edges, scale=1.0, eps=1e-2):

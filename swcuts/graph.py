@@ -153,6 +153,26 @@ class RegionGraph:
             shape=(1, int(pc.sum())),
         )
 
+    def subgraph(self, keep) -> "RegionGraph":
+        """The same vertices and pixels with only the edges where ``keep`` is
+        True (edge ids renumbered in order)."""
+        keep = np.asarray(keep, dtype=bool)
+        if keep.shape != (self.n_edges,):
+            raise ValueError("keep must have one entry per edge")
+        e = self.edges[keep]
+        m = e.shape[0]
+        n = self.n_vertices
+        src = np.concatenate([e[:, 0], e[:, 1]])
+        dst = np.concatenate([e[:, 1], e[:, 0]])
+        eid = np.concatenate([np.arange(m), np.arange(m)])
+        order = np.lexsort((dst, src))
+        indptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(src, minlength=n), out=indptr[1:])
+        return RegionGraph(n_vertices=n, edges=e, boundary_length=self.boundary_length[keep],
+                           indptr=indptr, indices=dst[order].astype(np.int64),
+                           edge_ids=eid[order].astype(np.int64), pixel_count=self.pixel_count,
+                           pixel_ptr=self.pixel_ptr, pixel_index=self.pixel_index, shape=self.shape)
+
     def neighbors(self, v: int) -> np.ndarray:
         """Neighbours of vertex ``v`` (sorted)."""
         return self.indices[self.indptr[v]:self.indptr[v + 1]]

@@ -45,7 +45,7 @@ import numpy as np
 from numba import njit
 
 from ..imageio import InputError
-from ..partition import Partition
+from ..partition import Partition, relabel_vertices
 from .base import ModelState
 
 __all__ = [
@@ -57,6 +57,10 @@ __all__ = [
     "LIKELIHOODS",
     "crp_log_prior",
     "log_marginal",
+    "item_leave",
+    "item_join",
+    "item_move",
+    "gibbs_sweep",
     "jain_neal_bernoulli",
     "lee_choi_gaussians",
     "rossum_lines",
@@ -70,6 +74,7 @@ KIND_LINES = 2
 
 _LOG_PI = math.log(math.pi)
 _LOG_2PI = math.log(2.0 * math.pi)
+_LOG2 = math.log(2.0)
 
 
 # ---------------------------------------------------------------------------
@@ -94,39 +99,61 @@ def _lm_beta_bernoulli(st, p):
 @njit(cache=True)
 def _lm_niw(st, p):
     """Layout of ``st``: [n, Σy (d), Σyyᵀ (d·d, row-major)] with y = x − μ0;
-    ``p`` = [d, κ0, ν0, log|Ψ0|, Ψ0 (d·d)]."""
+    ``p`` = [d, κ0, ν0, log|Ψ0|, Ψ0 (d·d), c0] with the constant
+    c0 = ½ ν0 log|Ψ0| + ½ d log κ0 − Σ_j log Γ((ν0 − j)/2), j = 0..d−1."""
     n = st[0]
     d = int(p[0])
     kappa0 = p[1]
-    nu0 = p[2]
+    nn = p[2] + n
     kn = kappa0 + n
-    nn = nu0 + n
     # Ψn = Ψ0 + Σyyᵀ − (Σy)(Σy)ᵀ / κn (Murphy 2007 with μ0 = 0 after shifting).
-    # Cholesky of the lower triangle, in place in a small matrix.
-    L = np.empty((d, d))
-    for i in range(d):
-        for j in range(i + 1):
-            L[i, j] = p[4 + i * d + j] + st[1 + d + i * d + j] - st[1 + i] * st[1 + j] / kn
-    logdet = 0.0
-    for j in range(d):
-        s = L[j, j]
-        for k in range(j):
-            s -= L[j, k] * L[j, k]
-        if s <= 0.0:
+    if d == 1:
+        det = p[4] + st[2] - st[1] * st[1] / kn
+        if det <= 0.0:
             return -np.inf
-        s = math.sqrt(s)
-        L[j, j] = s
-        logdet += 2.0 * math.log(s)
-        for i in range(j + 1, d):
-            t = L[i, j]
+        logdet = math.log(det)
+    elif d == 2:
+        # Cholesky of [[a, b], [b, c]] by hand (no allocation).
+        a = p[4] + st[3] - st[1] * st[1] / kn
+        b = p[6] + st[5] - st[2] * st[1] / kn
+        c = p[7] + st[6] - st[2] * st[2] / kn
+        if a <= 0.0:
+            return -np.inf
+        r = c - b * b / a
+        if r <= 0.0:
+            return -np.inf
+        logdet = math.log(a * r)
+    else:
+        # Cholesky of the lower triangle, in place in a small matrix.
+        L = np.empty((d, d))
+        for i in range(d):
+            for j in range(i + 1):
+                L[i, j] = p[4 + i * d + j] + st[1 + d + i * d + j] - st[1 + i] * st[1 + j] / kn
+        logdet = 0.0
+        for j in range(d):
+            s = L[j, j]
             for k in range(j):
-                t -= L[i, k] * L[j, k]
-            L[i, j] = t / s
+                s -= L[j, k] * L[j, k]
+            if s <= 0.0:
+                return -np.inf
+            s = math.sqrt(s)
+            L[j, j] = s
+            logdet += 2.0 * math.log(s)
+            for i in range(j + 1, d):
+                t = L[i, j]
+                for k in range(j):
+                    t -= L[i, k] * L[j, k]
+                L[i, j] = t / s
+    # Σ_j log Γ((νn − j)/2), the factors paired by the
+    # duplication formula Γ(z)Γ(z + ½) = 2^(1−2z) √π Γ(2z), z = (νn − j − 1)/2.
     lg = 0.0
-    for j in range(d):
-        lg += math.lgamma(0.5 * (nn - j)) - math.lgamma(0.5 * (nu0 - j))
-    return (-0.5 * n * d * _LOG_PI + lg + 0.5 * nu0 * p[3] - 0.5 * nn * logdet
-            + 0.5 * d * (math.log(kappa0) - math.log(kn)))
+    j = 0
+    while j + 1 < d:
+        lg += math.lgamma(nn - j - 1.0) + (2.0 - nn + j) * _LOG2 + 0.5 * _LOG_PI
+        j += 2
+    if j < d:
+        lg += math.lgamma(0.5 * (nn - j))
+    return -0.5 * n * d * _LOG_PI + lg - 0.5 * nn * logdet - 0.5 * d * math.log(kn) + p[4 + d * d]
 
 
 @njit(cache=True)
@@ -187,11 +214,13 @@ def _gather(labels, size, R, new_label, vstats, lstats, mark, slot_of,
     Cost O(|R| · D).
     """
     n = labels.size
+    D = vstats.shape[1]
     for v in R:
         if v < 0 or v >= n:
             raise IndexError("an item of R lies outside 0..n-1")
     out_labels[0] = new_label
-    out_stats[0, :] = lstats[new_label]
+    for q in range(D):
+        out_stats[0, q] = lstats[new_label, q]
     out_counts[0] = size[new_label]
     k = 1
     for v in R:
@@ -206,12 +235,15 @@ def _gather(labels, size, R, new_label, vstats, lstats, mark, slot_of,
             slot = k
             slot_of[old] = k
             out_labels[k] = old
-            out_stats[k, :] = lstats[old]
+            for q in range(D):
+                out_stats[k, q] = lstats[old, q]
             out_counts[k] = size[old]
             k += 1
-        out_stats[slot, :] -= vstats[v]
+        # Explicit loops: slice arithmetic would allocate a temporary per item.
+        for q in range(D):
+            out_stats[slot, q] -= vstats[v, q]
+            out_stats[0, q] += vstats[v, q]
         out_counts[slot] -= 1
-        out_stats[0, :] += vstats[v]
         out_counts[0] += 1
     for v in R:
         mark[v] = 0
@@ -272,6 +304,165 @@ def _store(k, out_labels, out_stats, out_counts, lstats, lloglik, kind, params):
         else:  # an emptied label starts again from exact zeros
             lstats[lab, :] = 0.0
             lloglik[lab] = 0.0
+
+
+# ---------------------------------------------------------------------------
+# Compiled single-item moves (the hot path of every mixture sampler)
+# ---------------------------------------------------------------------------
+#
+# The state arrays, in the order every compiled sampler takes them (see
+# MixtureModel.kernel_arrays): labels, size, free_stack, n_free (the
+# Partition's), lstats, lloglik (the per-label caches), vstats, kind,
+# params, log_alpha (the model's). Moving item v from label a to label b
+# changes log π by a "leave" part that depends on a only and a "join" part
+# that depends on b only, which is what makes a restricted scan or a Gibbs
+# update cost O(D) per candidate label.
+
+
+@njit(cache=True)
+def item_leave(v, a, size, lstats, lloglik, vstats, kind, params, log_alpha, st_out):
+    """Change of log π from item ``v`` leaving its label ``a``.
+
+    Parameters
+    ----------
+    v, a : int
+        The item and its current label.
+    size, lstats, lloglik, vstats, kind, params, log_alpha
+        State and model arrays (see :meth:`MixtureModel.kernel_arrays`).
+    st_out : ndarray of float64, shape (D,)
+        Receives the statistics of ``a`` without ``v`` (exact zeros when
+        ``a`` empties).
+
+    Returns
+    -------
+    d : float
+        The leave part of Δ log π (CRP prior and marginal of ``a``).
+    ll : float
+        The log marginal of ``a`` without ``v`` (0 when it empties).
+    """
+    n_after = size[a] - 1
+    if n_after > 0:
+        for q in range(st_out.size):
+            st_out[q] = lstats[a, q] - vstats[v, q]
+        ll = log_marginal(kind, st_out, params)
+        # lgamma(n − 1) − lgamma(n) = −log(n − 1)
+        return ll - lloglik[a] - math.log(n_after), ll
+    st_out[:] = 0.0
+    return -lloglik[a] - log_alpha, 0.0  # lgamma(1) = 0
+
+
+@njit(cache=True)
+def item_join(v, b, size, lstats, lloglik, vstats, kind, params, log_alpha, st_out):
+    """Change of log π from item ``v`` (not in ``b``) joining label ``b``.
+
+    ``b`` may be an unused slot (a new cluster; its statistics are exact
+    zeros). Arguments as in :func:`item_leave`; ``st_out`` receives the
+    statistics of ``b`` with ``v``. Returns (join part of Δ log π, log
+    marginal of ``b`` with ``v``). Together with :func:`item_leave` this is
+    the log posterior predictive of ``v`` under ``b`` times the CRP weight.
+    """
+    for q in range(st_out.size):
+        st_out[q] = lstats[b, q] + vstats[v, q]
+    ll = log_marginal(kind, st_out, params)
+    nb = size[b]
+    if nb > 0:
+        return ll - lloglik[b] + math.log(nb), ll
+    return ll + log_alpha, ll
+
+
+@njit(cache=True)
+def item_move(v, a, b, labels, size, free_stack, n_free, lstats, lloglik, st_a, ll_a, st_b,
+              ll_b, one):
+    """Move item ``v`` from ``a`` to ``b`` with the statistics and marginals
+    that :func:`item_leave` / :func:`item_join` computed; keeps the
+    partition's sizes and free stack consistent. ``one`` is an int64
+    scratch array of length 1."""
+    lstats[a, :] = st_a
+    lloglik[a] = ll_a
+    lstats[b, :] = st_b
+    lloglik[b] = ll_b
+    one[0] = v
+    relabel_vertices(labels, size, free_stack, n_free, one, 1, b)
+
+
+@njit(cache=True)
+def gibbs_sweep(items, u, inv_t, labels, size, free_stack, n_free, lstats, lloglik, vstats, kind,
+                params, log_alpha):
+    """Single-site Gibbs updates of ``items`` in turn (compiled).
+
+    Item v is relabelled from π(x_v = k | rest)^(1/T) over every existing
+    label and one fresh label (when v is alone, the fresh label is staying
+    put), the conditional of :func:`swcuts.samplers.targets.gibbs_relabel`.
+    ``u`` holds one uniform per item. Cost O(L · D) per item, L the number
+    of labels.
+
+    Returns
+    -------
+    delta : float
+        Total Δ log π.
+    evaluations : int
+        Number of (item, label) predictive evaluations.
+    """
+    D = vstats.shape[1]
+    n_slots = size.size
+    st_a = np.empty(D)
+    st_b = np.empty(D)
+    logw = np.empty(n_slots + 1)
+    tlab = np.empty(n_slots + 1, np.int64)
+    one = np.empty(1, np.int64)
+    total = 0.0
+    evals = 0
+    for s in range(items.size):
+        v = items[s]
+        a = labels[v]
+        whole = size[a] == 1
+        d_leave, ll_a = item_leave(v, a, size, lstats, lloglik, vstats, kind, params, log_alpha,
+                                   st_a)
+        nt = 0
+        mx = 0.0
+        for t in range(n_free[0], n_slots):
+            b = free_stack[t]
+            tlab[nt] = b
+            if b == a:
+                logw[nt] = 0.0
+            else:
+                d_join, _ = item_join(v, b, size, lstats, lloglik, vstats, kind, params,
+                                      log_alpha, st_b)
+                logw[nt] = (d_leave + d_join) * inv_t
+                evals += 1
+            if logw[nt] > mx:
+                mx = logw[nt]
+            nt += 1
+        if not whole:  # a fresh label (when v is alone, that is staying: weight 0 above)
+            b = free_stack[n_free[0] - 1]
+            d_join, _ = item_join(v, b, size, lstats, lloglik, vstats, kind, params,
+                                  log_alpha, st_b)
+            tlab[nt] = b
+            logw[nt] = (d_leave + d_join) * inv_t
+            evals += 1
+            if logw[nt] > mx:
+                mx = logw[nt]
+            nt += 1
+        z = 0.0
+        for t in range(nt):
+            logw[t] = math.exp(logw[t] - mx)
+            z += logw[t]
+        r = u[s] * z
+        g = nt - 1
+        for t in range(nt):
+            r -= logw[t]
+            if r < 0.0:
+                g = t
+                break
+        b = tlab[g]
+        if b == a:
+            continue
+        d_join, ll_b = item_join(v, b, size, lstats, lloglik, vstats, kind, params, log_alpha,
+                                 st_b)
+        item_move(v, a, b, labels, size, free_stack, n_free, lstats, lloglik, st_a, ll_a, st_b,
+                  ll_b, one)
+        total += d_leave + d_join
+    return total, evals
 
 
 # ---------------------------------------------------------------------------
@@ -555,7 +746,10 @@ class NormalInverseWishart(ConjugateLikelihood):
         Psi0 = _spd(Psi0, d, "NIW Psi0")
         new.mu0, new.kappa0, new.nu0, new.Psi0 = mu0, float(kappa0), float(nu0), Psi0
         new.n_features = d
-        new.params = np.concatenate([[d, kappa0, nu0, np.linalg.slogdet(Psi0)[1]], Psi0.ravel()])
+        logdet0 = np.linalg.slogdet(Psi0)[1]
+        c0 = (0.5 * nu0 * logdet0 + 0.5 * d * math.log(kappa0)
+              - sum(math.lgamma(0.5 * (nu0 - j)) for j in range(d)))
+        new.params = np.concatenate([[d, kappa0, nu0, logdet0], Psi0.ravel(), [c0]])
         new.bound = True
         return new
 
@@ -670,6 +864,16 @@ LIKELIHOODS = {
 # ---------------------------------------------------------------------------
 
 
+class _FixedUniform:
+    """A stand-in generator whose ``random()`` returns one given uniform."""
+
+    def __init__(self, u):
+        self.u = float(u)
+
+    def random(self):
+        return self.u
+
+
 class MixtureModel:
     """Dirichlet-process mixture posterior over partitions of data items.
 
@@ -751,6 +955,10 @@ class MixtureModel:
         self._params = (np.zeros(1) if kind is None
                         else np.ascontiguousarray(self.likelihood.params, dtype=np.float64))
         self._const = math.lgamma(self.alpha) - math.lgamma(self.alpha + self.n_vertices)
+        #: Item evaluations so far: |R| per :meth:`delta` call, one per
+        #: (item, label) predictive in the compiled sampler paths (for
+        #: benchmarks: the work a move does).
+        self.evaluations = 0
 
     # ------------------------------------------------------------ helpers
     @property
@@ -795,6 +1003,60 @@ class MixtureModel:
         np.add.at(lstats, inv, self.vstats)
         return float(sum(self._lm(s) for s in lstats))
 
+    @property
+    def compiled_likelihood(self) -> bool:
+        """Whether the likelihood has a compiled marginal, so that samplers
+        can run their restricted scans and sweeps compiled
+        (:meth:`kernel_arrays`)."""
+        return self._kind >= 0
+
+    def kernel_arrays(self, state) -> tuple:
+        """The arrays compiled mixture samplers take, in their order.
+
+        Returns
+        -------
+        tuple
+            ``(labels, size, free_stack, n_free, lstats, lloglik, vstats,
+            kind, params, log_alpha)``: the partition's arrays, the state's
+            per-label caches (all updated in place by the compiled moves)
+            and the model's constants. Only for :attr:`compiled_likelihood`.
+        """
+        part = state.partition
+        return (part.labels, part.size, part.free_stack, part.n_free, state.stats, state.loglik,
+                self.vstats, self._kind, self._params, self.log_alpha)
+
+    def gibbs_sweep(self, state, rng, temperature=1.0, n_updates=None) -> float:
+        """Random-scan single-site Gibbs: ``n_updates`` (default n) updates
+        at uniformly random items, compiled when the likelihood is.
+
+        Each update draws the item's label from π(x_v = k | rest)^(1/T) over
+        every label and a fresh one. Returns the Δ log π (also added to
+        ``state.log_pi``).
+        """
+        n = self.n_vertices if n_updates is None else int(n_updates)
+        items = rng.integers(0, self.n_vertices, size=n)
+        u = rng.random(n)
+        if not self.compiled_likelihood:
+            from ..samplers.targets import gibbs_relabel
+
+            before = state.log_pi
+            for s in range(n):
+                gibbs_relabel(self, state, items[s:s + 1], _FixedUniform(u[s]), temperature)
+            return state.log_pi - before
+        return self.gibbs_sweep_items(state, items, u, temperature)
+
+    def gibbs_sweep_items(self, state, items, u, temperature=1.0) -> float:
+        """Single-site Gibbs updates of ``items`` in the given order, with
+        one uniform of ``u`` per update (compiled likelihoods only; see
+        :meth:`gibbs_sweep`). Returns the Δ log π (also added to
+        ``state.log_pi``)."""
+        d, evals = gibbs_sweep(np.ascontiguousarray(items, dtype=np.int64),
+                               np.ascontiguousarray(u, dtype=np.float64),
+                               1.0 / float(temperature), *self.kernel_arrays(state))
+        self.evaluations += int(evals)
+        state.log_pi += d
+        return float(d)
+
     # ---------------------------------------------------------- interface
     def log_target(self, labels) -> float:
         """log π of a labelling, computed from scratch (the slow path)."""
@@ -834,6 +1096,7 @@ class MixtureModel:
         O(|R| · D) plus one marginal per touched label.
         """
         R, new_label = self._check_move(R, new_label)
+        self.evaluations += R.size
         part = state.partition
         slot_of, out_labels, out_stats, out_counts = state.scratch
         if self._kind >= 0:

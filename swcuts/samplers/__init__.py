@@ -8,6 +8,8 @@ from .split_merge import RandomSplit, SplitMerge
 from .reconfiguration import SRM, Reconfiguration
 from .tree_guided import TreeGuided
 from .triadic import Triadic
+from .multiflip import Multiflip
+from .multigrid import Multigrid
 
 #: Kernel classes by the names users type.
 KERNELS = {
@@ -15,6 +17,8 @@ KERNELS = {
     "swc1": SWC1,
     "swc2": SWC2,
     "cluster-gibbs": ClusterGibbs,
+    "multiflip": Multiflip,
+    "multigrid": Multigrid,
     "gibbs": Gibbs,
     "split-merge": SplitMerge,
     "random-split": RandomSplit,
@@ -29,4 +33,4 @@ ALIASES = {}
 
 __all__ = ["KERNELS", "ALIASES", "StepInfo", "TargetProposal", "metropolis_hastings",
            "seed_compiled_rng", "SWC", "SWC1", "SWC2", "ClusterGibbs", "Gibbs", "SwendsenWang",
-           "SplitMerge", "RandomSplit", "Reconfiguration", "SRM", "TreeGuided", "Triadic"]
+           "SplitMerge", "RandomSplit", "Multiflip", "Multigrid", "Reconfiguration", "SRM", "TreeGuided", "Triadic"]

@@ -24,9 +24,10 @@ which X and X' share, so q(· | c) is the same distribution in both states:
 * a label used outside S and adjacent to c: ``adjacent * (floor + mean q)``
   over the edges from c to it;
 * a label used outside S, not adjacent to c: ``far``;
-* a slot not used outside S (|F| = N − K_out of them): ``fresh / |F|`` each,
+* a slot not used outside S (|F| = N − K_out of them): ``fresh / |F|`` each;
 
-so two components that draw the same free slot merge, exactly as the
+c's current label is left out and the rest renormalised (the reverse leaves
+out c's label in X'), so two components that draw the same free slot merge, exactly as the
 labeling says. The target ratio gains the factor (N)_K / (N)_K'.
 """
 
@@ -38,7 +39,7 @@ import numpy as np
 from numba import njit
 
 from ..models.image import label_loglik
-from .compiled import FP_A0, FP_A1, FP_A2, FP_EXP, FP_KAPPA, FP_RIDGE, _join, _move, _pieces, _sum_stats
+from .compiled import FP_A0, FP_A1, FP_A2, FP_EXP, FP_KAPPA, FP_RIDGE, _join, _move, _sum_stats
 
 # fp layout of the proposal weights (after the model's own entries)
 FW_ADJ, FW_FLOOR, FW_FRESH, FW_FAR = 6, 7, 8, 9
@@ -115,28 +116,35 @@ def propose_labels(n_comp, ptr, Sbuf, sid, labels, size, free_stack, n_free, ind
             lab = adj[t]
             z += fp[FW_ADJ] * (fp[FW_FLOOR] + acc_q[lab] / acc_n[lab])
         cur = labels[Sbuf[ptr[c]]]
-        if z <= 0.0:  # nowhere to go (only with fewer slots than vertices)
+        # The current label is never proposed: the proposal over the others
+        # is w(ℓ') / (z - w(x_c)), and its reverse w(x_c) / (z - w(x'_c)).
+        w_cur = _label_weight(cur, inside, size, acc_q, acc_n, n_f, fp)
+        if z - w_cur <= 1e-12 * z:  # nowhere else to go
             new_lab[c] = cur
             for t in range(n_adj):
                 acc_q[adj[t]] = 0.0
                 acc_n[adj[t]] = 0
             continue
-        w_cur = _label_weight(cur, inside, size, acc_q, acc_n, n_f, fp)
-        u = np.random.random() * z
+        cur_far = not inside[cur] and acc_n[cur] == 0
+        cur_f = inside[cur] == 1
+        u = np.random.random() * (z - w_cur)
         new = -1
         for t in range(n_adj):
             lab = adj[t]
+            if lab == cur:
+                continue
             w = fp[FW_ADJ] * (fp[FW_FLOOR] + acc_q[lab] / acc_n[lab])
             if u < w:
                 new = lab
                 break
             u -= w
         if new < 0:
-            n_far = k_out - n_adj
-            if n_far > 0 and (u < n_far * fp[FW_FAR] or n_f == 0):
-                new = _pick_far(free_stack, n_free, inside, acc_n, n_far)
+            n_far = k_out - n_adj - (1 if cur_far else 0)
+            n_fe = n_f - (1 if cur_f else 0)
+            if n_far > 0 and (u < n_far * fp[FW_FAR] or n_fe == 0):
+                new = _pick_far(free_stack, n_free, inside, acc_n, n_far, cur)
             else:
-                j = int(np.random.random() * n_f)
+                j = int(np.random.random() * n_fe)
                 if j < n_free:
                     # A uniform free slot, moved to the top of the free part
                     # so that relabelling finds it at once.
@@ -144,9 +152,16 @@ def propose_labels(n_comp, ptr, Sbuf, sid, labels, size, free_stack, n_free, ind
                     free_stack[j] = free_stack[n_free - 1]
                     free_stack[n_free - 1] = new
                 else:
-                    new = inside_list[j - n_free]
+                    j -= n_free
+                    for t in range(n_inside):
+                        if inside_list[t] == cur:
+                            continue
+                        if j == 0:
+                            new = inside_list[t]
+                            break
+                        j -= 1
         w_new = _label_weight(new, inside, size, acc_q, acc_n, n_f, fp)
-        log_ratio += math.log(w_cur) - math.log(w_new)
+        log_ratio += (math.log(w_cur) - math.log(z - w_new)) - (math.log(w_new) - math.log(z - w_cur))
         new_lab[c] = new
         for t in range(n_adj):
             lab = adj[t]
@@ -158,19 +173,19 @@ def propose_labels(n_comp, ptr, Sbuf, sid, labels, size, free_stack, n_free, ind
 
 
 @njit(cache=True)
-def _pick_far(free_stack, n_free, inside, acc_n, n_far):
+def _pick_far(free_stack, n_free, inside, acc_n, n_far, exclude):
     """A uniform label among the used labels that are neither inside S nor
-    adjacent to the component (``n_far`` of them)."""
+    adjacent to the component nor ``exclude`` (``n_far`` of them)."""
     n_slots = free_stack.size
     n_used = n_slots - n_free
     for _ in range(32):  # rejection: uniform over the used labels, keep eligible ones
         lab = free_stack[n_free + int(np.random.random() * n_used)]
-        if not inside[lab] and acc_n[lab] == 0:
+        if not inside[lab] and acc_n[lab] == 0 and lab != exclude:
             return lab
     pick = int(np.random.random() * n_far)
     for t in range(n_free, n_slots):
         lab = free_stack[t]
-        if not inside[lab] and acc_n[lab] == 0:
+        if not inside[lab] and acc_n[lab] == 0 and lab != exclude:
             if pick == 0:
                 return lab
             pick -= 1
@@ -207,11 +222,14 @@ def cut_log_ratio(n_comp, ptr, Sbuf, sid, labels, new_lab, indptr, indices, edge
 
 
 @njit(cache=True)
-def move_delta(R, n_r, ell, new, labels, size, lstats, lloglik, comp_root, comp_area, vstats,
-               indptr, indices, area, use_family, n_channels, n_bins, fp, in_r, mark, visited,
-               roots, sR, tmp):
-    """Exact Δ log π of relabelling the connected set R (inside one region
-    of label ``ell``) to ``new``; returns (Δ, ll of ell without R, ll of new with R)."""
+def join_delta(R, n_r, ell, new, labels, size, lstats, lloglik, comp_root, comp_area, vstats,
+               indptr, indices, area, use_family, n_channels, n_bins, fp, in_r, mark, roots, sR, tmp):
+    """Δ log π of relabelling the connected set R (inside one region C of
+    label ``ell``) to ``new``, except the change of C's own region terms.
+
+    Returns (Δ without C's pieces, ll of ell without R, ll of new with R,
+    area of R, area of C).
+    """
     kappa = fp[FP_KAPPA]
     ridge = fp[FP_RIDGE]
     a0 = fp[FP_A0]
@@ -234,16 +252,126 @@ def move_delta(R, n_r, ell, new, labels, size, lstats, lloglik, comp_root, comp_
     r_area = 0.0
     for t in range(n_r):
         r_area += area[R[t]]
-    c_area = comp_area[R[0]]
     k_j, s_j, sp_j = _join(R, n_r, new, labels, indptr, indices, comp_root, comp_area, in_r,
                            mark, roots, ex)
     d -= a1 * (1 - k_j) + a2 * ((r_area + s_j) ** ex - sp_j)
+    return d, ll_rest, ll_new, r_area, comp_area[R[0]]
+
+
+@njit(cache=True)
+def leave_bound(r_area, c_area, fp):
+    """Upper bound of the change of C's region terms when R leaves C: C \\ R
+    in one piece (fewest regions, and Σ piece^e >= (Σ pieces)^e for e < 1)."""
     if c_area - r_area > 0.5:  # areas are whole pixel counts
-        k_p, sp_p = _pieces(R, n_r, ell, labels, indptr, indices, area, in_r, mark, visited, ex)
-        d -= a1 * (k_p - 1) + a2 * (sp_p - c_area ** ex)
+        return -fp[FP_A2] * ((c_area - r_area) ** fp[FP_EXP] - c_area ** fp[FP_EXP])
+    return fp[FP_A1] + fp[FP_A2] * c_area ** fp[FP_EXP]
+
+
+@njit(cache=True)
+def leave_delta(R, n_r, ell, labels, indptr, indices, area, r_area, c_area, fp, in_r, pws):
+    """Exact change of C's region terms when R leaves C."""
+    a1 = fp[FP_A1]
+    a2 = fp[FP_A2]
+    ex = fp[FP_EXP]
+    if c_area - r_area <= 0.5:
+        return a1 + a2 * c_area ** ex
+    owner, queue, parent, count, garea = pws
+    k_p, sp_p = pieces_interleaved(R, n_r, ell, labels, indptr, indices, area, c_area - r_area,
+                                   ex, in_r, owner, queue, parent, count, garea)
+    return -(a1 * (k_p - 1) + a2 * (sp_p - c_area ** ex))
+
+
+@njit(cache=True)
+def _find(parent, g):
+    while parent[g] != g:
+        parent[g] = parent[parent[g]]
+        g = parent[g]
+    return g
+
+
+@njit(cache=True)
+def pieces_interleaved(R, n_r, ell, labels, indptr, indices, area, rest_area, exponent, in_r,
+                       owner, queue, parent, count, garea):
+    """Pieces of C \\ R (C the region of label ``ell`` holding the connected
+    set R; ``rest_area`` = area of C \\ R): (count, Σ area^exponent).
+
+    Every piece holds a neighbour of R. One breadth-first search grows from
+    all those neighbours at once, merging searches that meet; it stops when
+    all have met (C \\ R is one piece, the common case) or when at most one
+    search is still growing (its area is what the others leave). The cost
+    is that of the smaller pieces, not of C. ``owner`` must be −1 on entry
+    (and is again on return); ``in_r`` zero.
+    """
+    for t in range(n_r):
+        in_r[R[t]] = 1
+    tail = 0
+    n_groups = 0
+    for t in range(n_r):
+        v = R[t]
+        for p in range(indptr[v], indptr[v + 1]):
+            s = indices[p]
+            if in_r[s] or owner[s] >= 0 or labels[s] != ell:
+                continue
+            owner[s] = n_groups
+            parent[n_groups] = n_groups
+            count[n_groups] = 1
+            garea[n_groups] = area[s]
+            n_groups += 1
+            queue[tail] = s
+            tail += 1
+    n_roots = n_groups
+    growing = n_groups
+    head = 0
+    while head < tail and n_roots > 1 and growing > 1:
+        v = queue[head]
+        head += 1
+        g = _find(parent, owner[v])
+        for p in range(indptr[v], indptr[v + 1]):
+            u = indices[p]
+            if in_r[u] or labels[u] != ell:
+                continue
+            if owner[u] < 0:
+                owner[u] = g
+                count[g] += 1
+                garea[g] += area[u]
+                queue[tail] = u
+                tail += 1
+            else:
+                h = _find(parent, owner[u])
+                if h != g:
+                    # Two searches met: one piece. Merge h into g.
+                    growing -= 1 if count[h] > 0 else 0
+                    parent[h] = g
+                    count[g] += count[h]
+                    garea[g] += garea[h]
+                    n_roots -= 1
+        count[g] -= 1
+        if count[g] == 0:
+            growing -= 1
+    if n_roots == 1:
+        n_pieces = 1
+        sp = rest_area ** exponent
     else:
-        d += a1 + a2 * c_area ** ex
-    return d, ll_rest, ll_new
+        n_pieces = 0
+        sp = 0.0
+        done = 0.0
+        open_root = -1
+        for gi in range(n_groups):
+            if parent[gi] != gi:
+                continue
+            n_pieces += 1
+            if count[gi] == 0:
+                sp += garea[gi] ** exponent
+                done += garea[gi]
+            else:
+                open_root = gi
+        if open_root >= 0:
+            sp += max(rest_area - done, 0.0) ** exponent
+    for t in range(tail):
+        owner[queue[t]] = -1
+    for t in range(n_r):
+        in_r[R[t]] = 0
+    return n_pieces, sp
 
 
 @njit(cache=True)
@@ -276,7 +404,7 @@ def keep_best(best_labels, labels, n_comp, ptr, Sbuf, old_lab):
 def flip_set(n_comp, ptr, Sbuf, sid, T, labels, size, free_stack, n_free, lstats, lloglik,
              comp_root, comp_area, vstats, indptr, indices, edge_ids, q, log1mq, area,
              use_family, n_channels, n_bins, fp, vy, vx, win, inside, inside_list, acc_q, acc_n,
-             adj, new_lab, old_lab, in_r, mark, visited, roots, sR, tmp):
+             adj, new_lab, old_lab, in_r, mark, visited, roots, sR, tmp, pws):
     """One multiple-flipping move of the components of S (eq. 51).
 
     Returns Δ log π if accepted, NaN if rejected (the state is then as before).
@@ -291,6 +419,31 @@ def flip_set(n_comp, ptr, Sbuf, sid, T, labels, size, free_stack, n_free, lstats
     for t in range(ptr[n_comp]):
         sid[Sbuf[t]] = -1
     k_before = n_slots - n_free[0]
+    if n_comp == 1:
+        # One component: decide before touching the state, with the MH
+        # uniform drawn first and an upper bound that skips the search of
+        # C \ R whenever it already rejects (same decision as the exact ratio).
+        n_r = ptr[1]
+        R = Sbuf[:n_r]
+        ell = labels[R[0]]
+        new = new_lab[0]
+        old_lab[0] = ell
+        if new == ell:
+            return np.nan
+        k_after = k_before + (1 if size[new] == 0 else 0) - (1 if size[ell] == n_r else 0)
+        rest = log_falling(n_slots, k_before) - log_falling(n_slots, k_after) + log_prop + cut
+        threshold = T * (math.log(np.random.random()) - rest)
+        d, ll_rest, ll_new, r_area, c_area = join_delta(
+            R, n_r, ell, new, labels, size, lstats, lloglik, comp_root, comp_area, vstats, indptr,
+            indices, area, use_family, n_channels, n_bins, fp, in_r, mark, roots, sR, tmp)
+        if d + leave_bound(r_area, c_area, fp) <= threshold:
+            return np.nan
+        d += leave_delta(R, n_r, ell, labels, indptr, indices, area, r_area, c_area, fp, in_r, pws)
+        if d <= threshold:
+            return np.nan
+        _move(R, n_r, ell, new, labels, size, free_stack, n_free, lstats, lloglik, sR, ll_rest,
+              ll_new, comp_root, comp_area, indptr, indices, area, mark, visited)
+        return d
     d = 0.0
     n_moved = 0
     for c in range(n_comp):
@@ -300,10 +453,10 @@ def flip_set(n_comp, ptr, Sbuf, sid, T, labels, size, free_stack, n_free, lstats
         old_lab[c] = ell
         if new_lab[c] == ell:
             continue
-        dc, ll_rest, ll_new = move_delta(R, n_r, ell, new_lab[c], labels, size, lstats, lloglik,
-                                         comp_root, comp_area, vstats, indptr, indices, area,
-                                         use_family, n_channels, n_bins, fp, in_r, mark, visited,
-                                         roots, sR, tmp)
+        dc, ll_rest, ll_new, r_area, c_area = join_delta(
+            R, n_r, ell, new_lab[c], labels, size, lstats, lloglik, comp_root, comp_area, vstats,
+            indptr, indices, area, use_family, n_channels, n_bins, fp, in_r, mark, roots, sR, tmp)
+        dc += leave_delta(R, n_r, ell, labels, indptr, indices, area, r_area, c_area, fp, in_r, pws)
         _move(R, n_r, ell, new_lab[c], labels, size, free_stack, n_free, lstats, lloglik, sR,
               ll_rest, ll_new, comp_root, comp_area, indptr, indices, area, mark, visited)
         d += dc
@@ -347,6 +500,9 @@ class FlipWorkspace:
         self.roots = np.empty(n, np.int64)
         self.sR = np.empty(n_stats)
         self.tmp = np.empty(n_stats)
+        # pieces_interleaved: owner, queue, parent, count, area of searches
+        self.pws = (-np.ones(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64),
+                    np.zeros(n, np.int64), np.zeros(n))
 
 
 def model_params(model, proposal):

@@ -28,7 +28,7 @@ _WHOLE = np.array([-1, 2**62, -1, 2**62], dtype=np.int64)
 def run_multiflip(temps, n_flip, f_state, best_labels, labels, size, free_stack, n_free, lstats,
                   lloglik, comp_root, comp_area, vstats, indptr, indices, edge_ids, edges, q, log1mq,
                   area, use_family, n_channels, n_bins, fp, vcoord, win, Sbuf, ptr, sid, inside,
-                  inside_list, acc_q, acc_n, adj, new_lab, old_lab, in_r, mark, visited, roots, sR, tmp):
+                  inside_list, acc_q, acc_n, adj, new_lab, old_lab, in_r, mark, visited, roots, sR, tmp, pws):
     """Run ``temps.size`` multiple-flipping steps; returns the accepted count.
 
     ``n_flip`` <= 0 flips every component. ``f_state`` = [log π, best log π];
@@ -67,7 +67,7 @@ def run_multiflip(temps, n_flip, f_state, best_labels, labels, size, free_stack,
                      lloglik, comp_root, comp_area, vstats, indptr, indices, edge_ids, q, log1mq,
                      area, use_family, n_channels, n_bins, fp, vcoord, vcoord, win, inside,
                      inside_list, acc_q, acc_n, adj, new_lab, old_lab, in_r, mark, visited, roots,
-                     sR, tmp)
+                     sR, tmp, pws)
         if d != d:  # rejected
             continue
         if pending and d < 0.0:
@@ -136,7 +136,7 @@ class Multiflip:
                             m.use_family, m.n_channels, m.n_bins, model_params(m, self.proposal),
                             self._vcoord, _WHOLE, ws.Sbuf, ws.ptr, ws.sid, ws.inside, ws.inside_list,
                             ws.acc_q, ws.acc_n, ws.adj, ws.new_lab, ws.old_lab, ws.in_r, ws.mark,
-                            ws.visited, ws.roots, ws.sR, ws.tmp)
+                            ws.visited, ws.roots, ws.sR, ws.tmp, ws.pws)
         state.log_pi = float(f_state[0])
         return int(acc), float(f_state[1]), best_labels
 

@@ -88,7 +88,7 @@ def run_multigrid(temps, sizes, fixed, h, w, pix2v, vy, vx, f_state, best_labels
                   free_stack, n_free, lstats, lloglik, comp_root, comp_area, vstats, indptr, indices,
                   edge_ids, q, log1mq, area, use_family, n_channels, n_bins, fp, win, Sbuf, ptr, sid,
                   inside, inside_list, acc_q, acc_n, adj, new_lab, old_lab, in_r, mark, visited,
-                  roots, sR, tmp):
+                  roots, sR, tmp, pws):
     """Run ``temps.size`` multigrid steps; returns the number accepted.
 
     With ``fixed`` the window ``win`` is kept; otherwise a new one is drawn
@@ -112,7 +112,7 @@ def run_multigrid(temps, sizes, fixed, h, w, pix2v, vy, vx, f_state, best_labels
         d = flip_set(1, ptr, Sbuf, sid, temps[step], labels, size, free_stack, n_free, lstats,
                      lloglik, comp_root, comp_area, vstats, indptr, indices, edge_ids, q, log1mq,
                      area, use_family, n_channels, n_bins, fp, vy, vx, win, inside, inside_list,
-                     acc_q, acc_n, adj, new_lab, old_lab, in_r, mark, visited, roots, sR, tmp)
+                     acc_q, acc_n, adj, new_lab, old_lab, in_r, mark, visited, roots, sR, tmp, pws)
         if d != d:  # rejected
             continue
         if pending and d < 0.0:
@@ -201,7 +201,7 @@ class Multigrid:
                             g.edge_ids, self.q, self.log1mq, m.area, m.use_family, m.n_channels,
                             m.n_bins, model_params(m, self.proposal), win, ws.Sbuf, ws.ptr, ws.sid,
                             ws.inside, ws.inside_list, ws.acc_q, ws.acc_n, ws.adj, ws.new_lab,
-                            ws.old_lab, ws.in_r, ws.mark, ws.visited, ws.roots, ws.sR, ws.tmp)
+                            ws.old_lab, ws.in_r, ws.mark, ws.visited, ws.roots, ws.sR, ws.tmp, ws.pws)
         state.log_pi = float(f_state[0])
         return int(acc), float(f_state[1]), best_labels
 

@@ -97,6 +97,7 @@ import numpy as np
 from numba import njit
 
 from ..models.image import ImageModel, label_loglik
+from ..models.mixture import MixtureModel, item_join, item_leave, item_move
 from ..partition import MemberIndex
 from .common import StepInfo, draw_anchor_pair, metropolis_hastings, seed_compiled_rng
 from .compiled import CompiledWorkspace, _join, _move
@@ -251,6 +252,54 @@ def _scan_image(S, side, labs, inv_t, u, target, f_state, labels, size, free_sta
     return log_q
 
 
+@njit(cache=True)
+def _scan_mixture(S, side, labs, inv_t, u, target, labels, size, free_stack, n_free, lstats,
+                  lloglik, vstats, kind, params, log_alpha):
+    """One restricted Gibbs scan over S on a mixture-model state, compiled.
+
+    The same scan as :meth:`SplitMerge._scan` (same uniforms ``u``, or the
+    forced sides ``target``; the other one empty): Δ log π of moving item
+    k to the other label is the leave part of its label plus the join part
+    of the other (:func:`~swcuts.models.mixture.item_leave`,
+    :func:`~swcuts.models.mixture.item_join`). The state arrays are those of
+    :meth:`~swcuts.models.mixture.MixtureModel.kernel_arrays`. Returns
+    (log of the probability of the outcome, Δ log π).
+    """
+    forced = target.size > 0
+    D = vstats.shape[1]
+    st_a = np.empty(D)
+    st_b = np.empty(D)
+    one = np.empty(1, np.int64)
+    log_q = 0.0
+    total = 0.0
+    for idx in range(S.size):
+        k = S[idx]
+        a = side[idx]
+        b = 1 - a
+        la = labs[a]
+        lb = labs[b]
+        d_leave, ll_a = item_leave(k, la, size, lstats, lloglik, vstats, kind, params, log_alpha,
+                                   st_a)
+        d_join, ll_b = item_join(k, lb, size, lstats, lloglik, vstats, kind, params, log_alpha,
+                                 st_b)
+        d = d_leave + d_join
+        x = d * inv_t
+        lp_move = _log_sigmoid_c(x)
+        if forced:
+            move = target[idx] != a
+        else:
+            move = u[idx] < math.exp(lp_move)
+        if move:
+            log_q += lp_move
+            item_move(k, la, lb, labels, size, free_stack, n_free, lstats, lloglik, st_a, ll_a,
+                      st_b, ll_b, one)
+            side[idx] = b
+            total += d
+        else:
+            log_q += _log_sigmoid_c(-x)
+    return log_q, total
+
+
 class SplitMerge:
     """Split-Merge(t, M, R) of Jain & Neal with restricted Gibbs proposals.
 
@@ -280,9 +329,10 @@ class SplitMerge:
         the model has a graph) or a uniformly random pair of vertices
         (default, and the only choice, without a graph).
     compiled : bool, optional
-        Whether to use the compiled restricted Gibbs scans (image model
-        only) and the model's compiled Gibbs path in :meth:`iteration`
-        (None: when the model offers them; False: the generic path through
+        Whether to use the compiled restricted Gibbs scans and Gibbs
+        sweeps (image model, and mixture models with a built-in
+        likelihood) in :meth:`step` and :meth:`iteration` (None: when the
+        model offers them; False: the generic path through
         ``model.delta``/``model.apply``). Both restricted-scan paths draw
         the same random numbers and make the same moves. The driver-facing flag
         ``self.compiled`` is always False: the update is orchestrated in
@@ -330,12 +380,16 @@ class SplitMerge:
             raise ValueError("edge anchors need a model with a graph")
         self.anchors = anchors
         self._edges = self.graph.edges if anchors == "edge" else None
+        mixture = isinstance(model, MixtureModel) and model.compiled_likelihood
         available = bool(getattr(model, "compiled", False))
-        if compiled and not available:
+        if compiled and not (available or mixture):
             raise ValueError(f"{type(model).__name__} has no compiled kernels")
-        self._gibbs_compiled = available if compiled is None else bool(compiled)
-        # The compiled restricted scan knows the image model's caches only.
-        self._fast = self._gibbs_compiled and isinstance(model, ImageModel)
+        self._gibbs_compiled = available if compiled is None else (bool(compiled) and available)
+        # Compiled restricted scans: the image model's and the mixtures'.
+        self._fast = available and compiled is not False and isinstance(model, ImageModel)
+        self._mixture = mixture and compiled is not False
+        self._no_u = np.zeros(0)
+        self._no_side = np.zeros(0, dtype=np.int8)
         if self._fast:
             self._fp = np.array([model.kappa, model.ridge, model.a1, model.a2, model.exponent])
             self._labs = np.zeros(2, dtype=np.int64)
@@ -379,6 +433,15 @@ class SplitMerge:
         u = rng.random(S.size) if target is None else None
         if self._fast:
             return self._scan_compiled(state, S, side, labs, temperature, u, target)
+        if self._mixture:
+            model = self.model
+            log_q, d = _scan_mixture(S, side, np.array(labs, dtype=np.int64), 1.0 / temperature,
+                                     self._no_u if u is None else u,
+                                     self._no_side if target is None else target,
+                                     *model.kernel_arrays(state))
+            model.evaluations += S.size
+            state.log_pi += d
+            return float(log_q)
         model = self.model
         one = self._one
         log_q = 0.0
@@ -551,6 +614,9 @@ class SplitMerge:
         kernel, compiled when the model offers it), each over every label
         and a fresh one. The paper's scans are systematic; a random scan
         leaves π^(1/T) invariant just the same."""
+        if self._mixture:
+            self.model.gibbs_sweep(state, rng, temperature)
+            return
         if self._gibbs is None:
             from .gibbs import Gibbs
 

@@ -281,7 +281,7 @@ def _build_impl(sp, items, local, indptr, indices, use_graph, vstats):
                 nxt[e] = head[k]
                 head[k] = e
                 if k < u:
-                    tmp[:] = stats[k] + stats[u]
+                    np.add(stats[k], stats[u], tmp)
                     heapq.heappush(heap, (sc[k] + sc[u] - _score_any(tmp, 2, sp), k, u))
         for k in range(n):
             local[items[k]] = -1
@@ -295,7 +295,7 @@ def _build_impl(sp, items, local, indptr, indices, use_graph, vstats):
                 continue
             m = next_id
             next_id += 1
-            stats[m, :] = stats[a] + stats[b]
+            np.add(stats[a], stats[b], stats[m])
             size[m] = size[a] + size[b]
             sc[m] = _score_any(stats[m], size[m], sp)
             left[m - n] = a
@@ -337,7 +337,7 @@ def _build_impl(sp, items, local, indptr, indices, use_graph, vstats):
                 val[e] = r
                 nxt[e] = head[m]
                 head[m] = e
-                tmp[:] = stats[r] + stats[m]
+                np.add(stats[r], stats[m], tmp)
                 heapq.heappush(heap, (sc[r] + sc[m] - _score_any(tmp, size[r] + size[m], sp), r, m))
     # Phase 2: every remaining pair is a candidate.
     alive = np.empty(n, np.int64)
@@ -351,7 +351,7 @@ def _build_impl(sp, items, local, indptr, indices, use_graph, vstats):
             for j in range(i + 1, n_alive):
                 a = alive[i]
                 b = alive[j]
-                tmp[:] = stats[a] + stats[b]
+                np.add(stats[a], stats[b], tmp)
                 heapq.heappush(heap, (sc[a] + sc[b] - _score_any(tmp, size[a] + size[b], sp), a, b))
         while len(heap) > 0:
             item = heapq.heappop(heap)
@@ -361,7 +361,7 @@ def _build_impl(sp, items, local, indptr, indices, use_graph, vstats):
                 continue
             m = next_id
             next_id += 1
-            stats[m, :] = stats[a] + stats[b]
+            np.add(stats[a], stats[b], stats[m])
             size[m] = size[a] + size[b]
             sc[m] = _score_any(stats[m], size[m], sp)
             left[m - n] = a
@@ -380,7 +380,7 @@ def _build_impl(sp, items, local, indptr, indices, use_graph, vstats):
             n_alive = w
             for i in range(n_alive):
                 r = alive[i]
-                tmp[:] = stats[r] + stats[m]
+                np.add(stats[r], stats[m], tmp)
                 heapq.heappush(heap, (sc[r] + sc[m] - _score_any(tmp, size[r] + size[m], sp), r, m))
             alive[n_alive] = m
             n_alive += 1
@@ -457,7 +457,7 @@ def _walk_impl(sp, left, right, parent, stats, size, sc, n, nu, inv_t, log_wnew,
         top = k if forced else n_open
         for g in range(top):
             if gopen[g]:
-                tmp[:] = gstats[g] + stats[Q]
+                np.add(gstats[g], stats[Q], tmp)
                 s_u = _score_any(tmp, gsize[g] + size[Q], sp)
                 logits[m] = -(gsc[g] + sc[Q] - s_u) * inv_t
                 gid[m] = g
@@ -493,7 +493,7 @@ def _walk_impl(sp, left, right, parent, stats, size, sc, n, nu, inv_t, log_wnew,
         logp += logits[idx] - lse
         g = gid[idx]
         if g >= 0:
-            gstats[g, :] += stats[Q]
+            np.add(gstats[g], stats[Q], gstats[g])
             gsize[g] += size[Q]
             gsc[g] = usc[idx]
         else:
@@ -560,7 +560,7 @@ def _logd_matrix_impl(sp, SA, sA, nA, SB, sB, nB):
     tmp = np.empty(SA.shape[1])
     for i in range(SA.shape[0]):
         for j in range(SB.shape[0]):
-            tmp[:] = SA[i] + SB[j]
+            np.add(SA[i], SB[j], tmp)
             out[i, j] = sA[i] + sB[j] - _score_any(tmp, nA[i] + nB[j], sp)
     return out
 
@@ -861,6 +861,8 @@ class TreeGuided:
         else:
             raise TypeError(f"no built-in cluster score for {type(model).__name__}; pass score=")
         self._f = fns
+        self._mixture_gibbs = (isinstance(model, MixtureModel) and model.compiled_likelihood
+                               and compiled is not False)
         # Candidate graph of the tree construction.
         n = model.n_vertices
         if self.graph is not None:
@@ -1248,6 +1250,12 @@ class TreeGuided:
             S = self.global_tree().leaves(int(cand[k]))
         self._last_local_size = int(S.size)
         before = state.log_pi
+        if self._mixture_gibbs:
+            # The same Gibbs updates, compiled (one uniform per leaf).
+            old = state.partition.labels[S]
+            self.model.gibbs_sweep_items(state, S, rng.random(S.size), temperature)
+            moved = int(np.count_nonzero(state.partition.labels[S] != old))
+            return StepInfo(True, 0.0, moved, state.log_pi - before, "local")
         moved = 0
         one = np.empty(1, np.int64)
         for v in S.tolist():

@@ -134,7 +134,9 @@ import weakref
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
+from ..models.mixture import MixtureModel, item_join, item_leave, item_move
 from ..partition import MemberIndex
 from .common import StepInfo, draw_anchor_pair, metropolis_hastings
 
@@ -142,6 +144,77 @@ __all__ = ["Triadic", "Proposal", "MOVES"]
 
 #: Move types, in the order of :attr:`Triadic.counts`.
 MOVES = ("split12", "merge21", "split23", "merge32")
+
+
+@njit(cache=True)
+def _allocate_mixture(items, targets, inv_t, u, forced, labels, size, free_stack, n_free, lstats,
+                      lloglik, vstats, kind, params, log_alpha):
+    """Sequential allocation of ``items`` to ``targets`` on a mixture-model
+    state, compiled: the same allocation as :meth:`Triadic._allocate` (same
+    uniforms ``u``, or the forced choices ``forced``; the other one empty),
+    with Δ_g = leave part of the holding label + join part of target g
+    (:func:`~swcuts.models.mixture.item_leave`, :func:`~swcuts.models.mixture.item_join`).
+    The state arrays are those of
+    :meth:`~swcuts.models.mixture.MixtureModel.kernel_arrays`.
+
+    Returns
+    -------
+    log_q : float
+        Log of the product of the probabilities of the choices (−inf as in
+        :meth:`Triadic._allocate`).
+    delta : float
+        Δ log π of the moves made.
+    """
+    is_forced = forced.size > 0
+    D = vstats.shape[1]
+    nt = targets.size
+    st_a = np.empty(D)
+    st_t = np.empty((nt, D))
+    ll_t = np.empty(nt)
+    d = np.empty(nt)
+    x = np.empty(nt)
+    one = np.empty(1, np.int64)
+    log_q = 0.0
+    total = 0.0
+    for s in range(items.size):
+        v = items[s]
+        a = labels[v]
+        d_leave, ll_a = item_leave(v, a, size, lstats, lloglik, vstats, kind, params, log_alpha,
+                                   st_a)
+        mx = -np.inf
+        for g in range(nt):
+            d_join, ll_t[g] = item_join(v, targets[g], size, lstats, lloglik, vstats, kind,
+                                        params, log_alpha, st_t[g])
+            d[g] = d_leave + d_join
+            x[g] = d[g] * inv_t
+            if x[g] > mx or math.isnan(x[g]):
+                mx = x[g]
+        if mx == -np.inf or math.isnan(mx):
+            if not is_forced:
+                return -np.inf, total
+            lse = mx
+        else:
+            z = 0.0
+            for g in range(nt):
+                z += math.exp(x[g] - mx)
+            lse = mx + math.log(z)
+        if is_forced:
+            g = forced[s]
+        else:
+            r = u[s]
+            g = nt - 1
+            acc = 0.0
+            for h in range(nt):
+                acc += math.exp(x[h] - lse)
+                if r < acc:
+                    g = h
+                    break
+        lp = x[g] - lse
+        log_q += lp if not math.isnan(lp) else -np.inf
+        item_move(v, a, targets[g], labels, size, free_stack, n_free, lstats, lloglik, st_a,
+                  ll_a, st_t[g], ll_t[g], one)
+        total += d[g]
+    return log_q, total
 
 
 @dataclass
@@ -203,9 +276,12 @@ class Triadic:
         neighbour of i or j (default with a graph), or a uniformly random
         ordered triple (default, and the only choice, without a graph).
     compiled : bool, optional
-        Accepted for a uniform kernel signature. The triadic update has no
-        compiled path: it runs through ``model.delta`` / ``model.apply``,
-        and ``self.compiled`` is False so that the annealing driver calls
+        Whether the sequential allocations run compiled (mixture models with
+        a built-in likelihood; other models always use the generic path).
+        None or True: when available; False: through ``model.delta`` /
+        ``model.apply``. Both make the same moves from the same random
+        numbers. ``self.compiled`` is always False: the update
+        is orchestrated in Python, so the annealing driver calls
         :meth:`step`.
 
     Attributes
@@ -244,6 +320,11 @@ class Triadic:
         # log r(X | X') / r(X' | X) per move type (module docstring).
         self._log_r = {"split12": math.log(beta), "merge21": -math.log(beta),
                        "split23": -math.log1p(-beta), "merge32": math.log1p(-beta)}
+        mixture = isinstance(model, MixtureModel) and model.compiled_likelihood
+        # Compiled sequential allocation on mixtures with a built-in likelihood.
+        self._mixture = mixture and compiled is not False
+        self._no_u = np.zeros(0)
+        self._no_forced = np.zeros(0, dtype=np.int64)
         self.compiled = False
         self._index = weakref.WeakKeyDictionary()
         self._one = np.zeros(1, dtype=np.int64)
@@ -384,6 +465,15 @@ class Triadic:
         had probability 0; a draw with no possible target stops early).
         """
         model = self.model
+        if self._mixture:
+            log_q, dsum = _allocate_mixture(
+                items, np.array(targets, dtype=np.int64), 1.0 / temperature,
+                self._no_u if u is None else u,
+                self._no_forced if forced is None else np.asarray(forced, dtype=np.int64),
+                *model.kernel_arrays(state))
+            model.evaluations += items.size * len(targets)
+            state.log_pi += dsum
+            return float(log_q)
         one = self._one
         nt = len(targets)
         d = [0.0] * nt
@@ -418,10 +508,27 @@ class Triadic:
             model.apply(state, one, targets[g], d[g])
         return log_q
 
-    def _hold(self, state, items) -> None:
-        """Move ``items`` to a fresh holding label."""
-        if items.size:
-            self._move_set(state, items, state.partition.fresh_label())
+    def _hold(self, state, items, targets=()) -> None:
+        """Move ``items`` to a holding label that is not one of ``targets``.
+
+        The holding label only enters the allocation through the "leave"
+        part of each Δ_g, which is the same for every target, so any
+        non-target label gives the same allocation probabilities. A fresh
+        label when one is free; otherwise (every slot used: only in a 3→2
+        move among singletons, where ``items`` = [k]) one of the items' own
+        labels outside ``targets``.
+        """
+        if not items.size:
+            return
+        part = state.partition
+        if part.n_free[0] > 0:
+            hold = part.fresh_label()
+        else:
+            spare = set(part.labels[items].tolist()) - set(targets)
+            if not spare:
+                raise RuntimeError("no label can hold the items being allocated")
+            hold = min(spare)
+        self._move_set(state, items, hold)
 
     def _replay(self, state, items, targets, temperature) -> float:
         """log q of the allocation that puts ``items`` back to their current
@@ -432,7 +539,7 @@ class Triadic:
         forced = np.empty(items.size, dtype=np.int64)
         for g, lab in enumerate(targets):
             forced[cur == lab] = g
-        self._hold(state, items)
+        self._hold(state, items, targets)
         return self._allocate(state, items, targets, temperature, forced=forced)
 
     def _log_proposal_ratio(self, move, log_q_fwd, log_q_rev, n_touched) -> float:
@@ -527,7 +634,7 @@ class Triadic:
             sigma = order[order != k]
             log_q_rev = self._replay(state, sigma, (ci, cj, ck), T)
             state.log_pi = log_pi0
-            self._hold(state, order)
+            self._hold(state, order, (ci, cj))
             log_q_fwd = self._allocate(state, order, (ci, cj), T, u, outcome)
             before, after = (ci, cj, ck), (ci, cj)
         else:
