@@ -19,8 +19,12 @@ from .samplers import ALIASES, KERNELS
 
 __all__ = ["segment", "Segmentation", "SAMPLERS", "DEFAULTS"]
 
+#: Samplers that are not a single kernel but a schedule over a hierarchy of graphs.
+HIERARCHICAL = ("multilevel",)
 #: Sampler names accepted by ``segment(sampler=...)``.
-SAMPLERS = tuple(sorted(set(KERNELS) | set(ALIASES)))
+SAMPLERS = tuple(sorted(set(KERNELS) | set(ALIASES) | set(HIERARCHICAL)))
+#: Samplers made for the pixel lattice: with ``atoms=None`` they run on pixels.
+PIXEL_SAMPLERS = ("multigrid", "multilevel")
 
 #: Defaults of :func:`segment`; see the issue note for what they were tuned on.
 DEFAULTS = dict(
@@ -33,6 +37,7 @@ DEFAULTS = dict(
     a1=None,
     a2=5.0,
     kappa=1.0,
+    levels=2,
 )
 #: With ``n_atoms=None``: one atom per this many pixels, within the bounds.
 PIXELS_PER_ATOM = 80
@@ -55,7 +60,7 @@ DEFAULT_T0 = {"gibbs": 100.0, "split-merge": 10.0, "random-split": 10.0, "reconf
 DEFAULT_T0_SWC = 10.0
 #: Default budget in steps per atom.
 STEPS_PER_ATOM = {"swc": 130, "swc1": 40, "swc2": 100, "cluster-gibbs": 40, "gibbs": 200,
-                  "multiflip": 40, "multigrid": 100,
+                  "multiflip": 40, "multigrid": 100, "multilevel": 100,
                   # reconfiguration, srm: one step = one move + one Gibbs sweep
                   "reconfiguration": 1, "srm": 1,
                   "split-merge": 10, "random-split": 10, "triadic": 10, "tree-guided": 10}
@@ -79,6 +84,10 @@ class Segmentation:
         Record of the annealing run.
     energy : float
         −log π of the result (unnormalised).
+    levels : list of (H, W) int arrays or None
+        ``multilevel`` only: the label image of every level, level 0 (the
+        atoms it formed) first and the segments last; each level's labels
+        are unions of the previous level's.
     """
 
     labels: np.ndarray
@@ -96,6 +105,7 @@ class Segmentation:
     image: np.ndarray = field(repr=False, default=None)
     edge_probabilities: np.ndarray = field(repr=False, default=None)
     model: object = field(repr=False, default=None)
+    levels: list = field(repr=False, default=None)
 
     @property
     def n_labels(self) -> int:
@@ -120,6 +130,8 @@ class Segmentation:
             "acceptance_rate": float(self.acceptance_rate),
             "seed": self.seed if isinstance(self.seed, (int, type(None))) else str(self.seed),
             "version": __version__,
+            **({"level_labels": [int(lv.max()) + 1 for lv in self.levels]}
+               if self.levels is not None else {}),
         }
 
 
@@ -127,7 +139,7 @@ def _resolve_sampler(sampler) -> str:
     if not isinstance(sampler, str):
         raise TypeError(f"sampler must be a string, one of {', '.join(SAMPLERS)}")
     name = ALIASES.get(sampler, sampler)
-    if name not in KERNELS:
+    if name not in KERNELS and name not in HIERARCHICAL:
         raise InputError(f"unknown sampler '{sampler}'; choose one of {', '.join(SAMPLERS)}")
     return name
 
@@ -169,10 +181,39 @@ def _check_seed(seed):
         raise InputError(f"seed must be a non-negative integer, got {seed}")
 
 
-def check_options(*, sampler="swc", atoms="slic", n_atoms=DEFAULTS["n_atoms"], seed=None, steps=None,
+def resolve_atoms(sampler_name, atoms):
+    """The atom method a run uses: ``atoms``, or with None ``"pixels"`` for
+    the pixel-scale samplers (:data:`PIXEL_SAMPLERS`) and ``"slic"`` otherwise."""
+    if atoms is None:
+        return "pixels" if sampler_name in PIXEL_SAMPLERS else "slic"
+    return atoms
+
+
+def _check_window_sizes(window_sizes):
+    """None, or a non-empty sequence of positive integers; returns a tuple or None."""
+    if window_sizes is None:
+        return None
+    if isinstance(window_sizes, numbers.Integral) and not isinstance(window_sizes, bool):
+        window_sizes = (window_sizes,)
+    try:
+        sizes = tuple(window_sizes)
+    except TypeError:
+        raise TypeError(f"window_sizes must be a list of integers, got {window_sizes!r}") from None
+    if not sizes:
+        raise InputError("window_sizes must list at least one window side")
+    for s in sizes:
+        if isinstance(s, bool) or not isinstance(s, numbers.Integral):
+            raise TypeError(f"window sizes must be integers, got {s!r}")
+        if s < 1:
+            raise InputError(f"window sizes must be at least 1 pixel, got {s}")
+    return tuple(int(s) for s in sizes)
+
+
+def check_options(*, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], seed=None, steps=None,
                   time_budget=None, t0=None, t_final=DEFAULTS["t_final"], init="uniform",
                   edge_scale=DEFAULTS["edge_scale"], q_max=DEFAULTS["q_max"], bins=DEFAULTS["bins"],
-                  a0=DEFAULTS["a0"], a1=DEFAULTS["a1"], a2=DEFAULTS["a2"], kappa=DEFAULTS["kappa"]):
+                  a0=DEFAULTS["a0"], a1=DEFAULTS["a1"], a2=DEFAULTS["a2"], kappa=DEFAULTS["kappa"],
+                  window_sizes=None, levels=DEFAULTS["levels"]):
     """Validate the options of :func:`segment` (everything but the image).
 
     Cheap, so callers (the CLI) can refuse bad options before reading an
@@ -187,7 +228,16 @@ def check_options(*, sampler="swc", atoms="slic", n_atoms=DEFAULTS["n_atoms"], s
         For an argument of the wrong type.
     """
     name = _resolve_sampler(sampler)
+    atoms = resolve_atoms(name, atoms)
     _check_choice("atoms", atoms, ATOM_METHODS, "atoms")
+    if name in HIERARCHICAL and atoms != "pixels":
+        raise InputError(f"sampler '{name}' forms its own atoms by cluster sampling on pixels; "
+                         f"use atoms='pixels' (the default for it), not '{atoms}'")
+    _check_window_sizes(window_sizes)
+    if window_sizes is not None and name not in ("multigrid", "multilevel"):
+        raise InputError(f"window_sizes is an option of the multigrid and multilevel samplers, "
+                         f"not of '{name}'")
+    _check_positive_int("levels", levels, allow_none=False)
     _check_positive_int("n_atoms", n_atoms)
     _check_seed(seed)
     _check_positive_int("steps", steps)
@@ -227,11 +277,20 @@ def _raw_hw(image, channel_axis):
     return None
 
 
-def segment(image, *, sampler="swc", atoms="slic", n_atoms=DEFAULTS["n_atoms"], seed=None,
+def _check_windows_fit(window_sizes, hw):
+    h, w = (int(t) for t in hw)
+    big = max(window_sizes)
+    if big > max(h, w):
+        raise InputError(f"window of {big} pixels is larger than the {h}x{w} image; "
+                         f"use window sizes up to {max(h, w)}")
+
+
+def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], seed=None,
             steps=None, time_budget=None, t0=None, t_final=DEFAULTS["t_final"], init="uniform",
             channel_axis=-1, edge_scale=DEFAULTS["edge_scale"], q_max=DEFAULTS["q_max"],
             bins=DEFAULTS["bins"], a0=DEFAULTS["a0"], a1=DEFAULTS["a1"], a2=DEFAULTS["a2"],
-            kappa=DEFAULTS["kappa"], progress=False) -> Segmentation:
+            kappa=DEFAULTS["kappa"], window_sizes=None, levels=DEFAULTS["levels"],
+            progress=False) -> Segmentation:
     """Segment an image by annealing its posterior with a partition sampler.
 
     Parameters
@@ -239,10 +298,17 @@ def segment(image, *, sampler="swc", atoms="slic", n_atoms=DEFAULTS["n_atoms"], 
     image : (H, W) or (H, W, C) array
         Grey, grey+alpha, RGB or RGBA image of any integer or float dtype.
     sampler : str
-        One of :data:`SAMPLERS`; ``"swc"`` is the default SW-cut kernel (SWC-2).
-    atoms : str
+        One of :data:`SAMPLERS`; ``"swc"`` is the default SW-cut kernel
+        (SWC-2 mixed with single-vertex steps). ``"multigrid"`` samples in
+        attention windows (Props. 9-11), ``"multiflip"`` relabels several
+        components per step (Prop. 8), ``"multilevel"`` forms the atoms by
+        cluster sampling on pixels and the segments on those atoms
+        (Prop. 12); the split-merge family (``"split-merge"``,
+        ``"triadic"``, ...) runs on the same posterior for comparison.
+    atoms : str, optional
         Over-segmentation method: ``slic``, ``felzenszwalb``, ``watershed``,
-        ``edges`` or ``pixels``.
+        ``edges`` or ``pixels``. Default: ``pixels`` for ``multigrid`` and
+        ``multilevel``, ``slic`` for every other sampler.
     n_atoms : int, optional
         Approximate number of atoms (default: one per 80 pixels, between
         100 and 1000).
@@ -266,6 +332,14 @@ def segment(image, *, sampler="swc", atoms="slic", n_atoms=DEFAULTS["n_atoms"], 
         Posterior parameters: likelihood histogram bins, prior weights of
         eq. 59 and the weight of the complexity prior. ``a0`` and ``a1``
         default to 250 and 2500 per 10^5 pixels of the image.
+    window_sizes : sequence of int, optional
+        ``multigrid`` and ``multilevel``: sides of the square attention
+        windows (default 8, 16, 32, ... up to the image's longer side).
+        A window larger than the image is refused.
+    levels : int
+        ``multilevel``: number of levels of the hierarchy above the pixels
+        (1: segments sampled on pixels; 2: atoms on pixels and segments on
+        atoms). Must be at least 1.
     progress : bool
         Show a progress bar on a terminal.
 
@@ -283,7 +357,9 @@ def segment(image, *, sampler="swc", atoms="slic", n_atoms=DEFAULTS["n_atoms"], 
     name, t0 = check_options(sampler=sampler, atoms=atoms, n_atoms=n_atoms, seed=seed, steps=steps,
                              time_budget=time_budget, t0=t0, t_final=t_final, init=init,
                              edge_scale=edge_scale, q_max=q_max, bins=bins, a0=a0, a1=a1, a2=a2,
-                             kappa=kappa)
+                             kappa=kappa, window_sizes=window_sizes, levels=levels)
+    atoms = resolve_atoms(name, atoms)
+    window_sizes = _check_window_sizes(window_sizes)
     # Refuse an image too large for memory before converting it (which
     # itself takes several copies of the image).
     hw = _raw_hw(image, channel_axis)
@@ -291,8 +367,12 @@ def segment(image, *, sampler="swc", atoms="slic", n_atoms=DEFAULTS["n_atoms"], 
         n_pix = hw[0] * hw[1]
         check_memory(hw, n_pix if atoms == "pixels" else
                      min(n_atoms if n_atoms is not None else default_n_atoms(n_pix), n_pix))
+    if hw is not None and window_sizes is not None:
+        _check_windows_fit(window_sizes, hw)
     features, display = prepare_image(image, channel_axis=channel_axis)
     h, w = features.shape[:2]
+    if window_sizes is not None:
+        _check_windows_fit(window_sizes, (h, w))
     if n_atoms is None:
         n_atoms = default_n_atoms(h * w)
     a0 = A0_PER_1E5_PIXELS * h * w / 1e5 if a0 is None else a0
@@ -315,14 +395,36 @@ def segment(image, *, sampler="swc", atoms="slic", n_atoms=DEFAULTS["n_atoms"], 
     else:
         k = max(2, int(round(np.sqrt(n))))
         init_labels = rng.integers(0, min(k, n), size=n)
-    state = model.new_state(init_labels)
-    kernel = KERNELS[name](model, q)
     if steps is None and time_budget is None:
         steps = STEPS_PER_ATOM[name] * n
-    result = anneal(kernel, state, Schedule(t0, t_final), rng=rng, steps=steps,
-                    time_budget=time_budget, progress=progress)
-    vertex_labels = state.partition.compact_labels()
+    levels_out = None
+    if name == "multilevel":
+        from .multilevel import TwoLevel, anneal_multilevel
+
+        sampler_ml = TwoLevel(model, q, features, window_sizes=window_sizes, n_levels=levels)
+        result = anneal_multilevel(sampler_ml, Schedule(t0, t_final), rng=rng, steps=steps,
+                                   time_budget=time_budget)
+        levels_out = [np.asarray(lv) for lv in sampler_ml.best_levels]
+        if len(levels_out) > 1:
+            # The atoms of this run are the ones it sampled (level 0): the
+            # result describes the segments on them, with their own graph
+            # and the same posterior (a union of atoms has the pixel statistics).
+            atom_labels = levels_out[0]
+            graph = RegionGraph.from_labels(atom_labels)
+            model = ImageModel(features, atom_labels, graph, bins=bins, a0=a0, a1=a1, a2=a2,
+                               kappa=kappa)
+        vertex_labels = np.zeros(graph.n_vertices, dtype=np.int64)
+        vertex_labels[atom_labels.ravel()] = levels_out[-1].ravel()
+        q = None
+    else:
+        state = model.new_state(init_labels)
+        kwargs = {"window_sizes": window_sizes} if window_sizes is not None else {}
+        kernel = KERNELS[name](model, q, **kwargs)
+        result = anneal(kernel, state, Schedule(t0, t_final), rng=rng, steps=steps,
+                        time_budget=time_budget, progress=progress)
+        vertex_labels = state.partition.compact_labels()
     return Segmentation(
+        levels=levels_out,
         labels=vertex_labels[atom_labels],
         atoms=atom_labels,
         graph=graph,

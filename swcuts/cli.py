@@ -1,7 +1,9 @@
 """The ``swcuts`` command line.
 
 ``swcuts segment IMAGE -o OUTDIR`` writes labels.png (16-bit), labels.npy,
-overlay.png, atoms.png, trace.csv, energy.png and summary.json. Bad input
+overlay.png, atoms.png, trace.csv, energy.png and summary.json, and with
+``--sampler multilevel`` the labels of every level (labels_level0.npy, ...,
+level 0 being the atoms it sampled). Bad input
 exits with code 2 and one line on stderr, before any work starts and
 without creating anything. Every file is written to a temporary name and
 renamed, and if writing fails the files already written are removed again,
@@ -45,6 +47,13 @@ def _int(text):
         raise argparse.ArgumentTypeError(f"expected an integer, got '{text}'") from None
 
 
+def _sizes(text):
+    try:
+        return [int(t) for t in text.replace(",", " ").split()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected integers separated by commas, got '{text}'") from None
+
+
 def _float(text):
     try:
         return float(text)
@@ -61,8 +70,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("-o", "--output", required=True, help="output directory (created if missing)")
     s.add_argument("--sampler", default="swc", metavar="NAME",
                    help=f"one of {', '.join(SAMPLERS)} (default swc)")
-    s.add_argument("--atoms", default="slic", metavar="METHOD",
-                   help=f"one of {', '.join(ATOM_METHODS)} (default slic)")
+    s.add_argument("--atoms", default=None, metavar="METHOD",
+                   help=f"one of {', '.join(ATOM_METHODS)} (default: pixels for multigrid and "
+                        f"multilevel, slic otherwise)")
     s.add_argument("--n-atoms", type=_int, default=DEFAULTS["n_atoms"], metavar="N", help="approximate number of atoms")
     s.add_argument("--seed", type=_int, default=None, metavar="N", help="non-negative integer; same seed, same result")
     s.add_argument("--steps", type=_int, default=None, metavar="N", help="budget in sampler steps")
@@ -75,6 +85,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--a0", type=_float, default=DEFAULTS["a0"], help="prior weight per label")
     s.add_argument("--a1", type=_float, default=DEFAULTS["a1"], help="prior weight per region")
     s.add_argument("--a2", type=_float, default=DEFAULTS["a2"], help="prior weight on sum of area^0.9")
+    s.add_argument("--window-sizes", type=_sizes, default=None, metavar="S1,S2,...",
+                   help="multigrid/multilevel: sides of the attention windows (default 8,16,32,... "
+                        "up to the image size)")
+    s.add_argument("--levels", type=_int, default=DEFAULTS["levels"], metavar="N",
+                   help="multilevel: number of levels above the pixels (default 2: atoms, segments)")
     s.add_argument("--no-progress", action="store_true", help="never show a progress bar")
     return p
 
@@ -117,14 +132,17 @@ def write_outputs(seg, outdir: Path, written=None) -> None:
 
     # Render everything in memory first; then each file goes in atomically.
     overlay = mark_boundaries(seg.image, seg.labels, color=(1, 0.1, 0.1))
-    atoms_img = mark_boundaries(seg.image, seg.atoms, color=(0.1, 0.8, 1.0))
+    atoms = seg.atoms
+    if atoms.max() + 1 == atoms.size:
+        # Every pixel its own atom: boundaries everywhere would hide the image.
+        atoms = np.zeros_like(atoms)
+    atoms_img = mark_boundaries(seg.image, atoms, color=(0.1, 0.8, 1.0))
     csv_buf = io.StringIO()
     seg.trace.write_csv(csv_buf)
     plot = _energy_plot(seg.trace)
     summary = json.dumps(seg.summary(), indent=2) + "\n"
 
-    written = [] if written is None else written
-    for name, save, data in (
+    outputs = [
         ("labels.png", save_label_png, seg.labels.astype(np.uint16)),
         ("labels.npy", save_npy, seg.labels.astype(np.int32)),
         ("overlay.png", save_rgb_png, overlay),
@@ -132,7 +150,12 @@ def write_outputs(seg, outdir: Path, written=None) -> None:
         ("trace.csv", _write_bytes, csv_buf.getvalue().encode()),
         ("energy.png", _write_bytes, plot),
         ("summary.json", _write_bytes, summary.encode()),
-    ):
+    ]
+    # multilevel: the labels of every level (level 0 = the sampled atoms).
+    for s, level in enumerate(seg.levels or ()):
+        outputs.append((f"labels_level{s}.npy", save_npy, np.asarray(level).astype(np.int32)))
+    written = [] if written is None else written
+    for name, save, data in outputs:
         save(outdir / name, data)
         written.append(outdir / name)
 
@@ -166,7 +189,8 @@ def _cmd_segment(args) -> int:
     # Cheap checks first: options, then the output path, then the image.
     options = dict(sampler=args.sampler, atoms=args.atoms, n_atoms=args.n_atoms, seed=args.seed,
                    steps=args.steps, time_budget=args.time_budget, t0=args.t0, t_final=args.t_final,
-                   init=args.init, edge_scale=args.edge_scale, a0=args.a0, a1=args.a1, a2=args.a2)
+                   init=args.init, edge_scale=args.edge_scale, a0=args.a0, a1=args.a1, a2=args.a2,
+                   window_sizes=args.window_sizes, levels=args.levels)
     check_options(**options)
     outdir = Path(args.output)
     missing = _missing_dirs(outdir)

@@ -386,6 +386,14 @@ BAD_OPTIONS = {
     "nan_a0": (["--a0", "nan"], dict(a0=float("nan"))),
     "negative_a1": (["--a1", "-2"], dict(a1=-2.0)),
     "infinite_a2": (["--a2", "inf"], dict(a2=float("inf"))),
+    "window_too_large": (["--sampler", "multigrid", "--window-sizes", "8,64"],
+                         dict(sampler="multigrid", window_sizes=[8, 64])),
+    "window_zero": (["--sampler", "multigrid", "--window-sizes", "0"],
+                    dict(sampler="multigrid", window_sizes=[0])),
+    "window_for_swc": (["--window-sizes", "8"], dict(window_sizes=[8])),
+    "zero_levels": (["--sampler", "multilevel", "--levels", "0"], dict(sampler="multilevel", levels=0)),
+    "multilevel_on_slic": (["--sampler", "multilevel", "--atoms", "slic"],
+                           dict(sampler="multilevel", atoms="slic")),
 }
 
 
@@ -411,6 +419,8 @@ def test_bad_options_same_message_as_api(case, tiny_npy, tmp_path, capsys):
     ["segment", "IMG", "-o", "OUT", "--steps", "1.5"],
     ["segment", "IMG", "-o", "OUT", "--t0", "hot"],
     ["segment", "IMG", "-o", "OUT", "--bogus"],
+    ["segment", "IMG", "-o", "OUT", "--window-sizes", "8,big"],
+    ["segment", "IMG", "-o", "OUT", "--levels", "two"],
     ["segment", "IMG"],
     ["segment", "-o", "OUT"],
     ["frobnicate", "IMG"],
