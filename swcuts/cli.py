@@ -3,7 +3,10 @@
 ``swcuts segment IMAGE -o OUTDIR`` writes labels.png (16-bit), labels.npy,
 overlay.png, atoms.png, trace.csv, energy.png and summary.json, and with
 ``--sampler multilevel`` the labels of every level (labels_level0.npy, ...,
-level 0 being the atoms it sampled). Bad input
+level 0 being the atoms it sampled). ``swcuts compare IMAGE -o OUTDIR
+--samplers swc,gibbs,...`` runs several samplers on the same image and
+posterior for the same time and writes comparison.csv, comparison.png and
+summary.json. Bad input
 exits with code 2 and one line on stderr, before any work starts and
 without creating anything. Every file is written to a temporary name and
 renamed, and if writing fails the files already written are removed again,
@@ -27,6 +30,10 @@ from .atoms import ATOM_METHODS
 from .imageio import InputError, _show, atomic_write, load_image, save_label_png, save_npy, save_rgb_png
 
 __all__ = ["main"]
+
+#: Samplers ``swcuts compare`` runs by default: the SW-cut default, its
+#: single-site baseline and two split-merge samplers.
+COMPARE_DEFAULT = ("swc", "gibbs", "split-merge", "triadic")
 
 
 class UsageError(Exception):
@@ -52,6 +59,13 @@ def _sizes(text):
         return [int(t) for t in text.replace(",", " ").split()]
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected integers separated by commas, got '{text}'") from None
+
+
+def _names(text):
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError("expected sampler names separated by commas")
+    return names
 
 
 def _float(text):
@@ -91,6 +105,19 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--levels", type=_int, default=DEFAULTS["levels"], metavar="N",
                    help="multilevel: number of levels above the pixels (default 2: atoms, segments)")
     s.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+
+    c = sub.add_parser("compare", help="run several samplers on one image and plot -log π over seconds")
+    c.add_argument("image", help="image file (PNG, JPEG, TIFF or .npy)")
+    c.add_argument("-o", "--output", required=True, help="output directory (created if missing)")
+    c.add_argument("--samplers", type=_names, default=list(COMPARE_DEFAULT), metavar="A,B,...",
+                   help=f"samplers to compare (default {','.join(COMPARE_DEFAULT)}); "
+                        f"any of {', '.join(SAMPLERS)}")
+    c.add_argument("--time-budget", type=_float, default=5.0, metavar="SECONDS",
+                   help="seconds of sampling per sampler (default 5)")
+    c.add_argument("--atoms", default=None, metavar="METHOD",
+                   help="atoms for every sampler (default: each sampler's own default)")
+    c.add_argument("--n-atoms", type=_int, default=DEFAULTS["n_atoms"], metavar="N")
+    c.add_argument("--seed", type=_int, default=0, metavar="N", help="non-negative integer (default 0)")
     return p
 
 
@@ -194,15 +221,18 @@ def _cmd_segment(args) -> int:
     check_options(**options)
     outdir = Path(args.output)
     missing = _missing_dirs(outdir)
-    image = load_image(args.image)
-    if image.dtype.kind not in "biuf":
-        raise InputError(f"'{_show(args.image)}' holds {image.dtype} values, not pixel values; "
-                         f"swcuts needs a numeric (bool, integer or float) image")
-    if image.ndim == 3 and image.shape[-1] > 4 and image.shape[0] <= 4:
-        channel_axis = 0
-    else:
-        channel_axis = -1
+    image, channel_axis = _load_checked(args.image)
     seg = segment(image, channel_axis=channel_axis, progress=not args.no_progress, **options)
+    _write_all(outdir, missing, lambda written: write_outputs(seg, outdir, written))
+    print(f"{seg.n_labels} segments, energy {seg.energy:.1f}, {seg.steps} steps in "
+          f"{seg.seconds:.2f} s -> {outdir}")
+    return 0
+
+
+def _write_all(outdir: Path, missing: list, write) -> None:
+    """Create ``outdir`` and call ``write(written)``; on any failure remove
+    the files already written (listed in ``written``) and the directories
+    created, so that no partial set of outputs is left."""
     written = []
     try:
         try:
@@ -211,12 +241,11 @@ def _cmd_segment(args) -> int:
             raise InputError(f"cannot create output directory '{_show(outdir)}': "
                              f"{exc.strerror or exc}") from None
         try:
-            write_outputs(seg, outdir, written)
+            write(written)
         except OSError as exc:
             raise InputError(f"cannot write the output files in '{_show(outdir)}': "
                              f"{exc.strerror or exc}") from None
     except BaseException:
-        # Leave no partial set of outputs behind.
         for path in written:
             try:
                 path.unlink()
@@ -228,8 +257,74 @@ def _cmd_segment(args) -> int:
             except OSError:
                 break
         raise
-    print(f"{seg.n_labels} segments, energy {seg.energy:.1f}, {seg.steps} steps in "
-          f"{seg.seconds:.2f} s -> {outdir}")
+
+
+def _load_checked(path):
+    """The image of ``path`` and its channel axis (one-line errors for bad files)."""
+    image = load_image(path)
+    if image.dtype.kind not in "biuf":
+        raise InputError(f"'{_show(path)}' holds {image.dtype} values, not pixel values; "
+                         f"swcuts needs a numeric (bool, integer or float) image")
+    if image.ndim == 3 and image.shape[-1] > 4 and image.shape[0] <= 4:
+        return image, 0
+    return image, -1
+
+
+def _comparison_plot(runs) -> bytes:
+    """comparison.png: −log π over seconds, one line per sampler."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(7, 4), dpi=100)
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    for name, seg in runs:
+        t = np.maximum(np.asarray(seg.trace.seconds), 1e-3)
+        ax.plot(t, seg.trace.energy, lw=1.2, label=f"{name} ({seg.n_labels} segments)")
+    ax.set_xscale("log")
+    ax.set_xlabel("seconds")
+    ax.set_ylabel("−log π (energy)")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    return buf.getvalue()
+
+
+def _cmd_compare(args) -> int:
+    # Every sampler's options are checked before the image is read.
+    names = list(dict.fromkeys(args.samplers))
+    common = dict(atoms=args.atoms, n_atoms=args.n_atoms, seed=args.seed, time_budget=args.time_budget)
+    for name in names:
+        check_options(sampler=name, **common)
+    outdir = Path(args.output)
+    missing = _missing_dirs(outdir)
+    image, channel_axis = _load_checked(args.image)
+    runs = []
+    for name in names:
+        seg = segment(image, sampler=name, channel_axis=channel_axis, **common)
+        runs.append((name, seg))
+        print(f"{name:>16}: energy {seg.energy:,.1f}, {seg.n_labels} segments, "
+              f"{seg.steps:,} steps, {seg.graph.n_vertices:,} {seg.atom_method} atoms")
+    rows = io.StringIO()
+    rows.write("sampler,step,seconds,temperature,energy,labels,accepted\n")
+    for name, seg in runs:
+        tr = seg.trace
+        for r in zip(tr.step, tr.seconds, tr.temperature, tr.energy, tr.labels, tr.accepted):
+            rows.write(f"{name},{r[0]},{r[1]:.6f},{r[2]:.6g},{r[3]:.6f},{r[4]},{r[5]}\n")
+    summary = json.dumps({name: seg.summary() for name, seg in runs}, indent=2) + "\n"
+    plot = _comparison_plot(runs)
+
+    def write(written):
+        for fname, data in (("comparison.csv", rows.getvalue().encode()), ("comparison.png", plot),
+                            ("summary.json", summary.encode())):
+            _write_bytes(outdir / fname, data)
+            written.append(outdir / fname)
+
+    _write_all(outdir, missing, write)
+    best = min(runs, key=lambda r: r[1].energy)[0]
+    print(f"lowest energy: {best} -> {outdir}")
     return 0
 
 
@@ -240,6 +335,8 @@ def main(argv=None) -> int:
         args = parser.parse_args(argv)
         if args.command == "segment":
             return _cmd_segment(args)
+        if args.command == "compare":
+            return _cmd_compare(args)
     except UsageError as exc:
         print(f"swcuts: error: {exc}", file=sys.stderr)
         return 2

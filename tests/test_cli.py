@@ -524,3 +524,36 @@ def test_failed_write_leaves_no_files(tiny_npy, tmp_path, capsys, monkeypatch):
     assert_one_line_error(rc, err)
     assert "No space left" in err
     assert not (tmp_path / "new").exists()
+
+
+# ------------------------------------------------------------ swcuts compare
+def test_compare_writes_table_plot_and_summary(tiny_npy, tmp_path, capsys):
+    out = tmp_path / "cmp"
+    rc, stdout, err = run_cli(capsys, "compare", tiny_npy, "-o", out, "--samplers", "swc,gibbs",
+                              "--time-budget", "0.3", "--n-atoms", "40", "--seed", "1")
+    assert rc == 0, err
+    assert sorted(os.listdir(out)) == ["comparison.csv", "comparison.png", "summary.json"]
+    summary = json.loads((out / "summary.json").read_text())
+    assert sorted(summary) == ["gibbs", "swc"]
+    rows = (out / "comparison.csv").read_text().splitlines()
+    assert rows[0] == "sampler,step,seconds,temperature,energy,labels,accepted"
+    samplers = {r.split(",")[0] for r in rows[1:]}
+    assert samplers == {"swc", "gibbs"}
+    # The best energy of each run is at or below every energy in its trace.
+    for name in ("swc", "gibbs"):
+        energies = [float(r.split(",")[4]) for r in rows[1:] if r.startswith(name + ",")]
+        assert summary[name]["energy"] <= min(energies) + 1e-6
+    assert "lowest energy" in stdout
+
+
+@pytest.mark.parametrize("argv", [
+    ["--samplers", "swc,nope"],
+    ["--samplers", ","],
+    ["--time-budget", "0"],
+    ["--samplers", "multilevel", "--atoms", "slic"],
+])
+def test_compare_bad_options(argv, tiny_npy, tmp_path, capsys):
+    out = tmp_path / "cmp"
+    rc, stdout, err = run_cli(capsys, "compare", tiny_npy, "-o", out, *argv)
+    assert_one_line_error(rc, err)
+    assert_no_output(out)
