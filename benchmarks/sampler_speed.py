@@ -2,30 +2,47 @@
 
 Usage::
 
-    python benchmarks/sampler_speed.py [--quick] [--seconds S]
+    python benchmarks/sampler_speed.py [--quick] [--seconds S] [--samplers a,b,...]
 
-Data: :func:`swcuts.models.mixture.lee_choi_gaussians` (13 Gaussian clusters
-in 2-D) with n = 10,000 and n = 1,000 items, Normal-Inverse-Wishart
-likelihood (``preset="lee-choi"``), CRP alpha = 1.
+The target (issue 3): the cost of a move is linear in the size of the
+labels it touches, not in the number of items n. Two data sets show it:
 
-Start state: the true partition with 2 % of the items moved to a random other
-true cluster, then three Gibbs sweeps (3n single-site updates), which put
-nearly all of the displaced items back (about 13 labels, close to the posterior mode);
-the same for every sampler, each starting from a fresh copy. (Without the
-sweeps the displaced items act as outliers and random splits that separate
-them are accepted, so the state drifts far from the mode.)
+* **toy** -- :func:`swcuts.models.mixture.lee_choi_gaussians` (13 Gaussian
+  clusters in 2-D) with n = 1,000 and n = 10,000, Normal-Inverse-Wishart
+  likelihood (``preset="lee-choi"``), CRP alpha = 1. The 13 labels grow
+  with n, so a split or merge touches about 10x more items at n = 10,000:
+  the check is the cost per unit of work, ``us/eval`` (below), which must
+  stay flat (ratio 10k / 1k within 2x).
+* **tiles** -- the same cluster sizes at both n: n / 1,000 copies of the
+  1,000-point toy (each drawn with its own seed) on a square grid 40 apart,
+  so that n = 10,000 has 130 clusters of about 77 items, like n = 1,000's
+  13. NIW with fixed hyperparameters for both n (Psi0 of the single-tile
+  Lee-Choi preset, nu0 = 8, mu0 = data mean, kappa0 = 1e-3 so that the
+  distance of a tile to mu0 hardly matters). The check is the time per
+  move itself (ratio 10k / 1k within 2x). Moves that visit every label
+  (a Gibbs update, the merge probabilities of a tree-guided global move)
+  cost O(L) by their definition and grow with the number of labels
+  (13 -> 130), not with n; moves that visit every item (reconfiguration
+  and sRM without a graph, the paper's algorithm) grow with n.
+
+Start state: the true partition with 2 % of the items moved to a random
+other true cluster, then three compiled Gibbs sweeps (3n single-site
+updates), which put nearly all of the displaced items back (close to the
+posterior mode); the same for every sampler, each from a fresh copy.
 
 A *move* is one call of the kernel's ``step(state, rng, T=1)``: one
 single-site update for ``gibbs``; one Metropolis-Hastings split or merge for
 ``split-merge`` (t = 5 restricted scans), ``random-split`` and ``triadic``
 (beta = 0.5, the kernel's default); one reconfiguration move for
 ``reconfiguration`` (S = 2 chains, history from two untimed iterations,
-then ``move`` without the Gibbs sweep that ``step`` adds) and ``srm``
+then ``move`` without the Gibbs sweep that ``step`` adds; anchors "pair",
+the default without a graph, and "disagree", the paper's rule) and ``srm``
 (``gibbs_sweeps=0``); for ``tree-guided`` one ``step`` (a global split/merge
 or a local move, as the kernel chooses). After at least 0.3 s of warm-up
-(compilation, member indices) each sampler runs for a fixed wall time
-(default 3 s; --quick 1 s); a step that is still running at the deadline
-is finished and counted.
+(compilation, member indices, trees) each sampler runs for a fixed wall
+time (default 3 s; --quick 1 s); a step still running at the deadline is
+finished and counted. Timings on a shared machine are noisy: repeat runs
+and compare medians before reading much into a 20 % difference.
 
 Columns:
 
@@ -33,33 +50,20 @@ Columns:
 * ``no-op`` -- fraction of steps that proposed nothing (triadic: anchors
   with c_i = c_j != c_k; reconfiguration: no past state joins and no past
   state separates the anchors);
-* ``real/s`` -- steps that proposed something, per second spent in them
-  (equal to moves/s when there are no no-ops); the scaling table uses it;
+* ``us/move`` -- microseconds per step that proposed something;
 * ``acc`` -- fraction of steps accepted that moved at least one item;
-* ``items/real`` -- mean number of items passed to ``model.delta`` per
-  real (not no-op) step
-  (counted in a separate instrumented run of the same length): the work
-  the move does. For Gibbs about (number of labels) per step; for the split
-  and merge moves a multiple of the sizes of the labels touched;
-* ``us/item`` -- microseconds per item evaluated = 1e6 / (real/s x
-  items/real): the cost of a unit of work. (Work that does not go through
-  ``model.delta``, e.g. the tree building of ``tree-guided``, is not
-  counted in items/real, so its us/item is not a per-item cost.)
-
-Scaling check: the same at n = 1,000. With 13 clusters the labels grow with
-n, so a split or merge move touches about 10x more items at n = 10,000 and
-its moves/s fall about 10x; what must stay roughly flat is ``us/item``
-(cost linear in the labels touched, not in n). For Gibbs the work per move
-(one item, ~13 labels) does not depend on n, so its moves/s should be flat.
-Without a graph, ``reconfiguration`` and ``srm`` visit every item outside
-the two labels in each move (the paper's algorithm), so their items/real
-grows like n by design.
+* ``evals/move`` -- model evaluations per real step, from
+  ``model.evaluations``: |R| per ``model.delta`` call and one per
+  (item, candidate label) in the compiled paths; the work of the move
+  (Gibbs: one per label; split and merge moves: a multiple of the sizes of
+  the labels touched). The tree building and the merge probabilities of
+  ``tree-guided`` are not counted, so its ``us/eval`` is not a per-item cost;
+* ``us/eval`` -- us/move / evals/move: the cost of a unit of work.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import math
 import sys
 import time
@@ -68,73 +72,62 @@ import traceback
 import numpy as np
 
 import swcuts
-from swcuts.models.mixture import MixtureModel, lee_choi_gaussians
+from swcuts.models.mixture import MixtureModel, NormalInverseWishart, lee_choi_gaussians
 from swcuts.samplers import KERNELS, seed_compiled_rng
 
-SAMPLERS = ("gibbs", "split-merge", "random-split", "triadic", "reconfiguration", "srm", "tree-guided")
-_MODULES = {
-    "triadic": "swcuts.samplers.triadic",
-    "reconfiguration": "swcuts.samplers.reconfiguration",
-    "tree-guided": "swcuts.samplers.tree_guided",
-    "srm": "swcuts.samplers.reconfiguration",
-}
+#: Rows of the tables: (row name, kernel name, keyword arguments).
+SAMPLERS = (
+    ("gibbs", "gibbs", {}),
+    ("split-merge", "split-merge", {}),
+    ("random-split", "random-split", {}),
+    ("triadic", "triadic", {}),
+    ("reconfiguration", "reconfiguration", {}),
+    ("reconf-disagree", "reconfiguration", {"anchors": "disagree"}),
+    ("srm", "srm", {}),
+    ("tree-guided", "tree-guided", {}),
+)
+TARGET_RATIO = 2.0
 
 
-def kernel_class(name):
-    """(class, note) or (None, reason); falls back to an unregistered module."""
-    cls = KERNELS.get(name)
-    if cls is not None:
-        return cls, ""
-    modname = _MODULES.get(name)
-    if modname is not None:
-        try:
-            mod = importlib.import_module(modname)
-        except ImportError:
-            mod = None
-        if mod is not None:
-            for obj in vars(mod).values():
-                if isinstance(obj, type) and getattr(obj, "name", None) == name and hasattr(obj, "step"):
-                    return obj, " *"
-    return None, "n/a (not available)"
+def toy(n):
+    """Lee & Choi's toy with n items (13 clusters)."""
+    data, truth = lee_choi_gaussians(n, seed=0)
+    return MixtureModel(data, "gaussian", alpha=1.0, preset="lee-choi"), truth
 
 
-def start_labels(model, truth, rng, frac=0.02, k=13):
+def tiles(n, spacing=40.0):
+    """n // 1000 copies of the 1,000-point toy on a grid (clusters of ~77)."""
+    k = n // 1000
+    side = math.ceil(math.sqrt(k))
+    parts, truth = [], []
+    for t in range(k):
+        x, lab = lee_choi_gaussians(1000, seed=t)
+        parts.append(x + spacing * np.array([t % side, t // side]))
+        truth.append(lab + 13 * t)
+    data = np.concatenate(parts)
+    psi0 = NormalInverseWishart(preset="lee-choi").bind(lee_choi_gaussians(1000, seed=0)[0]).Psi0
+    model = MixtureModel(data, "gaussian", alpha=1.0, kappa0=1e-3, nu0=8.0, Psi0=psi0)
+    return model, np.concatenate(truth)
+
+
+DATASETS = {"toy": toy, "tiles": tiles}
+
+
+def start_labels(model, truth, rng, frac=0.02):
+    """Truth with ``frac`` of the items moved to another true cluster, then
+    three compiled Gibbs sweeps."""
+    k = int(truth.max()) + 1
     labels = truth.copy()
     m = rng.random(labels.size) < frac
     labels[m] = (labels[m] + rng.integers(1, k, size=int(m.sum()))) % k
     state = model.new_state(labels)
-    gibbs = KERNELS["gibbs"](model)
-    for _ in range(3 * model.n_vertices):
-        gibbs.step(state, rng, 1.0)
+    for _ in range(3):
+        model.gibbs_sweep(state, rng)
     return state.partition.compact_labels()
 
 
-class _Counter:
-    """Counts the items passed to model.delta (instance-level wrapper)."""
-
-    def __init__(self, model):
-        self.model = model
-        self.items = 0
-        self.calls = 0
-        self._orig = model.delta
-
-    def __enter__(self):
-        orig = self._orig
-
-        def delta(state, R, new_label):
-            self.calls += 1
-            self.items += int(np.size(R))
-            return orig(state, R, new_label)
-
-        self.model.delta = delta
-        return self
-
-    def __exit__(self, *exc):
-        del self.model.delta
-
-
-def make_stepper(name, cls, model, init, rng):
-    """(step function(state, rng, T) -> StepInfo, description).
+def make_stepper(kernel, kwargs, model, init, rng):
+    """A step function(state, rng, T) -> StepInfo.
 
     ``reconfiguration`` and ``srm`` are built without their Gibbs sweeps so
     that one step is one move: ARM gets a pooled history from two chains
@@ -142,86 +135,66 @@ def make_stepper(name, cls, model, init, rng):
     sweep, untimed); the timed moves then draw from that history
     (``Reconfiguration.move``), which does not change while timing.
     """
-    if name == "reconfiguration":
-        kernel = cls(model, n_chains=2, gibbs_sweeps=1)
+    cls = KERNELS[kernel]
+    if kernel == "reconfiguration":
+        k = cls(model, n_chains=2, gibbs_sweeps=1, **kwargs)
         chains = [model.new_state(init), model.new_state(init)]
-        kernel.init_chains(chains)
+        k.init_chains(chains)
         for _ in range(2):
-            kernel.step_all(chains, rng, 1.0)
-        return (lambda st, r, t: kernel.move(st, 0, r, t)), kernel
-    if name == "srm":
-        kernel = cls(model, gibbs_sweeps=0)
-        return kernel.step, kernel
-    kernel = cls(model)
-    return kernel.step, kernel
+            k.step_all(chains, rng, 1.0)
+        return lambda st, r, t: k.move(st, 0, r, t)
+    if kernel == "srm":
+        return cls(model, gibbs_sweeps=0, **kwargs).step
+    return cls(model, **kwargs).step
 
 
-def run(name, cls, model, init, seconds, seed, count=False):
+def run(kernel, kwargs, model, init, seconds, seed):
     rng = np.random.default_rng(seed)
     seed_compiled_rng(rng)
-    step, _ = make_stepper(name, cls, model, init, rng)
+    step = make_stepper(kernel, kwargs, model, init, rng)
     state = model.new_state(init)
-    # Warm-up (compilation, caches), not timed: at least one step, 0.3 s.
     t0 = time.perf_counter()
-    while True:
+    while True:  # warm-up: compilation, caches; at least one step and 0.3 s
         step(state, rng, 1.0)
         if time.perf_counter() - t0 >= 0.3:
             break
     state = model.new_state(init)
     moves = acc = noop = 0
-    ctx = _Counter(model) if count else None
-    if ctx is not None:
-        ctx.__enter__()
-    try:
-        t0 = time.perf_counter()
-        deadline = t0 + seconds
-        t_real = 0.0
-        now = t0
-        while True:
-            info = step(state, rng, 1.0)
-            after = time.perf_counter()
-            moves += 1
-            if info.accepted and info.moved:
-                acc += 1
-            if getattr(info, "move", "") in ("none", "noop"):
-                noop += 1
-            else:
-                t_real += after - now
-            now = after
-            if now >= deadline:
-                break
-        elapsed = now - t0
-    finally:
-        if ctx is not None:
-            ctx.__exit__()
+    ev0 = model.evaluations
+    t_real = 0.0
+    t0 = now = time.perf_counter()
+    deadline = t0 + seconds
+    while True:
+        info = step(state, rng, 1.0)
+        after = time.perf_counter()
+        moves += 1
+        if info.accepted and info.moved:
+            acc += 1
+        if getattr(info, "move", "") in ("none", "noop"):
+            noop += 1
+        else:
+            t_real += after - now
+        now = after
+        if now >= deadline:
+            break
     real = moves - noop
-    return dict(moves=moves, seconds=elapsed, rate=moves / elapsed, acc=acc / moves,
-                noop=noop / moves, real=real, real_rate=(real / t_real if t_real > 0 else math.nan),
-                items=(ctx.items / real if ctx is not None and real else math.nan),
+    evals = (model.evaluations - ev0) / real if real else math.nan
+    us_move = 1e6 * t_real / real if real else math.nan
+    return dict(rate=moves / (now - t0), noop=noop / moves, us_move=us_move, acc=acc / moves,
+                evals=evals, us_eval=us_move / evals if evals else math.nan,
                 K=state.partition.n_labels)
 
 
-def measure(n, seconds, names):
-    data, truth = lee_choi_gaussians(n, seed=0)
-    model = MixtureModel(data, "gaussian", alpha=1.0, preset="lee-choi")
+def measure(dataset, n, seconds, rows):
+    model, truth = DATASETS[dataset](n)
     init = start_labels(model, truth, np.random.default_rng(1))
     out = {"_K0": int(init.max()) + 1}
-    for name in names:
-        cls, note = kernel_class(name)
-        if cls is None:
-            out[name] = note
-            continue
+    for row, kernel, kwargs in rows:
         try:
-            r = run(name, cls, model, init, seconds, seed=2)
-            rc = run(name, cls, model, init, seconds, seed=2, count=True)
-            r["items"] = rc["items"]
-            r["us_item"] = (1e6 / (r["real_rate"] * r["items"]) if r["items"] and r["items"] > 0
-                            else math.nan)
-            r["note"] = note
-            out[name] = r
-        except Exception as exc:
+            out[row] = run(kernel, kwargs, model, init, seconds, seed=2)
+        except Exception as exc:  # report and go on with the other samplers
             msg = str(exc).splitlines()[0] if str(exc) else ""
-            out[name] = f"error: {type(exc).__name__}: {msg}"[:80]
+            out[row] = f"error: {type(exc).__name__}: {msg}"[:80]
             traceback.print_exc(limit=4, file=sys.stderr)
         sys.stdout.flush()
     return out
@@ -231,47 +204,71 @@ def fmt(x, spec):
     return "nan" if x is None or (isinstance(x, float) and math.isnan(x)) else format(x, spec)
 
 
+def print_table(title, res, rows):
+    print(f"\n{title} (start: {res['_K0']} labels)")
+    print(f"{'sampler':<17} {'moves/s':>10} {'no-op':>6} {'us/move':>10} {'acc':>6} "
+          f"{'evals/move':>11} {'us/eval':>8} {'K end':>6}")
+    for row, _, _ in rows:
+        r = res[row]
+        if isinstance(r, str):
+            print(f"{row:<17} {r}")
+            continue
+        print(f"{row:<17} {r['rate']:>10.1f} {r['noop']:>6.3f} {fmt(r['us_move'], '.1f'):>10} "
+              f"{r['acc']:>6.3f} {fmt(r['evals'], '.1f'):>11} {fmt(r['us_eval'], '.3f'):>8} "
+              f"{r['K']:>6d}")
+
+
+def ratio(a, b, key):
+    if isinstance(a, str) or isinstance(b, str):
+        return math.nan
+    return b[key] / a[key] if a[key] and not math.isnan(a[key]) else math.nan
+
+
+def verdict(x):
+    return "" if math.isnan(x) else ("ok" if x <= TARGET_RATIO else "GROWS")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="1 s per measurement")
     ap.add_argument("--seconds", type=float, default=None, help="wall time per measurement")
+    ap.add_argument("--samplers", default=None, help="comma-separated row names")
     args = ap.parse_args(argv)
     seconds = args.seconds if args.seconds is not None else (1.0 if args.quick else 3.0)
+    rows = SAMPLERS
+    if args.samplers:
+        want = args.samplers.split(",")
+        rows = tuple(r for r in SAMPLERS if r[0] in want)
     t_start = time.perf_counter()
-    print(f"swcuts {swcuts.__version__}: moves per second on lee_choi_gaussians(n), NIW likelihood, "
-          f"start = truth with 2% noise + 3 Gibbs sweeps, {seconds:g} s per measurement")
+    print(f"swcuts {swcuts.__version__}: mixture samplers, moves per second, "
+          f"{seconds:g} s per measurement")
     res = {}
-    for n in (10_000, 1_000):
-        res[n] = measure(n, seconds, SAMPLERS)
-    hdr = (f"{'sampler':<18} {'moves/s':>10} {'no-op':>6} {'real/s':>10} {'acc':>6} {'items/real':>11} "
-           f"{'us/item':>8} {'K end':>6}")
-    print()
-    print(f"n = 10,000 (start: {res[10_000]['_K0']} labels; n = 1,000: {res[1_000]['_K0']})")
-    print(hdr)
-    for name in SAMPLERS:
-        r = res[10_000][name]
-        if isinstance(r, str):
-            print(f"{name:<18} {r}")
+    for dataset in ("toy", "tiles"):
+        for n in (10_000, 1_000):
+            res[dataset, n] = measure(dataset, n, seconds, rows)
+    print_table("toy, n = 10,000", res["toy", 10_000], rows)
+    print_table("toy, n = 1,000", res["toy", 1_000], rows)
+    print_table("tiles, n = 10,000 (130 clusters of ~77)", res["tiles", 10_000], rows)
+    print_table("tiles, n = 1,000 (13 clusters of ~77)", res["tiles", 1_000], rows)
+    print(f"\nScaling, ratios n = 10,000 / n = 1,000 (target: cost independent of n, "
+          f"ratio <= {TARGET_RATIO:g})")
+    print(f"{'':<17} {'toy: us/move':>24} {'evals/move':>11} {'us/eval':>8} {'':>6} "
+          f"{'tiles: us/move':>26} {'':>6}")
+    print(f"{'sampler':<17} {'1k':>9} {'10k':>9} {'ratio':>6} {'ratio':>11} {'ratio':>8} {'':>6} "
+          f"{'1k':>9} {'10k':>9} {'ratio':>6} {'':>6}")
+    for row, _, _ in rows:
+        a, b = res["toy", 1_000][row], res["toy", 10_000][row]
+        c, d = res["tiles", 1_000][row], res["tiles", 10_000][row]
+        if any(isinstance(r, str) for r in (a, b, c, d)):
+            print(f"{row:<17} " + next(r for r in (a, b, c, d) if isinstance(r, str)))
             continue
-        print(f"{name + r['note']:<18} {r['rate']:>10.1f} {r['noop']:>6.3f} {fmt(r['real_rate'], '.1f'):>10} "
-              f"{r['acc']:>6.3f} {fmt(r['items'], '.1f'):>11} "
-              f"{fmt(r['us_item'], '.2f'):>8} {r['K']:>6d}")
-    print()
-    print("Scaling, n = 1,000 vs n = 10,000 (ratios 10k / 1k)")
-    print(f"{'sampler':<18} {'real/s 1k':>11} {'real/s 10k':>12} {'ratio':>7} {'items/mv 1k':>12} "
-          f"{'items/mv 10k':>13} {'us/item 1k':>11} {'us/item 10k':>12} {'ratio':>7}")
-    for name in SAMPLERS:
-        a, b = res[1_000][name], res[10_000][name]
-        if isinstance(a, str) or isinstance(b, str):
-            print(f"{name:<18} {a if isinstance(a, str) else b}")
-            continue
-        ui = b["us_item"] / a["us_item"] if a["us_item"] and not math.isnan(a["us_item"]) else math.nan
-        print(f"{name + b['note']:<18} {a['real_rate']:>11.1f} {b['real_rate']:>12.1f} "
-              f"{b['real_rate'] / a['real_rate']:>7.2f} "
-              f"{fmt(a['items'], '.1f'):>12} {fmt(b['items'], '.1f'):>13} {fmt(a['us_item'], '.2f'):>11} "
-              f"{fmt(b['us_item'], '.2f'):>12} {fmt(ui, '.2f'):>7}")
-    if any(isinstance(r, dict) and r["note"] for r in res[10_000].values()):
-        print("* kernel class found in its module but not registered in swcuts.samplers.KERNELS")
+        r_eval = ratio(a, b, "us_eval")
+        r_tile = ratio(c, d, "us_move")
+        print(f"{row:<17} {fmt(a['us_move'], '.1f'):>9} {fmt(b['us_move'], '.1f'):>9} "
+              f"{fmt(ratio(a, b, 'us_move'), '.2f'):>6} {fmt(ratio(a, b, 'evals'), '.2f'):>11} "
+              f"{fmt(r_eval, '.2f'):>8} {verdict(r_eval):>6} "
+              f"{fmt(c['us_move'], '.1f'):>9} {fmt(d['us_move'], '.1f'):>9} "
+              f"{fmt(r_tile, '.2f'):>6} {verdict(r_tile):>6}")
     print(f"\ntotal {time.perf_counter() - t_start:.0f} s")
 
 

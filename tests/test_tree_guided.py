@@ -197,14 +197,14 @@ def _tempered(model, states, T):
 _MATRICES = {}
 
 
-def exact_matrix(name, factory, T=1.0, ratio="exact"):
+def exact_matrix(name, factory, T=1.0, ratio="exact", trees="auto"):
     """Cached (model, states, p, kernel, K, logQ)."""
-    key = (name, T, ratio)
+    key = (name, T, ratio, trees)
     if key not in _MATRICES:
         model = factory()
         states = set_partitions(model.n_vertices)
         p = _tempered(model, states, T)
-        kernel = TreeGuided(model, moves="global", ratio=ratio)
+        kernel = TreeGuided(model, moves="global", ratio=ratio, trees=trees)
         K, logQ = global_matrices(kernel, states, T)
         _MATRICES[key] = (model, states, p, kernel, K, logQ)
     return _MATRICES[key]
@@ -215,7 +215,16 @@ EXACT_CASES = {
     "mixture5-T2": (mixture5, 2.0),
     "mixture-ties": (mixture_ties, 1.0),
     "grey": (grey, 1.0),
+    # Trees induced by the fixed global tree (the default for mixtures
+    # above 100 items), on the small mixtures.
+    "mixture5-global": (mixture5, 1.0, "global"),
+    "mixture-ties-global": (mixture_ties, 1.0, "global"),
 }
+
+
+def _case(case):
+    factory, T, *trees = EXACT_CASES[case]
+    return factory, T, (trees[0] if trees else "auto")
 
 
 # ---------------------------------------------------------------------------
@@ -225,8 +234,9 @@ EXACT_CASES = {
 
 @pytest.mark.parametrize("case", sorted(EXACT_CASES))
 def test_global_move_satisfies_detailed_balance_exactly(case):
-    factory, T = EXACT_CASES[case]
-    model, states, p, kernel, K, logQ = exact_matrix(case, factory, T)
+    factory, T, trees = _case(case)
+    model, states, p, kernel, K, logQ = exact_matrix(case, factory, T, trees=trees)
+    assert kernel.trees == ("global" if trees == "global" else "set")
     # The kernel's proposal probability is the sum over every path.
     err = max(abs(kernel.log_q(np.array(states[i]), np.array(states[j]), T) - lq)
               for (i, j), lq in logQ.items())
@@ -243,7 +253,7 @@ def test_global_move_satisfies_detailed_balance_exactly(case):
 def test_paper_ratio_fails_detailed_balance(case):
     """Negative control: the paper's printed ratio (the drawn split path
     forward, the drawn anchor for a merge, sums in reverse)."""
-    factory, T = EXACT_CASES[case]
+    factory, T, _ = _case(case)
     model, states, p, kernel, K, _ = exact_matrix(case, factory, T, ratio="paper")
     assert balance_violation(K, p) > 0.1
     assert np.abs(p @ K - p).max() > 1e-3
@@ -281,10 +291,10 @@ def test_paths_split_outcomes_have_one_path_merges_one_per_anchor():
 # ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("case", ["mixture-ties", "grey"])
+@pytest.mark.parametrize("case", ["mixture-ties", "mixture-ties-global", "grey"])
 def test_one_step_draws_match_transition_matrix(case):
-    factory, T = EXACT_CASES[case]
-    model, states, p, kernel, K, _ = exact_matrix(case, factory, T)
+    factory, T, trees = _case(case)
+    model, states, p, kernel, K, _ = exact_matrix(case, factory, T, trees=trees)
     index = {s: i for i, s in enumerate(states)}
     rng = np.random.default_rng(17)
     draws = 2500
@@ -321,6 +331,7 @@ CHAIN_CASES = {
     "colour-both": (lambda: colour_setting()[0], "both", 10),
     "mixture-local": (mixture6, "local", 8),
     "mixture-both": (mixture6, "both", 10),
+    "mixture-both-global-trees": (mixture6, "both", 10),
 }
 
 
@@ -333,7 +344,7 @@ def test_chain_leaves_posterior_invariant(case):
     assert 1.0 / np.sum(p ** 2) > 10  # π spread over many partitions
     rng = np.random.default_rng(2024)
     seed_compiled_rng(rng)
-    kernel = TreeGuided(model, moves=moves)
+    kernel = TreeGuided(model, moves=moves, trees="global" if "global-trees" in case else "auto")
     state = model.new_state(np.zeros(model.n_vertices, dtype=np.int64))
     counts = visit_counts(kernel, state, rng, n_samples=N_SAMPLES, thin=thin)
     tv, pvalue = compare(counts, states, p)
@@ -445,6 +456,75 @@ def test_mixture_trees_without_graph_use_every_pair_or_knn():
     # Same tree with every pair as candidates when asked.
     t_full = TreeGuided(big, neighbours=None).tree(np.arange(150))
     assert t_full.size[t_full.root] == 150
+
+
+def _node_sets(tree):
+    return {frozenset(tree.leaves(v).tolist()) for v in range(tree.n, 2 * tree.n - 1)}
+
+
+def test_induced_trees_are_the_global_tree_restricted_to_the_set():
+    """trees="global": the tree of a set S has one internal node per node v
+    of the global tree whose two children both meet S, holding S ∩ leaves(v);
+    node statistics and scores are those of that set."""
+    rng = np.random.default_rng(5)
+    model = MixtureModel(rng.normal(size=(150, 2)), "gaussian")
+    kernel = TreeGuided(model)
+    assert kernel.trees == "global"
+    g = kernel.global_tree()
+    glv = [set(g.leaves(v).tolist()) for v in range(2 * g.n - 1)]
+    for size in (2, 3, 17, 60, 150):
+        S = np.sort(rng.choice(150, size, replace=False))
+        t = kernel.tree(S)
+        Sset = set(S.tolist())
+        expect = set()
+        for v in range(g.n, 2 * g.n - 1):
+            l, r = g.children(v)
+            if glv[l] & Sset and glv[r] & Sset:
+                expect.add(frozenset(glv[v] & Sset))
+        assert _node_sets(t) == expect
+        assert t.size[t.root] == size and np.all(t.parent[:-1] > np.arange(2 * t.n - 2))
+        for v in range(2 * t.n - 1):
+            items = t.leaves(v)
+            np.testing.assert_allclose(t.stats[v], model.vstats[items].sum(axis=0), atol=1e-9)
+            assert t.score[v] == pytest.approx(kernel._info(items).score, abs=1e-9)
+    # A function of the set: the same tree from a kernel with other caches.
+    other = TreeGuided(model, compiled=False)
+    S = np.sort(rng.choice(150, 40, replace=False))
+    other.tree(np.arange(10))
+    t1, t2 = kernel.tree(S), other.tree(S)
+    for attr in ("left", "right", "parent", "size"):
+        assert np.array_equal(getattr(t1, attr), getattr(t2, attr))
+    assert np.allclose(t1.logd, t2.logd, atol=1e-9)
+    assert TreeGuided(model, trees="set").trees == "set"
+    with pytest.raises(ValueError):
+        TreeGuided(grey(), trees="global")
+
+
+def test_member_index_follows_every_move():
+    """The kernel keeps its member index current through global and local
+    moves (no pass over all items per move), and exact after another
+    kernel moved items (the stale entries are detected and rebuilt)."""
+    from swcuts.models.mixture import lee_choi_gaussians
+    from swcuts.samplers import Gibbs
+
+    data, truth = lee_choi_gaussians(260, seed=3)
+    model = MixtureModel(data, "gaussian", alpha=1.0, preset="lee-choi")
+    kernel = TreeGuided(model, local_max=8)
+    rng = np.random.default_rng(6)
+    state = model.new_state(truth)
+    gibbs = Gibbs(model)
+    for it in range(400):
+        kernel.step(state, rng)
+        if it == 200:
+            for _ in range(300):
+                gibbs.step(state, rng)
+    lists = kernel._members_index(state).lists
+    part = state.partition
+    assert sorted(lists) == part.used_labels().tolist()
+    for lab, lst in lists.items():
+        assert np.array_equal(lst, np.flatnonzero(part.labels == lab))
+    assert kernel.counts["split"][1] + kernel.counts["merge"][1] > 0
+    assert state.log_pi == pytest.approx(model.log_target(state.labels), abs=1e-7)
 
 
 def test_local_move_choice_does_not_depend_on_the_state():

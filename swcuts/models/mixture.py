@@ -386,15 +386,39 @@ def item_move(v, a, b, labels, size, free_stack, n_free, lstats, lloglik, st_a, 
 
 
 @njit(cache=True)
+def _sorted_insert(arr, n, x):
+    """Insert x into the ascending ``arr[:n]``; returns the new length."""
+    t = n
+    while t > 0 and arr[t - 1] > x:
+        arr[t] = arr[t - 1]
+        t -= 1
+    arr[t] = x
+    return n + 1
+
+
+@njit(cache=True)
+def _sorted_remove(arr, n, x):
+    """Remove x from the ascending ``arr[:n]``; returns the new length."""
+    t = 0
+    while arr[t] != x:
+        t += 1
+    for r in range(t, n - 1):
+        arr[r] = arr[r + 1]
+    return n - 1
+
+
+@njit(cache=True)
 def gibbs_sweep(items, u, inv_t, labels, size, free_stack, n_free, lstats, lloglik, vstats, kind,
                 params, log_alpha):
     """Single-site Gibbs updates of ``items`` in turn (compiled).
 
     Item v is relabelled from π(x_v = k | rest)^(1/T) over every existing
     label and one fresh label (when v is alone, the fresh label is staying
-    put), the conditional of :func:`swcuts.samplers.targets.gibbs_relabel`.
-    ``u`` holds one uniform per item. Cost O(L · D) per item, L the number
-    of labels.
+    put), the conditional of :func:`swcuts.samplers.targets.gibbs_relabel`,
+    with its candidates in its order (existing labels ascending, then the
+    fresh one; when v is alone, its own label last) and its inverse-CDF
+    draw, so that the same uniforms ``u`` (one per item) give the same
+    moves. Cost O(L · D) per item, L the number of labels.
 
     Returns
     -------
@@ -407,8 +431,12 @@ def gibbs_sweep(items, u, inv_t, labels, size, free_stack, n_free, lstats, llogl
     n_slots = size.size
     st_a = np.empty(D)
     st_b = np.empty(D)
-    logw = np.empty(n_slots + 1)
-    tlab = np.empty(n_slots + 1, np.int64)
+    n_used = n_slots - n_free[0]
+    cap = min(n_slots, n_used + items.size) + 1
+    used = np.empty(cap, np.int64)  # the used labels, ascending
+    used[:n_used] = np.sort(free_stack[n_free[0]:])
+    logw = np.empty(cap + 1)
+    tlab = np.empty(cap + 1, np.int64)
     one = np.empty(1, np.int64)
     total = 0.0
     evals = 0
@@ -420,20 +448,25 @@ def gibbs_sweep(items, u, inv_t, labels, size, free_stack, n_free, lstats, llogl
                                    st_a)
         nt = 0
         mx = 0.0
-        for t in range(n_free[0], n_slots):
-            b = free_stack[t]
-            tlab[nt] = b
+        for t in range(n_used):
+            b = used[t]
             if b == a:
+                if whole:
+                    continue  # staying alone is the "fresh label", listed last
                 logw[nt] = 0.0
             else:
                 d_join, _ = item_join(v, b, size, lstats, lloglik, vstats, kind, params,
                                       log_alpha, st_b)
                 logw[nt] = (d_leave + d_join) * inv_t
                 evals += 1
+            tlab[nt] = b
             if logw[nt] > mx:
                 mx = logw[nt]
             nt += 1
-        if not whole:  # a fresh label (when v is alone, that is staying: weight 0 above)
+        if whole:
+            tlab[nt] = a
+            logw[nt] = 0.0
+        else:
             b = free_stack[n_free[0] - 1]
             d_join, _ = item_join(v, b, size, lstats, lloglik, vstats, kind, params,
                                   log_alpha, st_b)
@@ -442,7 +475,7 @@ def gibbs_sweep(items, u, inv_t, labels, size, free_stack, n_free, lstats, llogl
             evals += 1
             if logw[nt] > mx:
                 mx = logw[nt]
-            nt += 1
+        nt += 1
         z = 0.0
         for t in range(nt):
             logw[t] = math.exp(logw[t] - mx)
@@ -457,10 +490,15 @@ def gibbs_sweep(items, u, inv_t, labels, size, free_stack, n_free, lstats, llogl
         b = tlab[g]
         if b == a:
             continue
+        fresh = size[b] == 0
         d_join, ll_b = item_join(v, b, size, lstats, lloglik, vstats, kind, params, log_alpha,
                                  st_b)
         item_move(v, a, b, labels, size, free_stack, n_free, lstats, lloglik, st_a, ll_a, st_b,
                   ll_b, one)
+        if fresh:
+            n_used = _sorted_insert(used, n_used, b)
+        if size[a] == 0:
+            n_used = _sorted_remove(used, n_used, a)
         total += d_leave + d_join
     return total, evals
 

@@ -2,12 +2,18 @@
 
 A vertex v is drawn uniformly and relabelled from π(X_v = k | rest)^(1/T)
 over every existing label and one fresh label.
+
+On a mixture model with a built-in likelihood one step is one compiled
+update (:func:`~swcuts.models.mixture.gibbs_sweep` with a single item):
+the same conditional as the generic path, O(L · D) for L labels and
+statistics of size D, whatever the number of items.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ..models.mixture import MixtureModel, gibbs_sweep
 from . import compiled as _c
 from .common import StepInfo, TargetProposal
 from .swc import CompiledRunMixin
@@ -17,7 +23,24 @@ __all__ = ["Gibbs"]
 
 
 class Gibbs(CompiledRunMixin):
-    """Single-site Gibbs: one random vertex per step."""
+    """Single-site Gibbs: one random vertex per step.
+
+    Parameters
+    ----------
+    model : partition model
+    q : array, optional
+        Unused (uniform kernel signature).
+    proposal : optional
+        Unused.
+    compiled : bool, optional
+        None: the compiled path when the model offers one (the image model's
+        compiled kernels, or the compiled single-item update of a mixture
+        model with a built-in likelihood); False: the generic path through
+        ``model.delta``/``model.apply``. Both draw two uniforms per step
+        (the vertex, then the label) and sample the same conditional; the
+        mixture path walks the labels in another order, so the same
+        uniforms may give another label.
+    """
 
     name = "gibbs"
     kind = _c.KIND_GIBBS
@@ -30,10 +53,30 @@ class Gibbs(CompiledRunMixin):
         self.q = np.zeros(n_edges)
         self.log1mq = np.zeros(n_edges)
         self.proposal = TargetProposal()
-        self._init_compiled(compiled)
+        mixture = isinstance(model, MixtureModel) and model.compiled_likelihood
+        self._mixture = mixture and compiled is not False
+        self._init_compiled(None if (mixture and compiled) else compiled)
+        self._item = np.zeros(1, dtype=np.int64)
+        self._u = np.zeros(1)
 
     def step(self, state, rng, temperature=1.0) -> StepInfo:
+        if self._mixture:
+            return self._mixture_step(state, rng, temperature)
         if self.compiled:
             return self._compiled_step(state, temperature)
         R = np.array([int(rng.random() * self.model.n_vertices)], dtype=np.int64)
         return gibbs_relabel(self.model, state, R, rng, temperature)
+
+    def _mixture_step(self, state, rng, temperature) -> StepInfo:
+        model = self.model
+        v = int(rng.random() * model.n_vertices)
+        self._item[0] = v
+        self._u[0] = rng.random()
+        labels = state.partition.labels
+        old = labels[v]
+        d, evals = gibbs_sweep(self._item, self._u, 1.0 / float(temperature),
+                               *model.kernel_arrays(state))
+        model.evaluations += int(evals)
+        state.log_pi += d
+        moved = int(labels[v] != old)
+        return StepInfo(True, 0.0, moved, float(d))

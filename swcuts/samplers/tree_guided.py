@@ -170,6 +170,7 @@ from __future__ import annotations
 import heapq
 import math
 import types
+import weakref
 from collections import OrderedDict
 
 import numpy as np
@@ -177,6 +178,7 @@ from numba import njit
 
 from ..models.image import ImageModel, label_loglik
 from ..models.mixture import MixtureModel, log_marginal
+from ..partition import MemberIndex
 from .common import StepInfo, metropolis_hastings
 from .targets import gibbs_relabel
 
@@ -565,6 +567,161 @@ def _logd_matrix_impl(sp, SA, sA, nA, SB, sB, nB):
     return out
 
 
+def _scores_impl(sp, S, n):
+    """Cluster scores of sets with statistics ``S`` (rows) and sizes ``n``."""
+    out = np.empty(S.shape[0])
+    for i in range(S.shape[0]):
+        out[i] = _score_any(S[i], n[i], sp)
+    return out
+
+
+def _induced_impl(sp, items, gpos, gdepth, up, vstats):
+    """The tree of ``items`` (ascending) induced by the global tree.
+
+    Every internal node of the induced tree is a node of the global tree
+    (given by its leaf positions ``gpos``, node depths ``gdepth`` and the
+    ancestor table ``up``, ``up[j, v]`` = the 2^j-th ancestor of v) under
+    which both children hold items of the set; the other nodes are
+    contracted. In the depth-first leaf order of the global tree the split
+    between consecutive items s-1 and s is their lowest common ancestor,
+    and the induced tree is the Cartesian tree (smallest depth at the root)
+    of those depths. Statistics and scores are those of the induced nodes'
+    item sets. Same output as :func:`_build_impl` (internal nodes numbered
+    children first, root last).
+    """
+    m = items.shape[0]
+    D = vstats.shape[1]
+    nn = 2 * m - 1
+    stats = np.zeros((nn, D))
+    size = np.zeros(nn, np.int64)
+    sc = np.zeros(nn)
+    left = np.full(max(m - 1, 0), -1, np.int64)
+    right = np.full(max(m - 1, 0), -1, np.int64)
+    parent = np.full(nn, -1, np.int64)
+    lo = np.zeros(nn, np.int64)
+    for k in range(m):
+        stats[k, :] = vstats[items[k]]
+        size[k] = 1
+        sc[k] = _score_any(stats[k], 1, sp)
+    keys = np.empty(m, np.int64)
+    for k in range(m):
+        keys[k] = gpos[items[k]]
+    dord = np.argsort(keys)
+    if m == 1:
+        return left, right, parent, stats, sc, size, lo, dord
+    for t in range(m):
+        lo[dord[t]] = t
+    K = up.shape[0]
+    h = np.empty(m, np.int64)  # h[s]: depth of the split between positions s-1 and s
+    for s in range(1, m):
+        u = items[dord[s - 1]]
+        v = items[dord[s]]
+        if gdepth[u] < gdepth[v]:
+            u, v = v, u
+        diff = gdepth[u] - gdepth[v]
+        j = 0
+        while diff > 0:
+            if diff & 1:
+                u = up[j, u]
+            diff >>= 1
+            j += 1
+        if u != v:
+            for j in range(K - 1, -1, -1):
+                if up[j, u] != up[j, v]:
+                    u = up[j, u]
+                    v = up[j, v]
+            u = up[0, u]
+        h[s] = gdepth[u]
+    # Cartesian tree of h[1..m-1] (minimum at the root).
+    lch = np.full(m, -1, np.int64)
+    rch = np.full(m, -1, np.int64)
+    stack = np.empty(m, np.int64)
+    top = 0
+    for s in range(1, m):
+        last = -1
+        while top > 0 and h[stack[top - 1]] > h[s]:
+            top -= 1
+            last = stack[top]
+        lch[s] = last
+        if top > 0:
+            rch[stack[top - 1]] = s
+        stack[top] = s
+        top += 1
+    root = stack[0]
+    # Post-order numbering: internal node ids m, m+1, ..., root = 2m-2.
+    node = np.full(m, -1, np.int64)  # node id of split s
+    a_of = np.empty(m, np.int64)  # range start (position) of split s
+    st_s = np.empty(m, np.int64)
+    st_state = np.empty(m, np.int64)
+    a_of[root] = 0
+    top = 0
+    st_s[0] = root
+    st_state[0] = 0
+    top = 1
+    next_id = m
+    while top > 0:
+        s = st_s[top - 1]
+        if st_state[top - 1] == 0:
+            st_state[top - 1] = 1
+            if lch[s] >= 0:
+                a_of[lch[s]] = a_of[s]
+                st_s[top] = lch[s]
+                st_state[top] = 0
+                top += 1
+            continue
+        if st_state[top - 1] == 1:
+            st_state[top - 1] = 2
+            if rch[s] >= 0:
+                a_of[rch[s]] = s
+                st_s[top] = rch[s]
+                st_state[top] = 0
+                top += 1
+            continue
+        top -= 1
+        lc = node[lch[s]] if lch[s] >= 0 else dord[s - 1]
+        rc = node[rch[s]] if rch[s] >= 0 else dord[s]
+        v = next_id
+        next_id += 1
+        node[s] = v
+        left[v - m] = lc
+        right[v - m] = rc
+        parent[lc] = v
+        parent[rc] = v
+        for q in range(D):
+            stats[v, q] = stats[lc, q] + stats[rc, q]
+        size[v] = size[lc] + size[rc]
+        sc[v] = _score_any(stats[v], size[v], sp)
+        lo[v] = a_of[s]
+    return left, right, parent, stats, sc, size, lo, dord
+
+
+@njit(cache=True)
+def _leaf_groups(left, right, parent, lo, order, size, n, nu, assign):
+    """Group of every leaf after a split at ``nu``: 0 and 1 for the leaves
+    of its two children, ``assign[t]`` for the t-th sibling subtree on the
+    way to the root (as :func:`_walk_impl` numbers them)."""
+    out = np.empty(n, np.int64)
+    j = nu - n
+    for side in range(2):
+        c = left[j] if side == 0 else right[j]
+        for p in range(lo[c], lo[c] + size[c]):
+            out[order[p]] = side
+    child = nu
+    v = parent[nu]
+    t = 0
+    while v >= 0:
+        jv = v - n
+        Q = left[jv]
+        if Q == child:
+            Q = right[jv]
+        for p in range(lo[Q], lo[Q] + size[Q]):
+            out[order[p]] = assign[t]
+        child = v
+        v = parent[v]
+        t += 1
+    return out
+
+
 @njit(cache=True)
 def _merge_lp(logd, inv_t, eps):
     """log p and log(1 - p), p = eps + (1 - 2 eps) σ(-logd / T), elementwise."""
@@ -595,6 +752,8 @@ _build = njit(cache=True)(_build_impl)
 _walk = njit(cache=True)(_walk_impl)
 _split_logsum = njit(cache=True)(_split_logsum_impl)
 _logd_matrix = njit(cache=True)(_logd_matrix_impl)
+_scores = njit(cache=True)(_scores_impl)
+_induced = njit(cache=True)(_induced_impl)
 
 
 class _Fns:
@@ -608,6 +767,7 @@ class _Fns:
             self.score = _score_any
             self.build, self.walk = _build, _walk
             self.logsum, self.logd = _split_logsum, _logd_matrix
+            self.scores, self.induced = _scores, _induced
             return
         g = dict(globals())
         g["_score_any"] = _score_any.py_func if score is None else score
@@ -619,6 +779,7 @@ class _Fns:
         self.build, self.walk = copy(_build_impl), copy(_walk_impl)
         g["_walk"] = self.walk
         self.logsum, self.logd = copy(_split_logsum_impl), copy(_logd_matrix_impl)
+        self.scores, self.induced = copy(_scores_impl), copy(_induced_impl)
 
 
 # ---------------------------------------------------------------------------
@@ -704,6 +865,28 @@ class _SetInfo:
         self.score = score
         self.n = int(items.size)
         self.first = int(items[0])
+
+
+class _Rest:
+    """Statistics, scores and sizes of the labels a move leaves alone, as
+    arrays (one row per label)."""
+
+    __slots__ = ("stats", "score", "n")
+
+    def __init__(self, stats, score, n):
+        self.stats = stats
+        self.score = score
+        self.n = n
+
+    def __len__(self):
+        return int(self.n.size)
+
+    @classmethod
+    def of(cls, infos, D):
+        if not infos:
+            return cls(np.zeros((0, D)), np.zeros(0), np.zeros(0, np.int64))
+        return cls(np.array([a.stats for a in infos]), np.array([a.score for a in infos]),
+                   np.array([a.n for a in infos], np.int64))
 
 
 def _knn_csr(data, k):
@@ -801,7 +984,7 @@ class TreeGuided:
 
     def __init__(self, model, q=None, *, moves="both", global_prob=0.5, G=20, merge_floor=1e-3,
                  split_floor=0.05, new_weight=1.0, local_max=16, local_floor=0.5,
-                 neighbours="auto", ratio="exact", score=None, compiled=None):
+                 neighbours="auto", trees="auto", ratio="exact", score=None, compiled=None):
         if getattr(model, "fixed_labels", False):
             raise ValueError(f"{type(model).__name__} has a fixed label set; tree-guided MCMC "
                              "needs a partition model whose labels are names")
@@ -809,6 +992,8 @@ class TreeGuided:
             raise ValueError(f"moves must be 'both', 'global' or 'local', got {moves!r}")
         if ratio not in ("exact", "paper"):
             raise ValueError(f"ratio must be 'exact' or 'paper', got {ratio!r}")
+        if trees not in ("auto", "set", "global"):
+            raise ValueError(f"trees must be 'auto', 'set' or 'global', got {trees!r}")
         if not 0.0 <= merge_floor < 0.5:
             raise ValueError("merge_floor must lie in [0, 0.5)")
         for nm, val in (("split_floor", split_floor), ("local_floor", local_floor),
@@ -882,6 +1067,14 @@ class TreeGuided:
                 self._indices = np.zeros(0, np.int64)
                 self._use_graph = False
         self._local = np.full(n, -1, np.int64)
+        if trees == "global" and self.graph is not None:
+            raise ValueError("trees='global' is for models without a graph (on a graph "
+                             "every node of a label's tree must be connected)")
+        if trees == "auto":
+            trees = "global" if self.graph is None and n > 100 else "set"
+        self.trees = trees
+        self._lift = None
+        self._index = weakref.WeakKeyDictionary()
         # Caches keyed by vertex set (exact: trees and statistics are functions of the set).
         self._infos = OrderedDict()
         self._trees = OrderedDict()
@@ -916,8 +1109,12 @@ class TreeGuided:
             self._trees.move_to_end(key)
             return t
         f = self._f
-        t = Tree(items, f.build(f.sp, items, self._local, self._indptr, self._indices,
-                                self._use_graph, self.vstats))
+        if self.trees == "global":
+            gpos, gdepth, up = self._lifting()
+            t = Tree(items, f.induced(f.sp, items, gpos, gdepth, up, self.vstats))
+        else:
+            t = Tree(items, f.build(f.sp, items, self._local, self._indptr, self._indices,
+                                    self._use_graph, self.vstats))
         self._trees[key] = t
         self._tree_bytes += t.nbytes
         while self._tree_bytes > self.tree_cache_bytes and len(self._trees) > 1:
@@ -934,14 +1131,37 @@ class TreeGuided:
                                               self._indices, self._use_graph, self.vstats))
         return self._gtree
 
+    def _lifting(self):
+        """(leaf position, node depth, ancestor table) of the global tree,
+        for the induced trees (``trees="global"``)."""
+        if self._lift is None:
+            g = self.global_tree()
+            nn = 2 * g.n - 1
+            depth = np.zeros(nn, np.int64)
+            for v in range(nn - 2, -1, -1):  # parents have larger ids
+                depth[v] = depth[g.parent[v]] + 1
+            K = max(1, int(depth.max()).bit_length())
+            up = np.empty((K, nn), np.int64)
+            up[0] = np.where(g.parent >= 0, g.parent, np.arange(nn))
+            for j in range(1, K):
+                up[j] = up[j - 1][up[j - 1]]
+            self._lift = (np.ascontiguousarray(g.lo[:g.n]), depth, up)
+        return self._lift
+
+    def _arrays(self, A):
+        """(stats, scores, sizes) of a list of infos or a :class:`_Rest`."""
+        if isinstance(A, _Rest):
+            return A.stats, A.score, A.n
+        return (np.array([a.stats for a in A]), np.array([a.score for a in A]),
+                np.array([a.n for a in A], np.int64))
+
     def _logd(self, A, B) -> np.ndarray:
-        """log d between every set of the infos A and every set of B."""
+        """log d between every set of A and every set of B (lists of infos
+        or :class:`_Rest`)."""
         if len(A) == 0 or len(B) == 0:
             return np.zeros((len(A), len(B)))
         f = self._f
-        return f.logd(f.sp, np.array([a.stats for a in A]), np.array([a.score for a in A]),
-                      np.array([a.n for a in A], np.int64), np.array([b.stats for b in B]),
-                      np.array([b.score for b in B]), np.array([b.n for b in B], np.int64))
+        return f.logd(f.sp, *self._arrays(A), *self._arrays(B))
 
     def _merge_logp(self, logd, temperature):
         """(log p, log(1 - p)) of the merge probability
@@ -969,7 +1189,7 @@ class TreeGuided:
         by smallest item), the other labels being ``rest``."""
         L = len(rest) + 1
         lq = -math.log(L)
-        if rest:
+        if len(rest):
             _, l1p = self._merge_logp(self._logd([c_info], rest)[0], temperature)
             lq += float(l1p.sum())
         tree = self.tree(c_info.items)
@@ -979,7 +1199,7 @@ class TreeGuided:
         """log q of merging the labels ``P`` into one, summed over anchors."""
         L = len(P) + len(rest)
         lpP, _ = self._merge_logp(self._logd(P, P), temperature)
-        if rest:
+        if len(rest):
             _, l1R = self._merge_logp(self._logd(P, rest), temperature)
             outside = l1R.sum(axis=1)
         else:
@@ -1036,7 +1256,7 @@ class TreeGuided:
             kind = "merge"
         else:
             return None, None, None, None
-        return kind, infos(gone), infos(new), infos(rest)
+        return kind, infos(gone), infos(new), _Rest.of(infos(rest), self.vstats.shape[1])
 
     def log_q(self, labels, new_labels, temperature=1.0) -> float:
         """Exact log probability that one global move proposed from the
@@ -1062,14 +1282,56 @@ class TreeGuided:
             np.asarray(labels))
         return d / temperature + rev - fwd
 
-    # ----------------------------------------------------------------- step
-    @staticmethod
-    def _label_sets(part):
-        """(used labels ascending, their vertex sets ascending)."""
-        used = part.used_labels()
-        order = np.argsort(part.labels, kind="stable")
-        return used, np.split(order, np.cumsum(part.size[used])[:-1])
+    # ------------------------------------------------------- label members
+    def _members_index(self, state) -> MemberIndex:
+        idx = self._index.get(state)
+        if idx is None:
+            idx = self._index[state] = MemberIndex()
+        return idx
 
+    def _members(self, state, label) -> np.ndarray:
+        """Items of ``label``, ascending; O(|label|) while the member index
+        is current (this kernel keeps it so; after another kernel's moves
+        it is rebuilt once)."""
+        lst = self._members_index(state).members(state.partition, int(label))
+        if lst.size > 1 and np.any(lst[1:] < lst[:-1]):
+            lst = np.sort(lst)
+        return np.ascontiguousarray(lst, dtype=np.int64)
+
+    def _index_moved(self, state, items, old, new) -> None:
+        """Bring the member index up to date after ``items`` moved from the
+        labels ``old`` to ``new`` (removals first: a freed slot may be
+        reused by a later item)."""
+        lists = self._members_index(state).lists
+        for lab in np.unique(old).tolist():
+            lst = lists.get(lab)
+            if lst is not None:
+                lists[lab] = lst[~np.isin(lst, items[old == lab])]
+        for lab in np.unique(new).tolist():
+            lst = lists.get(lab)
+            add = items[new == lab]
+            lists[lab] = np.sort(add) if lst is None else np.union1d(lst, add)
+        size = state.partition.size
+        for lab in np.unique(old).tolist():
+            if size[lab] == 0:
+                lists.pop(lab, None)
+
+    def _rest_of(self, state, labs) -> _Rest:
+        """Statistics, scores and sizes of the labels ``labs`` from the
+        state's per-label caches (O(len(labs) · D), no pass over items)."""
+        part = state.partition
+        D = self.vstats.shape[1]
+        stats = getattr(state, "stats", None)
+        if isinstance(stats, np.ndarray) and stats.ndim == 2 and stats.shape[1] == D:
+            S = np.ascontiguousarray(stats[labs])
+        else:
+            S = np.array([self.vstats[self._members(state, lab)].sum(axis=0)
+                          for lab in labs.tolist()]).reshape(len(labs), D)
+        n = np.ascontiguousarray(part.size[labs], dtype=np.int64)
+        f = self._f
+        return _Rest(S, np.asarray(f.scores(f.sp, S, n), dtype=np.float64), n)
+
+    # ----------------------------------------------------------------- step
     def step(self, state, rng, temperature=1.0) -> StepInfo:
         """One move at temperature T: a global move (split or merge) or a
         local move, chosen by ``moves`` / ``global_prob``.
@@ -1089,27 +1351,34 @@ class TreeGuided:
         return self.local_move(state, rng, temperature)
 
     def global_move(self, state, rng, temperature=1.0) -> StepInfo:
-        """One split-or-merge Metropolis-Hastings update."""
+        """One split-or-merge Metropolis-Hastings update.
+
+        Cost: O(L · D) for the merge probabilities of the L labels (from the
+        state's per-label statistics), plus the members and the tree of the
+        labels split or merged (cached by vertex set).
+        """
         part = state.partition
-        labs, sets = self._label_sets(part)
+        labs = part.used_labels()
         L = labs.size
         a = int(rng.integers(L))
         c = int(labs[a])
-        infos = [self._info(g) for g in sets]
-        others = [infos[i] for i in range(L) if i != a]
-        other_labs = [int(labs[i]) for i in range(L) if i != a]
-        if others:
-            lp, l1p = self._merge_logp(self._logd([infos[a]], others)[0], temperature)
-            inM = np.log(rng.random(len(others))) < lp
+        cinfo = self._info(self._members(state, c))
+        other_labs = np.delete(labs, a)
+        others = self._rest_of(state, other_labs)
+        if L > 1:
+            lp, l1p = self._merge_logp(self._logd([cinfo], others)[0], temperature)
+            inM = np.log(rng.random(L - 1)) < lp
         else:
             lp = l1p = np.zeros(0)
             inM = np.zeros(0, bool)
         anchor_lq = -math.log(L) + float(lp[inM].sum() + l1p[~inM].sum())
         if not inM.any():
-            return self._split(state, c, infos[a], others, anchor_lq, rng, temperature)
-        P_labs = [c] + [other_labs[i] for i in np.flatnonzero(inM)]
-        P = [infos[a]] + [others[i] for i in np.flatnonzero(inM)]
-        rest = [others[i] for i in np.flatnonzero(~inM)]
+            return self._split(state, c, cinfo, others, anchor_lq, rng, temperature)
+        m_labs = other_labs[inM].tolist()
+        P_labs = [c] + m_labs
+        P = [cinfo] + [self._info(self._members(state, lab)) for lab in m_labs]
+        keep = ~inM
+        rest = _Rest(others.stats[keep], others.score[keep], others.n[keep])
         return self._merge(state, P_labs, P, rest, anchor_lq, temperature, rng)
 
     def _split(self, state, c, cinfo, rest, anchor_lq, rng, temperature) -> StepInfo:
@@ -1119,8 +1388,8 @@ class TreeGuided:
         if n < 2:
             return StepInfo(False, -math.inf, 0, 0.0, "split")
         logw = tree.node_log_weights(temperature, self.split_floor)
-        j = int(np.searchsorted(np.cumsum(np.exp(logw)), rng.random() * np.exp(logw).sum(),
-                                side="right"))
+        w = np.exp(logw)
+        j = int(np.searchsorted(np.cumsum(w), rng.random() * w.sum(), side="right"))
         j = min(j, n - 2)
         nu = n + j
         f = self._f
@@ -1130,22 +1399,14 @@ class TreeGuided:
                                         1.0 / temperature, self.log_wnew,
                                         np.zeros(1, np.int64), 0, False, rng.random(n), assign)
         path_lq = anchor_lq + float(logw[j]) + float(lp_walk)
-        # Items of every group.
-        leafgroup = np.empty(n, np.int64)
-        l, r = tree.children(nu)
-        leafgroup[tree.leaf_positions(l)] = 0
-        leafgroup[tree.leaf_positions(r)] = 1
-        child, v, t = nu, int(tree.parent[nu]), 0
-        while v >= 0:
-            cl, cr = tree.children(v)
-            Q = cr if cl == child else cl
-            leafgroup[tree.leaf_positions(Q)] = assign[t]
-            child, v, t = v, int(tree.parent[v]), t + 1
-        parts = [tree.items[leafgroup == g] for g in range(int(n_groups))]
+        leafgroup = _leaf_groups(tree.left, tree.right, tree.parent, tree.lo, tree.order,
+                                 tree.size, n, nu, assign)
+        order = np.argsort(leafgroup, kind="stable")  # items ascending within a group
+        bounds = np.cumsum(np.bincount(leafgroup, minlength=int(n_groups)))[:-1]
+        parts = [tree.items[g] for g in np.split(order, bounds)]
         parts.sort(key=lambda p: int(p[0]))
         pinfos = [self._info(p) for p in parts]
-        rest_sorted = sorted(rest, key=lambda i: i.first)
-        fwd, rev = self._log_qs("split", [cinfo], pinfos, rest_sorted, temperature, path_lq)
+        fwd, rev = self._log_qs("split", [cinfo], pinfos, rest, temperature, path_lq)
         moved = n - max(p.size for p in parts)
         if rev == -math.inf:
             return StepInfo(False, -math.inf, moved, 0.0, "split")
@@ -1154,23 +1415,30 @@ class TreeGuided:
         movers = [parts[g] for g in range(len(parts)) if g != keep]
         log_pi0 = state.log_pi
         model = self.model
+        lists = self._members_index(state).lists
         if len(movers) == 1:
             fresh = state.partition.fresh_label()
             d = model.delta(state, movers[0], fresh)
             log_alpha = d / temperature + rev - fwd
             if metropolis_hastings(log_alpha, rng):
                 model.apply(state, movers[0], fresh, d)
+                lists[c], lists[fresh] = parts[keep], movers[0]
                 self.counts["split"][1] += 1
                 return StepInfo(True, log_alpha, moved, d, "split")
             return StepInfo(False, log_alpha, moved, d, "split")
+        fresh_labels = []
         for R in movers:
             fresh = state.partition.fresh_label()
             dd = model.delta(state, R, fresh)
             model.apply(state, R, fresh, dd)
+            fresh_labels.append(fresh)
         d = state.log_pi - log_pi0
         log_alpha = d / temperature + rev - fwd
         if metropolis_hastings(log_alpha, rng):
             self.counts["split"][1] += 1
+            lists[c] = parts[keep]
+            for fresh, R in zip(fresh_labels, movers):
+                lists[fresh] = R
             return StepInfo(True, log_alpha, moved, d, "split")
         for R in movers:
             dd = model.delta(state, R, c)
@@ -1183,23 +1451,30 @@ class TreeGuided:
         U = np.sort(np.concatenate([p.items for p in P]))
         uinfo = self._info(U)
         Ps = sorted(P, key=lambda i: i.first)
-        rest_sorted = sorted(rest, key=lambda i: i.first)
         # The largest label keeps its name; the others move into it.
         keep = max(range(len(P)), key=lambda g: P[g].n)
         dst = P_labs[keep]
         movers = [(P_labs[g], P[g].items) for g in range(len(P)) if g != keep]
         moved = int(sum(R.size for _, R in movers))
-        fwd, rev = self._log_qs("merge", Ps, [uinfo], rest_sorted, temperature, anchor_lq)
+        fwd, rev = self._log_qs("merge", Ps, [uinfo], rest, temperature, anchor_lq)
         if rev == -math.inf:
             return StepInfo(False, -math.inf, moved, 0.0, "merge")
         model = self.model
         log_pi0 = state.log_pi
+        lists = self._members_index(state).lists
+
+        def commit():
+            lists[dst] = U
+            for lab, _ in movers:
+                lists.pop(lab, None)
+
         if len(movers) == 1:
             R = movers[0][1]
             d = model.delta(state, R, dst)
             log_alpha = d / temperature + rev - fwd
             if metropolis_hastings(log_alpha, rng):
                 model.apply(state, R, dst, d)
+                commit()
                 self.counts["merge"][1] += 1
                 return StepInfo(True, log_alpha, moved, d, "merge")
             return StepInfo(False, log_alpha, moved, d, "merge")
@@ -1209,6 +1484,7 @@ class TreeGuided:
         d = state.log_pi - log_pi0
         log_alpha = d / temperature + rev - fwd
         if metropolis_hastings(log_alpha, rng):
+            commit()
             self.counts["merge"][1] += 1
             return StepInfo(True, log_alpha, moved, d, "merge")
         # Every mover's label is empty now: each returns to its own label.
@@ -1250,20 +1526,21 @@ class TreeGuided:
             S = self.global_tree().leaves(int(cand[k]))
         self._last_local_size = int(S.size)
         before = state.log_pi
+        labels = state.partition.labels
+        old = labels[S]
         if self._mixture_gibbs:
             # The same Gibbs updates, compiled (one uniform per leaf).
-            old = state.partition.labels[S]
             self.model.gibbs_sweep_items(state, S, rng.random(S.size), temperature)
-            moved = int(np.count_nonzero(state.partition.labels[S] != old))
-            return StepInfo(True, 0.0, moved, state.log_pi - before, "local")
-        moved = 0
-        one = np.empty(1, np.int64)
-        for v in S.tolist():
-            one[0] = v
-            info = gibbs_relabel(self.model, state, one, rng, temperature)
-            if info.moved:
-                moved += 1
-        return StepInfo(True, 0.0, moved, state.log_pi - before, "local")
+        else:
+            one = np.empty(1, np.int64)
+            for v in S.tolist():
+                one[0] = v
+                gibbs_relabel(self.model, state, one, rng, temperature)
+        new = labels[S]
+        ch = np.flatnonzero(new != old)
+        if ch.size:
+            self._index_moved(state, S[ch], old[ch], new[ch])
+        return StepInfo(True, 0.0, int(ch.size), state.log_pi - before, "local")
 
     # ------------------------------------------------------------ iteration
     def iteration(self, state, rng, temperature=1.0) -> StepInfo:
