@@ -26,7 +26,9 @@ the multigrid SW cuts of :mod:`.samplers.multigrid` (attention windows) on
 the restricted pixel graph, above it SW cuts on the whole restricted graph
 (:class:`ConnectedMultigrid` with one window covering the image); a move
 that would split a label or give it a second region is rejected outright
-(its target probability is 0), every other move has the kernel's own exact
+(its target probability is 0; a finite penalty per extra region would only
+be exact at low temperature, and one disconnected label breaks the nesting
+the levels above rely on), every other move has the kernel's own exact
 Metropolis-Hastings ratio. At the top the conditional is π_img(x⁽ⁿ⁻¹⁾): the
 default ``swc`` kernel on G⁽ⁿ⁻¹⁾, where π_img of a union of connected
 vertices is exactly the pixel posterior (same statistics, same regions), or
@@ -36,8 +38,9 @@ tests/test_multilevel.py checks it by exact enumeration.
 
 After a level-s run, level s + 1 is rebuilt on the new regions of level s
 (its labels carried over: nesting makes them well defined) and level s − 1
-is restricted anew to the edges inside the new labels of level s; every
-cached log π is recomputed from the statistics, so it stays exact.
+is restricted anew to the edges inside the new labels of level s, each
+before it next runs; every cached log π is recomputed then, so it stays
+exact.
 """
 
 from __future__ import annotations
@@ -559,7 +562,7 @@ class MultiLevel:
                 found = best[lv.vert]
         else:
             acc = lv.kernel.run(lv.state, rng, temperatures)
-        if len(temperatures):
+        if acc:
             # Level s + 1 stands on the regions of level s, and level s − 1
             # is restricted to the edges inside them: both are redone before
             # they next run.

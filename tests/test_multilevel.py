@@ -14,6 +14,7 @@ from swcuts.models import ImageModel
 from swcuts.multilevel import ConnectedMultigrid, MultiLevel, TwoLevel, anneal_multilevel
 from swcuts.partition import canonical
 from swcuts.samplers import seed_compiled_rng
+from swcuts.samplers.multigrid import Multigrid
 from test_multiflip import edge_q, pixel_setting
 
 ATOM = dict(atom_a0=0.6, atom_a2=0.05, atom_kappa=0.02)
@@ -65,7 +66,7 @@ def nested_states(shape, n_levels):
     return out
 
 
-def level_models(model, n_levels, atom_a0):
+def level_models(model, atom_a0):
     """π_s of the levels below the top, as posteriors of pixel labellings."""
     out = []
     for a0 in atom_a0:
@@ -75,10 +76,10 @@ def level_models(model, n_levels, atom_a0):
     return out
 
 
-def joint_distribution(model, states, atom_a0, nested_ok=None):
+def joint_distribution(model, states, atom_a0):
     """Exact joint π ∝ π_img(top) Π_s π_s(level s), from scratch on pixels."""
     n_levels = len(states[0])
-    models = level_models(model, n_levels, atom_a0)
+    models = level_models(model, atom_a0)
     cache = {}
 
     def logp(m_idx, m, pix):
@@ -100,7 +101,7 @@ def setting(shape, seed=3):
 
 def sampler_for(shape, n_levels, cls=MultiLevel, **kw):
     model, img, q = setting(shape)
-    kw = {**ATOM, "block": 2, "window_sizes": [2, 3], **kw}
+    kw = {**ATOM, "block": 2, "window_sizes": [1, 2, 3], **kw}
     return cls(model, q, img, n_levels=n_levels, **kw)
 
 
@@ -108,25 +109,33 @@ def key_of(ml):
     return tuple(tuple(lab.ravel().tolist()) for lab in ml.levels())
 
 
-def check_caches(ml):
-    """Every level's stored log π is exact, labels nested and connected."""
-    for s, lv in enumerate(ml.hierarchy):
-        assert lv.state.log_pi == pytest.approx(lv.model.log_target(lv.state.labels), abs=1e-6)
-    assert ml.log_pi == pytest.approx(ml.model.log_target(ml.segments), abs=1e-6)
+def nested_and_connected(ml):
+    """Definition 2 with connected labels below the top: every label of level
+    s is one connected region inside one label of level s + 1."""
     levels = ml.levels()
     e = ml.graph.edges
     for s in range(ml.n_levels - 1):
         lo, up = levels[s].ravel(), levels[s + 1].ravel()
-        # Nested: each label of level s inside one label of level s + 1 ...
-        assert all(len(set(up[lo == k])) == 1 for k in np.unique(lo))
-        # ... and one connected region inside it (Definition 2).
+        if not all(len(set(up[lo == k])) == 1 for k in np.unique(lo)):
+            return False
         inside = up[e[:, 0]] == up[e[:, 1]]
-        assert _is_connected_partition(lo.tolist(), e[inside].tolist())
+        if not _is_connected_partition(lo.tolist(), e[inside].tolist()):
+            return False
+    return True
 
 
-def run_chain(ml, rng, steps, n_samples, burn=200, levels=None):
-    """Visit counts of the joint state after every round of ``steps`` per level
-    (levels ``levels`` only, the others fixed)."""
+def check_caches(ml):
+    """Every level's stored log π is exact, labels nested and connected."""
+    assert nested_and_connected(ml)
+    for s, lv in enumerate(ml.hierarchy):
+        assert lv.state.log_pi == pytest.approx(lv.model.log_target(lv.state.labels), abs=1e-6)
+    # The top level's π on its graph is π_img of the segments on the pixels.
+    assert ml.log_pi == pytest.approx(ml.model.log_target(ml.segments), abs=1e-6)
+
+
+def run_chain(ml, rng, steps, n_samples, thin=1, burn=200, levels=None):
+    """Visit counts of the joint state every ``thin`` rounds of ``steps`` per
+    level (levels ``levels`` only, the others fixed)."""
     levels = range(ml.n_levels) if levels is None else levels
     seed_compiled_rng(rng)
 
@@ -138,7 +147,8 @@ def run_chain(ml, rng, steps, n_samples, burn=200, levels=None):
         round_()
     counts = Counter()
     for _ in range(n_samples):
-        round_()
+        for _ in range(thin):
+            round_()
         counts[key_of(ml)] += 1
     check_caches(ml)
     return counts
@@ -162,12 +172,18 @@ def two_levels_2x3():
     return joint_setting((2, 3), 2, [2.5])
 
 
+# Successive rounds are correlated (a round often leaves the joint state as
+# it was, and segment boundaries wait for atom boundaries): without thinning
+# the chi-square test, which assumes independent draws, would be fooled.
+THIN_ROUNDS = 3
+
+
 def test_rounds_sample_the_joint_posterior(two_levels_2x3):
     states, p = two_levels_2x3
     ml = sampler_for((2, 3), 2, atom_a0=[2.5])
-    counts = run_chain(ml, np.random.default_rng(12), [8, 8], 5000)
+    counts = run_chain(ml, np.random.default_rng(13), [8, 8], 4000, thin=THIN_ROUNDS)
     tv, pvalue = compare(counts, states, p)
-    assert_matches(tv, pvalue, p, 5000)
+    assert_matches(tv, pvalue, p, 4000)
 
 
 class _NoCuts(ConnectedMultigrid):
@@ -184,8 +200,8 @@ class _WrongLevel0(MultiLevel):
 
 def test_enumeration_catches_a_wrong_level_kernel(two_levels_2x3):
     states, p = two_levels_2x3
-    ml = sampler_for((2, 3), 2, cls=_WrongLevel0, atom_a0=[2.5])
-    counts = run_chain(ml, np.random.default_rng(12), [8, 8], 3000)
+    ml = sampler_for((2, 3), 2, cls=_WrongLevel0, atom_a0=[2.5], window_sizes=[2, 3])
+    counts = run_chain(ml, np.random.default_rng(13), [8, 8], 2000, thin=THIN_ROUNDS)
     tv, pvalue = compare(counts, states, p)
     assert pvalue < 1e-3
 
@@ -217,7 +233,7 @@ def test_every_level_keeps_exact_draws_exact(name):
     shape, n_levels, a0 = EXACT[name]
     states, p = joint_setting(shape, n_levels, a0)
     ml = sampler_for(shape, n_levels, atom_a0=a0)
-    n = 2500
+    n = 2000
     for s, counts in enumerate(through_levels(ml, states, p, seed=8, n=n, steps=20)):
         tv, pvalue = compare(counts, states, p)
         assert_matches(tv, pvalue, p, n)
@@ -225,7 +241,8 @@ def test_every_level_keeps_exact_draws_exact(name):
 
 def test_exact_draws_catch_a_wrong_level_kernel(two_levels_2x3):
     states, p = two_levels_2x3
-    ml = sampler_for((2, 3), 2, cls=_WrongLevel0, atom_a0=[2.5])
+    # Windows of two pixels or more: every move of the wrong kernel has a cut.
+    ml = sampler_for((2, 3), 2, cls=_WrongLevel0, atom_a0=[2.5], window_sizes=[2, 3])
     counts = through_levels(ml, states, p, seed=8, n=1500, steps=20, n_run=1)
     tv, pvalue = compare(counts[0], states, p)
     assert pvalue < 1e-3
@@ -264,3 +281,126 @@ def test_level1_samples_its_conditional_3x3():
     counts = run_chain(ml, np.random.default_rng(6), [0, 20], 4000, levels=[1])
     tv, pvalue = compare(counts, states, p)
     assert_matches(tv, pvalue, p, 4000)
+
+
+# ------------------------------------------------------------------ interface
+def two_region_image(h=24, w=30, seed=3):
+    rng = np.random.default_rng(seed)
+    img = np.where((np.arange(w)[None, :] < 12) | (np.arange(h)[:, None] < 8), 0.2, 0.75)
+    img = np.clip(img + 0.05 * rng.standard_normal((h, w)), 0, 1)[..., None]
+    atoms = np.arange(h * w).reshape(h, w)
+    g = RegionGraph.from_labels(atoms)
+    model = ImageModel(img, atoms, g, bins=8, a0=20, a1=20, a2=0.2)
+    return model, img, edge_q(img, atoms, g, ceiling=0.95)
+
+
+@pytest.mark.parametrize("n_levels", [1, 2, 3])
+def test_anneal_multilevel_segments_an_image(n_levels):
+    model, img, q = two_region_image()
+    ml = MultiLevel(model, q, img, n_levels=n_levels, atom_a0=5.0)
+    start = -ml.log_pi
+    result = anneal_multilevel(ml, Schedule(3.0, 0.05), rng=np.random.default_rng(0), steps=40000)
+    assert result.steps == 40000 and len(result.trace) > 1
+    assert result.best_energy == pytest.approx(-model.log_target(result.best_labels), abs=1e-6)
+    assert result.best_energy < start
+    levels = ml.best_levels
+    assert len(levels) == n_levels
+    assert np.array_equal(levels[-1].ravel(), result.best_labels)
+    for lo, up in zip(levels, levels[1:]):  # nested (Definition 2)
+        assert all(len(np.unique(up[lo == k])) == 1 for k in np.unique(lo))
+    for lab in levels:
+        assert lab.shape == (24, 30) and np.array_equal(np.unique(lab), np.arange(lab.max() + 1))
+    # The two populations end up in different segments.
+    seg = levels[-1]
+    assert seg[0, 0] == seg[-1, 0] and seg[-1, -1] != seg[-1, 0]
+    check_caches(ml)
+
+
+def test_one_level_is_plain_multigrid_and_two_is_the_default():
+    model, img, q = two_region_image(8, 10)
+    one = MultiLevel(model, q, img, n_levels=1)
+    assert type(one.hierarchy[0].kernel) is Multigrid and len(one.levels()) == 1
+    two = TwoLevel(model, q, img, window_sizes=None)
+    assert two.n_levels == 2 and isinstance(two.hierarchy[0].kernel, ConnectedMultigrid)
+    assert TwoLevel is MultiLevel
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, "2", True, None])
+def test_bad_level_counts_are_refused(bad):
+    model, img, q = two_region_image(8, 10)
+    with pytest.raises(ValueError, match="n_levels"):
+        MultiLevel(model, q, img, n_levels=bad)
+
+
+@pytest.mark.parametrize("kw", [dict(window_sizes=[11]), dict(window_sizes=[0]), dict(block=0),
+                                dict(atom_a0=[1.0, 2.0]), dict(q_max=0.0)])
+def test_bad_options_are_refused_before_any_work(kw, monkeypatch):
+    model, img, q = two_region_image(8, 10)
+
+    def no_work(*args):
+        raise AssertionError("built the levels before checking the options")
+
+    monkeypatch.setattr(MultiLevel, "_build_all", no_work)
+    with pytest.raises(ValueError):
+        MultiLevel(model, q, img, **kw)
+
+
+def test_bad_inputs_are_refused():
+    model, img, q = two_region_image(8, 10)
+    with pytest.raises(ValueError, match="features"):
+        MultiLevel(model, q, 1.0 - img)
+    ml = MultiLevel(model, q, img)
+    with pytest.raises(ValueError):
+        anneal_multilevel(ml, Schedule(1.0), rng=np.random.default_rng(0))
+    with pytest.raises(ValueError):
+        anneal_multilevel(ml, Schedule(1.0), rng=np.random.default_rng(0), steps=0)
+
+
+def test_states_outside_the_space_are_refused():
+    ml = sampler_for((2, 3), 2)
+    one = np.zeros((2, 3), int)
+    split = np.array([[0, 1, 0], [0, 1, 0]])  # label 0 in two pieces
+    with pytest.raises(ValueError, match="connected"):
+        ml.set_levels([split, one])
+    across = np.array([[0, 0, 1], [0, 0, 1]])
+    with pytest.raises(ValueError, match="connected"):
+        ml.set_levels([one, across])  # one atom over two segments
+    ml.set_levels([across, across])
+    check_caches(ml)
+
+
+def test_labels_stay_connected_and_nested_at_any_temperature():
+    """The constraint is hard (target 0 outside the nested states), not a
+    penalty that a high temperature could overcome."""
+    model, img, q = two_region_image(12, 14)
+    ml = MultiLevel(model, q, img, n_levels=3, block=2, window_sizes=[1, 2, 4, 8])
+    rng = np.random.default_rng(1)
+    seed_compiled_rng(rng)
+    for temperature in (1e6, 30.0, 1.0):
+        for _ in range(20):
+            ml.run_round(rng, [300, 200, 200], temperature)
+        check_caches(ml)
+
+
+class _Unconstrained(ConnectedMultigrid):
+    """Wrong: plain multigrid moves, labels free to split or spread (what a
+    finite penalty per extra region amounts to at a high temperature)."""
+
+    def run(self, state, rng, temperatures):
+        return Multigrid.run(self, state, rng, temperatures)[0]
+
+
+class _SoftLevels(MultiLevel):
+    constrained_kernel = _Unconstrained
+
+
+def test_connectivity_check_catches_an_unconstrained_level_kernel():
+    model, img, q = two_region_image(12, 14)
+    ml = _SoftLevels(model, q, img, n_levels=3, block=2, window_sizes=[1, 2, 4, 8])
+    rng = np.random.default_rng(1)
+    seed_compiled_rng(rng)
+    for _ in range(20):
+        ml.run_round(rng, [300, 200, 200], 1e6)
+    assert not nested_and_connected(ml)
+    # Then the top level's posterior on its graph is no longer π_img.
+    assert ml.log_pi != pytest.approx(ml.model.log_target(ml.segments), abs=1e-6)
