@@ -65,8 +65,8 @@ from .samplers.flips import (FlipWorkspace, cut_log_ratio, join_delta, leave_bou
 from .samplers.compiled import FP_A1, FP_A2, FP_EXP, _move
 from .samplers.multigrid import Multigrid, draw_window, grow_in_window
 
-__all__ = ["MultiLevel", "TwoLevel", "ConnectedMultigrid", "anneal_multilevel", "ATOM_DEFAULTS",
-           "block_atoms"]
+__all__ = ["MultiLevel", "TwoLevel", "Level", "ConnectedMultigrid", "anneal_multilevel",
+           "ATOM_DEFAULTS", "block_atoms"]
 
 #: Prior of the levels below the top: per label, on Σ area^0.9, complexity weight.
 ATOM_DEFAULTS = dict(atom_a0=20.0, atom_a2=0.0, atom_kappa=1.0)
@@ -351,8 +351,14 @@ class MultiLevel:
     Attributes
     ----------
     n_levels : int
+    top : int
+        Index of the segments' level, ``n_levels - 1``.
+    model, graph : ImageModel, RegionGraph
+        π_img and the pixel graph.
     hierarchy : list of Level
         Graph, model, state and kernel of every level, level 0 first.
+    segments : (H*W,) int array
+        Segment of every pixel in the current state.
     best_levels : list of (H, W) int arrays
         Set by :func:`anneal_multilevel`: the label images of every level at
         the best segmentation found.
