@@ -399,11 +399,12 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
         steps = STEPS_PER_ATOM[name] * n
     levels_out = None
     if name == "multilevel":
-        from .multilevel import TwoLevel, anneal_multilevel
+        from .multilevel import MultiLevel, anneal_multilevel
 
-        sampler_ml = TwoLevel(model, q, features, window_sizes=window_sizes, n_levels=levels)
+        sampler_ml = MultiLevel(model, q, features, window_sizes=window_sizes, n_levels=levels,
+                                q_max=q_max, edge_scale=edge_scale)
         result = anneal_multilevel(sampler_ml, Schedule(t0, t_final), rng=rng, steps=steps,
-                                   time_budget=time_budget)
+                                   time_budget=time_budget, progress=progress)
         levels_out = [np.asarray(lv) for lv in sampler_ml.best_levels]
         if len(levels_out) > 1:
             # The atoms of this run are the ones it sampled (level 0): the
