@@ -118,6 +118,16 @@ class Scripted:
     def proposed(self, labels):
         self.zstar = canonical(labels)
 
+    # The compiled pass follows the script in one call (see _CompiledPass).
+    def script(self):
+        return np.array(self.seq, dtype=np.int64)
+
+    def record(self, branch, logp):
+        self.branch = list(branch)
+        self.pos = len(branch)
+        self.seq = self.seq + [0] * max(0, self.pos - len(self.seq))
+        self.logp = logp
+
     def accept(self, log_alpha):
         self.log_alpha = log_alpha
         return False
@@ -200,10 +210,12 @@ def _orders(kernel, *pairs):
     return [rc._Order(kernel._P, a, b) for a, b in pairs]
 
 
-@pytest.mark.parametrize("make", [image5, mixture5], ids=["image-graph", "mixture-nograph"])
-def test_move_alone_satisfies_detailed_balance_exactly(make):
+@pytest.mark.parametrize("make,compiled", [(image5, None), (mixture5, False), (mixture5, None)],
+                         ids=["image-graph", "mixture-nograph", "mixture-compiled"])
+def test_move_alone_satisfies_detailed_balance_exactly(make, compiled):
     model = make()
-    kernel = Reconfiguration(model, history=[np.array(h) for h in HIST5])
+    kernel = Reconfiguration(model, history=[np.array(h) for h in HIST5], compiled=compiled)
+    assert kernel._compiled_pass == (make is mixture5 and compiled is None)
     K, states, most = exact_kernel(model, kernel, HIST5, _orders(kernel, (2, 1)))
     assert most == 1, "two sweep paths lead to the same proposal"
     assert np.all(K >= -1e-15) and np.allclose(K.sum(axis=1), 1.0)
@@ -212,20 +224,22 @@ def test_move_alone_satisfies_detailed_balance_exactly(make):
     assert balance_error(model, K, states) < 1e-10
 
 
-@pytest.mark.parametrize("make", [image4, mixture4], ids=["image-graph", "mixture-nograph"])
-def test_srm_move_satisfies_detailed_balance_exactly(make):
+@pytest.mark.parametrize("make,compiled", [(image4, None), (mixture4, False), (mixture4, None)],
+                         ids=["image-graph", "mixture-nograph", "mixture-compiled"])
+def test_srm_move_satisfies_detailed_balance_exactly(make, compiled):
     model = make()
-    kernel = SRM(model)
+    kernel = SRM(model, compiled=compiled)
     K, states, most = exact_kernel(model, kernel, None, _orders(kernel, (1, 0)))
     assert most == 1
     assert (K.sum() - np.trace(K)) / len(states) > 0.1
     assert balance_error(model, K, states) < 1e-10
 
 
-def test_detailed_balance_holds_for_every_item_order():
+@pytest.mark.parametrize("compiled", [False, None], ids=["generic", "compiled"])
+def test_detailed_balance_holds_for_every_item_order(compiled):
     """The order is part of φ: two orders (and their mixture) on four items."""
     model = mixture4()
-    kernel = Reconfiguration(model, history=[np.array(h) for h in HIST4])
+    kernel = Reconfiguration(model, history=[np.array(h) for h in HIST4], compiled=compiled)
     K, states, most = exact_kernel(model, kernel, HIST4, _orders(kernel, (1, 0), (3, 2)))
     assert most == 1
     assert balance_error(model, K, states) < 1e-10
@@ -250,7 +264,7 @@ class _NoReverse(Reconfiguration):
 
 def test_negative_control_dropped_reverse_probability():
     model = mixture4()
-    kernel = _NoReverse(model, history=[np.array(h) for h in HIST4])
+    kernel = _NoReverse(model, history=[np.array(h) for h in HIST4], compiled=False)
     K, states, _ = exact_kernel(model, kernel, HIST4, _orders(kernel, (1, 0)))
     assert balance_error(model, K, states) > 1e-4
 
@@ -271,7 +285,7 @@ def test_negative_control_without_last_original_rule(monkeypatch):
 
     monkeypatch.setattr(rc._Pass, "_update_outside", unlocked)
     model = mixture5()
-    kernel = Reconfiguration(model, history=[np.array(h) for h in HIST5])
+    kernel = Reconfiguration(model, history=[np.array(h) for h in HIST5], compiled=False)
     K, states, most = exact_kernel(model, kernel, HIST5, _orders(kernel, (2, 1)))
     assert most > 1
     assert balance_error(model, K, states) > 1e-5
@@ -547,3 +561,41 @@ def test_segment_smoke(sampler):
     assert seg.labels.shape == img.shape and seg.steps == 200
     assert seg.energy == pytest.approx(-seg.model.log_target(seg.vertex_labels), abs=1e-6)
     assert time.perf_counter() - t < 60
+
+
+def _compiled_path(cls, model, start, compiled, steps, **kwargs):
+    rng = np.random.default_rng(3)
+    kernel = cls(model, compiled=compiled, gibbs_sweeps=0, **kwargs)
+    state = model.new_state(start)
+    out = []
+    for _ in range(steps):
+        info = kernel.step(state, rng, 1.0) if cls is SRM else kernel.move(state, 0, rng, 1.0)
+        out.append((info.move, info.accepted, round(info.log_accept_ratio, 6)))
+    assert state.log_pi == pytest.approx(model.log_target(state.labels), abs=1e-8)
+    return out, state.labels.copy(), kernel.counts
+
+
+@pytest.mark.parametrize("name", ["beta-bernoulli", "gaussian"])
+@pytest.mark.parametrize("cls,kwargs", [(Reconfiguration, {}),
+                                        (Reconfiguration, {"anchors": "disagree"}),
+                                        (SRM, {})], ids=["arm-pair", "arm-disagree", "srm"])
+def test_compiled_and_generic_passes_make_the_same_moves(cls, kwargs, name):
+    """On a mixture the compiled pass draws the same uniforms, proposes the
+    same z*, computes the same T(z*|z), T(z|z*) and decides the same."""
+    from swcuts.models.mixture import jain_neal_bernoulli, lee_choi_gaussians
+
+    if name == "beta-bernoulli":
+        x, truth = jain_neal_bernoulli(40, 6, seed=1)
+    else:
+        x, truth = lee_choi_gaussians(39, seed=2)
+    model = MixtureModel(x, name, alpha=1.0)
+    rng = np.random.default_rng(0)
+    if cls is Reconfiguration:
+        kwargs = dict(kwargs, history=[rng.integers(0, 4, truth.size) for _ in range(4)] + [truth])
+    start = truth.copy()
+    start[::7] = 0
+    fast = _compiled_path(cls, model, start, None, 150, **kwargs)
+    slow = _compiled_path(cls, model, start, False, 150, **kwargs)
+    assert fast[0] == slow[0]
+    np.testing.assert_array_equal(fast[1], slow[1])
+    assert fast[2]["split"][1] + fast[2]["merge"][1] > 0  # the chain did move

@@ -117,14 +117,22 @@ no-ops until the Gibbs scans have produced a split.
 (Algorithm 2): every cell is a single item, no history is needed (φ = (i,
 j) and the order), and the move runs from the first step.
 
-**Cost.** Python-level work and ``model.delta`` calls are linear in the
-items the move touches (the two labels, the cells, the frontier), times the
+**Cost.** On a mixture model with a built-in likelihood (no graph, every
+outside item visited) the whole pass runs compiled (:func:`_arm_pass`:
+the same candidates in the same order, the same uniforms, the same forced
+replay as the generic :class:`_Pass`, which the tests check move for
+move). A pass costs O(|D| L) marginal evaluations for the items of the two
+labels (L candidate labels each; parked cells are kept out of the
+candidate lists, so sRM's |D| parked singletons do not make it quadratic)
+plus three per outside item: O(N) per move, by the paper's design (every
+outside item may join, and T(z|z*) multiplies the probabilities that each
+of them stays). Elsewhere (the image model, user likelihoods) the pass is
+plain Python through ``model.delta``/``model.apply``, linear in the items
+the move touches (the two labels, the cells, the frontier) times the
 number of candidate labels (all labels without a graph, the adjacent ones
-on a graph); plus a few vectorised O(N) numpy passes (label look-ups and a
-snapshot of the labels for the forced sweep). Without a graph the outside
-phase visits all N items, as in the paper. Moves run on the live state via
-``model.delta``/``model.apply``; a rejected proposal is undone move by move
-and log π restored exactly.
+on a graph), plus a few vectorised O(N) numpy passes (label look-ups and a
+snapshot of the labels for the forced sweep). Moves run on the live state;
+a rejected proposal is undone move by move and log π restored exactly.
 """
 
 from __future__ import annotations
@@ -136,6 +144,7 @@ from collections import deque
 import numpy as np
 from numba import njit
 
+from ..models.mixture import MixtureModel, _sorted_insert, _sorted_remove, log_marginal
 from .common import StepInfo, draw_anchor_pair, metropolis_hastings, seed_compiled_rng
 
 __all__ = ["Reconfiguration", "SRM", "History"]
@@ -216,6 +225,528 @@ def _pieces(D, groups, indptr, indices, pos):
     return comp
 
 
+# ---------------------------------------------------------------------------
+# The pass compiled, for mixture models without a graph (every outside item
+# visited): the same procedure as :class:`_Pass`, the same candidates in the
+# same order, the same draws (one uniform per choice, in order) and the same
+# forced replay, on the model's arrays (MixtureModel.kernel_arrays).
+# ---------------------------------------------------------------------------
+
+_FAIL = -3
+# Slots of the int64 counter array of a compiled pass.
+_C_POS, _C_NLOG, _C_NITEMS, _C_EVALS, _C_NUSED, _C_BI, _C_BJ = range(7)
+# Slots of the int64 array of forced-pass labels.
+_F_ZI, _F_ZJ, _F_LI, _F_LJ = range(4)
+
+
+@njit(cache=True, inline="always")
+def _set_stats(R, vstats, out):
+    out[:] = 0.0
+    for t in range(R.size):
+        for q in range(out.size):
+            out[q] += vstats[R[t], q]
+
+
+@njit(cache=True, inline="always")
+def _set_leave(stR, nR, a, size, lstats, lloglik, kind, params, log_alpha, st_out):
+    """Δ log π of the nR items with statistics stR leaving label a (the
+    "leave" part) and a's log marginal afterwards (0 when it empties)."""
+    n_after = size[a] - nR
+    if n_after > 0:
+        for q in range(st_out.size):
+            st_out[q] = lstats[a, q] - stR[q]
+        ll = log_marginal(kind, st_out, params)
+        if nR == 1:  # lgamma(n - 1) - lgamma(n)
+            return ll - lloglik[a] - math.log(n_after), ll
+        return ll - lloglik[a] + math.lgamma(n_after) - math.lgamma(size[a]), ll
+    st_out[:] = 0.0
+    return -lloglik[a] - log_alpha - math.lgamma(size[a]), 0.0
+
+
+@njit(cache=True, inline="always")
+def _set_join(stR, nR, b, size, lstats, lloglik, kind, params, log_alpha, st_out):
+    """The "join" part of the same items joining label b (an unused slot:
+    a new label)."""
+    for q in range(st_out.size):
+        st_out[q] = lstats[b, q] + stR[q]
+    ll = log_marginal(kind, st_out, params)
+    nb = size[b]
+    if nb > 0:
+        if nR == 1:
+            return ll - lloglik[b] + math.log(nb), ll
+        return ll - lloglik[b] + math.lgamma(nb + nR) - math.lgamma(nb), ll
+    return ll + log_alpha + math.lgamma(nR), ll
+
+
+@njit(cache=True)
+def _stack_positions(free_stack):
+    """pos[label] = index of the label in the partition's free stack."""
+    pos = np.empty(free_stack.size, np.int64)
+    for t in range(free_stack.size):
+        pos[free_stack[t]] = t
+    return pos
+
+
+@njit(cache=True)
+def _relabel(labels, size, free_stack, n_free, pos, R, new_label):
+    """:func:`swcuts.partition.relabel_vertices` (the same swaps in the
+    free stack, so the same label names afterwards) with the stack
+    positions ``pos`` looked up and kept current instead of searched:
+    O(|R|) whatever the number of labels."""
+    if R.size == 0:
+        return
+    if size[new_label] == 0:
+        top = n_free[0] - 1
+        t = pos[new_label]
+        other = free_stack[top]
+        free_stack[t] = other
+        pos[other] = t
+        free_stack[top] = new_label
+        pos[new_label] = top
+        n_free[0] = top
+    for r in range(R.size):
+        v = R[r]
+        old = labels[v]
+        if old == new_label:
+            continue
+        size[old] -= 1
+        size[new_label] += 1
+        labels[v] = new_label
+        if size[old] == 0:
+            first = n_free[0]
+            t = pos[old]
+            other = free_stack[first]
+            free_stack[t] = other
+            pos[other] = t
+            free_stack[first] = old
+            pos[old] = first
+            n_free[0] = first + 1
+
+
+@njit(cache=True)
+def _move_set(R, stR, new, st, mp, tmp_a, tmp_b):
+    """Move the items R (one label) to ``new``; returns the Δ log π."""
+    labels, size, free_stack, n_free, lstats, lloglik, vstats, pos = st
+    kind, params, log_alpha = mp
+    own = labels[R[0]]
+    nR = R.size
+    d1, ll_a = _set_leave(stR, nR, own, size, lstats, lloglik, kind, params, log_alpha, tmp_a)
+    d2, ll_b = _set_join(stR, nR, new, size, lstats, lloglik, kind, params, log_alpha, tmp_b)
+    lstats[own, :] = tmp_a
+    lloglik[own] = ll_a
+    lstats[new, :] = tmp_b
+    lloglik[new] = ll_b
+    _relabel(labels, size, free_stack, n_free, pos, R, new)
+    return d1 + d2
+
+
+@njit(cache=True)
+def _logged_move(R, new, d_items, st, mp, cnt, fl, log, joined, used, parked, tmp):
+    """:func:`_move_set` with the bookkeeping of :meth:`_Pass._apply`: the
+    undo log, ``joined`` (items of D moved in/out, ``d_items``) and the
+    ascending list ``used[:cnt[_C_NUSED]]`` of the used labels that are not
+    parked (so that a candidate list costs O(L), however many cells are
+    parked)."""
+    labels, size = st[0], st[1]
+    log_ptr, log_old, log_new, log_d, log_items = log
+    own = labels[R[0]]
+    was_empty = size[new] == 0
+    t0, t1, t2 = tmp
+    _set_stats(R, st[6], t0)
+    d = _move_set(R, t0, new, st, mp, t1, t2)
+    e = cnt[_C_NLOG]
+    p = cnt[_C_NITEMS]
+    log_items[p:p + R.size] = R
+    log_ptr[e + 1] = p + R.size
+    log_old[e] = own
+    log_new[e] = new
+    log_d[e] = d
+    cnt[_C_NLOG] = e + 1
+    cnt[_C_NITEMS] = p + R.size
+    fl[1] += d
+    if d_items:
+        joined[own] -= R.size
+        joined[new] += R.size
+    if was_empty and not parked[new]:
+        cnt[_C_NUSED] = _sorted_insert(used, cnt[_C_NUSED], new)
+    if size[own] == 0 and not parked[own]:
+        cnt[_C_NUSED] = _sorted_remove(used, cnt[_C_NUSED], own)
+    return d
+
+
+@njit(cache=True)
+def _undo_log(log, n_log, st, mp, tmp):
+    """Undo the first ``n_log`` logged moves, last first; returns Σ Δ undone."""
+    log_ptr, log_old, log_new, log_d, log_items = log
+    total = 0.0
+    t0, t1, t2 = tmp
+    for e in range(n_log - 1, -1, -1):
+        R = log_items[log_ptr[e]:log_ptr[e + 1]]
+        _set_stats(R, st[6], t0)
+        _move_set(R, t0, log_old[e], st, mp, t1, t2)
+        total += log_d[e]
+    return total
+
+
+@njit(cache=True, inline="always")
+def _choose_c(logw, nc, forced_k, mode, u, script, branch, cnt, fl):
+    """The choice among ``logw[:nc]`` (forced: ``forced_k``; mode 0: the
+    next uniform, as :class:`_RngChooser`; mode 1: the next scripted index,
+    recording the branching factor). Adds its log probability to fl[0];
+    returns the index, or -1 if it had probability 0. ``logw[nc:2 nc]``
+    is scratch."""
+    m = logw[0]
+    for t in range(1, nc):
+        if logw[t] > m:
+            m = logw[t]
+    z = 0.0
+    for t in range(nc):
+        w = math.exp(logw[t] - m)
+        logw[nc + t] = w
+        z += w
+    if forced_k >= 0:
+        k = forced_k
+    elif mode == 0:
+        r = u[cnt[_C_POS]] * z
+        cnt[_C_POS] += 1
+        k = -1
+        for t in range(nc):
+            r -= logw[nc + t]
+            if r < 0.0:
+                k = t
+                break
+        if k < 0:
+            for t in range(nc):
+                if logw[nc + t] > 0.0:
+                    k = t
+    else:
+        pos = cnt[_C_POS]
+        k = script[pos] if pos < script.size else 0
+        branch[pos] = nc
+        cnt[_C_POS] = pos + 1
+    lw = logw[k]
+    if lw == -np.inf:
+        return -1
+    fl[0] += lw - (m + math.log(z))
+    return k
+
+
+@njit(cache=True, inline="always")
+def _forced_target_c(a1, own, whole, fresh, size, bi, bj, target, zi, zj, li, lj, placed, stay,
+                     cntc, size_start):
+    """:meth:`_Pass._forced_target` (with :meth:`_Pass._stayer`); _FAIL
+    when no label fits."""
+    Lz = target[a1]
+    if Lz == zi:
+        return bi
+    if Lz == zj:
+        return bj
+    b1 = placed[Lz]
+    b2 = stay[Lz]
+    if Lz != li and Lz != lj and size_start[Lz] - cntc[Lz] > 0:
+        if b2 >= 0 and b2 != Lz:
+            return _FAIL
+        b2 = Lz
+    if b1 >= 0 and b2 >= 0 and b1 != b2:
+        return _FAIL
+    b = b1 if b1 >= 0 else b2
+    if b < 0:
+        return own if whole else fresh
+    if size[b] == 0:
+        return _FAIL
+    return b
+
+
+@njit(cache=True)
+def _update_set_c(R, forced, labels, size, free_stack, n_free, lstats, lloglik, vstats, kind,
+                  params, log_alpha, mode, u, script, branch, inv_t, cnt, fl, joined, used,
+                  target, zi, zj, li, lj, placed, stay, cntc, size_start, cands, logw, t0, t1, t2,
+                  st, mp, log, parked):
+    """One update of the set R (:meth:`_Pass._update_set`): its own label,
+    every used label that is not parked, and a fresh label unless R is its
+    whole label. Arrays one by one (see :func:`_outside_phase`). False when
+    the forced target is not a candidate or a choice had probability 0."""
+    own = labels[R[0]]
+    nR = R.size
+    nc = 1
+    cands[0] = own
+    fresh = -1
+    whole = size[own] == nR
+    for t in range(cnt[_C_NUSED]):
+        lab = used[t]
+        if lab != own:
+            cands[nc] = lab
+            nc += 1
+    if not whole:
+        fresh = free_stack[n_free[0] - 1]
+        cands[nc] = fresh
+        nc += 1
+    forced_k = -1
+    if forced:
+        tgt = _forced_target_c(R[0], own, whole, fresh, size, cnt[_C_BI], cnt[_C_BJ], target,
+                               zi, zj, li, lj, placed, stay, cntc, size_start)
+        if tgt == _FAIL:
+            return False
+        for t in range(nc):
+            if cands[t] == tgt:
+                forced_k = t
+                break
+        if forced_k < 0:
+            return False
+    if nc > 1:
+        _set_stats(R, vstats, t0)
+        d_leave, _ = _set_leave(t0, nR, own, size, lstats, lloglik, kind, params, log_alpha, t1)
+        logw[0] = 0.0
+        for t in range(1, nc):
+            d_join, _ = _set_join(t0, nR, cands[t], size, lstats, lloglik, kind, params,
+                                  log_alpha, t2)
+            logw[t] = (d_leave + d_join) * inv_t
+        cnt[_C_EVALS] += nR * (nc - 1)
+        k = _choose_c(logw, nc, forced_k, mode, u, script, branch, cnt, fl)
+        if k < 0:
+            return False
+        if k > 0:
+            _logged_move(R, cands[k], True, st, mp, cnt, fl, log, joined, used, parked,
+                         (t0, t1, t2))
+    if forced:  # _Pass._record_placed
+        Lz = target[R[0]]
+        if Lz != zi and Lz != zj:
+            lab = labels[R[0]]
+            if placed[Lz] < 0:
+                placed[Lz] = lab
+            elif placed[Lz] != lab:
+                return False
+    return True
+
+
+@njit(cache=True)
+def _d_phase(cells, cell_ptr, rest, forced, st, mp, ch, cnt, fl, log, joined, used, parked, fo,
+             work):
+    """Phases 1 and 2a of :meth:`_Pass.run`: the other cells whole (a cell's
+    parked label becomes an ordinary label once it is updated), then every
+    other item of D alone. False when the forced target is out of reach."""
+    labels, size, free_stack, n_free, lstats, lloglik, vstats, _ = st
+    kind, params, log_alpha = mp
+    mode, u, script, branch, inv_t = ch
+    cands, logw, t0, t1, t2 = work
+    target, target_size, fx, placed, stay, cntc, size_start = fo
+    zi, zj, li, lj = fx[_F_ZI], fx[_F_ZJ], fx[_F_LI], fx[_F_LJ]
+    for c in range(cell_ptr.size - 1):
+        cell = cells[cell_ptr[c]:cell_ptr[c + 1]]
+        own = labels[cell[0]]
+        if not _update_set_c(cell, forced, labels, size, free_stack, n_free, lstats, lloglik,
+                             vstats, kind, params, log_alpha, mode, u, script, branch, inv_t, cnt,
+                             fl, joined, used, target, zi, zj, li, lj, placed, stay, cntc,
+                             size_start, cands, logw, t0, t1, t2, st, mp, log, parked):
+            return False
+        parked[own] = False
+        if size[own] > 0:  # the cell stayed: its label is an ordinary label now
+            cnt[_C_NUSED] = _sorted_insert(used, cnt[_C_NUSED], own)
+    for t in range(rest.size):
+        if not _update_set_c(rest[t:t + 1], forced, labels, size, free_stack, n_free, lstats,
+                             lloglik, vstats, kind, params, log_alpha, mode, u, script, branch,
+                             inv_t, cnt, fl, joined, used, target, zi, zj, li, lj, placed, stay,
+                             cntc, size_start, cands, logw, t0, t1, t2, st, mp, log, parked):
+            return False
+    return True
+
+
+@njit(cache=True)
+def _setup_forced_c(li, lj, changed, labels, fo):
+    """:meth:`_Pass._setup_forced` on arrays; False when two original
+    members of one target label sit in two labels."""
+    target, target_size, fx, placed, stay, cntc, size_start = fo
+    fx[_F_LI] = li
+    fx[_F_LJ] = lj
+    for t in range(changed.size):
+        v = changed[t]
+        xs = labels[v]
+        xt = target[v]
+        cntc[xs] += 1
+        if xs == li or xs == lj or xt == fx[_F_ZI] or xt == fx[_F_ZJ]:
+            continue
+        if stay[xt] < 0:
+            stay[xt] = xs
+        elif stay[xt] != xs:
+            return False
+    return True
+
+
+@njit(cache=True)
+def _final_check_c(changed, log, n_items, labels, size, target, target_size):
+    """:meth:`_Pass._final_check`: whether the live partition equals the
+    target (only items moved by either pass can differ)."""
+    n_slots = size.size
+    fz = np.full(n_slots, -1, np.int64)
+    zf = np.full(n_slots, -1, np.int64)
+    cf = np.zeros(n_slots, np.int64)
+    cz = np.zeros(n_slots, np.int64)
+    seen = np.zeros(labels.size, np.bool_)
+    log_items = log[4]
+    for part in range(2):
+        arr = changed if part == 0 else log_items[:n_items]
+        for t in range(arr.size):
+            v = arr[t]
+            if seen[v]:
+                continue
+            seen[v] = True
+            f = labels[v]
+            z = target[v]
+            if fz[f] < 0:
+                fz[f] = z
+            elif fz[f] != z:
+                return False
+            if zf[z] < 0:
+                zf[z] = f
+            elif zf[z] != f:
+                return False
+            cf[f] += 1
+            cz[z] += 1
+    for f in range(n_slots):
+        if cf[f] > 0 and size[f] > cf[f] and fz[f] != f:
+            return False
+    for z in range(n_slots):
+        if cz[z] > 0 and target_size[z] > cz[z] and zf[z] != z:
+            return False
+    return True
+
+
+@njit(cache=True)
+def _outside_phase(D, P, a_inv, b_shift, forced, target, zi, zj, labels, size, lstats, lloglik,
+                   vstats, kind, params, log_alpha, joined, mode, u, script, branch, inv_t, cnt,
+                   fl, logw, t0, t1, t2, st, mp, log, used, parked):
+    """Phase 2b (:meth:`_Pass._update_outside`) for every item outside D,
+    in the item order (the affine permutation key x -> ((x + b) a) mod P,
+    walked by its inverse without a division). Arrays are passed one by
+    one: unpacking tuples per item would cost more than the item's three
+    marginals. False when a forced target is not a candidate."""
+    n = labels.size
+    inD = np.zeros(n, np.bool_)
+    for t in range(D.size):
+        inD[D[t]] = True
+    bi = cnt[_C_BI]
+    bj = cnt[_C_BJ]
+    one = np.empty(1, np.int64)
+    y = 0  # key * a_inv mod P
+    for key in range(P):
+        x = y - b_shift
+        if x < 0:
+            x += P
+        y += a_inv
+        if y >= P:
+            y -= P
+        if x >= n or inD[x]:
+            continue
+        own = labels[x]
+        if size[own] >= 2 and size[own] - joined[own] == 1:
+            nc = 1  # eq. 17: the last original member of a label that received items stays
+        else:
+            nc = 2 if bj == bi else 3
+        forced_k = -1
+        if forced:
+            Lz = target[x]
+            tgt = bi if Lz == zi else (bj if Lz == zj else own)
+            if tgt == own:
+                forced_k = 0
+            elif nc >= 2 and tgt == bi:
+                forced_k = 1
+            elif nc == 3 and tgt == bj:
+                forced_k = 2
+            else:
+                return False
+        if nc == 1:
+            continue
+        for q in range(t0.size):
+            t0[q] = vstats[x, q]
+        d_leave, _ = _set_leave(t0, 1, own, size, lstats, lloglik, kind, params, log_alpha, t1)
+        logw[0] = 0.0
+        d_join, _ = _set_join(t0, 1, bi, size, lstats, lloglik, kind, params, log_alpha, t2)
+        logw[1] = (d_leave + d_join) * inv_t
+        if nc == 3:
+            d_join, _ = _set_join(t0, 1, bj, size, lstats, lloglik, kind, params, log_alpha, t2)
+            logw[2] = (d_leave + d_join) * inv_t
+        cnt[_C_EVALS] += nc - 1
+        k = _choose_c(logw, nc, forced_k, mode, u, script, branch, cnt, fl)
+        if k < 0:
+            return False
+        if k > 0:
+            one[0] = x
+            _logged_move(one, bi if k == 1 else bj, False, st, mp, cnt, fl, log, joined, used,
+                         parked, (t0, t1, t2))
+    return True
+
+
+@njit(cache=True)
+def _arm_pass(i, j, D, cells, cell_ptr, ci, cj, rest, P, a_inv, b_shift, forced, changed, st, mp,
+              ch, cnt, fl, log, fo):
+    """One run of the proposal procedure (:meth:`_Pass.run`) on a mixture
+    state, every outside item visited. The D-side structure (D ascending,
+    the other cells in processing order, each earmark first, c_i, c_j, the
+    other items of D in the item order) comes from Python; the outside
+    items are visited in the order of the affine permutation (key x ->
+    ((x + b) a) mod P, walked by its inverse). Returns False when the
+    forced target is out of reach (or a drawn choice had probability 0);
+    log T is fl[0], Σ Δ log π fl[1]."""
+    labels, size, free_stack, n_free, lstats, lloglik, vstats, _ = st
+    n = labels.size
+    n_slots = size.size
+    D_items = vstats.shape[1]
+    li = labels[i]
+    lj = labels[j]
+    split = li == lj
+    if forced:
+        target = fo[0]
+        if (target[i] == target[j]) == split:
+            return False
+        if not _setup_forced_c(li, lj, changed, labels, fo):
+            return False
+    joined = np.zeros(n_slots, np.int64)
+    parked = np.zeros(n_slots, np.bool_)
+    used = np.empty(n_slots, np.int64)
+    n_used = n_slots - n_free[0]
+    used[:n_used] = np.sort(free_stack[n_free[0]:])
+    cnt[_C_NUSED] = n_used
+    tmp = (np.empty(D_items), np.empty(D_items), np.empty(D_items))
+    work = (np.empty(n_slots + 1, np.int64), np.empty(2 * n_slots + 2)) + tmp
+    if split:
+        joined[li] = D.size
+    else:
+        joined[li] = size[li]
+        joined[lj] = size[lj]
+    # Initial state: park the other cells, set up the labels of i and j.
+    n_cells = cell_ptr.size - 1
+    for c in range(n_cells):
+        cell = cells[cell_ptr[c]:cell_ptr[c + 1]]
+        f = free_stack[n_free[0] - 1]
+        parked[f] = True
+        _logged_move(cell, f, True, st, mp, cnt, fl, log, joined, used, parked, tmp)
+    if split:
+        f = free_stack[n_free[0] - 1]
+        _logged_move(cj, f, True, st, mp, cnt, fl, log, joined, used, parked, tmp)
+        cnt[_C_BI] = li
+        cnt[_C_BJ] = f
+    else:
+        _logged_move(cj, li, True, st, mp, cnt, fl, log, joined, used, parked, tmp)
+        cnt[_C_BI] = li
+        cnt[_C_BJ] = li
+    # Phases 1 and 2a: the cells, whole, then every other item of D.
+    if not _d_phase(cells, cell_ptr, rest, forced, st, mp, ch, cnt, fl, log, joined, used, parked,
+                    fo, work):
+        return False
+    # Phase 2b: every outside item, in the item order.
+    mode, u, script, branch, inv_t = ch
+    kind, params, log_alpha = mp
+    fx = fo[2]
+    if not _outside_phase(D, P, a_inv, b_shift, forced, fo[0], fx[_F_ZI], fx[_F_ZJ], labels,
+                          size, lstats, lloglik, vstats, kind, params, log_alpha, joined, mode, u,
+                          script, branch, inv_t, cnt, fl, work[1], work[2], work[3], work[4], st,
+                          mp, log, used, parked):
+        return False
+    if forced:
+        return _final_check_c(changed, log, cnt[_C_NITEMS], labels, size, fo[0], fo[1])
+    return True
+
+
 class _Order:
     """A permutation of 0..N-1 given by an affine map x -> (x + b) a mod P
     (P prime >= N, 1 <= a < P): drawn in O(1), evaluated per item."""
@@ -229,17 +760,43 @@ class _Order:
     def keys(self, arr) -> np.ndarray:
         return ((np.asarray(arr, dtype=np.int64) + self.b) * self.a) % self.P
 
+    def inverse(self) -> int:
+        """a^-1 mod P: item = (key a^-1 - b) mod P."""
+        return pow(self.a, self.P - 2, self.P) if self.P > 2 else 1
+
 
 class _RngChooser:
-    """Draws the sweep's choices and the MH decision with a numpy Generator."""
+    """Draws the sweep's choices and the MH decision with a numpy Generator.
 
-    def __init__(self, rng):
+    The choices use uniforms drawn in blocks: with ``per_pass`` = N (every
+    outside item visited: at most N - 2 choices) one block of N at the start
+    of every forward pass (:meth:`begin`), which the compiled pass uses
+    as is, so that both paths make the same moves; otherwise blocks of 64
+    as needed.
+    """
+
+    def __init__(self, rng, per_pass=None):
         self.rng = rng
+        self.per_pass = per_pass
+        self.buf = np.zeros(0)
+        self.pos = 0
+
+    def begin(self) -> None:
+        if self.per_pass is not None:
+            self.buf = self.rng.random(self.per_pass)
+            self.pos = 0
+
+    def _uniform(self) -> float:
+        if self.pos >= self.buf.size:
+            self.buf = self.rng.random(64)
+            self.pos = 0
+        self.pos += 1
+        return float(self.buf[self.pos - 1])
 
     def choose(self, logw) -> int:
         m = max(logw)
         p = [math.exp(v - m) for v in logw]
-        u = self.rng.random() * sum(p)
+        u = self._uniform() * sum(p)
         for k, w in enumerate(p):
             u -= w
             if u < 0.0:
@@ -710,6 +1267,124 @@ class _Pass:
                 queue.extend(outside_neighbours([h]))
 
 
+class _CompiledPass:
+    """:class:`_Pass` run by the compiled :func:`_arm_pass` (mixture models
+    with a built-in likelihood, every outside item visited). Same
+    interface: :meth:`run`, :meth:`undo`, :meth:`moved_items`.
+
+    The chooser is a :class:`_RngChooser` (its uniforms of the pass), or
+    offers ``script()`` (the branch indices to follow, extended with zeros)
+    and ``record(branch, log_p)`` (the branching factors met and the log
+    probability of the path): the enumeration tests' scripted chooser.
+    """
+
+    def __init__(self, kern, state, i, j, za, zb, order, temperature, chooser=None,
+                 target=None, target_size=None, changed=None):
+        self.kern = kern
+        self.model = kern.model
+        self.state = state
+        self.i, self.j = int(i), int(j)
+        self.za, self.zb = za, zb
+        self.order = order
+        self.inv_t = 1.0 / temperature
+        self.chooser = chooser
+        self.target = target
+        self.target_size = target_size
+        self.changed = changed
+        self.forced = target is not None
+        self.cnt = np.zeros(7, np.int64)
+        self.fl = np.zeros(2)
+        self.log = None
+
+    def _arrays(self):
+        model, state = self.model, self.state
+        return model.kernel_arrays(state)
+
+    def run(self) -> float:
+        kern = self.kern
+        part = self.state.partition
+        labels = part.labels
+        n = part.n_vertices
+        i, j = self.i, self.j
+        li, lj = int(labels[i]), int(labels[j])
+        if li == lj:
+            D = np.flatnonzero(labels == li)
+        else:
+            D = np.flatnonzero((labels == li) | (labels == lj))
+        flat, ptr, ci, cj = kern._cell_arrays(D, labels, self.za, self.zb, self.order, i, j)
+        earmarks = flat[ptr[:-1]]
+        rest = D[~(np.isin(D, earmarks) | (D == i) | (D == j))]
+        rest = np.ascontiguousarray(rest[np.argsort(self.order.keys(rest), kind="stable")])
+        flat = np.ascontiguousarray(flat, dtype=np.int64)
+        cap = 2 * n + 4
+        self.log = (np.zeros(cap + 1, np.int64), np.zeros(cap, np.int64),
+                    np.zeros(cap, np.int64), np.zeros(cap), np.zeros(3 * n + 4, np.int64))
+        scripted = False
+        u, script = _NO_U, _NO_INT
+        branch = _NO_INT
+        mode = 0
+        if not self.forced:
+            if isinstance(self.chooser, _RngChooser):
+                u = self.chooser.buf
+                if u.size < n:
+                    raise RuntimeError("the chooser's block of uniforms is shorter than N")
+            else:
+                scripted = True
+                mode = 1
+                script = np.asarray(self.chooser.script(), dtype=np.int64)
+                branch = np.zeros(n + 1, np.int64)
+        if self.forced:
+            n_slots = part.size.size
+            fo = (np.ascontiguousarray(self.target, dtype=np.int64),
+                  np.ascontiguousarray(self.target_size, dtype=np.int64),
+                  np.array([self.target[i], self.target[j], -1, -1], np.int64),
+                  np.full(n_slots, -1, np.int64), np.full(n_slots, -1, np.int64),
+                  np.zeros(n_slots, np.int64), part.size.copy())
+            changed = np.ascontiguousarray(self.changed, dtype=np.int64)
+        else:
+            fo = (_NO_INT, _NO_INT, np.zeros(4, np.int64), _NO_INT, _NO_INT, _NO_INT, _NO_INT)
+            changed = _NO_INT
+        st = self._arrays()
+        ok = _arm_pass(i, j, np.ascontiguousarray(D, dtype=np.int64), flat, ptr,
+                       np.ascontiguousarray(ci, dtype=np.int64),
+                       np.ascontiguousarray(cj, dtype=np.int64), rest, self.order.P,
+                       self.order.inverse(), self.order.b, self.forced, changed,
+                       st[:7] + (_stack_positions(st[2]),), st[7:],
+                       (mode, u, script, branch, self.inv_t),
+                       self.cnt, self.fl, self.log, fo)
+        self.state.log_pi += float(self.fl[1])
+        self.model.evaluations += int(self.cnt[_C_EVALS])
+        log_t = float(self.fl[0]) if ok else _NEG_INF
+        if scripted:
+            self.chooser.record(branch[:self.cnt[_C_POS]].tolist(), log_t)
+        elif not self.forced:
+            self.chooser.pos = int(self.cnt[_C_POS])
+        return log_t
+
+    def undo(self) -> None:
+        """Undo every move of this pass, last first."""
+        if self.log is None or not self.cnt[_C_NLOG]:
+            return
+        st = self._arrays()
+        D = self.model.vstats.shape[1]
+        tmp = (np.empty(D), np.empty(D), np.empty(D))
+        d = _undo_log(self.log, int(self.cnt[_C_NLOG]), st[:7] + (_stack_positions(st[2]),),
+                      st[7:], tmp)
+        self.state.log_pi -= d
+        self.fl[1] -= d
+        self.cnt[_C_NLOG] = 0
+        self.cnt[_C_NITEMS] = 0
+
+    def moved_items(self) -> np.ndarray:
+        if self.log is None:
+            return np.zeros(0, dtype=np.int64)
+        return np.unique(self.log[4][:self.cnt[_C_NITEMS]])
+
+
+_NO_U = np.zeros(0)
+_NO_INT = np.zeros(0, np.int64)
+
+
 class Reconfiguration:
     """Adaptive reconfiguration moves (ARM) with S chains.
 
@@ -732,9 +1407,14 @@ class Reconfiguration:
     srm : bool
         The simplified moves (Algorithm 2): single-item cells, no history.
     compiled : bool, optional
-        Whether the Gibbs scans use the model's compiled Gibbs kernel (None:
-        when available). ``self.compiled`` (the driver flag) is False: the
-        driver calls :meth:`step`.
+        Whether to use the compiled paths (None: when available): the
+        image model's compiled Gibbs kernel for the Gibbs scans; on a
+        mixture model with a built-in likelihood and ``outside="all"``, the
+        compiled pass (:func:`_arm_pass`; the same moves as the generic
+        pass from the same random numbers) and the compiled Gibbs sweep.
+        False: the generic paths through ``model.delta``/``model.apply``.
+        ``self.compiled`` (the driver flag) is False: the driver calls
+        :meth:`step`.
     gibbs_sweeps : int
         Single-site Gibbs scans after each move in :meth:`step` and
         :meth:`step_all` (the paper: 1).
@@ -823,9 +1503,14 @@ class Reconfiguration:
         self.order = order
         self._P = _next_prime(n)
         available = bool(getattr(model, "compiled", False))
-        if compiled and not available:
+        mixture = (isinstance(model, MixtureModel) and model.compiled_likelihood
+                   and self.graph is None)
+        if compiled and not (available or mixture):
             raise ValueError(f"{type(model).__name__} has no compiled kernels")
-        self._gibbs_compiled = available if compiled is None else bool(compiled)
+        self._gibbs_compiled = available if compiled is None else (bool(compiled) and available)
+        # The compiled pass: mixtures, every outside item visited.
+        self._mixture = mixture and compiled is not False
+        self._compiled_pass = self._mixture and outside == "all"
         self._gibbs = None
         self.compiled = False  # the move is orchestrated in Python: the driver calls step()
         self._pool = self._fixed if self._fixed is not None else None
@@ -958,7 +1643,7 @@ class Reconfiguration:
                 return StepInfo(False, _NEG_INF, 0, 0.0, "none")
             i, j, za, zb = phi
             return self.attempt(state, i, j, za, zb, self._draw_order(rng), temperature,
-                                _RngChooser(rng))
+                                self._chooser(rng))
         anchors = self._draw_anchors(rng)
         if anchors is None:
             self.counts["none"][0] += 1
@@ -972,7 +1657,12 @@ class Reconfiguration:
                 return StepInfo(False, _NEG_INF, 0, 0.0, "none")
             za, zb = phi
         order = self._draw_order(rng)
-        return self.attempt(state, i, j, za, zb, order, temperature, _RngChooser(rng))
+        return self.attempt(state, i, j, za, zb, order, temperature, self._chooser(rng))
+
+    def _chooser(self, rng) -> _RngChooser:
+        # One block of N uniforms per pass when every outside item is
+        # visited (the compiled pass needs them up front).
+        return _RngChooser(rng, self.n if self.outside == "all" else None)
 
     def attempt(self, state, i, j, za, zb, order, temperature, chooser) -> StepInfo:
         """The MH move for a given φ = (i, j, z^a, z^b, order).
@@ -989,7 +1679,13 @@ class Reconfiguration:
         zlab = part.labels.copy()
         zsize = part.size.copy()
         lp0 = state.log_pi
-        fwd = _Pass(self, state, i, j, za, zb, order, temperature, chooser=chooser)
+        Pass = _Pass
+        if self._compiled_pass and (isinstance(chooser, _RngChooser)
+                                    or callable(getattr(chooser, "script", None))):
+            Pass = _CompiledPass
+        if isinstance(chooser, _RngChooser):
+            chooser.begin()
+        fwd = Pass(self, state, i, j, za, zb, order, temperature, chooser=chooser)
         log_f = fwd.run()
         if log_f == _NEG_INF:  # only if every choice had probability 0
             fwd.undo()
@@ -1000,8 +1696,8 @@ class Reconfiguration:
         chooser.proposed(part.labels)
         M = fwd.moved_items()
         n_moved = int(np.count_nonzero(part.labels[M] != zlab[M]))
-        rev = _Pass(self, state, i, j, za, zb, order, temperature, target=zlab,
-                    target_size=zsize, changed=M)
+        rev = Pass(self, state, i, j, za, zb, order, temperature, target=zlab,
+                   target_size=zsize, changed=M)
         log_r = rev.run()
         if log_r == _NEG_INF:
             log_alpha = _NEG_INF
@@ -1019,9 +1715,10 @@ class Reconfiguration:
             state.log_pi = lp0
         return StepInfo(accepted, float(log_alpha), n_moved, float(d), kind)
 
-    def _cells(self, D, labels, za, zb, order, i, j):
-        """(other cells, c_i, c_j); each cell sorted by the order (earmark
-        first), the others by decreasing size, ties by earmark."""
+    def _cell_arrays(self, D, labels, za, zb, order, i, j):
+        """The cells of D, vectorised: (others concatenated, their offsets,
+        c_i, c_j). Each cell is sorted by the order (earmark first); the
+        other cells come by decreasing size, ties by the earmark's key."""
         m = D.size
         if self.srm:
             groups = np.arange(m)
@@ -1037,23 +1734,35 @@ class Reconfiguration:
         idx = np.lexsort((k, groups))
         Ds = D[idx]
         gs = groups[idx]
-        cells = np.split(Ds, np.flatnonzero(np.diff(gs)) + 1)
-        ci = cj = None
-        others = []
-        for c in cells:
-            if ci is None and (c == i).any():
-                ci = c
-            elif cj is None and (c == j).any():
-                cj = c
-            else:
-                others.append(c)
-        others.sort(key=lambda c: (-c.size, order.key(c[0])))
-        return others, ci, cj
+        starts = np.concatenate(([0], np.flatnonzero(np.diff(gs)) + 1))
+        sizes = np.diff(np.append(starts, m))
+        cell_of = np.empty(m, np.int64)
+        cell_of[idx] = np.repeat(np.arange(starts.size), sizes)
+        pos = np.searchsorted(D, [i, j])  # D is ascending
+        gi, gj = int(cell_of[pos[0]]), int(cell_of[pos[1]])
+        ci = Ds[starts[gi]:starts[gi] + sizes[gi]]
+        cj = Ds[starts[gj]:starts[gj] + sizes[gj]]
+        keep = np.ones(starts.size, bool)
+        keep[[gi, gj]] = False
+        o = np.flatnonzero(keep)
+        o = o[np.lexsort((k[idx][starts[o]], -sizes[o]))]
+        flat = Ds[_ranges(starts[o], sizes[o])]
+        ptr = np.concatenate(([0], np.cumsum(sizes[o]))).astype(np.int64)
+        return flat, ptr, ci, cj
+
+    def _cells(self, D, labels, za, zb, order, i, j):
+        """(other cells, c_i, c_j) as :meth:`_cell_arrays`, the others as a list."""
+        flat, ptr, ci, cj = self._cell_arrays(D, labels, za, zb, order, i, j)
+        return [flat[ptr[t]:ptr[t + 1]] for t in range(ptr.size - 1)], ci, cj
 
     # ------------------------------------------------------------ iteration
     def gibbs_sweep(self, state, rng, temperature=1.0) -> None:
         """One single-site Gibbs scan: N updates at uniformly random items
-        (the library's Gibbs kernel, compiled when the model offers it)."""
+        (the library's Gibbs kernel, compiled when the model offers it; on
+        a mixture the model's compiled sweep)."""
+        if self._mixture:
+            self.model.gibbs_sweep(state, rng, temperature)
+            return
         if self._gibbs is None:
             from .gibbs import Gibbs
 
