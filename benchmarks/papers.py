@@ -30,7 +30,14 @@ Four tables (full run about 12 minutes on one core, ``--quick`` under 3):
      :class:`~swcuts.samplers.Gibbs` kernel, random scan). SM: one
      restricted-Gibbs split-merge update (t = 5 intermediate scans, the
      paper's L = 5) followed by one Gibbs sweep. ARM: one reconfiguration
-     move followed by one Gibbs sweep, with S chains sharing their history.
+     move followed by one Gibbs sweep, with S chains sharing their history,
+     and the paper's own rule for φ (``anchors="disagree"``: two distinct
+     past states first, then (i, j) uniform over the pairs on which they
+     disagree; never a no-op once the history holds two different states).
+     ARM-pair (no paper numbers) is the same with the state-independent
+     uniform pair first and (z^a, z^b) drawn among the past states that
+     join / separate it, a no-op when there are none -- most of the time
+     once the chains agree; shown for comparison.
      All chains start from the same state: all items in one cluster, then 50
      Gibbs sweeps (the paper's initialisation, used for every method).
    * *Standardisation* (paper section 3.4): like the paper, autocorrelation
@@ -55,7 +62,10 @@ Four tables (full run about 12 minutes on one core, ``--quick`` under 3):
    IBHC). Iterations: Gibbs = one sweep; SM = one split-merge update + one
    Gibbs sweep (``SplitMerge.iteration``); tree-guided = the kernel's own
    ``iteration`` if it has one (the paper's G = 20 global moves + local
-   moves), else one ``step``. Reported: the best log pi seen (the paper's
+   moves), else one ``step``; "tree-guided" uses the kernel's default trees
+   for this size (each label's tree induced by one fixed tree of all
+   points), "tree-guided-set" the greedy tree of each label's own set
+   (closer to the paper's per-cluster trees, dearer to build). Reported: the best log pi seen (the paper's
    "max log-lik", the joint log p(X, Pi)) next to log pi of the true
    partition, and the ESS of the number of clusters over the second half
    of the run (one sample per iteration).
@@ -224,14 +234,15 @@ class ChainMethod:
         if name == "split-merge":
             self.kernel = KERNELS["split-merge"](model, t=5, M=1, R=1)
             return
-        cls, note = kernel_class(name)
+        anchors = "pair" if name == "reconfiguration-pair" else "disagree"
+        cls, note = kernel_class("reconfiguration")
         if cls is None:
             raise LookupError(note)
         self.note = note
         # Reconfiguration: S chains sharing one pooled history; one
         # iteration of every chain = a move, then one Gibbs sweep
         # (``step_all``). Its Gibbs sweeps are timed through a wrapper.
-        self.kernel = cls(model, n_chains=n_chains, gibbs_sweeps=1)
+        self.kernel = cls(model, n_chains=n_chains, gibbs_sweeps=1, anchors=anchors)
         self.arm = True
         inner = self.kernel.gibbs_sweep
 
@@ -267,7 +278,8 @@ HERLAU_PAPER = {  # Table 2: (trace tau, indicator tau, normalised iterations)
     8: {"gibbs": (165.4, 131.3, 2000), "split-merge": (27.9, 26.4, 6855), "reconfiguration": (8.5, 9.2, 6731)},
     10: {"gibbs": (88.9, 99.3, 2000), "split-merge": (19.3, 30.4, 7503), "reconfiguration": (10.8, 14.7, 6705)},
 }
-HERLAU_LABEL = {"gibbs": "Gibbs", "split-merge": "SM", "reconfiguration": "ARM"}
+HERLAU_LABEL = {"gibbs": "Gibbs", "split-merge": "SM", "reconfiguration": "ARM",
+                "reconfiguration-pair": "ARM-pair"}
 
 
 def section_herlau(cfg, seed):
@@ -280,13 +292,13 @@ def section_herlau(cfg, seed):
     print("   tau per iteration (mean (sd) over chains); norm. iters = T x total time / Gibbs-sweep "
           "time; tau*cost = trace tau x norm. iters / T;")
     print("   acc = acceptance rate of the split/merge (SM) or reconfiguration (ARM) proposals")
-    hdr = (f"   {'d':>3} {'method':<7} {'tau trace':>14} {'paper':>7} {'tau indic.':>14} {'paper':>7} "
+    hdr = (f"   {'d':>3} {'method':<8} {'tau trace':>13} {'paper':>7} {'tau indic.':>14} {'paper':>7} "
            f"{'norm. iters':>12} {'paper':>6} {'tau*cost':>9} {'mean K':>7} {'acc':>6} {'sec':>6}")
     print(hdr)
     n = 100
     for d in cfg["dims"]:
         res = {m: {"tt": [], "ti": [], "norm": [], "K": [], "sec": 0.0, "err": None, "prop": 0, "acc": 0}
-               for m in ("gibbs", "split-merge", "reconfiguration")}
+               for m in ("gibbs", "split-merge", "reconfiguration", "reconfiguration-pair")}
         for r in range(cfg["n_data"]):
             data_seed = seed * 1000 + d * 10 + r
             data, truth = jain_neal_bernoulli(n, d, seed=data_seed)
@@ -344,7 +356,7 @@ def section_herlau(cfg, seed):
                         res[m]["prop"] += counts[kind][0]
                         res[m]["acc"] += counts[kind][1]
         for m, v in res.items():
-            paper = HERLAU_PAPER[d][m]
+            paper = HERLAU_PAPER[d].get(m, (math.nan, math.nan, 0))
             label = HERLAU_LABEL[m]
             if v["err"] is not None and not v["tt"]:
                 print(f"   {d:>3} {label:<7} {v['err']:<60} {'':>9} paper: trace {paper[0]}, "
@@ -353,8 +365,8 @@ def section_herlau(cfg, seed):
             norm = float(np.mean(v["norm"]))
             acc = f"{v['acc'] / v['prop']:.3f}" if v["prop"] else "-"
             tt = mean_sd(v["tt"])[0]
-            print(f"   {d:>3} {label:<7} {ms(v['tt']):>14} {paper[0]:>7.1f} {ms(v['ti']):>14} "
-                  f"{paper[1]:>7.1f} {norm:>12.0f} {paper[2]:>6d} {fmt(tt * norm / cfg['T']):>9} "
+            print(f"   {d:>3} {label:<8} {ms(v['tt']):>13} {fmt(paper[0]):>7} {ms(v['ti']):>14} "
+                  f"{fmt(paper[1]):>7} {norm:>12.0f} {paper[2] or '-':>6} {fmt(tt * norm / cfg['T']):>9} "
                   f"{np.mean(v['K']):>7.2f} {acc:>6} {v['sec']:>6.1f}")
         sys.stdout.flush()
     print()
@@ -388,10 +400,11 @@ def run_timed(name, model, init, budget, rng):
             k.iteration(state, rng, 1.0)
         note = ""
     else:
-        cls, note = kernel_class(name)
+        base = "tree-guided" if name == "tree-guided-set" else name
+        cls, note = kernel_class(base)
         if cls is None:
             raise LookupError(note)
-        k = cls(model)
+        k = cls(model, trees="set") if name == "tree-guided-set" else cls(model)
         f = getattr(k, "iteration", None) or k.step
 
         def it():
@@ -419,7 +432,7 @@ def section_lee_choi(cfg, seed):
     print(f"   {'sampler':<14} {'best log pi':>20} {'truth log pi':>13} {'paper max':>10} "
           f"{'ESS #clust':>13} {'paper':>6} {'final K':>8} {'iters':>7} {'s/iter':>8} {'paper':>7}")
     out = {m: {"best": [], "truth": [], "ess": [], "K": [], "iters": [], "spi": [], "err": None, "note": ""}
-           for m in ("gibbs", "split-merge", "tree-guided")}
+           for m in ("gibbs", "split-merge", "tree-guided", "tree-guided-set")}
     for r in range(cfg["reps"]):
         data_seed = seed * 1000 + 500 + r
         data, truth = lee_choi_gaussians(1300, seed=data_seed)
@@ -448,16 +461,16 @@ def section_lee_choi(cfg, seed):
             v["iters"].append(len(rows) - 1)
             v["spi"].append(rows[-1, 0] / max(len(rows) - 1, 1))
     for m, v in out.items():
-        p = LEE_CHOI_PAPER[m]
+        p = LEE_CHOI_PAPER.get(m, (math.nan, math.nan, math.nan))
         name = m + v["note"]
         if v["err"] is not None and not v["best"]:
             print(f"   {m:<14} {v['err']:<70} paper: {p[0]}, ESS {p[1]}")
             continue
         n_const = sum(1 for e in v["ess"] if not np.isfinite(e))
         ess = ms(v["ess"], ".1f") + (f" [{n_const} const]" if n_const else "")
-        print(f"   {name:<14} {ms(v['best'], '.1f'):>20} {np.mean(v['truth']):>13.1f} {p[0]:>10.1f} "
-              f"{ess:>13} {p[1]:>6.1f} {np.mean(v['K']):>8.1f} {np.mean(v['iters']):>7.0f} "
-              f"{np.mean(v['spi']):>8.4f} {p[2]:>7.4f}")
+        print(f"   {name:<15} {ms(v['best'], '.1f'):>19} {np.mean(v['truth']):>13.1f} "
+              f"{fmt(p[0]):>10} {ess:>13} {fmt(p[1]):>6} {np.mean(v['K']):>8.1f} "
+              f"{np.mean(v['iters']):>7.0f} {np.mean(v['spi']):>8.4f} {fmt(p[2], '.4f'):>7}")
     print("   (absolute log pi differ from the paper: its means/covariances are not published)")
     print()
 
