@@ -20,10 +20,13 @@ from .models.mixture import MixtureModel
 from .partition import canonical
 from .samplers import KERNELS
 
-__all__ = ["cluster", "Clustering", "MIXTURE_MODELS"]
+__all__ = ["cluster", "Clustering", "MIXTURE_MODELS", "MIXTURE_SAMPLERS"]
 
 #: Likelihood names accepted by ``cluster(model=...)``.
 MIXTURE_MODELS = ("beta-bernoulli", "gaussian", "lines")
+#: Samplers that need no graph, accepted by ``cluster(sampler=...)``.
+MIXTURE_SAMPLERS = ("gibbs", "split-merge", "random-split", "triadic", "reconfiguration", "srm",
+                    "tree-guided")
 
 
 @dataclass
@@ -56,8 +59,24 @@ class Clustering:
         return int(self.labels.max()) + 1
 
 
+def _make_kernel(sampler, mix, options):
+    """The kernel, with a one-line error for an option it does not know."""
+    import inspect
+
+    cls = KERNELS[sampler]
+    params = inspect.signature(cls).parameters
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    unknown = [k for k in options if k in ("model", "q") or (k not in params and not takes_any)]
+    if unknown:
+        known = [k for k, p in params.items() if p.kind is inspect.Parameter.KEYWORD_ONLY]
+        raise InputError(f"sampler '{sampler}' has no option {unknown[0]!r}; its options: "
+                         f"{', '.join(known) or 'none'}")
+    return cls(mix, **options)
+
+
 def cluster(data, *, model="gaussian", sampler="split-merge", alpha=1.0, seed=None, steps=None,
-            time_budget=None, init="one", temperature=1.0, **model_kwargs) -> Clustering:
+            time_budget=None, init="one", temperature=1.0, sampler_options=None,
+            **model_kwargs) -> Clustering:
     """Sample a Dirichlet-process mixture posterior over partitions of ``data``.
 
     Parameters
@@ -68,8 +87,9 @@ def cluster(data, *, model="gaussian", sampler="split-merge", alpha=1.0, seed=No
     model : str or likelihood instance
         One of :data:`MIXTURE_MODELS`.
     sampler : str
-        A sampler that needs no graph: ``gibbs``, ``split-merge``,
-        ``random-split``, ``triadic``, ``reconfiguration``, ``tree-guided``.
+        A sampler that needs no graph (:data:`MIXTURE_SAMPLERS`): ``gibbs``,
+        ``split-merge``, ``random-split``, ``triadic``, ``reconfiguration``,
+        ``srm``, ``tree-guided``.
     alpha : float
         Concentration of the CRP prior (> 0).
     seed : int or numpy.random.Generator, optional
@@ -79,6 +99,10 @@ def cluster(data, *, model="gaussian", sampler="split-merge", alpha=1.0, seed=No
         Start from one cluster, from n clusters, or from random labels.
     temperature : float
         Sample π^(1/T); 1 samples the posterior.
+    sampler_options : dict, optional
+        Keyword arguments of the sampler, e.g. ``{"beta": 0.3}`` for
+        ``triadic``, ``{"t": 5, "M": 1, "R": 1}`` for ``split-merge``,
+        ``{"n_chains": 4}`` for ``reconfiguration`` (at least 2 chains).
     **model_kwargs
         Hyperparameters of the likelihood.
 
@@ -88,11 +112,15 @@ def cluster(data, *, model="gaussian", sampler="split-merge", alpha=1.0, seed=No
     """
     if not isinstance(sampler, str):
         raise TypeError("sampler must be a string")
-    if sampler not in KERNELS:
-        raise InputError(f"unknown sampler '{sampler}'; choose one of {', '.join(sorted(KERNELS))}")
-    if sampler in ("swc", "swc1", "swc2", "cluster-gibbs"):
-        raise InputError(f"sampler '{sampler}' needs a graph; for mixture data use gibbs, "
-                         "split-merge, random-split, triadic, reconfiguration or tree-guided")
+    if sampler not in MIXTURE_SAMPLERS:
+        if sampler in KERNELS or sampler == "multilevel":
+            raise InputError(f"sampler '{sampler}' needs an image graph; for mixture data use one "
+                             f"of {', '.join(MIXTURE_SAMPLERS)}")
+        raise InputError(f"unknown sampler '{sampler}'; choose one of {', '.join(MIXTURE_SAMPLERS)}")
+    if sampler_options is None:
+        sampler_options = {}
+    if not isinstance(sampler_options, dict) or not all(isinstance(k, str) for k in sampler_options):
+        raise TypeError(f"sampler_options must be a dict of keyword arguments, got {sampler_options!r}")
     if steps is not None and (isinstance(steps, bool) or not isinstance(steps, numbers.Integral)
                               or steps < 1):
         raise InputError(f"steps must be a positive integer, got {steps}")
@@ -114,7 +142,7 @@ def cluster(data, *, model="gaussian", sampler="split-merge", alpha=1.0, seed=No
     else:
         labels = rng.integers(0, max(2, int(np.sqrt(n))), size=n)
     state = mix.new_state(labels)
-    kernel = KERNELS[sampler](mix)
+    kernel = _make_kernel(sampler, mix, sampler_options)
     if steps is None and time_budget is None:
         steps = 20 * n
     result = anneal(kernel, state, Schedule(float(temperature), float(temperature)), rng=rng,

@@ -39,6 +39,12 @@ def test_cluster_is_reproducible_and_samples_at_temperature_one():
     (dict(alpha=0.0), ValueError),
     (dict(temperature=0.0), ValueError),
     (dict(init="bad"), ValueError),
+    (dict(sampler="multigrid"), ValueError),
+    (dict(sampler="multilevel"), ValueError),
+    (dict(sampler="reconfiguration", sampler_options={"n_chains": 1}), ValueError),
+    (dict(sampler="triadic", sampler_options={"beta": 1.5}), ValueError),
+    (dict(sampler="triadic", sampler_options={"chains": 2}), ValueError),
+    (dict(sampler="split-merge", sampler_options=[("t", 3)]), TypeError),
 ])
 def test_cluster_bad_options(kwargs, exc):
     x, _ = lee_choi_gaussians(26, seed=0)
@@ -54,3 +60,11 @@ def test_cluster_bad_data():
         swcuts.cluster(np.zeros((1, 2)))
     with pytest.raises(ValueError):
         swcuts.cluster(np.full((5, 3), 0.5), model="beta-bernoulli")
+
+
+def test_cluster_passes_sampler_options():
+    x, _ = lee_choi_gaussians(26, seed=0)
+    res = swcuts.cluster(x, sampler="reconfiguration", sampler_options={"n_chains": 3}, seed=0,
+                         steps=20)
+    assert res.steps == 20
+    assert res.log_posterior == pytest.approx(res.model.log_target(res.best_labels))
