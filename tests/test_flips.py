@@ -44,3 +44,80 @@ def test_interleaved_pieces_match_a_full_search(seed):
         assert got[0] == ref[0]
         assert got[1] == pytest.approx(ref[1], rel=1e-12)
         assert np.all(owner == -1) and not in_r.any()
+
+
+def test_pixel_statistics_sum_like_the_rows():
+    """sum_stats on a pixel graph (from position, values and bins) adds up
+    to the same vector as the rows of vstats; on atoms it adds the rows."""
+    from swcuts.models import ImageModel
+    from swcuts.samplers.flips import sum_stats, vertex_source
+
+    rng = np.random.default_rng(0)
+    h, w = 9, 13
+    img = rng.random((h, w, 3))
+    for atoms in (np.arange(h * w).reshape(h, w), np.repeat(np.arange(h * w // 3 + 1), 3)[:h * w].reshape(h, w)):
+        g = RegionGraph.from_labels(atoms)
+        model = ImageModel(img, atoms, g, bins=7)
+        vsrc = vertex_source(model)
+        assert (vsrc[1].size > 0) == (g.n_vertices == h * w)
+        out = np.empty(model.vstats.shape[1])
+        for _ in range(5):
+            R = rng.choice(g.n_vertices, int(rng.integers(1, g.n_vertices)), replace=False)
+            sum_stats(R, R.size, vsrc, model.n_channels, model.n_bins, out)
+            np.testing.assert_allclose(out, model.vstats[R].sum(axis=0), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_region_index_follows_moves(seed):
+    """move_regions keeps the region index equal to a fresh region search:
+    splits into several pieces, merges of several regions, fresh labels."""
+    from swcuts.models import ImageModel
+    from swcuts.partition import canonical
+    from swcuts.samplers.flips import (FlipWorkspace, REG_AREA, REG_IDS, REG_NFREE, REG_RID,
+                                       load_regions, move_regions, store_regions, sum_stats,
+                                       vertex_source)
+
+    rng = np.random.default_rng(seed)
+    h, w = int(rng.integers(3, 12)), int(rng.integers(3, 12))
+    k = int(rng.integers(2, 5))
+    labels = rng.integers(0, k, size=(h // 2 + 1, w // 2 + 1)).repeat(2, 0).repeat(2, 1)[:h, :w].ravel()
+    flip = rng.random(labels.size) < 0.2
+    labels[flip] = rng.integers(0, k, size=flip.sum())
+    atoms = np.arange(h * w).reshape(h, w)
+    g = RegionGraph.from_labels(atoms)
+    model = ImageModel(rng.random((h, w, 1)), atoms, g, bins=4)
+    state = model.new_state(labels)
+    part = state.partition
+    ws = FlipWorkspace(g.n_vertices, part.size.size, model.vstats.shape[1])
+    regions = ws.regions
+    load_regions(state.comp_root, state.comp_area, regions)
+    vsrc = vertex_source(model)
+    q = np.full(g.n_edges, rng.uniform(0.3, 0.9))
+    mark = np.zeros(g.n_vertices, np.int8)
+    Rbuf = np.empty(g.n_vertices, np.int64)
+    for _ in range(25):
+        v = int(rng.integers(g.n_vertices))
+        n_r = grow_into(v, part.labels, q, g.indptr, g.indices, g.edge_ids, mark, Rbuf)
+        R = Rbuf[:n_r].copy()
+        ell = part.labels[v]
+        used = part.free_stack[part.n_free[0]:]
+        new = int(rng.choice(used)) if rng.random() < 0.8 else part.fresh_label()
+        if new == ell:
+            continue
+        sR = np.empty(model.vstats.shape[1])
+        sum_stats(R, n_r, vsrc, 1, 4, sR)
+        move_regions(R, n_r, ell, new, part.labels, part.size, part.free_stack, part.n_free,
+                     state.stats, state.loglik, sR, 0.0, 0.0, regions, g.indptr, g.indices,
+                     model.area, ws.in_r, ws.pws, ws.visited)
+        fresh_root, fresh_area = region_cache(part.labels, g.edges, model.area)
+        rid, rarea = regions[REG_RID], regions[REG_AREA]
+        assert canonical(rid) == canonical(fresh_root)
+        np.testing.assert_array_equal(rarea[rid], fresh_area)
+        free = set(regions[REG_IDS][:regions[REG_NFREE][0]].tolist())
+        assert free.isdisjoint(rid.tolist()) and len(free) + len(set(rid.tolist())) == g.n_vertices
+        assert np.all(ws.pws[0] == -1) and not ws.in_r.any()
+    store_regions(regions, state.comp_root, state.comp_area)
+    fresh_root, fresh_area = region_cache(part.labels, g.edges, model.area)
+    assert canonical(state.comp_root) == canonical(fresh_root)
+    np.testing.assert_array_equal(state.comp_area, fresh_area)
+    assert np.all(state.comp_root[state.comp_root] == state.comp_root)  # roots lie in their regions

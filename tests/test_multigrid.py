@@ -94,3 +94,39 @@ def test_multigrid_anneals_pixels():
     # The two populations end up in different labels.
     lab = best_labels.reshape(h, w)
     assert lab[0, 0] == lab[-1, 0] and lab[-1, -1] != lab[-1, 0]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_lattice_growth_matches_graph_growth(seed):
+    """With q in {0, 1} growth is deterministic: the pixel-lattice growth and
+    the CSR growth must find the same component (also on a subgraph)."""
+    from swcuts.samplers.multigrid import grow_in_window, grow_lattice, lattice_q
+
+    rng = np.random.default_rng(seed)
+    h, w = int(rng.integers(2, 9)), int(rng.integers(2, 9))
+    g = RegionGraph.from_labels(np.arange(h * w).reshape(h, w))
+    if seed % 2:
+        g = g.subgraph(rng.random(g.n_edges) < 0.8)
+    q = (rng.random(g.n_edges) < 0.7).astype(float)
+    qr, qd = lattice_q(g, q)
+    assert qr.size == h * w
+    vy, vx, _ = vertex_coordinates(g)
+    labels = rng.integers(0, 2, size=h * w)
+    mark = np.zeros(h * w, np.int8)
+    a, b = np.empty(h * w, np.int64), np.empty(h * w, np.int64)
+    for _ in range(20):
+        y0, x0 = int(rng.integers(h)), int(rng.integers(w))
+        win = np.array([y0, int(rng.integers(y0 + 1, h + 1)), x0, int(rng.integers(x0 + 1, w + 1))])
+        v = int(win[0] * w + win[2])
+        na = grow_lattice(v, labels, qr, qd, w, win, mark, a)
+        nb = grow_in_window(v, labels, q, g.indptr, g.indices, g.edge_ids, vy, vx, win, mark, b)
+        assert sorted(a[:na]) == sorted(b[:nb])
+        assert not mark.any()
+
+
+def test_lattice_q_refuses_atom_graphs():
+    from swcuts.samplers.multigrid import lattice_q
+
+    _, img, atoms = grey_setting()
+    g = RegionGraph.from_labels(atoms)
+    assert lattice_q(g, np.ones(g.n_edges))[0].size == 0

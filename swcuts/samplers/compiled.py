@@ -73,7 +73,11 @@ def _pick_far(free_stack, n_free, acc_n, ell, n_pick):
 
 @njit(cache=True)
 def _join(R, n_r, new_label, labels, indptr, indices, comp_root, comp_area, in_r, mark, roots, exponent):
-    """Regions of ``new_label`` touching R: (count, Σ area, Σ area^e)."""
+    """Regions of ``new_label`` touching R: (count, Σ area, Σ area^e).
+
+    A region's area is read at its name, ``comp_area[comp_root[u]]``: right
+    for the per-vertex cache (the root is a vertex of its region) and for
+    the region index of :mod:`.flips`."""
     for t in range(n_r):
         in_r[R[t]] = 1
     k = 0
@@ -91,8 +95,8 @@ def _join(R, n_r, new_label, labels, indptr, indices, comp_root, comp_area, in_r
             mark[r] = 1
             roots[k] = r
             k += 1
-            s += comp_area[u]
-            sp += comp_area[u] ** exponent
+            s += comp_area[r]
+            sp += comp_area[r] ** exponent
     for t in range(k):
         mark[roots[t]] = 0
     for t in range(n_r):

@@ -39,7 +39,8 @@ import numpy as np
 from numba import njit
 
 from ..models.image import label_loglik
-from .compiled import FP_A0, FP_A1, FP_A2, FP_EXP, FP_KAPPA, FP_RIDGE, _join, _move, _sum_stats
+from ..partition import relabel_vertices
+from .compiled import FP_A0, FP_A1, FP_A2, FP_EXP, FP_KAPPA, FP_RIDGE, _join
 
 # fp layout of the proposal weights (after the model's own entries)
 FW_ADJ, FW_FLOOR, FW_FRESH, FW_FAR = 6, 7, 8, 9
@@ -221,11 +222,107 @@ def cut_log_ratio(n_comp, ptr, Sbuf, sid, labels, new_lab, indptr, indices, edge
     return s
 
 
+# Exponents (a, b) of the basis φ = (1, x, y, x², xy, y²) of the surface fits.
+_PHI_A = np.array([0, 1, 0, 2, 1, 0], dtype=np.int64)
+_PHI_B = np.array([0, 0, 1, 0, 1, 2], dtype=np.int64)
+
+
+def vertex_source(model):
+    """The vertex statistics as :func:`sum_stats` reads them.
+
+    A tuple ``(vstats, x, y, value, bin)``. On a pixel graph every row of
+    ``vstats`` is a function of the pixel's position (x, y), its C channel
+    values and their histogram bins, so :func:`sum_stats` adds those few
+    numbers (2 + 2C per pixel, about 40 with the monomials) instead of the
+    1 + C·B + 36 + 7C entries of the row; the four arrays are read off
+    ``vstats`` itself, so both paths sum the same numbers. On other graphs
+    (atoms) the four arrays are empty and the rows are added.
+    """
+    vs = model.vstats
+    cached = getattr(model, "_vertex_source", None)
+    if cached is not None and cached[0] is vs:  # kernels rebuilt on the same model
+        return cached
+    C, B = model.n_channels, model.n_bins
+    if not np.all(vs[:, 0] == 1.0):
+        e = np.empty(0)
+        model._vertex_source = (vs, e, e, np.empty((0, C)), np.empty((0, C), np.int32))
+        return model._vertex_source
+    off_m = 1 + C * B
+    off_b = off_m + 36
+    x = np.ascontiguousarray(vs[:, off_m + 1])
+    y = np.ascontiguousarray(vs[:, off_m + 2])
+    value = np.ascontiguousarray(vs[:, off_b:off_b + 6 * C:6])
+    hist = vs[:, 1:1 + C * B].reshape(-1, C, B)
+    bins = np.ascontiguousarray(hist.argmax(axis=2).astype(np.int32))
+    model._vertex_source = (vs, x, y, value, bins)
+    return model._vertex_source
+
+
 @njit(cache=True)
-def join_delta(R, n_r, ell, new, labels, size, lstats, lloglik, comp_root, comp_area, vstats,
+def sum_stats(R, n_r, vsrc, n_channels, n_bins, out):
+    """Σ over the first ``n_r`` vertices of R of their statistics rows, into
+    ``out`` (layout of :func:`swcuts.models.image.label_loglik`)."""
+    vstats, px, py, pv, pb = vsrc
+    out[:] = 0.0
+    if px.size == 0:
+        D = out.size
+        for t in range(n_r):
+            v = R[t]
+            for k in range(D):
+                out[k] += vstats[v, k]
+        return
+    C = n_channels
+    B = n_bins
+    off_m = 1 + C * B
+    off_b = off_m + 36
+    off_s = off_b + 6 * C
+    # Σ x^a y^b for a + b <= 4, at mono[5a + b].
+    mono = np.zeros(25)
+    for t in range(n_r):
+        v = R[t]
+        x = px[v]
+        y = py[v]
+        x2 = x * x
+        xy = x * y
+        y2 = y * y
+        mono[0] += 1.0
+        mono[5] += x
+        mono[1] += y
+        mono[10] += x2
+        mono[6] += xy
+        mono[2] += y2
+        mono[15] += x2 * x
+        mono[11] += x2 * y
+        mono[7] += x * y2
+        mono[3] += y2 * y
+        mono[20] += x2 * x2
+        mono[16] += x2 * xy
+        mono[12] += x2 * y2
+        mono[8] += xy * y2
+        mono[4] += y2 * y2
+        for c in range(C):
+            val = pv[v, c]
+            o = off_b + 6 * c
+            out[o] += val
+            out[o + 1] += x * val
+            out[o + 2] += y * val
+            out[o + 3] += x2 * val
+            out[o + 4] += xy * val
+            out[o + 5] += y2 * val
+            out[off_s + c] += val * val
+            out[1 + c * B + pb[v, c]] += 1.0
+    out[0] = mono[0]
+    for i in range(6):
+        for j in range(6):
+            out[off_m + 6 * i + j] = mono[5 * (_PHI_A[i] + _PHI_A[j]) + _PHI_B[i] + _PHI_B[j]]
+
+
+@njit(cache=True)
+def join_delta(R, n_r, ell, new, labels, size, lstats, lloglik, comp_root, comp_area, vsrc,
                indptr, indices, area, use_family, n_channels, n_bins, fp, in_r, mark, roots, sR, tmp):
     """Δ log π of relabelling the connected set R (inside one region C of
     label ``ell``) to ``new``, except the change of C's own region terms.
+    Areas are read as ``comp_area[comp_root[v]]`` (see :func:`move_regions`).
 
     Returns (Δ without C's pieces, ll of ell without R, ll of new with R,
     area of R, area of C).
@@ -236,7 +333,7 @@ def join_delta(R, n_r, ell, new, labels, size, lstats, lloglik, comp_root, comp_
     a1 = fp[FP_A1]
     a2 = fp[FP_A2]
     ex = fp[FP_EXP]
-    _sum_stats(R, n_r, vstats, sR)
+    sum_stats(R, n_r, vsrc, n_channels, n_bins, sR)
     if size[ell] == n_r:
         ll_rest = 0.0
         d = -lloglik[ell] + a0
@@ -255,7 +352,7 @@ def join_delta(R, n_r, ell, new, labels, size, lstats, lloglik, comp_root, comp_
     k_j, s_j, sp_j = _join(R, n_r, new, labels, indptr, indices, comp_root, comp_area, in_r,
                            mark, roots, ex)
     d -= a1 * (1 - k_j) + a2 * ((r_area + s_j) ** ex - sp_j)
-    return d, ll_rest, ll_new, r_area, comp_area[R[0]]
+    return d, ll_rest, ll_new, r_area, comp_area[comp_root[R[0]]]
 
 
 @njit(cache=True)
@@ -290,20 +387,13 @@ def _find(parent, g):
 
 
 @njit(cache=True)
-def pieces_interleaved(R, n_r, ell, labels, indptr, indices, area, rest_area, exponent, in_r,
-                       owner, queue, parent, count, garea):
-    """Pieces of C \\ R (C the region of label ``ell`` holding the connected
-    set R; ``rest_area`` = area of C \\ R): (count, Σ area^exponent).
-
-    Every piece holds a neighbour of R. One breadth-first search grows from
-    all those neighbours at once, merging searches that meet; it stops when
-    all have met (C \\ R is one piece, the common case) or when at most one
-    search is still growing (its area is what the others leave). The cost
-    is that of the smaller pieces, not of C. ``owner`` must be −1 on entry
-    (and is again on return); ``in_r`` zero.
-    """
-    for t in range(n_r):
-        in_r[R[t]] = 1
+def _search_pieces(R, n_r, ell, labels, indptr, indices, area, in_r, owner, queue, parent, count,
+                   garea):
+    """The interleaved search of :func:`pieces_interleaved`; leaves its
+    groups in place (``owner`` of every queued vertex, union-find ``parent``,
+    ``count`` of queued but unvisited vertices, ``garea``) for the caller to
+    read and clear. Returns (groups, queued vertices, pieces found).
+    ``in_r`` marks R on entry."""
     tail = 0
     n_groups = 0
     for t in range(n_r):
@@ -348,6 +438,26 @@ def pieces_interleaved(R, n_r, ell, labels, indptr, indices, area, rest_area, ex
         count[g] -= 1
         if count[g] == 0:
             growing -= 1
+    return n_groups, tail, n_roots
+
+
+@njit(cache=True)
+def pieces_interleaved(R, n_r, ell, labels, indptr, indices, area, rest_area, exponent, in_r,
+                       owner, queue, parent, count, garea):
+    """Pieces of C \\ R (C the region of label ``ell`` holding the connected
+    set R; ``rest_area`` = area of C \\ R): (count, Σ area^exponent).
+
+    Every piece holds a neighbour of R. One breadth-first search grows from
+    all those neighbours at once, merging searches that meet; it stops when
+    all have met (C \\ R is one piece, the common case) or when at most one
+    search is still growing (its area is what the others leave). The cost
+    is that of the smaller pieces, not of C. ``owner`` must be −1 on entry
+    (and is again on return); ``in_r`` zero.
+    """
+    for t in range(n_r):
+        in_r[R[t]] = 1
+    n_groups, tail, n_roots = _search_pieces(R, n_r, ell, labels, indptr, indices, area, in_r,
+                                             owner, queue, parent, count, garea)
     if n_roots == 1:
         n_pieces = 1
         sp = rest_area ** exponent
@@ -374,12 +484,194 @@ def pieces_interleaved(R, n_r, ell, labels, indptr, indices, area, rest_area, ex
     return n_pieces, sp
 
 
+# ------------------------------------------------------------------ regions
+# Flips keep the connected regions in a "region index" instead of the
+# per-vertex cache of the state (``comp_root``, ``comp_area``: every vertex
+# holds its region's area, so a move costs the size of every region it
+# changes): ``rid[v]`` names v's region, ``rarea[rid]`` is its area, and
+# the unused names are on a stack. A move renames only R and the smaller
+# sides: of the regions it joins, all but the largest; of the pieces it
+# leaves behind, those the interleaved search finished (the search stops
+# while the largest is still growing). The functions that read regions
+# (:func:`join_delta`, :func:`~.compiled._join`) look areas up as
+# ``comp_area[comp_root[v]]``, which holds in both forms.
+REG_RID, REG_AREA, REG_IDS, REG_NFREE, REG_MARK = range(5)
+
+
+def new_region_index(n):
+    """Arrays of a region index on n vertices: (rid, rarea, free names,
+    [number of free names], a mark per name)."""
+    return (np.zeros(n, np.int64), np.zeros(n), np.empty(n, np.int64), np.zeros(1, np.int64),
+            np.zeros(n, np.int8))
+
+
 @njit(cache=True)
-def _relabel(R, n_r, ell, new, labels, size, free_stack, n_free, lstats, lloglik, comp_root,
-             comp_area, vstats, indptr, indices, area, use_family, n_channels, n_bins, fp, mark,
-             visited, sR, tmp):
+def load_regions(comp_root, comp_area, regions):
+    """Region index from the per-vertex cache (names: the root vertices)."""
+    rid, rarea, ids, n_ids, used = regions
+    n = comp_root.size
+    for v in range(n):
+        r = comp_root[v]
+        rid[v] = r
+        rarea[r] = comp_area[v]
+        used[r] = 1
+    k = 0
+    for v in range(n):
+        if used[v]:
+            used[v] = 0
+        else:
+            ids[k] = v
+            k += 1
+    n_ids[0] = k
+
+
+@njit(cache=True)
+def store_regions(regions, comp_root, comp_area):
+    """The per-vertex cache from a region index (roots: a vertex of each
+    region). Clobbers the stack of free names (reload before use)."""
+    rid, rarea, rep, n_ids, seen = regions
+    n = rid.size
+    for v in range(n):
+        r = rid[v]
+        if not seen[r]:
+            seen[r] = 1
+            rep[r] = v
+        comp_root[v] = rep[r]
+        comp_area[v] = rarea[r]
+    for v in range(n):
+        seen[rid[v]] = 0
+    n_ids[0] = -1
+
+
+@njit(cache=True)
+def _rename(start, name, lab, old, labels, rid, indptr, indices, stack):
+    """Give the region of ``start`` (label ``lab``, name ``old``) the name ``name``."""
+    rid[start] = name
+    stack[0] = start
+    top = 1
+    while top > 0:
+        top -= 1
+        v = stack[top]
+        for p in range(indptr[v], indptr[v + 1]):
+            u = indices[p]
+            if rid[u] == old and labels[u] == lab:
+                rid[u] = name
+                stack[top] = u
+                top += 1
+
+
+@njit(cache=True)
+def move_regions(R, n_r, ell, new, labels, size, free_stack, n_free, lstats, lloglik, sR, ll_rest,
+                 ll_new, regions, indptr, indices, area, in_r, pws, stack):
+    """Apply R: ell -> new (R connected, inside one region C of ``ell``;
+    R's statistics ``sR``; new log-likelihoods ``ll_rest`` of ell without R
+    and ``ll_new``) and update the region index. ``stack``: room for N."""
+    rid, rarea, ids, n_ids, idmark = regions
+    owner, queue, parent, count, garea = pws
+    C = rid[R[0]]
+    r_area = 0.0
+    for t in range(n_r):
+        r_area += area[R[t]]
+    rest = rarea[C] - r_area
+    if rest <= 0.5:  # R is all of C (areas are whole pixel counts): free its name first
+        ids[n_ids[0]] = C
+        n_ids[0] += 1
+    # Regions of `new` that R touches (named in queue[:k], with one vertex each
+    # in parent[:k]), and the largest of them.
+    k = 0
+    big = -1
+    for t in range(n_r):
+        v = R[t]
+        for p in range(indptr[v], indptr[v + 1]):
+            u = indices[p]
+            if labels[u] != new:
+                continue
+            j = rid[u]
+            if idmark[j]:
+                continue
+            idmark[j] = 1
+            queue[k] = j
+            parent[k] = u
+            if big < 0 or rarea[j] > rarea[queue[big]]:
+                big = k
+            k += 1
+    for t in range(k):
+        idmark[queue[t]] = 0
+    # Statistics and labels (as compiled._move).
+    if size[ell] == n_r:
+        lstats[ell, :] = 0.0
+        lloglik[ell] = 0.0
+    else:
+        lstats[ell, :] -= sR
+        lloglik[ell] = ll_rest
+    lstats[new, :] += sR
+    lloglik[new] = ll_new
+    relabel_vertices(labels, size, free_stack, n_free, R, n_r, new)
+    # The joined region: R and the regions of `new` it touches, under the
+    # name of the largest; the others are renamed and their names freed.
+    if k == 0:
+        n_ids[0] -= 1
+        name = ids[n_ids[0]]
+        joined = r_area
+    else:
+        name = queue[big]
+        joined = r_area + rarea[name]
+        for t in range(k):
+            j = queue[t]
+            if t == big:
+                continue
+            joined += rarea[j]
+            _rename(parent[t], name, new, j, labels, rid, indptr, indices, stack)
+            ids[n_ids[0]] = j
+            n_ids[0] += 1
+    for t in range(n_r):
+        rid[R[t]] = name
+    rarea[name] = joined
+    # What R leaves of C: nothing, one piece (the common case), or pieces of
+    # which the search finished all but perhaps one; the finished ones get
+    # new names, the last (or, when all finished, the first) keeps C's.
+    if rest <= 0.5:
+        return
+    rarea[C] = rest
+    for t in range(n_r):
+        in_r[R[t]] = 1
+    n_groups, tail, n_roots = _search_pieces(R, n_r, ell, labels, indptr, indices, area, in_r,
+                                             owner, queue, parent, count, garea)
+    for t in range(n_r):
+        in_r[R[t]] = 0
+    if n_roots > 1:
+        keep = -1
+        for gi in range(n_groups):
+            if parent[gi] == gi and count[gi] > 0:
+                keep = gi
+        for gi in range(n_groups):
+            if parent[gi] != gi or gi == keep:
+                continue
+            if keep < 0:
+                keep = gi  # every piece finished: the first keeps C's name
+                continue
+            # count[gi] == 0: gi's piece is all in the queue; name it anew.
+            n_ids[0] -= 1
+            nm = ids[n_ids[0]]
+            garea[gi] = -(nm + 1.0)  # marks the new name of root gi
+            rarea[nm] = 0.0
+        for t in range(tail):
+            v = queue[t]
+            g = _find(parent, owner[v])
+            if garea[g] < 0.0:
+                nm = int(-garea[g]) - 1
+                rid[v] = nm
+                rarea[nm] += area[v]
+                rarea[C] -= area[v]
+    for t in range(tail):
+        owner[queue[t]] = -1
+
+
+@njit(cache=True)
+def _relabel(R, n_r, ell, new, labels, size, free_stack, n_free, lstats, lloglik, regions, vsrc,
+             indptr, indices, area, use_family, n_channels, n_bins, fp, in_r, pws, visited, sR, tmp):
     """Relabel R: ell -> new with every cache updated (no Δ log π needed)."""
-    _sum_stats(R, n_r, vstats, sR)
+    sum_stats(R, n_r, vsrc, n_channels, n_bins, sR)
     if size[ell] == n_r:
         ll_rest = 0.0
     else:
@@ -387,8 +679,8 @@ def _relabel(R, n_r, ell, new, labels, size, free_stack, n_free, lstats, lloglik
         ll_rest = label_loglik(tmp, n_channels, n_bins, use_family, fp[FP_KAPPA], fp[FP_RIDGE])
     tmp[:] = lstats[new] + sR
     ll_new = label_loglik(tmp, n_channels, n_bins, use_family, fp[FP_KAPPA], fp[FP_RIDGE])
-    _move(R, n_r, ell, new, labels, size, free_stack, n_free, lstats, lloglik, sR, ll_rest, ll_new,
-          comp_root, comp_area, indptr, indices, area, mark, visited)
+    move_regions(R, n_r, ell, new, labels, size, free_stack, n_free, lstats, lloglik, sR, ll_rest,
+                 ll_new, regions, indptr, indices, area, in_r, pws, visited)
 
 
 @njit(cache=True)
@@ -402,14 +694,18 @@ def keep_best(best_labels, labels, n_comp, ptr, Sbuf, old_lab):
 
 @njit(cache=True)
 def flip_set(n_comp, ptr, Sbuf, sid, T, labels, size, free_stack, n_free, lstats, lloglik,
-             comp_root, comp_area, vstats, indptr, indices, edge_ids, q, log1mq, area,
+             regions, vsrc, indptr, indices, edge_ids, q, log1mq, area,
              use_family, n_channels, n_bins, fp, vy, vx, win, inside, inside_list, acc_q, acc_n,
              adj, new_lab, old_lab, in_r, mark, visited, roots, sR, tmp, pws):
     """One multiple-flipping move of the components of S (eq. 51).
 
     Returns Δ log π if accepted, NaN if rejected (the state is then as before).
-    ``sid`` marks S on entry and is reset to −1 on return.
+    ``sid`` marks S on entry and is reset to −1 on return. ``vsrc`` holds
+    the vertex statistics (see :func:`vertex_source`), ``regions`` the
+    region index (:func:`load_regions`).
     """
+    comp_root = regions[REG_RID]
+    comp_area = regions[REG_AREA]
     n_slots = size.size
     log_prop = propose_labels(n_comp, ptr, Sbuf, sid, labels, size, free_stack, n_free[0],
                               indptr, indices, edge_ids, q, fp, inside, inside_list, acc_q, acc_n,
@@ -434,15 +730,15 @@ def flip_set(n_comp, ptr, Sbuf, sid, T, labels, size, free_stack, n_free, lstats
         rest = log_falling(n_slots, k_before) - log_falling(n_slots, k_after) + log_prop + cut
         threshold = T * (math.log(np.random.random()) - rest)
         d, ll_rest, ll_new, r_area, c_area = join_delta(
-            R, n_r, ell, new, labels, size, lstats, lloglik, comp_root, comp_area, vstats, indptr,
+            R, n_r, ell, new, labels, size, lstats, lloglik, comp_root, comp_area, vsrc, indptr,
             indices, area, use_family, n_channels, n_bins, fp, in_r, mark, roots, sR, tmp)
         if d + leave_bound(r_area, c_area, fp) <= threshold:
             return np.nan
         d += leave_delta(R, n_r, ell, labels, indptr, indices, area, r_area, c_area, fp, in_r, pws)
         if d <= threshold:
             return np.nan
-        _move(R, n_r, ell, new, labels, size, free_stack, n_free, lstats, lloglik, sR, ll_rest,
-              ll_new, comp_root, comp_area, indptr, indices, area, mark, visited)
+        move_regions(R, n_r, ell, new, labels, size, free_stack, n_free, lstats, lloglik, sR,
+                     ll_rest, ll_new, regions, indptr, indices, area, in_r, pws, visited)
         return d
     d = 0.0
     n_moved = 0
@@ -454,11 +750,11 @@ def flip_set(n_comp, ptr, Sbuf, sid, T, labels, size, free_stack, n_free, lstats
         if new_lab[c] == ell:
             continue
         dc, ll_rest, ll_new, r_area, c_area = join_delta(
-            R, n_r, ell, new_lab[c], labels, size, lstats, lloglik, comp_root, comp_area, vstats,
+            R, n_r, ell, new_lab[c], labels, size, lstats, lloglik, comp_root, comp_area, vsrc,
             indptr, indices, area, use_family, n_channels, n_bins, fp, in_r, mark, roots, sR, tmp)
         dc += leave_delta(R, n_r, ell, labels, indptr, indices, area, r_area, c_area, fp, in_r, pws)
-        _move(R, n_r, ell, new_lab[c], labels, size, free_stack, n_free, lstats, lloglik, sR,
-              ll_rest, ll_new, comp_root, comp_area, indptr, indices, area, mark, visited)
+        move_regions(R, n_r, ell, new_lab[c], labels, size, free_stack, n_free, lstats, lloglik,
+                     sR, ll_rest, ll_new, regions, indptr, indices, area, in_r, pws, visited)
         d += dc
         n_moved += 1
     if n_moved == 0:
@@ -474,8 +770,8 @@ def flip_set(n_comp, ptr, Sbuf, sid, T, labels, size, free_stack, n_free, lstats
             continue
         R = Sbuf[ptr[c]:ptr[c + 1]]
         _relabel(R, ptr[c + 1] - ptr[c], new_lab[c], old_lab[c], labels, size, free_stack, n_free,
-                 lstats, lloglik, comp_root, comp_area, vstats, indptr, indices, area, use_family,
-                 n_channels, n_bins, fp, mark, visited, sR, tmp)
+                 lstats, lloglik, regions, vsrc, indptr, indices, area, use_family, n_channels,
+                 n_bins, fp, in_r, pws, visited, sR, tmp)
     return np.nan
 
 
@@ -503,6 +799,8 @@ class FlipWorkspace:
         # pieces_interleaved: owner, queue, parent, count, area of searches
         self.pws = (-np.ones(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64),
                     np.zeros(n, np.int64), np.zeros(n))
+        # The region index, loaded from the state's cache for every run.
+        self.regions = new_region_index(n)
 
 
 def model_params(model, proposal):

@@ -17,7 +17,8 @@ import numpy as np
 from numba import njit
 
 from .common import StepInfo, TargetProposal, sample_components
-from .flips import FlipWorkspace, flip_set, keep_best, model_params
+from .flips import (FlipWorkspace, flip_set, keep_best, load_regions, model_params,
+                    store_regions, vertex_source)
 
 __all__ = ["Multiflip"]
 
@@ -26,7 +27,7 @@ _WHOLE = np.array([-1, 2**62, -1, 2**62], dtype=np.int64)
 
 @njit(cache=True)
 def run_multiflip(temps, n_flip, f_state, best_labels, labels, size, free_stack, n_free, lstats,
-                  lloglik, comp_root, comp_area, vstats, indptr, indices, edge_ids, edges, q, log1mq,
+                  lloglik, regions, vsrc, indptr, indices, edge_ids, edges, q, log1mq,
                   area, use_family, n_channels, n_bins, fp, vcoord, win, Sbuf, ptr, sid, inside,
                   inside_list, acc_q, acc_n, adj, new_lab, old_lab, in_r, mark, visited, roots, sR, tmp, pws):
     """Run ``temps.size`` multiple-flipping steps; returns the accepted count.
@@ -64,7 +65,7 @@ def run_multiflip(temps, n_flip, f_state, best_labels, labels, size, free_stack,
                 fill[s] += 1
                 sid[v] = s
         d = flip_set(n_s, ptr, Sbuf, sid, temps[step], labels, size, free_stack, n_free, lstats,
-                     lloglik, comp_root, comp_area, vstats, indptr, indices, edge_ids, q, log1mq,
+                     lloglik, regions, vsrc, indptr, indices, edge_ids, q, log1mq,
                      area, use_family, n_channels, n_bins, fp, vcoord, vcoord, win, inside,
                      inside_list, acc_q, acc_n, adj, new_lab, old_lab, in_r, mark, visited, roots,
                      sR, tmp, pws)
@@ -118,6 +119,7 @@ class Multiflip:
         self.n_flip = float(n_flip)
         self.proposal = proposal or TargetProposal()
         self._vcoord = np.zeros(self.graph.n_vertices, np.int64)
+        self.vsrc = vertex_source(model)
 
     def run(self, state, rng, temperatures, best_labels=None, best_log_pi=-np.inf):
         """Run one step per temperature; returns (accepted, best log π, best labels)."""
@@ -129,14 +131,18 @@ class Multiflip:
             best_labels = part.labels.copy()
         f_state = np.array([state.log_pi, max(state.log_pi, best_log_pi)])
         m, g = self.model, self.graph
-        acc = run_multiflip(np.ascontiguousarray(temperatures, dtype=np.float64), self.n_flip, f_state,
+        temps = np.ascontiguousarray(temperatures, dtype=np.float64)
+        load_regions(state.comp_root, state.comp_area, ws.regions)
+        acc = run_multiflip(temps, self.n_flip, f_state,
                             best_labels, part.labels, part.size, part.free_stack, part.n_free,
-                            state.stats, state.loglik, state.comp_root, state.comp_area, m.vstats,
+                            state.stats, state.loglik, ws.regions, self.vsrc,
                             g.indptr, g.indices, g.edge_ids, g.edges, self.q, self.log1mq, m.area,
                             m.use_family, m.n_channels, m.n_bins, model_params(m, self.proposal),
                             self._vcoord, _WHOLE, ws.Sbuf, ws.ptr, ws.sid, ws.inside, ws.inside_list,
                             ws.acc_q, ws.acc_n, ws.adj, ws.new_lab, ws.old_lab, ws.in_r, ws.mark,
                             ws.visited, ws.roots, ws.sR, ws.tmp, ws.pws)
+        if acc or temps.size == 0:
+            store_regions(ws.regions, state.comp_root, state.comp_area)
         state.log_pi = float(f_state[0])
         return int(acc), float(f_state[1]), best_labels
 
