@@ -37,7 +37,9 @@ single-site update for ``gibbs``; one Metropolis-Hastings split or merge for
 ``reconfiguration`` (S = 2 chains, history from two untimed iterations,
 then ``move`` without the Gibbs sweep that ``step`` adds; anchors "pair",
 the default without a graph, and "disagree", the paper's rule) and ``srm``
-(``gibbs_sweeps=0``); for ``tree-guided`` one ``step`` (a global split/merge
+(``gibbs_sweeps=0``), both also with ``outside="knn"`` (``reconf-knn``,
+``srm-knn``: the graph variant on a 10-nearest-neighbour graph of the data,
+O(k (|labels touched| + frontier)) per move instead of the paper's O(N)); for ``tree-guided`` one ``step`` (a global split/merge
 or a local move, as the kernel chooses). After at least 0.3 s of warm-up
 (compilation, member indices, trees) each sampler runs for a fixed wall
 time (default 3 s; --quick 1 s); a step still running at the deadline is
@@ -83,7 +85,9 @@ SAMPLERS = (
     ("triadic", "triadic", {}),
     ("reconfiguration", "reconfiguration", {}),
     ("reconf-disagree", "reconfiguration", {"anchors": "disagree"}),
+    ("reconf-knn", "reconfiguration", {"anchors": "disagree", "outside": "knn"}),
     ("srm", "srm", {}),
+    ("srm-knn", "srm", {"outside": "knn"}),
     ("tree-guided", "tree-guided", {}),
 )
 TARGET_RATIO = 2.0

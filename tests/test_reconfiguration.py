@@ -224,6 +224,26 @@ def test_move_alone_satisfies_detailed_balance_exactly(make, compiled):
     assert balance_error(model, K, states) < 1e-10
 
 
+@pytest.mark.parametrize("compiled", [False, None], ids=["generic", "compiled"])
+def test_knn_frontier_move_satisfies_detailed_balance_exactly(compiled):
+    """outside="knn": only the outside items next to the two labels on a
+    nearest-neighbour graph of the data may join them (here k = 1, a
+    sparse graph on five items); still exact."""
+    model = mixture5()
+    kernel = Reconfiguration(model, history=[np.array(h) for h in HIST5], outside="knn",
+                             neighbours=1, compiled=compiled)
+    indptr, indices = kernel._fgraph
+    assert indices.size < 5 * 4  # not every pair
+    K, states, most = exact_kernel(model, kernel, HIST5, _orders(kernel, (2, 1)))
+    assert most == 1
+    assert (K.sum() - np.trace(K)) / len(states) > 0.1
+    assert balance_error(model, K, states) < 1e-10
+    srm = SRM(model, outside="knn", neighbours=1, compiled=compiled)
+    K, states, most = exact_kernel(model, srm, None, _orders(srm, (1, 0)))
+    assert most == 1
+    assert balance_error(model, K, states) < 1e-10
+
+
 @pytest.mark.parametrize("make,compiled", [(image4, None), (mixture4, False), (mixture4, None)],
                          ids=["image-graph", "mixture-nograph", "mixture-compiled"])
 def test_srm_move_satisfies_detailed_balance_exactly(make, compiled):
@@ -511,6 +531,10 @@ def test_options_and_errors():
     with pytest.raises(ValueError):
         Reconfiguration(mix, outside="frontier")
     with pytest.raises(ValueError):
+        Reconfiguration(model, outside="knn")  # a graph model has its own frontier
+    with pytest.raises(ValueError):
+        Reconfiguration(mix, outside="knn", neighbours=0)
+    with pytest.raises(ValueError):
         Reconfiguration(mix, anchors="edge")
     with pytest.raises(ValueError):
         Reconfiguration(model, history="everything")
@@ -578,7 +602,10 @@ def _compiled_path(cls, model, start, compiled, steps, **kwargs):
 @pytest.mark.parametrize("name", ["beta-bernoulli", "gaussian"])
 @pytest.mark.parametrize("cls,kwargs", [(Reconfiguration, {}),
                                         (Reconfiguration, {"anchors": "disagree"}),
-                                        (SRM, {})], ids=["arm-pair", "arm-disagree", "srm"])
+                                        (SRM, {}),
+                                        (Reconfiguration, {"outside": "knn", "neighbours": 4}),
+                                        (SRM, {"outside": "knn", "neighbours": 4})],
+                         ids=["arm-pair", "arm-disagree", "srm", "arm-knn", "srm-knn"])
 def test_compiled_and_generic_passes_make_the_same_moves(cls, kwargs, name):
     """On a mixture the compiled pass draws the same uniforms, proposes the
     same z*, computes the same T(z*|z), T(z|z*) and decides the same."""

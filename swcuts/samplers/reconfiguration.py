@@ -82,6 +82,14 @@ states. One move (:meth:`Reconfiguration.move`) of a chain in state z:
   chain; here the moves are no-ops until the history can separate the
   anchors (run Gibbs first, or let :meth:`step_all` do it).
 
+**Mixtures without a graph, ``outside="knn"``.** The graph variant on a
+k-nearest-neighbour graph of the data (a function of the data only): the
+frontier replaces the visit of all N outside items, and a moving set
+chooses among the labels next to it and those of i and j. A move then
+costs O(k (|D| + frontier)) instead of O(N + L |D|): independent of N. It
+is not the paper's proposal (an item far from both labels can no longer
+join them in one move), but it is exact for the reason below.
+
 **Graph restrictions.** Every restriction used here — connected pieces of
 cells, candidate labels adjacent to the moving set, the frontier — is a
 function of the intermediate state of the sweep, so the forced reverse sweep
@@ -126,7 +134,8 @@ labels (L candidate labels each; parked cells are kept out of the
 candidate lists, so sRM's |D| parked singletons do not make it quadratic)
 plus three per outside item: O(N) per move, by the paper's design (every
 outside item may join, and T(z|z*) multiplies the probabilities that each
-of them stays). Elsewhere (the image model, user likelihoods) the pass is
+of them stays); with ``outside="knn"`` O(k (|D| + frontier)) marginal
+evaluations, plus a few O(N) array initialisations. Elsewhere (the image model, user likelihoods) the pass is
 plain Python through ``model.delta``/``model.apply``, linear in the items
 the move touches (the two labels, the cells, the frontier) times the
 number of candidate labels (all labels without a graph, the adjacent ones
@@ -461,22 +470,42 @@ def _forced_target_c(a1, own, whole, fresh, size, bi, bj, target, zi, zj, li, lj
 def _update_set_c(R, forced, labels, size, free_stack, n_free, lstats, lloglik, vstats, kind,
                   params, log_alpha, mode, u, script, branch, inv_t, cnt, fl, joined, used,
                   target, zi, zj, li, lj, placed, stay, cntc, size_start, cands, logw, t0, t1, t2,
-                  st, mp, log, parked):
+                  st, mp, log, parked, adjacent, indptr, indices, mark):
     """One update of the set R (:meth:`_Pass._update_set`): its own label,
-    every used label that is not parked, and a fresh label unless R is its
-    whole label. Arrays one by one (see :func:`_outside_phase`). False when
-    the forced target is not a candidate or a choice had probability 0."""
+    every used label that is not parked (``adjacent``: only those next to R
+    on the graph (indptr, indices), and the labels of i and j), ascending,
+    and a fresh label unless R is its whole label. Arrays one by one (see
+    :func:`_outside_one`). False when the forced target is not a candidate
+    or a choice had probability 0."""
     own = labels[R[0]]
     nR = R.size
     nc = 1
     cands[0] = own
     fresh = -1
     whole = size[own] == nR
-    for t in range(cnt[_C_NUSED]):
-        lab = used[t]
-        if lab != own:
-            cands[nc] = lab
-            nc += 1
+    if adjacent:
+        for r in range(nR):
+            v = R[r]
+            for p in range(indptr[v], indptr[v + 1]):
+                lab = labels[indices[p]]
+                if lab != own and not parked[lab] and not mark[lab]:
+                    mark[lab] = True
+                    cands[nc] = lab
+                    nc += 1
+        for lab in (cnt[_C_BI], cnt[_C_BJ]):
+            if lab != own and not parked[lab] and not mark[lab]:
+                mark[lab] = True
+                cands[nc] = lab
+                nc += 1
+        for t in range(1, nc):
+            mark[cands[t]] = False
+        cands[1:nc] = np.sort(cands[1:nc])
+    else:
+        for t in range(cnt[_C_NUSED]):
+            lab = used[t]
+            if lab != own:
+                cands[nc] = lab
+                nc += 1
     if not whole:
         fresh = free_stack[n_free[0] - 1]
         cands[nc] = fresh
@@ -521,7 +550,7 @@ def _update_set_c(R, forced, labels, size, free_stack, n_free, lstats, lloglik, 
 
 @njit(cache=True)
 def _d_phase(cells, cell_ptr, rest, forced, st, mp, ch, cnt, fl, log, joined, used, parked, fo,
-             work):
+             work, adjacent, indptr, indices):
     """Phases 1 and 2a of :meth:`_Pass.run`: the other cells whole (a cell's
     parked label becomes an ordinary label once it is updated), then every
     other item of D alone. False when the forced target is out of reach."""
@@ -531,13 +560,15 @@ def _d_phase(cells, cell_ptr, rest, forced, st, mp, ch, cnt, fl, log, joined, us
     cands, logw, t0, t1, t2 = work
     target, target_size, fx, placed, stay, cntc, size_start = fo
     zi, zj, li, lj = fx[_F_ZI], fx[_F_ZJ], fx[_F_LI], fx[_F_LJ]
+    mark = np.zeros(size.size, np.bool_)
     for c in range(cell_ptr.size - 1):
         cell = cells[cell_ptr[c]:cell_ptr[c + 1]]
         own = labels[cell[0]]
         if not _update_set_c(cell, forced, labels, size, free_stack, n_free, lstats, lloglik,
                              vstats, kind, params, log_alpha, mode, u, script, branch, inv_t, cnt,
                              fl, joined, used, target, zi, zj, li, lj, placed, stay, cntc,
-                             size_start, cands, logw, t0, t1, t2, st, mp, log, parked):
+                             size_start, cands, logw, t0, t1, t2, st, mp, log, parked, adjacent,
+                             indptr, indices, mark):
             return False
         parked[own] = False
         if size[own] > 0:  # the cell stayed: its label is an ordinary label now
@@ -546,7 +577,8 @@ def _d_phase(cells, cell_ptr, rest, forced, st, mp, ch, cnt, fl, log, joined, us
         if not _update_set_c(rest[t:t + 1], forced, labels, size, free_stack, n_free, lstats,
                              lloglik, vstats, kind, params, log_alpha, mode, u, script, branch,
                              inv_t, cnt, fl, joined, used, target, zi, zj, li, lj, placed, stay,
-                             cntc, size_start, cands, logw, t0, t1, t2, st, mp, log, parked):
+                             cntc, size_start, cands, logw, t0, t1, t2, st, mp, log, parked,
+                             adjacent, indptr, indices, mark):
             return False
     return True
 
@@ -612,20 +644,66 @@ def _final_check_c(changed, log, n_items, labels, size, target, target_size):
 
 
 @njit(cache=True)
+def _outside_one(x, forced, target, zi, zj, labels, size, lstats, lloglik, vstats, kind, params,
+                 log_alpha, joined, mode, u, script, branch, inv_t, cnt, fl, logw, t0, t1, t2, st,
+                 mp, log, used, parked, one):
+    """:meth:`_Pass._update_outside` of the outside item x: stay, or join
+    the label of i or of j, unless eq. 17 locks it (the last original
+    member of a label that received items). Arrays are passed one by one:
+    unpacking tuples per item would cost more than the item's three
+    marginals. False when a forced target is not a candidate."""
+    bi = cnt[_C_BI]
+    bj = cnt[_C_BJ]
+    own = labels[x]
+    if size[own] >= 2 and size[own] - joined[own] == 1:
+        nc = 1
+    else:
+        nc = 2 if bj == bi else 3
+    forced_k = -1
+    if forced:
+        Lz = target[x]
+        tgt = bi if Lz == zi else (bj if Lz == zj else own)
+        if tgt == own:
+            forced_k = 0
+        elif nc >= 2 and tgt == bi:
+            forced_k = 1
+        elif nc == 3 and tgt == bj:
+            forced_k = 2
+        else:
+            return False
+    if nc == 1:
+        return True
+    for q in range(t0.size):
+        t0[q] = vstats[x, q]
+    d_leave, _ = _set_leave(t0, 1, own, size, lstats, lloglik, kind, params, log_alpha, t1)
+    logw[0] = 0.0
+    d_join, _ = _set_join(t0, 1, bi, size, lstats, lloglik, kind, params, log_alpha, t2)
+    logw[1] = (d_leave + d_join) * inv_t
+    if nc == 3:
+        d_join, _ = _set_join(t0, 1, bj, size, lstats, lloglik, kind, params, log_alpha, t2)
+        logw[2] = (d_leave + d_join) * inv_t
+    cnt[_C_EVALS] += nc - 1
+    k = _choose_c(logw, nc, forced_k, mode, u, script, branch, cnt, fl)
+    if k < 0:
+        return False
+    if k > 0:
+        one[0] = x
+        _logged_move(one, bi if k == 1 else bj, False, st, mp, cnt, fl, log, joined, used,
+                     parked, (t0, t1, t2))
+    return True
+
+
+@njit(cache=True)
 def _outside_phase(D, P, a_inv, b_shift, forced, target, zi, zj, labels, size, lstats, lloglik,
                    vstats, kind, params, log_alpha, joined, mode, u, script, branch, inv_t, cnt,
                    fl, logw, t0, t1, t2, st, mp, log, used, parked):
-    """Phase 2b (:meth:`_Pass._update_outside`) for every item outside D,
-    in the item order (the affine permutation key x -> ((x + b) a) mod P,
-    walked by its inverse without a division). Arrays are passed one by
-    one: unpacking tuples per item would cost more than the item's three
-    marginals. False when a forced target is not a candidate."""
+    """Phase 2b for every item outside D, in the item order (the affine
+    permutation key x -> ((x + b) a) mod P, walked by its inverse without
+    a division). False when a forced target is not a candidate."""
     n = labels.size
     inD = np.zeros(n, np.bool_)
     for t in range(D.size):
         inD[D[t]] = True
-    bi = cnt[_C_BI]
-    bj = cnt[_C_BJ]
     one = np.empty(1, np.int64)
     y = 0  # key * a_inv mod P
     for key in range(P):
@@ -637,48 +715,77 @@ def _outside_phase(D, P, a_inv, b_shift, forced, target, zi, zj, labels, size, l
             y -= P
         if x >= n or inD[x]:
             continue
-        own = labels[x]
-        if size[own] >= 2 and size[own] - joined[own] == 1:
-            nc = 1  # eq. 17: the last original member of a label that received items stays
-        else:
-            nc = 2 if bj == bi else 3
-        forced_k = -1
-        if forced:
-            Lz = target[x]
-            tgt = bi if Lz == zi else (bj if Lz == zj else own)
-            if tgt == own:
-                forced_k = 0
-            elif nc >= 2 and tgt == bi:
-                forced_k = 1
-            elif nc == 3 and tgt == bj:
-                forced_k = 2
-            else:
-                return False
-        if nc == 1:
-            continue
-        for q in range(t0.size):
-            t0[q] = vstats[x, q]
-        d_leave, _ = _set_leave(t0, 1, own, size, lstats, lloglik, kind, params, log_alpha, t1)
-        logw[0] = 0.0
-        d_join, _ = _set_join(t0, 1, bi, size, lstats, lloglik, kind, params, log_alpha, t2)
-        logw[1] = (d_leave + d_join) * inv_t
-        if nc == 3:
-            d_join, _ = _set_join(t0, 1, bj, size, lstats, lloglik, kind, params, log_alpha, t2)
-            logw[2] = (d_leave + d_join) * inv_t
-        cnt[_C_EVALS] += nc - 1
-        k = _choose_c(logw, nc, forced_k, mode, u, script, branch, cnt, fl)
-        if k < 0:
+        if not _outside_one(x, forced, target, zi, zj, labels, size, lstats, lloglik, vstats,
+                            kind, params, log_alpha, joined, mode, u, script, branch, inv_t, cnt,
+                            fl, logw, t0, t1, t2, st, mp, log, used, parked, one):
             return False
-        if k > 0:
-            one[0] = x
-            _logged_move(one, bi if k == 1 else bj, False, st, mp, cnt, fl, log, joined, used,
-                         parked, (t0, t1, t2))
     return True
 
 
 @njit(cache=True)
-def _arm_pass(i, j, D, cells, cell_ptr, ci, cj, rest, P, a_inv, b_shift, forced, changed, st, mp,
-              ch, cnt, fl, log, fo):
+def _push_neighbours(v, indptr, indices, inD, seen, queue, tail):
+    """Append the unseen outside neighbours of v to ``queue``; new tail."""
+    for p in range(indptr[v], indptr[v + 1]):
+        w = indices[p]
+        if not inD[w] and not seen[w]:
+            seen[w] = True
+            queue[tail] = w
+            tail += 1
+    return tail
+
+
+@njit(cache=True)
+def _sort_by_key(queue, lo, hi, P, a, b):
+    """Sort ``queue[lo:hi]`` by the item order key ((x + b) a) mod P."""
+    if hi - lo < 2:
+        return
+    seg = queue[lo:hi].copy()
+    keys = ((seg + b) * a) % P
+    queue[lo:hi] = seg[np.argsort(keys)]
+
+
+@njit(cache=True)
+def _frontier_phase(D, indptr, indices, P, a, b, forced, target, zi, zj, labels, size, lstats,
+                    lloglik, vstats, kind, params, log_alpha, joined, mode, u, script, branch,
+                    inv_t, cnt, fl, logw, t0, t1, t2, st, mp, log, used, parked):
+    """Phase 2b on a graph of the items (:meth:`_Pass._frontier`): breadth
+    first from the outside neighbours of the labels of i and j (each batch
+    in the item order); an item that moves in adds its unseen outside
+    neighbours. Cost O(frontier x degree), independent of N but for the
+    scratch flags."""
+    n = labels.size
+    inD = np.zeros(n, np.bool_)
+    seen = np.zeros(n, np.bool_)
+    queue = np.empty(n, np.int64)
+    for t in range(D.size):
+        inD[D[t]] = True
+    bi = cnt[_C_BI]
+    bj = cnt[_C_BJ]
+    tail = 0
+    for t in range(D.size):  # D ascending: the members of bi, bj in ascending order
+        v = D[t]
+        if labels[v] == bi or labels[v] == bj:
+            tail = _push_neighbours(v, indptr, indices, inD, seen, queue, tail)
+    _sort_by_key(queue, 0, tail, P, a, b)
+    one = np.empty(1, np.int64)
+    head = 0
+    while head < tail:
+        h = queue[head]
+        head += 1
+        if not _outside_one(h, forced, target, zi, zj, labels, size, lstats, lloglik, vstats,
+                            kind, params, log_alpha, joined, mode, u, script, branch, inv_t, cnt,
+                            fl, logw, t0, t1, t2, st, mp, log, used, parked, one):
+            return False
+        if labels[h] == bi or labels[h] == bj:
+            lo = tail
+            tail = _push_neighbours(h, indptr, indices, inD, seen, queue, tail)
+            _sort_by_key(queue, lo, tail, P, a, b)
+    return True
+
+
+@njit(cache=True)
+def _arm_pass(i, j, D, cells, cell_ptr, ci, cj, rest, P, a, a_inv, b_shift, frontier, f_indptr,
+              f_indices, forced, changed, st, mp, ch, cnt, fl, log, fo):
     """One run of the proposal procedure (:meth:`_Pass.run`) on a mixture
     state, every outside item visited. The D-side structure (D ascending,
     the other cells in processing order, each earmark first, c_i, c_j, the
@@ -731,16 +838,23 @@ def _arm_pass(i, j, D, cells, cell_ptr, ci, cj, rest, P, a_inv, b_shift, forced,
         cnt[_C_BJ] = li
     # Phases 1 and 2a: the cells, whole, then every other item of D.
     if not _d_phase(cells, cell_ptr, rest, forced, st, mp, ch, cnt, fl, log, joined, used, parked,
-                    fo, work):
+                    fo, work, frontier, f_indptr, f_indices):
         return False
-    # Phase 2b: every outside item, in the item order.
+    # Phase 2b: the outside items (every one, or the frontier on a graph).
     mode, u, script, branch, inv_t = ch
     kind, params, log_alpha = mp
     fx = fo[2]
-    if not _outside_phase(D, P, a_inv, b_shift, forced, fo[0], fx[_F_ZI], fx[_F_ZJ], labels,
-                          size, lstats, lloglik, vstats, kind, params, log_alpha, joined, mode, u,
-                          script, branch, inv_t, cnt, fl, work[1], work[2], work[3], work[4], st,
-                          mp, log, used, parked):
+    if frontier:
+        ok = _frontier_phase(D, f_indptr, f_indices, P, a, b_shift, forced, fo[0], fx[_F_ZI],
+                             fx[_F_ZJ], labels, size, lstats, lloglik, vstats, kind, params,
+                             log_alpha, joined, mode, u, script, branch, inv_t, cnt, fl, work[1],
+                             work[2], work[3], work[4], st, mp, log, used, parked)
+    else:
+        ok = _outside_phase(D, P, a_inv, b_shift, forced, fo[0], fx[_F_ZI], fx[_F_ZJ], labels,
+                            size, lstats, lloglik, vstats, kind, params, log_alpha, joined, mode,
+                            u, script, branch, inv_t, cnt, fl, work[1], work[2], work[3], work[4],
+                            st, mp, log, used, parked)
+    if not ok:
         return False
     if forced:
         return _final_check_c(changed, log, cnt[_C_NITEMS], labels, size, fo[0], fo[1])
@@ -768,11 +882,11 @@ class _Order:
 class _RngChooser:
     """Draws the sweep's choices and the MH decision with a numpy Generator.
 
-    The choices use uniforms drawn in blocks: with ``per_pass`` = N (every
-    outside item visited: at most N - 2 choices) one block of N at the start
-    of every forward pass (:meth:`begin`), which the compiled pass uses
-    as is, so that both paths make the same moves; otherwise blocks of 64
-    as needed.
+    The choices use uniforms drawn in blocks: with ``per_pass`` = N (a pass
+    makes at most N - 2 choices) one block of N at the start of every
+    forward pass (:meth:`begin`), which the compiled pass uses as is, so
+    that the compiled and the generic pass make the same moves (mixtures);
+    otherwise blocks of 64 as needed.
     """
 
     def __init__(self, rng, per_pass=None):
@@ -1117,11 +1231,11 @@ class _Pass:
         """Candidate labels of the set R (own label first), without fresh."""
         kern = self.kern
         part = self.part
-        if kern.graph is None:
+        if not kern._adjacent:
             labs = set(part.used_labels().tolist())
         else:
-            g = kern.graph
-            nb = g.indices[_ranges(g.indptr[R], g.indptr[R + 1] - g.indptr[R])]
+            indptr, indices = kern._fgraph
+            nb = indices[_ranges(indptr[R], indptr[R + 1] - indptr[R])]
             labs = set(part.labels[nb].tolist())
             labs.add(self.bi)
             labs.add(self.bj)
@@ -1238,7 +1352,7 @@ class _Pass:
     def _frontier(self, inD, one) -> None:
         """Breadth-first visit of the outside items adjacent to the labels of
         i and j; an item that moves in adds its outside neighbours."""
-        g = self.kern.graph
+        indptr, indices = self.kern._fgraph
         key = self.order.key
         self.failed = False
         seen = set()
@@ -1246,7 +1360,7 @@ class _Pass:
         def outside_neighbours(items):
             new = []
             for v in items:
-                for u in g.indices[g.indptr[v]:g.indptr[v + 1]].tolist():
+                for u in indices[indptr[v]:indptr[v + 1]].tolist():
                     if u not in inD and u not in seen:
                         seen.add(u)
                         new.append(u)
@@ -1317,8 +1431,9 @@ class _CompiledPass:
         rest = np.ascontiguousarray(rest[np.argsort(self.order.keys(rest), kind="stable")])
         flat = np.ascontiguousarray(flat, dtype=np.int64)
         cap = 2 * n + 4
-        self.log = (np.zeros(cap + 1, np.int64), np.zeros(cap, np.int64),
-                    np.zeros(cap, np.int64), np.zeros(cap), np.zeros(3 * n + 4, np.int64))
+        self.log = (np.empty(cap + 1, np.int64), np.empty(cap, np.int64),
+                    np.empty(cap, np.int64), np.empty(cap), np.empty(3 * n + 4, np.int64))
+        self.log[0][0] = 0
         scripted = False
         u, script = _NO_U, _NO_INT
         branch = _NO_INT
@@ -1348,7 +1463,8 @@ class _CompiledPass:
         ok = _arm_pass(i, j, np.ascontiguousarray(D, dtype=np.int64), flat, ptr,
                        np.ascontiguousarray(ci, dtype=np.int64),
                        np.ascontiguousarray(cj, dtype=np.int64), rest, self.order.P,
-                       self.order.inverse(), self.order.b, self.forced, changed,
+                       self.order.a, self.order.inverse(), self.order.b, kern.outside != "all",
+                       kern._fgraph[0], kern._fgraph[1], self.forced, changed,
                        st[:7] + (_stack_positions(st[2]),), st[7:],
                        (mode, u, script, branch, self.inv_t),
                        self.cnt, self.fl, self.log, fo)
@@ -1425,10 +1541,21 @@ class Reconfiguration:
         distinct past states first, then (i, j) uniform over the pairs
         (graph: edges) on which they disagree — never a no-op once the
         history holds two different states. Both are state-independent.
-    outside : {"frontier", "all"}, optional
+    outside : {"frontier", "all", "knn"}, optional
         Which outside items the sweep visits: the frontier of the labels of
-        i and j (default with a graph; needs one) or every item (the paper;
-        default without a graph).
+        i and j (default with a graph; needs one), every item (the paper;
+        default without a graph; O(N) per move), or "knn" (models without a
+        graph that have ``data``): the graph variant on a k-nearest-neighbour
+        graph of the data -- only the outside items next to the two labels
+        may join them, and a moving set chooses among the labels next to it
+        (and the labels of i and j) rather than among all labels -- so a
+        move costs O(k (|labels touched| + frontier)) instead of
+        O(N + L |labels touched|). Still an exact MH move (the restrictions
+        are replayed on the reverse path; a proposal whose reverse they
+        cannot reach is rejected); a different proposal from the paper's.
+    neighbours : int
+        k of the graph of ``outside="knn"`` (symmetrised, on standardised
+        data).
     order : {"random", "index"}
         Item order of the sweep: a fresh random permutation per move (the
         paper's random relabelling) or the item indices.
@@ -1449,7 +1576,7 @@ class Reconfiguration:
 
     def __init__(self, model, q=None, *, n_chains=4, history="second-half", srm=False,
                  compiled=None, gibbs_sweeps=1, anchors=None, outside=None, order="random",
-                 max_history=256):
+                 max_history=256, neighbours=10):
         if getattr(model, "fixed_labels", False):
             raise ValueError(f"{type(model).__name__} has a fixed label set; reconfiguration "
                              "moves need a partition model whose labels are names")
@@ -1493,11 +1620,29 @@ class Reconfiguration:
         self.anchors = anchors
         if outside is None:
             outside = "frontier" if self.graph is not None else "all"
-        if outside not in ("frontier", "all"):
-            raise ValueError(f"outside must be 'frontier' or 'all', got {outside!r}")
+        if outside not in ("frontier", "all", "knn"):
+            raise ValueError(f"outside must be 'frontier', 'all' or 'knn', got {outside!r}")
         if outside == "frontier" and self.graph is None:
             raise ValueError("outside='frontier' needs a model with a graph")
+        if outside == "knn" and (self.graph is not None or getattr(model, "data", None) is None):
+            raise ValueError("outside='knn' is for models without a graph that have data")
         self.outside = outside
+        # The graph of the frontier: the model's, or k nearest neighbours.
+        if outside == "knn":
+            from .tree_guided import _knn_csr
+
+            if isinstance(neighbours, bool) or not isinstance(neighbours, (int, np.integer)) \
+                    or neighbours < 1:
+                raise ValueError(f"neighbours must be a positive integer, got {neighbours!r}")
+            self._fgraph = _knn_csr(model.data, int(neighbours))
+        elif self.graph is not None:
+            self._fgraph = (np.ascontiguousarray(self.graph.indptr, dtype=np.int64),
+                            np.ascontiguousarray(self.graph.indices, dtype=np.int64))
+        else:
+            self._fgraph = (np.zeros(n + 1, np.int64), np.zeros(0, np.int64))
+        # Candidate labels of a moving set: the labels next to it on that
+        # graph (a graph model, or "knn"), else every label.
+        self._adjacent = self.graph is not None or outside == "knn"
         if order not in ("random", "index"):
             raise ValueError(f"order must be 'random' or 'index', got {order!r}")
         self.order = order
@@ -1508,9 +1653,9 @@ class Reconfiguration:
         if compiled and not (available or mixture):
             raise ValueError(f"{type(model).__name__} has no compiled kernels")
         self._gibbs_compiled = available if compiled is None else (bool(compiled) and available)
-        # The compiled pass: mixtures, every outside item visited.
+        # The compiled pass: mixtures (every outside item, or the kNN frontier).
         self._mixture = mixture and compiled is not False
-        self._compiled_pass = self._mixture and outside == "all"
+        self._compiled_pass = self._mixture and outside in ("all", "knn")
         self._gibbs = None
         self.compiled = False  # the move is orchestrated in Python: the driver calls step()
         self._pool = self._fixed if self._fixed is not None else None
@@ -1660,9 +1805,9 @@ class Reconfiguration:
         return self.attempt(state, i, j, za, zb, order, temperature, self._chooser(rng))
 
     def _chooser(self, rng) -> _RngChooser:
-        # One block of N uniforms per pass when every outside item is
-        # visited (the compiled pass needs them up front).
-        return _RngChooser(rng, self.n if self.outside == "all" else None)
+        # One block of N uniforms per pass wherever the pass may run
+        # compiled (the compiled pass needs them up front).
+        return _RngChooser(rng, self.n if self.outside in ("all", "knn") else None)
 
     def attempt(self, state, i, j, za, zb, order, temperature, chooser) -> StepInfo:
         """The MH move for a given φ = (i, j, z^a, z^b, order).
