@@ -35,8 +35,9 @@ single-site update for ``gibbs``; one Metropolis-Hastings split or merge for
 ``split-merge`` (t = 5 restricted scans), ``random-split`` and ``triadic``
 (beta = 0.5, the kernel's default); one reconfiguration move for
 ``reconfiguration`` (S = 2 chains, history from two untimed iterations,
-then ``move`` without the Gibbs sweep that ``step`` adds; anchors "pair",
-the default without a graph, and "disagree", the paper's rule) and ``srm``
+then ``move`` without the Gibbs sweep that ``step`` adds; anchors
+"disagree", the paper's rule and the default without a graph, and "pair",
+``reconf-pair``) and ``srm``
 (``gibbs_sweeps=0``), both also with ``outside="knn"`` (``reconf-knn``,
 ``srm-knn``: the graph variant on a 10-nearest-neighbour graph of the data,
 O(k (|labels touched| + frontier)) per move instead of the paper's O(N)); for ``tree-guided`` one ``step`` (a global split/merge
@@ -84,8 +85,8 @@ SAMPLERS = (
     ("random-split", "random-split", {}),
     ("triadic", "triadic", {}),
     ("reconfiguration", "reconfiguration", {}),
-    ("reconf-disagree", "reconfiguration", {"anchors": "disagree"}),
-    ("reconf-knn", "reconfiguration", {"anchors": "disagree", "outside": "knn"}),
+    ("reconf-pair", "reconfiguration", {"anchors": "pair"}),
+    ("reconf-knn", "reconfiguration", {"outside": "knn"}),
     ("srm", "srm", {}),
     ("srm-knn", "srm", {"outside": "knn"}),
     ("tree-guided", "tree-guided", {}),
@@ -93,7 +94,7 @@ SAMPLERS = (
 TARGET_RATIO = 2.0
 #: Samplers whose move visits every label (cost O(L) by definition) or
 #: every item (O(N): the paper's outside phase of reconfiguration moves).
-COST_OF = {"gibbs": "L", "tree-guided": "L", "reconfiguration": "N", "reconf-disagree": "N",
+COST_OF = {"gibbs": "L", "tree-guided": "L", "reconfiguration": "N", "reconf-pair": "N",
            "srm": "N"}
 
 

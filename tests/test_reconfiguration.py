@@ -521,7 +521,8 @@ def test_options_and_errors():
     assert SRM(model).name == "srm" and Reconfiguration(model, srm=True).name == "srm"
     mix = bernoulli6()
     km = Reconfiguration(mix)
-    assert km.anchors == "pair" and km.outside == "all"
+    assert km.anchors == "disagree" and km.outside == "all"  # the paper's rule
+    assert SRM(mix).anchors == "pair"  # sRM has no history
     with pytest.raises(ValueError, match="n_chains"):
         Reconfiguration(model, n_chains=1)
     Reconfiguration(model, n_chains=1, history=[np.zeros(6, dtype=np.int64)])  # fixed: fine
@@ -600,7 +601,7 @@ def _compiled_path(cls, model, start, compiled, steps, **kwargs):
 
 
 @pytest.mark.parametrize("name", ["beta-bernoulli", "gaussian"])
-@pytest.mark.parametrize("cls,kwargs", [(Reconfiguration, {}),
+@pytest.mark.parametrize("cls,kwargs", [(Reconfiguration, {"anchors": "pair"}),
                                         (Reconfiguration, {"anchors": "disagree"}),
                                         (SRM, {}),
                                         (Reconfiguration, {"outside": "knn", "neighbours": 4}),
