@@ -61,6 +61,26 @@ def test_enumeration_catches_a_multigrid_without_cut_ratio():
     assert pvalue < 1e-3
 
 
+def test_window_sides_follow_the_weights():
+    from swcuts.samplers.multigrid import default_window_weights, draw_weighted_window
+
+    sizes = np.array([2, 4, 8], dtype=np.int64)
+    w = default_window_weights(sizes)
+    np.testing.assert_allclose(w / w.sum(), np.array([16, 4, 1]) / 21)
+    seed_compiled_rng(np.random.default_rng(0))
+    win = np.zeros(4, np.int64)
+    sides = []
+    for _ in range(20000):
+        # A 100x100 image: a window is clipped only at the border, so the
+        # longer side of a window away from it is the drawn side.
+        draw_weighted_window(sizes, np.cumsum(w), 100, 100, win)
+        sides.append(max(win[1] - win[0], win[3] - win[2]))
+    counts = np.array([np.sum(np.array(sides) == s) for s in sizes])
+    # Clipped windows can look smaller, never larger: compare the largest side.
+    assert abs(counts[2] / 20000 - 1 / 21) < 0.01
+    assert abs((counts[0] + counts[1]) / 20000 - 20 / 21) < 0.01
+
+
 def test_window_pyramid():
     assert window_pyramid((481, 321)).tolist() == [8, 16, 32, 64, 128, 256]
     assert window_pyramid((5, 3)).tolist() == [5]
@@ -68,7 +88,11 @@ def test_window_pyramid():
 
 @pytest.mark.parametrize("kw", [dict(window_sizes=[10]), dict(window_sizes=[0]),
                                 dict(window_sizes=[]), dict(window=(0, 3, 0, 9)),
-                                dict(window=(1, 1, 0, 2))])
+                                dict(window=(1, 1, 0, 2)),
+                                dict(window_sizes=[1, 2], window_weights=[1.0]),
+                                dict(window_sizes=[1, 2], window_weights=[1.0, -1.0]),
+                                dict(window_sizes=[1, 2], window_weights=[0.0, 0.0]),
+                                dict(window_sizes=[1, 2], window_weights=[1.0, np.nan])])
 def test_bad_windows_are_refused(kw):
     model, img, atoms = pixel_setting()
     with pytest.raises(ValueError):
