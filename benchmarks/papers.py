@@ -323,6 +323,12 @@ def section_herlau(cfg, seed):
                     continue
                 mrng = np.random.default_rng(data_seed * 31 + list(res).index(m))
                 try:
+                    # Untimed warm-up on throwaway copies (compilation).
+                    wrng = np.random.default_rng(0)
+                    warm = ChainMethod(m, mix, cfg["chains"], wrng)
+                    wstates = [mix.new_state(lab) for lab in starts]
+                    warm.setup(wstates, wrng)
+                    warm.iterate(wstates, wrng)
                     meth = ChainMethod(m, mix, cfg["chains"], mrng)
                     states = [mix.new_state(lab) for lab in starts]
                     meth.setup(states, mrng)
