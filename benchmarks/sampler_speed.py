@@ -60,8 +60,19 @@ Columns:
   (item, candidate label) in the compiled paths; the work of the move
   (Gibbs: one per label; split and merge moves: a multiple of the sizes of
   the labels touched). The tree building and the merge probabilities of
-  ``tree-guided`` are not counted, so its ``us/eval`` is not a per-item cost;
+  ``tree-guided``, and the moves themselves (parking, relabelling) of the
+  reconfiguration moves, are not counted, so their ``us/eval`` is not a
+  per-item cost (with the knn rows' few candidates the moves dominate);
 * ``us/eval`` -- us/move / evals/move: the cost of a unit of work.
+
+The scaling table ends with a verdict per sampler: on the toy, the cost
+must not grow faster than the work (the smaller of the us/move and the
+us/eval ratios within 2x); on the tiles, the time per move must stay within
+2x, per label for the moves that visit every label by definition (O(L):
+a Gibbs update, the merge set of a tree-guided global move); "O(N)" marks
+the paper's reconfiguration moves, whose outside phase visits every item
+(T(z|z*) multiplies the probability that each outside item stays), and
+which the knn rows avoid.
 """
 
 from __future__ import annotations
