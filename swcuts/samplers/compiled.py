@@ -13,6 +13,10 @@ Two exact shortcuts make a step cheap:
   (pieces of C \\ R) − 1 + 1 − (regions of the new label touching R), and
   the areas accordingly. The regions of the new label come from the cache,
   the pieces of C \\ R need a search of C.
+  Within a run the cache is a region index (see :func:`move_regions`): a
+  move renames R and the smaller sides only; the search of C \\ R grows
+  from all of R's neighbours at once and stops when they have met
+  (:func:`pieces_interleaved`), so its cost is that of the smaller pieces.
 * The MH uniform is drawn before the target ratio is computed. Splitting C
   can only raise the energy by at least the amount given by C \\ R staying in
   one piece, which bounds the acceptance ratio from above; when the bound
@@ -172,16 +176,310 @@ def _move(R, n_r, ell, new_label, labels, size, free_stack, n_free, lstats, llog
 
 
 @njit(cache=True)
+def _find(parent, g):
+    while parent[g] != g:
+        parent[g] = parent[parent[g]]
+        g = parent[g]
+    return g
+
+
+@njit(cache=True)
+def _search_pieces(R, n_r, ell, labels, indptr, indices, area, in_r, owner, queue, parent, count,
+                   garea):
+    """The interleaved search of :func:`pieces_interleaved`; leaves its
+    groups in place (``owner`` of every queued vertex, union-find ``parent``,
+    ``count`` of queued but unvisited vertices, ``garea``) for the caller to
+    read and clear. Returns (groups, queued vertices, pieces found).
+    ``in_r`` marks R on entry."""
+    tail = 0
+    n_groups = 0
+    for t in range(n_r):
+        v = R[t]
+        for p in range(indptr[v], indptr[v + 1]):
+            s = indices[p]
+            if in_r[s] or owner[s] >= 0 or labels[s] != ell:
+                continue
+            owner[s] = n_groups
+            parent[n_groups] = n_groups
+            count[n_groups] = 1
+            garea[n_groups] = area[s]
+            n_groups += 1
+            queue[tail] = s
+            tail += 1
+    n_roots = n_groups
+    growing = n_groups
+    head = 0
+    while head < tail and n_roots > 1 and growing > 1:
+        v = queue[head]
+        head += 1
+        g = _find(parent, owner[v])
+        for p in range(indptr[v], indptr[v + 1]):
+            u = indices[p]
+            if in_r[u] or labels[u] != ell:
+                continue
+            if owner[u] < 0:
+                owner[u] = g
+                count[g] += 1
+                garea[g] += area[u]
+                queue[tail] = u
+                tail += 1
+            else:
+                h = _find(parent, owner[u])
+                if h != g:
+                    # Two searches met: one piece. Merge h into g.
+                    growing -= 1 if count[h] > 0 else 0
+                    parent[h] = g
+                    count[g] += count[h]
+                    garea[g] += garea[h]
+                    n_roots -= 1
+        count[g] -= 1
+        if count[g] == 0:
+            growing -= 1
+    return n_groups, tail, n_roots
+
+
+@njit(cache=True)
+def pieces_interleaved(R, n_r, ell, labels, indptr, indices, area, rest_area, exponent, in_r,
+                       owner, queue, parent, count, garea):
+    """Pieces of C \\ R (C the region of label ``ell`` holding the connected
+    set R; ``rest_area`` = area of C \\ R): (count, Σ area^exponent).
+
+    Every piece holds a neighbour of R. One breadth-first search grows from
+    all those neighbours at once, merging searches that meet; it stops when
+    all have met (C \\ R is one piece, the common case) or when at most one
+    search is still growing (its area is what the others leave). The cost
+    is that of the smaller pieces, not of C. ``owner`` must be −1 on entry
+    (and is again on return); ``in_r`` zero.
+    """
+    for t in range(n_r):
+        in_r[R[t]] = 1
+    n_groups, tail, n_roots = _search_pieces(R, n_r, ell, labels, indptr, indices, area, in_r,
+                                             owner, queue, parent, count, garea)
+    if n_roots == 1:
+        n_pieces = 1
+        sp = rest_area ** exponent
+    else:
+        n_pieces = 0
+        sp = 0.0
+        done = 0.0
+        open_root = -1
+        for gi in range(n_groups):
+            if parent[gi] != gi:
+                continue
+            n_pieces += 1
+            if count[gi] == 0:
+                sp += garea[gi] ** exponent
+                done += garea[gi]
+            else:
+                open_root = gi
+        if open_root >= 0:
+            sp += max(rest_area - done, 0.0) ** exponent
+    for t in range(tail):
+        owner[queue[t]] = -1
+    for t in range(n_r):
+        in_r[R[t]] = 0
+    return n_pieces, sp
+
+
+# ------------------------------------------------------------------ regions
+# Flips keep the connected regions in a "region index" instead of the
+# per-vertex cache of the state (``comp_root``, ``comp_area``: every vertex
+# holds its region's area, so a move costs the size of every region it
+# changes): ``rid[v]`` names v's region, ``rarea[rid]`` is its area, and
+# the unused names are on a stack. A move renames only R and the smaller
+# sides: of the regions it joins, all but the largest; of the pieces it
+# leaves behind, those the interleaved search finished (the search stops
+# while the largest is still growing). The functions that read regions
+# (:func:`_join`, :func:`.flips.join_delta`) look areas up as
+# ``comp_area[comp_root[v]]``, which holds in both forms.
+REG_RID, REG_AREA, REG_IDS, REG_NFREE, REG_MARK = range(5)
+
+
+def new_region_index(n):
+    """Arrays of a region index on n vertices: (rid, rarea, free names,
+    [number of free names], a mark per name)."""
+    return (np.zeros(n, np.int64), np.zeros(n), np.empty(n, np.int64), np.zeros(1, np.int64),
+            np.zeros(n, np.int8))
+
+
+@njit(cache=True)
+def load_regions(comp_root, comp_area, regions):
+    """Region index from the per-vertex cache (names: the root vertices)."""
+    rid, rarea, ids, n_ids, used = regions
+    n = comp_root.size
+    for v in range(n):
+        r = comp_root[v]
+        rid[v] = r
+        rarea[r] = comp_area[v]
+        used[r] = 1
+    k = 0
+    for v in range(n):
+        if used[v]:
+            used[v] = 0
+        else:
+            ids[k] = v
+            k += 1
+    n_ids[0] = k
+
+
+@njit(cache=True)
+def store_regions(regions, comp_root, comp_area):
+    """The per-vertex cache from a region index (roots: a vertex of each
+    region). Clobbers the stack of free names (reload before use)."""
+    rid, rarea, rep, n_ids, seen = regions
+    n = rid.size
+    for v in range(n):
+        r = rid[v]
+        if not seen[r]:
+            seen[r] = 1
+            rep[r] = v
+        comp_root[v] = rep[r]
+        comp_area[v] = rarea[r]
+    for v in range(n):
+        seen[rid[v]] = 0
+    n_ids[0] = -1
+
+
+@njit(cache=True)
+def _rename(start, name, lab, old, labels, rid, indptr, indices, stack):
+    """Give the region of ``start`` (label ``lab``, name ``old``) the name ``name``."""
+    rid[start] = name
+    stack[0] = start
+    top = 1
+    while top > 0:
+        top -= 1
+        v = stack[top]
+        for p in range(indptr[v], indptr[v + 1]):
+            u = indices[p]
+            if rid[u] == old and labels[u] == lab:
+                rid[u] = name
+                stack[top] = u
+                top += 1
+
+
+@njit(cache=True)
+def move_regions(R, n_r, ell, new, labels, size, free_stack, n_free, lstats, lloglik, sR, ll_rest,
+                 ll_new, regions, indptr, indices, area, in_r, pws, stack):
+    """Apply R: ell -> new (R connected, inside one region C of ``ell``;
+    R's statistics ``sR``; new log-likelihoods ``ll_rest`` of ell without R
+    and ``ll_new``) and update the region index. ``stack``: room for N."""
+    rid, rarea, ids, n_ids, idmark = regions
+    owner, queue, parent, count, garea = pws
+    C = rid[R[0]]
+    r_area = 0.0
+    for t in range(n_r):
+        r_area += area[R[t]]
+    rest = rarea[C] - r_area
+    if rest <= 0.5:  # R is all of C (areas are whole pixel counts): free its name first
+        ids[n_ids[0]] = C
+        n_ids[0] += 1
+    # Regions of `new` that R touches (named in queue[:k], with one vertex each
+    # in parent[:k]), and the largest of them.
+    k = 0
+    big = -1
+    for t in range(n_r):
+        v = R[t]
+        for p in range(indptr[v], indptr[v + 1]):
+            u = indices[p]
+            if labels[u] != new:
+                continue
+            j = rid[u]
+            if idmark[j]:
+                continue
+            idmark[j] = 1
+            queue[k] = j
+            parent[k] = u
+            if big < 0 or rarea[j] > rarea[queue[big]]:
+                big = k
+            k += 1
+    for t in range(k):
+        idmark[queue[t]] = 0
+    # Statistics and labels (as compiled._move).
+    if size[ell] == n_r:
+        lstats[ell, :] = 0.0
+        lloglik[ell] = 0.0
+    else:
+        lstats[ell, :] -= sR
+        lloglik[ell] = ll_rest
+    lstats[new, :] += sR
+    lloglik[new] = ll_new
+    relabel_vertices(labels, size, free_stack, n_free, R, n_r, new)
+    # The joined region: R and the regions of `new` it touches, under the
+    # name of the largest; the others are renamed and their names freed.
+    if k == 0:
+        n_ids[0] -= 1
+        name = ids[n_ids[0]]
+        joined = r_area
+    else:
+        name = queue[big]
+        joined = r_area + rarea[name]
+        for t in range(k):
+            j = queue[t]
+            if t == big:
+                continue
+            joined += rarea[j]
+            _rename(parent[t], name, new, j, labels, rid, indptr, indices, stack)
+            ids[n_ids[0]] = j
+            n_ids[0] += 1
+    for t in range(n_r):
+        rid[R[t]] = name
+    rarea[name] = joined
+    # What R leaves of C: nothing, one piece (the common case), or pieces of
+    # which the search finished all but perhaps one; the finished ones get
+    # new names, the last (or, when all finished, the first) keeps C's.
+    if rest <= 0.5:
+        return
+    rarea[C] = rest
+    for t in range(n_r):
+        in_r[R[t]] = 1
+    n_groups, tail, n_roots = _search_pieces(R, n_r, ell, labels, indptr, indices, area, in_r,
+                                             owner, queue, parent, count, garea)
+    for t in range(n_r):
+        in_r[R[t]] = 0
+    if n_roots > 1:
+        keep = -1
+        for gi in range(n_groups):
+            if parent[gi] == gi and count[gi] > 0:
+                keep = gi
+        for gi in range(n_groups):
+            if parent[gi] != gi or gi == keep:
+                continue
+            if keep < 0:
+                keep = gi  # every piece finished: the first keeps C's name
+                continue
+            # count[gi] == 0: gi's piece is all in the queue; name it anew.
+            n_ids[0] -= 1
+            nm = ids[n_ids[0]]
+            garea[gi] = -(nm + 1.0)  # marks the new name of root gi
+            rarea[nm] = 0.0
+        for t in range(tail):
+            v = queue[t]
+            g = _find(parent, owner[v])
+            if garea[g] < 0.0:
+                nm = int(-garea[g]) - 1
+                rid[v] = nm
+                rarea[nm] += area[v]
+                rarea[C] -= area[v]
+    for t in range(tail):
+        owner[queue[t]] = -1
+
+
+@njit(cache=True)
 def run_image_kernel(kind, temps, f_state, labels, size, free_stack, n_free, lstats, lloglik,
-                     comp_root, comp_area, best_labels, vstats, indptr, indices, edge_ids, edges,
+                     regions, best_labels, vstats, indptr, indices, edge_ids, edges,
                      q, log1mq, area, use_family, n_channels, n_bins, fp,
                      Rbuf, in_r, mark, stack, visited, acc_log, acc_q, acc_n, adj, roots,
-                     sR, tmp, tlab, tlogw, tll):
+                     sR, tmp, tlab, tlogw, tll, pws):
     """Run ``temps.size`` steps of a kernel on the image posterior.
 
     ``f_state`` = [log π, best log π] is updated in place; ``best_labels``
-    receives the best labelling. Returns the number of accepted moves.
+    receives the best labelling. ``regions`` is the region index
+    (:func:`load_regions`), ``pws`` the scratch of :func:`pieces_interleaved`.
+    Returns the number of accepted moves.
     """
+    comp_root = regions[REG_RID]
+    comp_area = regions[REG_AREA]
+    owner, queue, parent, count, garea = pws
     kappa = fp[FP_KAPPA]
     ridge = fp[FP_RIDGE]
     a0 = fp[FP_A0]
@@ -214,7 +512,7 @@ def run_image_kernel(kind, temps, f_state, labels, size, free_stack, n_free, lst
         r_area = 0.0
         for t in range(n_r):
             r_area += area[R[t]]
-        c_area = comp_area[R[0]]
+        c_area = comp_area[comp_root[R[0]]]
         _sum_stats(R, n_r, vstats, sR)
         # Likelihood of ell without R (shared by every target).
         if whole:
@@ -290,22 +588,24 @@ def run_image_kernel(kind, temps, f_state, labels, size, free_stack, n_free, lst
             if d + d_leave_ub <= threshold:
                 continue
             if c_area - r_area > 0.5:  # areas are whole pixel counts
-                k_p, sp_p = _pieces(R, n_r, ell, labels, indptr, indices, area, in_r, mark,
-                                    visited, ex)
+                k_p, sp_p = pieces_interleaved(R, n_r, ell, labels, indptr, indices, area,
+                                               c_area - r_area, ex, in_r, owner, queue, parent,
+                                               count, garea)
                 d -= a1 * (k_p - 1) + a2 * (sp_p - c_area ** ex)
             else:
                 d += a1 + a2 * c_area ** ex
             if d <= threshold:
                 continue
-            _move(R, n_r, ell, new_label, labels, size, free_stack, n_free, lstats, lloglik,
-                  sR, ll_rest, ll_new, comp_root, comp_area, indptr, indices, area, mark, visited)
+            move_regions(R, n_r, ell, new_label, labels, size, free_stack, n_free, lstats, lloglik,
+                         sR, ll_rest, ll_new, regions, indptr, indices, area, in_r, pws, stack)
         else:
             # ---- Gibbs over every target (single site, or cluster Gibbs with γ_k)
             if whole:
                 d_leave = a1 + a2 * c_area ** ex
             else:
-                k_p, sp_p = _pieces(R, n_r, ell, labels, indptr, indices, area, in_r, mark,
-                                    visited, ex)
+                k_p, sp_p = pieces_interleaved(R, n_r, ell, labels, indptr, indices, area,
+                                               c_area - r_area, ex, in_r, owner, queue, parent,
+                                               count, garea)
                 d_leave = -(a1 * (k_p - 1) + a2 * (sp_p - c_area ** ex))
             n_t = 0
             cur = -1
@@ -375,8 +675,8 @@ def run_image_kernel(kind, temps, f_state, labels, size, free_stack, n_free, lst
                 tmp[:] = lstats[new_label] + sR
             ll_new = label_loglik(tmp, n_channels, n_bins, use_family, kappa, ridge)
             d = tll[pick]
-            _move(R, n_r, ell, new_label, labels, size, free_stack, n_free, lstats, lloglik,
-                  sR, ll_rest, ll_new, comp_root, comp_area, indptr, indices, area, mark, visited)
+            move_regions(R, n_r, ell, new_label, labels, size, free_stack, n_free, lstats, lloglik,
+                         sR, ll_rest, ll_new, regions, indptr, indices, area, in_r, pws, stack)
         accepted += 1
         f_state[0] += d
         if f_state[0] > f_state[1] + 1e-9:
@@ -405,6 +705,10 @@ class CompiledWorkspace:
         self.tlab = np.empty(n_slots + 1, np.int64)
         self.tlogw = np.empty(n_slots + 1)
         self.tll = np.empty(n_slots + 1)
+        # pieces_interleaved: owner, queue, parent, count, area of searches
+        self.pws = (-np.ones(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64),
+                    np.zeros(n, np.int64), np.zeros(n))
+        self.regions = new_region_index(n)
 
 
 def run_compiled(kind, model, state, q, log1mq, proposal, temps, best_labels=None,
@@ -417,7 +721,7 @@ def run_compiled(kind, model, state, q, log1mq, proposal, temps, best_labels=Non
     """
     part = state.partition
     ws = getattr(state, "compiled_ws", None)
-    if ws is None:
+    if ws is None or not hasattr(ws, "regions"):
         ws = state.compiled_ws = CompiledWorkspace(part.n_vertices, part.size.size, model.vstats.shape[1])
     if best_labels is None:
         best_labels = part.labels.copy()
@@ -426,12 +730,16 @@ def run_compiled(kind, model, state, q, log1mq, proposal, temps, best_labels=Non
                    proposal.adjacent, proposal.floor, proposal.fresh, proposal.far,
                    p_single])
     g = model.graph
-    acc = run_image_kernel(kind, np.ascontiguousarray(temps, dtype=np.float64), f_state, part.labels,
+    temps = np.ascontiguousarray(temps, dtype=np.float64)
+    load_regions(state.comp_root, state.comp_area, ws.regions)
+    acc = run_image_kernel(kind, temps, f_state, part.labels,
                            part.size, part.free_stack, part.n_free, state.stats, state.loglik,
-                           state.comp_root, state.comp_area, best_labels, model.vstats, g.indptr,
+                           ws.regions, best_labels, model.vstats, g.indptr,
                            g.indices, g.edge_ids, g.edges, q, log1mq, model.area, model.use_family,
                            model.n_channels, model.n_bins, fp, ws.Rbuf, ws.in_r, ws.mark, ws.stack,
                            ws.visited, ws.acc_log, ws.acc_q, ws.acc_n, ws.adj, ws.roots, ws.sR, ws.tmp,
-                           ws.tlab, ws.tlogw, ws.tll)
+                           ws.tlab, ws.tlogw, ws.tll, ws.pws)
+    if acc or temps.size == 0:
+        store_regions(ws.regions, state.comp_root, state.comp_area)
     state.log_pi = float(f_state[0])
     return int(acc), float(f_state[1]), best_labels
