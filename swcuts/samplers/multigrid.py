@@ -2,8 +2,10 @@
 Props. 9-11).
 
 A step picks a square window Λ of the image — its side drawn from a
-pyramid of sizes, its position uniform among the positions that overlap
-the image, clipped to the image — independently of the state. A pixel of Λ
+pyramid of sizes (by default with frequency ∝ 1/side², so that every side
+gets about the same share of the time), its position uniform among the
+positions that overlap the image, clipped to the image — independently of
+the state. A pixel of Λ
 is drawn uniformly; its vertex v (when v lies in Λ: a pixel, or an atom
 whose centroid is in Λ) grows its component R over the same-label edges
 with both ends in Λ (Wolff growth), and R is relabelled as in
@@ -13,7 +15,17 @@ ratio of π(X_Λ | X_Λ̄) (Prop. 10). Each window's kernel is π-invariant, so
 the mixture over windows is too (Prop. 11).
 
 The cost of a step is that of R and the regions it touches, never of the
-whole graph, which is what makes pixel-level sampling affordable.
+whole graph, which is what makes pixel-level sampling affordable. On a
+pixel lattice R grows by pixel arithmetic (:func:`grow_lattice`), its
+statistics are summed from position, values and bins
+(:func:`.flips.sum_stats`), and an accepted move updates the regions on
+their smaller sides (:func:`.compiled.move_regions`).
+
+Started from one label, the chain must form every region with windows
+large enough to pay for a new region (a0 + a1 of the prior), which takes
+long at pixel scale; started from a segmentation of atoms it refines
+boundaries inside the atoms, where small windows (from side 2) and a low
+start temperature (T0 = 1) do best (benchmarks/pixel_scale.py).
 """
 
 from __future__ import annotations
