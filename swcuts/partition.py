@@ -107,7 +107,14 @@ class Partition:
         return np.sort(self.free_stack[self.n_free[0]:])
 
     def fresh_label(self) -> int:
-        """An unused label (not removed from the free list until used)."""
+        """An unused label (not removed from the free list until used).
+
+        Raises RuntimeError when every slot is in use: indexing the empty
+        free part would silently return a used label (the triadic sampler's
+        holding label was once a target that way).
+        """
+        if self.n_free[0] == 0:
+            raise RuntimeError("no unused label: every slot of the partition is in use")
         return int(self.free_stack[self.n_free[0] - 1])
 
     def relabel(self, vertices, new_label: int) -> None:

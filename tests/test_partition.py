@@ -244,3 +244,11 @@ def test_copy_is_independent():
     p.relabel([2], 0)
     assert q.labels.tolist()[2] == 1
     check_consistent(q, 6)
+
+
+def test_fresh_label_refuses_when_every_slot_is_used():
+    part = Partition(np.arange(4))
+    with pytest.raises(RuntimeError, match="every slot"):
+        part.fresh_label()
+    part.relabel(np.array([3]), 0)
+    assert part.fresh_label() == 3
