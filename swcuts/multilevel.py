@@ -194,7 +194,7 @@ class ConnectedMultigrid(Multigrid):
         ws = getattr(state, "flip_ws", None)
         if ws is None:
             ws = state.flip_ws = FlipWorkspace(part.n_vertices, part.size.size,
-                                               self.model.vstats.shape[1])
+                                               self.model.n_stats)
         f_state = np.array([state.log_pi])
         m, g = self.model, self.graph
         h, w = g.shape

@@ -280,6 +280,11 @@ class ImageModel:
     def n_vertices(self) -> int:
         return self.graph.n_vertices
 
+    @property
+    def n_stats(self) -> int:
+        """Length D of a statistics row (layout of :func:`label_loglik`)."""
+        return 1 + self.n_channels * self.n_bins + 36 + 7 * self.n_channels
+
     def new_state(self, labels) -> ModelState:
         """A chain state for the labelling ``labels`` (one label per vertex)."""
         part = Partition(labels)

@@ -1008,6 +1008,11 @@ class MixtureModel:
     def n_items(self) -> int:
         return self.data.shape[0]
 
+    @property
+    def n_stats(self) -> int:
+        """Length of a statistics row."""
+        return self.vstats.shape[1]
+
     def _lm(self, st) -> float:
         if self._kind < 0:
             return float(self.likelihood.log_marginal(st))

@@ -311,7 +311,7 @@ class Multigrid:
         part = state.partition
         ws = getattr(state, "flip_ws", None)
         if ws is None:
-            ws = state.flip_ws = FlipWorkspace(part.n_vertices, part.size.size, self.model.vstats.shape[1])
+            ws = state.flip_ws = FlipWorkspace(part.n_vertices, part.size.size, self.model.n_stats)
         if best_labels is None:
             best_labels = part.labels.copy()
         f_state = np.array([state.log_pi, max(state.log_pi, best_log_pi)])
