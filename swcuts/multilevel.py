@@ -60,10 +60,10 @@ from .graph import RegionGraph
 from .models.image import FAMILIES, ImageModel
 from .samplers import SWC, seed_compiled_rng
 from .samplers.common import StepInfo
-from .samplers.flips import (FlipWorkspace, cut_log_ratio, join_delta, leave_bound, log_falling,
-                             model_params, pieces_interleaved, propose_labels)
-from .samplers.compiled import FP_A1, FP_A2, FP_EXP, _move
-from .samplers.multigrid import Multigrid, draw_window, grow_in_window
+from .partition import relabel_vertices
+from .samplers.flips import (FW_ADJ, FW_FLOOR, FW_FRESH, join_delta, leave_bound, model_params,
+                             pieces_interleaved)
+from .samplers.multigrid import Multigrid, draw_weighted_window, grow_in_window, grow_lattice
 
 __all__ = ["MultiLevel", "TwoLevel", "Level", "ConnectedMultigrid", "anneal_multilevel",
            "ATOM_DEFAULTS", "block_atoms"]
@@ -77,113 +77,212 @@ _REBIND, _REBUILD = 1, 2
 
 
 # --------------------------------------------------------------- compiled kernel
+# Below the top every label is one connected region of the level's graph,
+# so the labels are their own region index: the region of v is labels[v]
+# and its area larea[labels[v]] (the form ``comp_area[comp_root[v]]`` that
+# :func:`.flips.join_delta` reads). A move renames R only, with no search
+# of the regions it joins or leaves beyond the check that what R leaves
+# stays connected.
 @njit(cache=True)
-def _touches(R, n_r, lab, labels, indptr, indices):
-    """Whether a vertex of R has a neighbour labelled ``lab``."""
+def connected_step(n_r, T, labels, size, free_stack, n_free, lstats, lloglik, larea, vsrc, indptr,
+                   indices, edge_ids, q, log1mq, area, use_family, n_channels, n_bins, fp, vy, vx,
+                   win, R, in_r, mark, roots, sR, tmp, acc_q, acc_n, acc_log, adj, pws):
+    """Relabel the connected set R = ``R[:n_r]`` (grown in the window, inside
+    one label) under π · 1[every label one connected region]: an SW-cut
+    move (Props. 9-10) with Δ log π returned if accepted, NaN if rejected
+    (the state is then unchanged).
+
+    The label proposal is that of :class:`.common.TargetProposal` restricted
+    to the moves that can stay in the constrained space: a label adjacent
+    to R (weight ``adjacent * (floor + mean q over the cut)``) or a fresh
+    label (``fresh``); the current one is never proposed. A label not
+    adjacent to R would get a second region (target 0), so it is not
+    proposed. Every label adjacent to R stays adjacent after the move (only
+    R changes), the current label of R is adjacent to R unless R is all of
+    it (then it is "fresh"), so the normaliser is the same in X and X' and
+    the reverse probability is computable. Partitions are the target (one
+    fresh option, as :mod:`.compiled`). A move that would leave the rest of
+    R's label in pieces is rejected (target 0).
+    """
+    fw_adj = fp[FW_ADJ]
+    fw_floor = fp[FW_FLOOR]
+    fw_fresh = fp[FW_FRESH]
+    ell = labels[R[0]]
+    whole = size[ell] == n_r
+    # Labels adjacent to R: sum of q and number of edges (all edges), and
+    # Σ log(1 − q) over the edges with both ends in the window (Prop. 9).
+    for t in range(n_r):
+        in_r[R[t]] = 1
+    n_adj = 0
     for t in range(n_r):
         v = R[t]
         for p in range(indptr[v], indptr[v + 1]):
-            if labels[indices[p]] == lab:
-                return True
-    return False
-
-
-@njit(cache=True)
-def connected_flip(n_r, T, labels, size, free_stack, n_free, lstats, lloglik, comp_root,
-                   comp_area, vstats, indptr, indices, edge_ids, q, log1mq, area, use_family,
-                   n_channels, n_bins, fp, vy, vx, win, Sbuf, ptr, sid, inside, inside_list, acc_q,
-                   acc_n, adj, new_lab, in_r, mark, visited, roots, sR, tmp, pws):
-    """Relabel the connected set R = ``Sbuf[:n_r]`` (grown in the window) under
-    π · 1[every label one connected region].
-
-    The move of :func:`.flips.flip_set` for one component (Props. 9-10),
-    except that a move leaving the constrained space — the new label would
-    get a second region, or the rest of R's label would fall apart — has
-    target probability 0 and is rejected. Returns Δ log π if accepted, NaN
-    if rejected (the state is then unchanged).
-    """
-    n_slots = size.size
-    ptr[0] = 0
-    ptr[1] = n_r
+            u = indices[p]
+            if in_r[u]:
+                continue
+            lab = labels[u]
+            if acc_n[lab] == 0:
+                adj[n_adj] = lab
+                n_adj += 1
+            e = edge_ids[p]
+            acc_q[lab] += q[e]
+            acc_n[lab] += 1
+            if win[0] <= vy[u] < win[1] and win[2] <= vx[u] < win[3]:
+                acc_log[lab] += log1mq[e]
     for t in range(n_r):
-        sid[Sbuf[t]] = 0
-    log_prop = propose_labels(1, ptr, Sbuf, sid, labels, size, free_stack, n_free[0], indptr,
-                              indices, edge_ids, q, fp, inside, inside_list, acc_q, acc_n, adj,
-                              new_lab)
-    cut = cut_log_ratio(1, ptr, Sbuf, sid, labels, new_lab, indptr, indices, edge_ids, log1mq,
-                        vy, vx, win)
-    for t in range(n_r):
-        sid[Sbuf[t]] = -1
-    R = Sbuf[:n_r]
-    ell = labels[R[0]]
-    new = new_lab[0]
-    if new == ell:
+        in_r[R[t]] = 0
+    fresh_ok = whole or n_free[0] > 0
+    if not whole and acc_n[ell] == 0:  # R's label not connected: not a state of the space
+        for t in range(n_adj):
+            lab = adj[t]
+            acc_q[lab] = 0.0
+            acc_n[lab] = 0
+            acc_log[lab] = 0.0
         return np.nan
-    if size[new] > 0 and not _touches(R, n_r, new, labels, indptr, indices):
-        return np.nan  # the new label would have two regions
-    k_before = n_slots - n_free[0]
-    k_after = k_before + (1 if size[new] == 0 else 0) - (1 if size[ell] == n_r else 0)
-    # Labelling target π / (N)_K, see flips.py; MH uniform drawn first.
-    rest = log_falling(n_slots, k_before) - log_falling(n_slots, k_after) + log_prop + cut
-    threshold = T * (math.log(np.random.random()) - rest)
-    d, ll_rest, ll_new, r_area, c_area = join_delta(
-        R, n_r, ell, new, labels, size, lstats, lloglik, comp_root, comp_area, vstats, indptr,
-        indices, area, use_family, n_channels, n_bins, fp, in_r, mark, roots, sR, tmp)
-    if d + leave_bound(r_area, c_area, fp) <= threshold:
-        return np.nan
-    ex = fp[FP_EXP]
-    if c_area - r_area > 0.5:  # areas are whole pixel counts
-        owner, queue, parent, count, garea = pws
-        k_p, sp_p = pieces_interleaved(R, n_r, ell, labels, indptr, indices, area, c_area - r_area,
-                                       ex, in_r, owner, queue, parent, count, garea)
-        if k_p > 1:
-            return np.nan  # the rest of ell would fall apart
-        d -= fp[FP_A2] * (sp_p - c_area ** ex)
+    z = fw_fresh if fresh_ok else 0.0
+    for t in range(n_adj):
+        lab = adj[t]
+        z += fw_adj * (fw_floor + acc_q[lab] / acc_n[lab])
+    if whole:
+        w_cur = fw_fresh
     else:
-        d += fp[FP_A1] + fp[FP_A2] * c_area ** ex
+        w_cur = fw_adj * (fw_floor + acc_q[ell] / acc_n[ell])
+    u = np.random.random() * (z - w_cur)
+    new = -1
+    w_new = 0.0
+    for t in range(n_adj):
+        lab = adj[t]
+        if lab == ell:
+            continue
+        w = fw_adj * (fw_floor + acc_q[lab] / acc_n[lab])
+        if u < w:
+            new = lab
+            w_new = w
+            break
+        u -= w
+    if new < 0 and not whole and fresh_ok:
+        new = free_stack[n_free[0] - 1]
+        w_new = fw_fresh
+    cut = 0.0
+    if new >= 0:
+        cut = acc_log[new] - acc_log[ell]
+    for t in range(n_adj):
+        lab = adj[t]
+        acc_q[lab] = 0.0
+        acc_n[lab] = 0
+        acc_log[lab] = 0.0
+    if new < 0:  # nowhere to go (or rounding ran past the last weight)
+        return np.nan
+    log_prop = (math.log(w_cur) - math.log(z - w_new)) - (math.log(w_new) - math.log(z - w_cur))
+    # MH uniform first; C's own terms are exact when C \ R stays in one
+    # piece (the bound of flips.leave_bound), the only case allowed.
+    threshold = T * (math.log(np.random.random()) - log_prop - cut)
+    d, ll_rest, ll_new, r_area, c_area = join_delta(
+        R, n_r, ell, new, labels, size, lstats, lloglik, labels, larea, vsrc, indptr, indices,
+        area, use_family, n_channels, n_bins, fp, in_r, mark, roots, sR, tmp)
+    d += leave_bound(r_area, c_area, fp)
     if d <= threshold:
         return np.nan
-    _move(R, n_r, ell, new, labels, size, free_stack, n_free, lstats, lloglik, sR, ll_rest, ll_new,
-          comp_root, comp_area, indptr, indices, area, mark, visited)
+    if not whole:
+        owner, queue, parent, count, garea = pws
+        k_p, _ = pieces_interleaved(R, n_r, ell, labels, indptr, indices, area, c_area - r_area,
+                                    1.0, in_r, owner, queue, parent, count, garea)
+        if k_p > 1:
+            return np.nan  # the rest of ell would fall apart
+    if whole:
+        lstats[ell, :] = 0.0
+        lloglik[ell] = 0.0
+        larea[ell] = 0.0
+    else:
+        lstats[ell, :] -= sR
+        lloglik[ell] = ll_rest
+        larea[ell] -= r_area
+    lstats[new, :] += sR
+    lloglik[new] = ll_new
+    larea[new] += r_area
+    relabel_vertices(labels, size, free_stack, n_free, R, n_r, new)
     return d
 
 
 @njit(cache=True)
-def run_connected(temps, sizes, fixed, h, w, pix2v, vy, vx, f_state, labels, size, free_stack,
-                  n_free, lstats, lloglik, comp_root, comp_area, vstats, indptr, indices, edge_ids,
-                  q, log1mq, area, use_family, n_channels, n_bins, fp, win, Sbuf, ptr, sid, inside,
-                  inside_list, acc_q, acc_n, adj, new_lab, in_r, mark, visited, roots, sR, tmp, pws):
+def run_connected(temps, sizes, cdf, fixed, h, w, pix2v, vy, vx, f_state, labels, size,
+                  free_stack, n_free, lstats, lloglik, larea, vsrc, indptr, indices, edge_ids, q,
+                  qr, qd, log1mq, area, use_family, n_channels, n_bins, fp, win, Rbuf, in_r, mark,
+                  roots, sR, tmp, acc_q, acc_n, acc_log, adj, pws):
     """Run ``temps.size`` constrained multigrid steps; returns the number
-    accepted and adds the change of log π to ``f_state[0]``."""
+    accepted and adds the change of log π to ``f_state[0]``.
+
+    Windows as :func:`.multigrid.run_multigrid` (side ``sizes[k]`` with
+    probability ``cdf[k] - cdf[k-1]``, or the fixed ``win``); ``qr``, ``qd``:
+    :func:`.multigrid.lattice_q` (empty: grow over the CSR lists).
+    """
+    lattice = qr.size > 0
     accepted = 0
     for step in range(temps.size):
         if not fixed:
-            draw_window(sizes, h, w, win)
+            draw_weighted_window(sizes, cdf, h, w, win)
         y = win[0] + int(np.random.random() * (win[1] - win[0]))
         x = win[2] + int(np.random.random() * (win[3] - win[2]))
         v = pix2v[y * w + x]
         if not (win[0] <= vy[v] < win[1] and win[2] <= vx[v] < win[3]):
             continue
-        n_r = grow_in_window(v, labels, q, indptr, indices, edge_ids, vy, vx, win, mark, Sbuf)
-        d = connected_flip(n_r, temps[step], labels, size, free_stack, n_free, lstats, lloglik,
-                           comp_root, comp_area, vstats, indptr, indices, edge_ids, q, log1mq, area,
-                           use_family, n_channels, n_bins, fp, vy, vx, win, Sbuf, ptr, sid, inside,
-                           inside_list, acc_q, acc_n, adj, new_lab, in_r, mark, visited, roots, sR,
-                           tmp, pws)
+        if lattice:
+            n_r = grow_lattice(v, labels, qr, qd, w, win, mark, Rbuf)
+        else:
+            n_r = grow_in_window(v, labels, q, indptr, indices, edge_ids, vy, vx, win, mark, Rbuf)
+        d = connected_step(n_r, temps[step], labels, size, free_stack, n_free, lstats, lloglik,
+                           larea, vsrc, indptr, indices, edge_ids, q, log1mq, area, use_family,
+                           n_channels, n_bins, fp, vy, vx, win, Rbuf, in_r, mark, roots, sR, tmp,
+                           acc_q, acc_n, acc_log, adj, pws)
         if d == d:
             accepted += 1
             f_state[0] += d
     return accepted
 
 
+@njit(cache=True)
+def label_regions(labels, area, larea, comp_root, comp_area):
+    """The per-vertex region cache of a state whose labels are connected:
+    root = first vertex of the label, area = the label's (``larea``)."""
+    rep = np.full(larea.size, -1, np.int64)
+    for v in range(labels.size):
+        lab = labels[v]
+        if rep[lab] < 0:
+            rep[lab] = v
+        comp_root[v] = rep[lab]
+        comp_area[v] = larea[lab]
+
+
+class ConnectedWorkspace:
+    """Scratch arrays of :func:`run_connected` (zero or −1 between calls)."""
+
+    def __init__(self, n_vertices, n_slots, n_stats):
+        n = n_vertices
+        self.Rbuf = np.empty(n, np.int64)
+        self.in_r = np.zeros(n, np.int8)
+        self.mark = np.zeros(max(n, n_slots), np.int8)
+        self.roots = np.empty(max(n, n_slots), np.int64)
+        self.sR = np.empty(n_stats)
+        self.tmp = np.empty(n_stats)
+        self.acc_q = np.zeros(n_slots)
+        self.acc_n = np.zeros(n_slots, np.int64)
+        self.acc_log = np.zeros(n_slots)
+        self.adj = np.empty(max(n, n_slots), np.int64)
+        self.larea = np.zeros(n_slots)
+        # pieces_interleaved: owner, queue, parent, count, area of searches
+        self.pws = (-np.ones(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64),
+                    np.zeros(n, np.int64), np.zeros(n))
+
+
 class ConnectedMultigrid(Multigrid):
     """Multigrid SW cuts for π restricted to labellings whose every label is
     one connected region of the model's graph (the levels below the top).
 
-    Same parameters as :class:`~swcuts.samplers.multigrid.Multigrid`; with
-    ``window`` covering the image it is a plain SW-cut kernel (vertices
-    drawn in proportion to their pixels). The state must start connected;
-    it stays so.
+    Same parameters as :class:`~swcuts.samplers.multigrid.Multigrid`
+    (window sides drawn with ``window_weights``, by default ∝ 1/side²);
+    with ``window`` covering the image it is a plain SW-cut kernel
+    (vertices drawn in proportion to their pixels). The state must start
+    connected; it stays so. See :func:`connected_step` for the move.
     """
 
     name = "multigrid-connected"
@@ -191,25 +290,28 @@ class ConnectedMultigrid(Multigrid):
     def run(self, state, rng, temperatures):
         """Run one step per temperature; returns the number accepted."""
         part = state.partition
-        ws = getattr(state, "flip_ws", None)
-        if ws is None:
-            ws = state.flip_ws = FlipWorkspace(part.n_vertices, part.size.size,
-                                               self.model.n_stats)
+        n_slots = part.size.size
+        ws = getattr(state, "connected_ws", None)
+        if ws is None or ws.acc_n.size != n_slots or ws.in_r.size != part.n_vertices:
+            ws = state.connected_ws = ConnectedWorkspace(part.n_vertices, n_slots,
+                                                         self.model.n_stats)
         f_state = np.array([state.log_pi])
         m, g = self.model, self.graph
         h, w = g.shape
         fixed = self.window is not None
         win = self.window.copy() if fixed else np.zeros(4, np.int64)
-        # The vertex statistics as the parent kernel hands them to the flips.
-        vsrc = getattr(self, "vsrc", m.vstats)
-        acc = run_connected(np.ascontiguousarray(temperatures, dtype=np.float64), self.sizes, fixed,
-                            h, w, self.pix2v, self.vy, self.vx, f_state, part.labels, part.size,
-                            part.free_stack, part.n_free, state.stats, state.loglik, state.comp_root,
-                            state.comp_area, vsrc, g.indptr, g.indices, g.edge_ids, self.q,
-                            self.log1mq, m.area, m.use_family, m.n_channels, m.n_bins,
-                            model_params(m, self.proposal), win, ws.Sbuf, ws.ptr, ws.sid,
-                            ws.inside, ws.inside_list, ws.acc_q, ws.acc_n, ws.adj, ws.new_lab,
-                            ws.in_r, ws.mark, ws.visited, ws.roots, ws.sR, ws.tmp, ws.pws)
+        temps = np.ascontiguousarray(temperatures, dtype=np.float64)
+        larea = ws.larea
+        larea[:] = np.bincount(part.labels, weights=m.area, minlength=n_slots)
+        acc = run_connected(temps, self.sizes, self.size_cdf, fixed, h, w, self.pix2v, self.vy,
+                            self.vx, f_state, part.labels, part.size, part.free_stack, part.n_free,
+                            state.stats, state.loglik, larea, self.vsrc, g.indptr, g.indices,
+                            g.edge_ids, self.q, self.qr, self.qd, self.log1mq, m.area, m.use_family,
+                            m.n_channels, m.n_bins, model_params(m, self.proposal), win, ws.Rbuf,
+                            ws.in_r, ws.mark, ws.roots, ws.sR, ws.tmp, ws.acc_q, ws.acc_n,
+                            ws.acc_log, ws.adj, ws.pws)
+        if acc:
+            label_regions(part.labels, m.area, larea, state.comp_root, state.comp_area)
         state.log_pi = float(f_state[0])
         return int(acc)
 

@@ -198,6 +198,23 @@ class _WrongLevel0(MultiLevel):
     constrained_kernel = _NoCuts
 
 
+def _weighted_levels(weights):
+    """A MultiLevel whose level-0 windows have the given side frequencies."""
+    if weights is None:
+        return MultiLevel
+
+    class Kernel(ConnectedMultigrid):
+        def __init__(self, model, q, **kw):
+            if kw.get("window") is None:
+                kw["window_weights"] = weights
+            super().__init__(model, q, **kw)
+
+    class Weighted(MultiLevel):
+        constrained_kernel = Kernel
+
+    return Weighted
+
+
 def test_enumeration_catches_a_wrong_level_kernel(two_levels_2x3):
     states, p = two_levels_2x3
     ml = sampler_for((2, 3), 2, cls=_WrongLevel0, atom_a0=[2.5], window_sizes=[2, 3])
@@ -239,33 +256,57 @@ def test_every_level_keeps_exact_draws_exact(name):
         assert_matches(tv, pvalue, p, n)
 
 
-def test_exact_draws_catch_a_wrong_level_kernel(two_levels_2x3):
-    states, p = two_levels_2x3
-    # Windows of two pixels or more: every move of the wrong kernel has a cut.
-    ml = sampler_for((2, 3), 2, cls=_WrongLevel0, atom_a0=[2.5], window_sizes=[2, 3])
-    counts = through_levels(ml, states, p, seed=8, n=1500, steps=20, n_run=1)
-    tv, pvalue = compare(counts[0], states, p)
-    assert pvalue < 1e-3
-
-
 # ------------------------------------------------------------------ conditionals, 3x3
-def test_level0_samples_its_conditional_3x3():
-    """Atoms given the segments: π_s over the partitions into connected
-    regions inside the segments (S = left column | rest)."""
+SEG_3X3 = np.array([[0, 1, 1]] * 3)
+
+
+@pytest.fixture(scope="module")
+def level0_given_segments_3x3():
+    """Atoms given the segments S = left column | rest: π_s over the
+    partitions into connected regions inside the segments."""
     shape = (3, 3)
-    seg = np.array([[0, 1, 1]] * 3)
-    ml = sampler_for(shape, 2, atom_a0=[1.5])
-    ml.set_levels([seg, seg])
-    e = ml.graph.edges
+    seg = SEG_3X3
+    model, _, _ = setting(shape)
+    e = model.graph.edges
     inside = e[seg.ravel()[e[:, 0]] == seg.ravel()[e[:, 1]]].tolist()
     top = tuple(canonical(seg.ravel()))
     states = [(x0, top) for x0 in set_partitions(9) if _is_connected_partition(x0, inside)]
-    model, _, _ = setting(shape)
     p = joint_distribution(model, states, [1.5])
     assert 1.0 / np.sum(p ** 2) > 10
+    return states, p
+
+
+def test_level0_samples_its_conditional_3x3(level0_given_segments_3x3):
+    states, p = level0_given_segments_3x3
+    ml = sampler_for((3, 3), 2, atom_a0=[1.5])
+    ml.set_levels([SEG_3X3, SEG_3X3])
     counts = run_chain(ml, np.random.default_rng(4), [30, 0], 4000, levels=[0])
     tv, pvalue = compare(counts, states, p)
     assert_matches(tv, pvalue, p, 4000)
+
+
+@pytest.mark.parametrize("weights", [None, [1.0, 1.0, 1.0], [0.1, 1.0, 4.0]])
+def test_level0_keeps_exact_draws_exact_3x3(level0_given_segments_3x3, weights):
+    """Level 0 from exact draws of its conditional, with window sides drawn
+    ∝ 1/side² (default), uniformly, or mostly large."""
+    states, p = level0_given_segments_3x3
+    ml = sampler_for((3, 3), 2, cls=_weighted_levels(weights), atom_a0=[1.5])
+    n = 1500
+    counts = through_levels(ml, states, p, seed=8, n=n, steps=20, n_run=1)
+    tv, pvalue = compare(counts[0], states, p)
+    assert_matches(tv, pvalue, p, n)
+
+
+def test_exact_draws_catch_a_wrong_level_kernel(level0_given_segments_3x3):
+    # (On the 2x3 joint states the kernel without cuts is only caught with
+    # many more draws: p = 0.015 with 1,500, 2e-9 with 6,000; the 3x3
+    # conditional has more cut edges.)
+    states, p = level0_given_segments_3x3
+    # Windows of two pixels or more: every move of the wrong kernel has a cut.
+    ml = sampler_for((3, 3), 2, cls=_WrongLevel0, atom_a0=[1.5], window_sizes=[2, 3])
+    counts = through_levels(ml, states, p, seed=8, n=1500, steps=20, n_run=1)
+    tv, pvalue = compare(counts[0], states, p)
+    assert pvalue < 1e-3
 
 
 def test_level1_samples_its_conditional_3x3():
