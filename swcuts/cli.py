@@ -94,14 +94,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help="budget in seconds of sampling (instead of --steps)")
     s.add_argument("--t0", type=_float, default=None, metavar="T", help="start temperature")
     s.add_argument("--t-final", type=_float, default=DEFAULTS["t_final"], metavar="T", help="final temperature")
-    s.add_argument("--init", default="uniform", metavar="{uniform,random}", help="start from one label or random labels")
+    s.add_argument("--init", default=None, metavar="{atoms,uniform,random}",
+                   help="start from one label (uniform), random labels, or for multigrid on pixels "
+                        "from SW cuts on SLIC atoms (atoms; its default); default uniform otherwise")
     s.add_argument("--edge-scale", type=_float, default=DEFAULTS["edge_scale"])
     s.add_argument("--a0", type=_float, default=DEFAULTS["a0"], help="prior weight per label")
     s.add_argument("--a1", type=_float, default=DEFAULTS["a1"], help="prior weight per region")
     s.add_argument("--a2", type=_float, default=DEFAULTS["a2"], help="prior weight on sum of area^0.9")
     s.add_argument("--window-sizes", type=_sizes, default=None, metavar="S1,S2,...",
                    help="multigrid/multilevel: sides of the attention windows (default 8,16,32,... "
-                        "up to the image size)")
+                        "up to the image size; 2,4,8,... for multigrid from atoms)")
     s.add_argument("--levels", type=_int, default=DEFAULTS["levels"], metavar="N",
                    help="multilevel: number of levels above the pixels (default 2: atoms, segments)")
     s.add_argument("--no-progress", action="store_true", help="never show a progress bar")

@@ -229,6 +229,115 @@ def test_explicit_temperatures_and_prior():
 
 
 # ---------------------------------------------------------------------------
+# Multigrid on pixels: from atoms (the default) or from one label
+# ---------------------------------------------------------------------------
+
+
+def _phase_start(trace):
+    """Index of the first trace row of the pixel phase (the temperature rises again)."""
+    t = trace.temperature
+    rises = [i for i in range(1, len(t)) if t[i] > t[i - 1] * (1 + 1e-9)]
+    assert len(rises) == 1, rises
+    return rises[0]
+
+
+def test_multigrid_from_atoms_is_the_default_on_pixels():
+    img = rgb_image()
+    seg = segment(img, sampler="multigrid", seed=0, steps=600)
+    check_segmentation(seg, img.shape[:2])
+    assert seg.init == "atoms" and seg.summary()["init"] == "atoms"
+    assert seg.atom_method == "pixels" and seg.graph.n_vertices == 24 * 32
+    assert seg.steps == 600  # both phases
+    assert seg.accepted == sum(seg.trace.accepted)
+    assert all(b >= a for a, b in zip(seg.trace.seconds, seg.trace.seconds[1:]))
+    assert seg.seconds == pytest.approx(seg.trace.seconds[-1], abs=0.01)
+    # SW cuts on the atoms from one label at T0 = 10, then multigrid from T0 = 1.
+    tr = seg.trace
+    assert tr.labels[0] == 1 and tr.temperature[0] == pytest.approx(swcuts.api.DEFAULT_T0_SWC)
+    i = _phase_start(tr)
+    assert 0 < tr.step[i - 1] < 600
+    assert tr.temperature[i] == pytest.approx(swcuts.api.ATOMS_INIT_T0, rel=0.1)
+
+
+def test_multigrid_from_atoms_same_seed_same_result():
+    img = grey_image()
+    a = segment(img, sampler="multigrid", seed=5, steps=500)
+    b = segment(img, sampler="multigrid", seed=5, steps=500)
+    np.testing.assert_array_equal(a.labels, b.labels)
+    assert a.energy == b.energy and a.trace.energy == b.trace.energy
+
+
+def test_multigrid_from_atoms_default_budget_starts_with_swc():
+    """The atoms' phase is exactly segment(sampler="swc")'s run, so the result
+    is at least as good as it (same posterior, same seed)."""
+    img = grey_image()
+    swc = segment(img, sampler="swc", seed=3, n_atoms=40)
+    seg = segment(img, sampler="multigrid", seed=3, n_atoms=40)
+    check_segmentation(seg, img.shape)
+    i = _phase_start(seg.trace)
+    assert seg.trace.energy[:i] == swc.trace.energy
+    assert seg.trace.step[i - 1] == swc.steps
+    assert seg.steps == swc.steps + swcuts.api.default_steps("multigrid", img.size, pixels=True)
+    assert seg.energy <= swc.energy + 1e-6 * abs(swc.energy)
+
+
+def test_multigrid_from_atoms_time_budget():
+    img = grey_image()
+    seg = segment(img, sampler="multigrid", seed=0, time_budget=0.3)
+    check_segmentation(seg, img.shape)
+    assert 0.25 <= seg.seconds < 3.0
+    assert seg.trace.seconds[-1] == pytest.approx(seg.seconds, abs=0.01)
+    _phase_start(seg.trace)
+
+
+def test_multigrid_from_atoms_respects_t0_and_windows(monkeypatch):
+    seen = []
+    real = swcuts.api.Multigrid
+
+    def spy(model, q, window_sizes=None, **kw):
+        seen.append(list(window_sizes))
+        return real(model, q, window_sizes=window_sizes, **kw)
+
+    monkeypatch.setattr(swcuts.api, "Multigrid", spy)
+    img = grey_image()
+    seg = segment(img, sampler="multigrid", seed=0, steps=400, t0=3.0, window_sizes=[4, 8])
+    check_segmentation(seg, img.shape)
+    assert seen == [[4, 8]]
+    assert seg.trace.temperature[_phase_start(seg.trace)] == pytest.approx(3.0, rel=0.1)
+    segment(img, sampler="multigrid", seed=0, steps=400)
+    assert seen[-1] == [2, 4, 8, 16, 32]  # default: windows from 2
+
+
+@pytest.mark.parametrize("steps", [1, 2])
+def test_multigrid_from_atoms_tiny_budgets(steps):
+    img = grey_image()
+    seg = segment(img, sampler="multigrid", seed=0, steps=steps)
+    check_segmentation(seg, img.shape)
+    assert seg.steps == steps
+
+
+@pytest.mark.parametrize("init", ["uniform", "random"])
+def test_multigrid_on_pixels_other_starts(init):
+    img = grey_image()
+    seg = segment(img, sampler="multigrid", init=init, seed=0, steps=300)
+    check_segmentation(seg, img.shape)
+    assert seg.init == init and seg.steps == 300
+    assert seg.trace.temperature[0] == pytest.approx(swcuts.api.DEFAULT_T0_SWC)
+    assert (seg.trace.labels[0] == 1) == (init == "uniform")
+    assert all(b <= a for a, b in zip(seg.trace.temperature, seg.trace.temperature[1:]))
+
+
+def test_pixel_default_budget_is_capped():
+    api = swcuts.api
+    n = 154_401
+    assert api.default_steps("multigrid", n, pixels=True) == api.STEPS_PER_PIXEL["multigrid"] * n
+    big = 100 * api.MAX_PIXEL_STEPS["multigrid"]
+    assert api.default_steps("multigrid", big, pixels=True) == api.MAX_PIXEL_STEPS["multigrid"]
+    assert api.default_steps("multilevel", big, pixels=True) == api.MAX_PIXEL_STEPS["multilevel"]
+    assert api.default_steps("multigrid", 1000) == api.STEPS_PER_ATOM["multigrid"] * 1000
+
+
+# ---------------------------------------------------------------------------
 # Bad input
 # ---------------------------------------------------------------------------
 
@@ -311,6 +420,16 @@ BAD_OPTIONS = {
     "string_time_budget": (dict(steps=None, time_budget="1"), TypeError, "time_budget"),
     "steps_and_time_budget": (dict(steps=10, time_budget=1.0), ValueError, "not both"),
     "unknown_init": (dict(init="zeros"), ValueError, "unknown init 'zeros'"),
+    "init_not_str": (dict(init=1), TypeError, "init must be a string"),
+    "init_atoms_for_swc": (dict(init="atoms"), ValueError, "init='atoms' .* not sampler 'swc' on atoms 'slic'"),
+    "init_atoms_multigrid_on_slic": (dict(sampler="multigrid", atoms="slic", init="atoms"), ValueError,
+                                     "needs sampler='multigrid' with atoms='pixels'"),
+    "init_atoms_gibbs_on_pixels": (dict(sampler="gibbs", atoms="pixels", init="atoms"), ValueError,
+                                   "init='atoms'"),
+    "init_atoms_multilevel": (dict(sampler="multilevel", init="atoms"), ValueError, "init='atoms'"),
+    "init_random_multilevel": (dict(sampler="multilevel", init="random"), ValueError, "does not apply"),
+    "t_final_above_atoms_t0": (dict(sampler="multigrid", t_final=2.0), ValueError,
+                               r"t_final \(2.0\) must not exceed t0 \(1.0\)"),
     "negative_seed": (dict(seed=-1), ValueError, "seed"),
     "string_seed": (dict(seed="abc"), TypeError, "seed"),
     "float_seed": (dict(seed=1.5), TypeError, "seed"),

@@ -203,6 +203,26 @@ def test_module_entry_point_subprocess(small_png, tmp_path):
     assert np.load(out / "labels.npy").shape == iio.imread(small_png).shape[:2]
 
 
+@pytest.mark.parametrize("init", [None, "uniform"])
+def test_multigrid_on_pixels(init, tiny_npy, tmp_path, capsys):
+    """Pixel multigrid starts from SW cuts on atoms by default; --init uniform from one label."""
+    out = tmp_path / "mg"
+    extra = ["--init", init] if init else []
+    rc, stdout, err = run_cli(capsys, "segment", tiny_npy, "-o", out, "--sampler", "multigrid",
+                              "--steps", "400", "--seed", "0", *extra)
+    assert rc == 0 and err == "" and "400 steps" in stdout
+    assert set(os.listdir(out)) == OUTPUTS
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["init"] == (init or "atoms")
+    assert summary["atoms"] == "pixels" and summary["n_atoms"] == 24 * 32 and summary["steps"] == 400
+    with open(out / "trace.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert int(rows[-1]["step"]) == 400 and rows[0]["labels"] == "1"
+    temps = [float(r["temperature"]) for r in rows]
+    rises = sum(b > a for a, b in zip(temps, temps[1:]))
+    assert rises == (0 if init == "uniform" else 1)  # the pixel phase starts again at T0 = 1
+
+
 class _FakeTTY(io.StringIO):
     def isatty(self):
         return True
@@ -382,6 +402,12 @@ BAD_OPTIONS = {
     "infinite_t0": (["--t0", "inf"], dict(t0=float("inf"))),
     "zero_t_final": (["--t-final", "0"], dict(t_final=0.0)),
     "unknown_init": (["--init", "zeros"], dict(init="zeros")),
+    "init_atoms_for_swc": (["--init", "atoms"], dict(init="atoms")),
+    "init_atoms_multigrid_on_slic": (["--sampler", "multigrid", "--atoms", "slic", "--init", "atoms"],
+                                     dict(sampler="multigrid", atoms="slic", init="atoms")),
+    "init_random_multilevel": (["--sampler", "multilevel", "--init", "random"],
+                               dict(sampler="multilevel", init="random")),
+    "t_final_above_atoms_t0": (["--sampler", "multigrid", "--t-final", "2"], dict(sampler="multigrid", t_final=2.0)),
     "negative_edge_scale": (["--edge-scale", "-1"], dict(edge_scale=-1.0)),
     "nan_a0": (["--a0", "nan"], dict(a0=float("nan"))),
     "negative_a1": (["--a1", "-2"], dict(a1=-2.0)),
