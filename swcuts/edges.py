@@ -9,7 +9,10 @@ temperature: larger ``s`` gives stronger bonds).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+from numba import njit
 
 __all__ = [
     "vertex_histograms",
@@ -67,7 +70,9 @@ def patch_histograms(features, radius=1, bins=15):
 
     Returns
     -------
-    hist : (H*W, C, bins) float64 array of patch fractions.
+    hist : (H*W, C, bins) float32 array of patch fractions.
+        Single precision: a patch fraction is a multiple of 1/(2r+1)^2,
+        and at a megapixel the histograms are the largest array of a run.
     """
     from scipy.ndimage import uniform_filter
 
@@ -76,12 +81,49 @@ def patch_histograms(features, radius=1, bins=15):
         features = features[..., None]
     h, w, n_channels = features.shape
     idx = np.clip((features * bins).astype(np.int64), 0, bins - 1)
-    hist = np.empty((h * w, n_channels, bins))
+    hist = np.empty((h * w, n_channels, bins), dtype=np.float32)
+    plane = np.empty((h, w), dtype=np.float32)
     for c in range(n_channels):
         for b in range(bins):
-            plane = (idx[..., c] == b).astype(np.float64)
+            np.equal(idx[..., c], b, out=plane, casting="unsafe")
             hist[:, c, b] = uniform_filter(plane, size=2 * radius + 1, mode="nearest").ravel()
     return hist
+
+
+@njit(cache=True)
+def _smoothed(row, eps, p, logp):
+    """Normalised, smoothed histogram of each channel of ``row`` (C, B)."""
+    n_channels, n_bins = row.shape
+    for c in range(n_channels):
+        total = 0.0
+        for b in range(n_bins):
+            total += row[c, b]
+        total = max(total, 1e-300)
+        for b in range(n_bins):
+            v = (row[c, b] / total + eps) / (1.0 + eps * n_bins)
+            p[c, b] = v
+            logp[c, b] = math.log(v)
+
+
+@njit(cache=True)
+def _symmetric_kl(hist, edges, eps, out):
+    n_channels, n_bins = hist.shape[1], hist.shape[2]
+    pi = np.empty((n_channels, n_bins))
+    li = np.empty((n_channels, n_bins))
+    pj = np.empty((n_channels, n_bins))
+    lj = np.empty((n_channels, n_bins))
+    last = -1
+    for e in range(edges.shape[0]):
+        i, j = edges[e, 0], edges[e, 1]
+        if i != last:  # edges are sorted by their first end: reuse its histogram
+            _smoothed(hist[i], eps, pi, li)
+            last = i
+        _smoothed(hist[j], eps, pj, lj)
+        s = 0.0
+        for c in range(n_channels):
+            for b in range(n_bins):
+                s += (pi[c, b] - pj[c, b]) * (li[c, b] - lj[c, b])
+        out[e] = s
 
 
 def kl_edge_probabilities(hist, edges, scale=1.0, eps=1e-2):
@@ -103,14 +145,14 @@ def kl_edge_probabilities(hist, edges, scale=1.0, eps=1e-2):
     """
     if scale <= 0:
         raise ValueError(f"edge scale must be positive, got {scale}")
-    h = np.asarray(hist, dtype=np.float64)
-    total = h.sum(axis=-1, keepdims=True)
-    p = h / np.maximum(total, 1e-300)
-    p = (p + eps) / (1.0 + eps * h.shape[-1])
-    logp = np.log(p)
-    i, j = edges[:, 0], edges[:, 1]
-    # KL(i||j) + KL(j||i) = sum (p_i - p_j)(log p_i - log p_j), summed over channels.
-    sym = np.sum((p[i] - p[j]) * (logp[i] - logp[j]), axis=(1, 2))
+    hist = np.asarray(hist)
+    if hist.dtype not in (np.float32, np.float64):
+        hist = hist.astype(np.float64)
+    edges = np.ascontiguousarray(edges, dtype=np.int64).reshape(-1, 2)
+    # KL(i||j) + KL(j||i) = sum (p_i - p_j)(log p_i - log p_j), summed over
+    # channels; computed edge by edge, so no (E, C, B) array is ever built.
+    sym = np.empty(edges.shape[0])
+    _symmetric_kl(hist, edges, float(eps), sym)
     q = np.exp(-0.5 * sym / scale)
     return np.minimum(q, Q_MAX)
 

@@ -38,6 +38,7 @@ from numba import njit
 from ..partition import Partition
 from .base import ModelState
 from .regions import refresh_regions, region_change, region_cache, region_terms
+from .vertex_stats import add_vertex, label_sums, n_stats, pixel_source, row_source, vertex_rows
 
 __all__ = ["ImageModel", "FAMILIES"]
 
@@ -135,7 +136,8 @@ def label_loglik(st, n_channels, n_bins, use_family, kappa, ridge):
 
 
 @njit(cache=True)
-def _gather(labels, R, new_label, vstats, lstats, size, out_labels, out_stats, out_counts):
+def _gather(labels, R, new_label, vsrc, n_channels, n_bins, lstats, size, out_labels, out_stats,
+            out_counts):
     """Statistics of every label touched by relabelling R after the move.
 
     Fills ``out_labels[:k]`` (old labels first, ``new_label`` last),
@@ -162,18 +164,19 @@ def _gather(labels, R, new_label, vstats, lstats, size, out_labels, out_stats, o
             out_stats[k, :] = lstats[old]
             out_counts[k] = size[old]
             k += 1
-        out_stats[slot, :] -= vstats[v]
+        add_vertex(vsrc, v, -1.0, n_channels, n_bins, out_stats[slot])
         out_counts[slot] -= 1
-        out_stats[0, :] += vstats[v]
+        add_vertex(vsrc, v, 1.0, n_channels, n_bins, out_stats[0])
         out_counts[0] += 1
     return k
 
 
 @njit(cache=True)
-def _delta(labels, R, new_label, vstats, lstats, lloglik, size, indptr, indices, area,
+def _delta(labels, R, new_label, vsrc, lstats, lloglik, size, indptr, indices, area,
            n_channels, n_bins, use_family, kappa, ridge, a0, a1, a2, exponent,
            in_r, mark_a, mark_b, stack, visited, out_labels, out_stats, out_counts):
-    k = _gather(labels, R, new_label, vstats, lstats, size, out_labels, out_stats, out_counts)
+    k = _gather(labels, R, new_label, vsrc, n_channels, n_bins, lstats, size, out_labels,
+                out_stats, out_counts)
     if k == 1:
         return 0.0
     d = 0.0
@@ -238,17 +241,55 @@ class ImageModel:
         self.a0, self.a1, self.a2 = float(a0), float(a1), float(a2)
         self.exponent = float(exponent)
         self.area = graph.pixel_count.astype(np.float64)
-        self.vstats = self._vertex_stats(features, np.asarray(atoms), graph.n_vertices)
+        atoms = np.asarray(atoms)
+        if graph.n_vertices == atoms.size:
+            # A pixel graph: keep what the rows are made of, not the rows.
+            self.vsrc = self._pixel_source(features, atoms)
+            self._vstats = None
+        else:
+            self._vstats = self._vertex_stats(features, atoms, graph.n_vertices)
+            self.vsrc = row_source(self._vstats, self.n_channels)
 
     # ----------------------------------------------------------- statistics
-    def _vertex_stats(self, features, atoms, n):
-        h, w, C = features.shape
-        B = self.n_bins
-        lab = atoms.astype(np.int64).ravel()
+    @property
+    def vstats(self) -> np.ndarray:
+        """(N, D) statistics row of every vertex.
+
+        On a pixel graph the rows are made (N·D·8 bytes, 1.2 GB at a
+        megapixel) only when asked for; the image kernels read
+        :attr:`vsrc` instead (see :mod:`.vertex_stats`).
+        """
+        if self._vstats is None:
+            self._vstats = vertex_rows(self.vsrc, self.n_vertices, self.n_channels, self.n_bins)
+        return self._vstats
+
+    @staticmethod
+    def _coordinates(h, w):
+        """x, y of every pixel (raveled), centred and scaled to about [-1, 1]."""
         scale = max(h, w) / 2.0
         yy, xx = np.mgrid[0:h, 0:w]
         x = ((xx - (w - 1) / 2.0) / scale).ravel()
         y = ((yy - (h - 1) / 2.0) / scale).ravel()
+        return x, y
+
+    def _pixel_source(self, features, atoms):
+        h, w, C = features.shape
+        lab = atoms.astype(np.int64).ravel()
+        x, y = self._coordinates(h, w)
+        vx = np.empty(lab.size)
+        vy = np.empty(lab.size)
+        vx[lab] = x
+        vy[lab] = y
+        value = np.empty((lab.size, C))
+        value[lab] = features.reshape(-1, C)
+        bins = np.clip((value * self.n_bins).astype(np.int64), 0, self.n_bins - 1).astype(np.int32)
+        return pixel_source(vx, vy, value, bins, self.n_stats)
+
+    def _vertex_stats(self, features, atoms, n):
+        h, w, C = features.shape
+        B = self.n_bins
+        lab = atoms.astype(np.int64).ravel()
+        x, y = self._coordinates(h, w)
         phi = np.stack([np.ones_like(x), x, y, x * x, x * y, y * y], axis=1)
         vals = features.reshape(-1, C)
         D = 1 + C * B + 36 + 6 * C + C
@@ -283,14 +324,13 @@ class ImageModel:
     @property
     def n_stats(self) -> int:
         """Length D of a statistics row (layout of :func:`label_loglik`)."""
-        return 1 + self.n_channels * self.n_bins + 36 + 7 * self.n_channels
+        return n_stats(self.n_channels, self.n_bins)
 
     def new_state(self, labels) -> ModelState:
         """A chain state for the labelling ``labels`` (one label per vertex)."""
         part = Partition(labels)
         n = part.n_vertices
-        lstats = np.zeros((n, self.vstats.shape[1]))
-        np.add.at(lstats, part.labels, self.vstats)
+        lstats = label_sums(part.labels, self.vsrc, self.n_channels, self.n_bins, n)
         loglik = np.zeros(n)
         for lab in part.used_labels():
             loglik[lab] = self._loglik(lstats[lab])
@@ -306,8 +346,7 @@ class ImageModel:
         """log π of a labelling, computed from scratch (the slow path)."""
         labels = np.asarray(labels, dtype=np.int64)
         used, inv = np.unique(labels, return_inverse=True)
-        lstats = np.zeros((used.size, self.vstats.shape[1]))
-        np.add.at(lstats, inv, self.vstats)
+        lstats = label_sums(inv, self.vsrc, self.n_channels, self.n_bins, used.size)
         ll = sum(self._loglik(s) for s in lstats)
         m, s = region_terms(labels, self.graph.edges, self.area, self.exponent)
         return float(ll - self.a0 * used.size - self.a1 * m - self.a2 * s)
@@ -321,7 +360,7 @@ class ImageModel:
         R = np.asarray(R, dtype=np.int64)
         w = state.work
         g = self.graph
-        return _delta(state.partition.labels, R, int(new_label), self.vstats, state.stats,
+        return _delta(state.partition.labels, R, int(new_label), self.vsrc, state.stats,
                       state.loglik, state.partition.size, g.indptr, g.indices, self.area,
                       self.n_channels, self.n_bins, self.use_family, self.kappa, self.ridge,
                       self.a0, self.a1, self.a2, self.exponent,
@@ -332,8 +371,9 @@ class ImageModel:
         the value :meth:`delta` returned for this move."""
         R = np.asarray(R, dtype=np.int64)
         out_labels, out_stats, out_counts = state.scratch
-        k = _gather(state.partition.labels, R, int(new_label), self.vstats, state.stats,
-                    state.partition.size, out_labels, out_stats, out_counts)
+        k = _gather(state.partition.labels, R, int(new_label), self.vsrc, self.n_channels,
+                    self.n_bins, state.stats, state.partition.size, out_labels, out_stats,
+                    out_counts)
         for t in range(k):
             lab = out_labels[t]
             if out_counts[t] > 0:

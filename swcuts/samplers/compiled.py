@@ -33,6 +33,7 @@ from numba import njit
 
 from ..models.image import label_loglik
 from ..models.regions import refresh_regions
+from ..models.vertex_stats import sum_stats
 from ..partition import relabel_vertices
 from .common import clear_cut_sums as _clear_cuts
 from .common import cut_sums as _cuts
@@ -147,14 +148,6 @@ def _pieces(R, n_r, ell, labels, indptr, indices, area, in_r, mark, visited, exp
     for t in range(n_r):
         in_r[R[t]] = 0
     return n_pieces, sp
-
-
-@njit(cache=True)
-def _sum_stats(R, n_r, vstats, out):
-    out[:] = 0.0
-    for t in range(n_r):
-        out += vstats[R[t]]
-    return out
 
 
 @njit(cache=True)
@@ -466,7 +459,7 @@ def move_regions(R, n_r, ell, new, labels, size, free_stack, n_free, lstats, llo
 
 @njit(cache=True)
 def run_image_kernel(kind, temps, f_state, labels, size, free_stack, n_free, lstats, lloglik,
-                     regions, best_labels, vstats, indptr, indices, edge_ids, edges,
+                     regions, best_labels, vsrc, indptr, indices, edge_ids, edges,
                      q, log1mq, area, use_family, n_channels, n_bins, fp,
                      Rbuf, in_r, mark, stack, visited, acc_log, acc_q, acc_n, adj, roots,
                      sR, tmp, tlab, tlogw, tll, pws):
@@ -513,7 +506,7 @@ def run_image_kernel(kind, temps, f_state, labels, size, free_stack, n_free, lst
         for t in range(n_r):
             r_area += area[R[t]]
         c_area = comp_area[comp_root[R[0]]]
-        _sum_stats(R, n_r, vstats, sR)
+        sum_stats(R, n_r, vsrc, n_channels, n_bins, sR)
         # Likelihood of ell without R (shared by every target).
         if whole:
             ll_rest = 0.0
@@ -734,7 +727,7 @@ def run_compiled(kind, model, state, q, log1mq, proposal, temps, best_labels=Non
     load_regions(state.comp_root, state.comp_area, ws.regions)
     acc = run_image_kernel(kind, temps, f_state, part.labels,
                            part.size, part.free_stack, part.n_free, state.stats, state.loglik,
-                           ws.regions, best_labels, model.vstats, g.indptr,
+                           ws.regions, best_labels, model.vsrc, g.indptr,
                            g.indices, g.edge_ids, g.edges, q, log1mq, model.area, model.use_family,
                            model.n_channels, model.n_bins, fp, ws.Rbuf, ws.in_r, ws.mark, ws.stack,
                            ws.visited, ws.acc_log, ws.acc_q, ws.acc_n, ws.adj, ws.roots, ws.sR, ws.tmp,

@@ -39,6 +39,7 @@ import numpy as np
 from numba import njit
 
 from ..models.image import label_loglik
+from ..models.vertex_stats import sum_stats  # noqa: F401  (re-exported)
 from .compiled import (FP_A0, FP_A1, FP_A2, FP_EXP, FP_KAPPA, FP_RIDGE, REG_AREA,  # noqa: F401
                        REG_IDS, REG_MARK, REG_NFREE, REG_RID, _find, _join, _search_pieces,
                        load_regions, move_regions, new_region_index, pieces_interleaved,
@@ -224,99 +225,10 @@ def cut_log_ratio(n_comp, ptr, Sbuf, sid, labels, new_lab, indptr, indices, edge
     return s
 
 
-# Exponents (a, b) of the basis φ = (1, x, y, x², xy, y²) of the surface fits.
-_PHI_A = np.array([0, 1, 0, 2, 1, 0], dtype=np.int64)
-_PHI_B = np.array([0, 0, 1, 0, 1, 2], dtype=np.int64)
-
-
 def vertex_source(model):
-    """The vertex statistics as :func:`sum_stats` reads them.
-
-    A tuple ``(vstats, x, y, value, bin)``. On a pixel graph every row of
-    ``vstats`` is a function of the pixel's position (x, y), its C channel
-    values and their histogram bins, so :func:`sum_stats` adds those few
-    numbers (2 + 2C per pixel, about 40 with the monomials) instead of the
-    1 + C·B + 36 + 7C entries of the row; the four arrays are read off
-    ``vstats`` itself, so both paths sum the same numbers. On other graphs
-    (atoms) the four arrays are empty and the rows are added.
-    """
-    vs = model.vstats
-    cached = getattr(model, "_vertex_source", None)
-    if cached is not None and cached[0] is vs:  # kernels rebuilt on the same model
-        return cached
-    C, B = model.n_channels, model.n_bins
-    if not np.all(vs[:, 0] == 1.0):
-        e = np.empty(0)
-        model._vertex_source = (vs, e, e, np.empty((0, C)), np.empty((0, C), np.int32))
-        return model._vertex_source
-    off_m = 1 + C * B
-    off_b = off_m + 36
-    x = np.ascontiguousarray(vs[:, off_m + 1])
-    y = np.ascontiguousarray(vs[:, off_m + 2])
-    value = np.ascontiguousarray(vs[:, off_b:off_b + 6 * C:6])
-    hist = vs[:, 1:1 + C * B].reshape(-1, C, B)
-    bins = np.ascontiguousarray(hist.argmax(axis=2).astype(np.int32))
-    model._vertex_source = (vs, x, y, value, bins)
-    return model._vertex_source
-
-
-@njit(cache=True)
-def sum_stats(R, n_r, vsrc, n_channels, n_bins, out):
-    """Σ over the first ``n_r`` vertices of R of their statistics rows, into
-    ``out`` (layout of :func:`swcuts.models.image.label_loglik`)."""
-    vstats, px, py, pv, pb = vsrc
-    out[:] = 0.0
-    if px.size == 0:
-        D = out.size
-        for t in range(n_r):
-            v = R[t]
-            for k in range(D):
-                out[k] += vstats[v, k]
-        return
-    C = n_channels
-    B = n_bins
-    off_m = 1 + C * B
-    off_b = off_m + 36
-    off_s = off_b + 6 * C
-    # Σ x^a y^b for a + b <= 4, at mono[5a + b].
-    mono = np.zeros(25)
-    for t in range(n_r):
-        v = R[t]
-        x = px[v]
-        y = py[v]
-        x2 = x * x
-        xy = x * y
-        y2 = y * y
-        mono[0] += 1.0
-        mono[5] += x
-        mono[1] += y
-        mono[10] += x2
-        mono[6] += xy
-        mono[2] += y2
-        mono[15] += x2 * x
-        mono[11] += x2 * y
-        mono[7] += x * y2
-        mono[3] += y2 * y
-        mono[20] += x2 * x2
-        mono[16] += x2 * xy
-        mono[12] += x2 * y2
-        mono[8] += xy * y2
-        mono[4] += y2 * y2
-        for c in range(C):
-            val = pv[v, c]
-            o = off_b + 6 * c
-            out[o] += val
-            out[o + 1] += x * val
-            out[o + 2] += y * val
-            out[o + 3] += x2 * val
-            out[o + 4] += xy * val
-            out[o + 5] += y2 * val
-            out[off_s + c] += val * val
-            out[1 + c * B + pb[v, c]] += 1.0
-    out[0] = mono[0]
-    for i in range(6):
-        for j in range(6):
-            out[off_m + 6 * i + j] = mono[5 * (_PHI_A[i] + _PHI_A[j]) + _PHI_B[i] + _PHI_B[j]]
+    """The vertex statistics as :func:`sum_stats` reads them: the model's
+    vertex source (see :mod:`swcuts.models.vertex_stats`)."""
+    return model.vsrc
 
 
 @njit(cache=True)

@@ -1,0 +1,174 @@
+"""Per-vertex sufficient statistics of the image model, and their sums.
+
+A statistics row has the layout of :func:`swcuts.models.image.label_loglik`:
+``[n, hist (C*B), M (36), Σφ·I (6C), Σ I² (C)]`` with φ = (1, x, y, x², xy,
+y²). On a graph of atoms every vertex keeps its row (N × D numbers). On a
+pixel graph the row of a pixel is a function of its position (x, y), its C
+channel values and their histogram bins, so only those are kept (2 + 2C
+numbers instead of D = 1 + C·B + 36 + 7C; at a megapixel with C = 3 and
+B = 32, 64 MB instead of 1.2 GB) and the sums are formed from them.
+
+Both forms travel to compiled code as one tuple, the *vertex source*
+``(rows, x, y, value, bin)``: on atoms ``x`` is empty and ``rows`` is the
+(N, D) array; on pixels ``rows`` is empty (0, D).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+__all__ = ["pixel_source", "row_source", "sum_stats", "add_vertex", "label_sums", "vertex_rows"]
+
+# Exponents (a, b) of the basis φ = (1, x, y, x², xy, y²) of the surface fits.
+_PHI_A = np.array([0, 1, 0, 2, 1, 0], dtype=np.int64)
+_PHI_B = np.array([0, 0, 1, 0, 1, 2], dtype=np.int64)
+
+
+def n_stats(n_channels, n_bins):
+    """Length D of a statistics row."""
+    return 1 + n_channels * n_bins + 36 + 7 * n_channels
+
+
+def row_source(rows, n_channels):
+    """The vertex source of a graph whose vertices keep their full rows."""
+    e = np.empty(0)
+    return (np.ascontiguousarray(rows, dtype=np.float64), e, e, np.empty((0, n_channels)),
+            np.empty((0, n_channels), np.int32))
+
+
+def pixel_source(x, y, value, bins, n_stats_row):
+    """The vertex source of a pixel graph: position, channel values and bins."""
+    return (np.empty((0, int(n_stats_row))), np.ascontiguousarray(x, dtype=np.float64),
+            np.ascontiguousarray(y, dtype=np.float64),
+            np.ascontiguousarray(value, dtype=np.float64),
+            np.ascontiguousarray(bins, dtype=np.int32))
+
+
+@njit(cache=True)
+def sum_stats(R, n_r, vsrc, n_channels, n_bins, out):
+    """Σ over the first ``n_r`` vertices of R of their statistics rows, into
+    ``out`` (layout of :func:`swcuts.models.image.label_loglik`)."""
+    vstats, px, py, pv, pb = vsrc
+    out[:] = 0.0
+    if px.size == 0:
+        D = out.size
+        for t in range(n_r):
+            v = R[t]
+            for k in range(D):
+                out[k] += vstats[v, k]
+        return
+    C = n_channels
+    B = n_bins
+    off_m = 1 + C * B
+    off_b = off_m + 36
+    off_s = off_b + 6 * C
+    # Σ x^a y^b for a + b <= 4, at mono[5a + b].
+    mono = np.zeros(25)
+    for t in range(n_r):
+        v = R[t]
+        x = px[v]
+        y = py[v]
+        x2 = x * x
+        xy = x * y
+        y2 = y * y
+        mono[0] += 1.0
+        mono[5] += x
+        mono[1] += y
+        mono[10] += x2
+        mono[6] += xy
+        mono[2] += y2
+        mono[15] += x2 * x
+        mono[11] += x2 * y
+        mono[7] += x * y2
+        mono[3] += y2 * y
+        mono[20] += x2 * x2
+        mono[16] += x2 * xy
+        mono[12] += x2 * y2
+        mono[8] += xy * y2
+        mono[4] += y2 * y2
+        for c in range(C):
+            val = pv[v, c]
+            o = off_b + 6 * c
+            out[o] += val
+            out[o + 1] += x * val
+            out[o + 2] += y * val
+            out[o + 3] += x2 * val
+            out[o + 4] += xy * val
+            out[o + 5] += y2 * val
+            out[off_s + c] += val * val
+            out[1 + c * B + pb[v, c]] += 1.0
+    out[0] = mono[0]
+    for i in range(6):
+        for j in range(6):
+            out[off_m + 6 * i + j] = mono[5 * (_PHI_A[i] + _PHI_A[j]) + _PHI_B[i] + _PHI_B[j]]
+
+
+@njit(cache=True)
+def add_vertex(vsrc, v, sign, n_channels, n_bins, out):
+    """``out += sign * row(v)``: one vertex's row, added or (sign −1) removed."""
+    vstats, px, py, pv, pb = vsrc
+    if px.size == 0:
+        for k in range(out.size):
+            out[k] += sign * vstats[v, k]
+        return
+    C = n_channels
+    B = n_bins
+    off_m = 1 + C * B
+    off_b = off_m + 36
+    off_s = off_b + 6 * C
+    x = px[v]
+    y = py[v]
+    phi = np.empty(6)
+    phi[0] = 1.0
+    phi[1] = x
+    phi[2] = y
+    phi[3] = x * x
+    phi[4] = x * y
+    phi[5] = y * y
+    out[0] += sign
+    for i in range(6):
+        for j in range(6):
+            out[off_m + 6 * i + j] += sign * (phi[i] * phi[j])
+    for c in range(C):
+        val = pv[v, c]
+        for i in range(6):
+            out[off_b + 6 * c + i] += sign * (phi[i] * val)
+        out[off_s + c] += sign * (val * val)
+        out[1 + c * B + pb[v, c]] += sign
+
+
+@njit(cache=True)
+def _label_sums(order, bounds, labs, vsrc, n_channels, n_bins, out):
+    for t in range(labs.size):
+        a, b = bounds[t], bounds[t + 1]
+        sum_stats(order[a:b], b - a, vsrc, n_channels, n_bins, out[labs[t]])
+
+
+def label_sums(labels, vsrc, n_channels, n_bins, n_rows):
+    """Statistics of every label: an (n_rows, D) array whose row ``k`` sums
+    the rows of the vertices labelled k (labels must be < n_rows)."""
+    labels = np.asarray(labels, dtype=np.int64)
+    D = n_stats(n_channels, n_bins)
+    out = np.zeros((int(n_rows), D))
+    order = np.argsort(labels, kind="stable")
+    sorted_labels = labels[order]
+    labs, starts = np.unique(sorted_labels, return_index=True)
+    bounds = np.append(starts, labels.size).astype(np.int64)
+    _label_sums(order, bounds, labs.astype(np.int64), vsrc, n_channels, n_bins, out)
+    return out
+
+
+@njit(cache=True)
+def _rows(vsrc, n_channels, n_bins, out):
+    for v in range(out.shape[0]):
+        add_vertex(vsrc, v, 1.0, n_channels, n_bins, out[v])
+
+
+def vertex_rows(vsrc, n_vertices, n_channels, n_bins):
+    """The (N, D) rows of every vertex (materialised from a pixel source)."""
+    if vsrc[1].size == 0:
+        return vsrc[0]
+    out = np.zeros((int(n_vertices), n_stats(n_channels, n_bins)))
+    _rows(vsrc, n_channels, n_bins, out)
+    return out
