@@ -9,12 +9,15 @@ Prints each measured figure next to its target:
 2. one multigrid step with 32x32 windows on a 481x321 pixel lattice
    <= 0.2 ms (time per step over many steps in the compiled run loop);
 3. multigrid on the pixels of a 481x321 photo reaches a lower −log π than
-   SW cuts on 1,000 deterministic SLIC atoms within 60 s (five photos);
+   SW cuts on 1,000 deterministic SLIC atoms within 60 s (five photos),
+   started from SW cuts on the atoms (``segment(sampler="multigrid")``'s
+   default, ``init="atoms"``), and from one label for comparison;
 4. peak memory of a short pixel-level ``segment()`` of a 1-megapixel
    image <= 1.5 GB (peak RSS of a subprocess);
 5. Barbu & Zhu's Fig. 16: −log π over seconds on one photo for SW cuts on
-   SLIC atoms, multigrid on pixels, two-level cluster sampling and Gibbs
-   on pixels, with the paper's two observations checked.
+   SLIC atoms, multigrid on pixels (from one label as in the paper, and
+   from atoms), two-level cluster sampling and Gibbs on pixels, with the
+   paper's two observations checked.
 
 The energies of atom-level and pixel-level runs are comparable: both are
 −log π of the same pixel-level image posterior (a union of connected atoms
@@ -47,21 +50,15 @@ import skimage.data
 import skimage.transform
 
 import swcuts
-from swcuts.anneal import Schedule, anneal
+import swcuts.api
+from swcuts.anneal import Schedule
 from swcuts.imageio import prepare_image
 from swcuts.samplers import seed_compiled_rng
 from swcuts.samplers.common import sample_components
-from swcuts.samplers.multigrid import Multigrid, window_pyramid
+from swcuts.samplers.multigrid import Multigrid
 
 PHOTOS = ("coffee", "chelsea", "astronaut", "camera", "rocket")
 N_ATOMS = 1000
-#: Multigrid from the atoms: SW cuts on the SLIC atoms for this share of
-#: the budget, then multigrid on the pixels from their segmentation, with
-#: windows from this side up and annealed from this temperature (the
-#: settings suggested for segment(); see the issue note for the runs).
-ATOM_SHARE = 0.1
-REFINE_SMALLEST_WINDOW = 2
-REFINE_T0 = 1.0
 
 
 def photo(name, shape=None):
@@ -120,7 +117,7 @@ def budget_clock(kind):
 def pixel_posterior(img, seed=0):
     """The pixel-level posterior and edge probabilities exactly as
     ``segment(atoms="pixels")`` builds them (a one-step run)."""
-    seg = swcuts.segment(img, atoms="pixels", sampler="multigrid", steps=1, seed=seed)
+    seg = swcuts.segment(img, atoms="pixels", sampler="multigrid", init="uniform", steps=1, seed=seed)
     return seg.model, seg.edge_probabilities
 
 
@@ -135,23 +132,16 @@ def energy_at(curve, t):
     return float(e[i]) if i >= 0 else float("nan")
 
 
-def multigrid_from_atoms(img, budget, seed=0, share=ATOM_SHARE):
+def multigrid_from_atoms(img, budget, seed=0):
     """Multigrid on the pixels started from the segmentation that SW cuts
-    find on SLIC atoms in ``share`` of the budget; the rest of the budget
-    goes to multigrid (windows 2, 4, ... with frequencies ∝ 1/side², from
-    T = 1: the atoms' result is already annealed). Returns (energy, curve
-    over the whole budget)."""
-    first = swcuts.segment(img, sampler="swc", n_atoms=N_ATOMS, time_budget=share * budget, seed=seed)
-    model, q = pixel_posterior(img, seed)
-    state = model.new_state(first.labels.ravel())
-    rng = np.random.default_rng(seed)
-    kernel = Multigrid(model, q, window_sizes=window_pyramid(model.graph.shape, REFINE_SMALLEST_WINDOW))
-    res = anneal(kernel, state, Schedule(REFINE_T0, 0.05), rng=rng, time_budget=budget - first.seconds)
-    s1, e1 = best_so_far(first.trace)
-    s2, e2 = best_so_far(res.trace)
-    curve = (np.concatenate([s1, first.seconds + s2]),
-             np.minimum.accumulate(np.concatenate([e1, e2])))
-    return res.best_energy, curve
+    find on SLIC atoms, as ``segment(sampler="multigrid")`` does by default
+    (``init="atoms"``, :func:`swcuts.api.multigrid_from_atoms`): the atoms
+    get ``ATOMS_INIT_TIME_SHARE`` of the budget, multigrid the rest (windows
+    2, 4, ... with frequencies ∝ 1/side², from T = 1: the atoms' result is
+    already annealed). Returns (energy, curve over the whole budget)."""
+    seg = swcuts.segment(img, sampler="multigrid", init="atoms", n_atoms=N_ATOMS, time_budget=budget,
+                         seed=seed)
+    return seg.energy, best_so_far(seg.trace)
 
 
 # ------------------------------------------------------------------ targets
@@ -223,7 +213,8 @@ def target_pixels_beat_atoms(quick):
         img = photo(name)
         e_swc = swcuts.segment(img, sampler="swc", n_atoms=N_ATOMS, time_budget=budget, seed=0).energy
         e_mg, _ = multigrid_from_atoms(img, budget)
-        e_uni = swcuts.segment(img, atoms="pixels", sampler="multigrid", time_budget=budget, seed=0).energy
+        e_uni = swcuts.segment(img, atoms="pixels", sampler="multigrid", init="uniform",
+                               time_budget=budget, seed=0).energy
         wins += e_mg < e_swc
         wins_uniform += e_uni < e_swc
         lines.append((f"{name}: SWC on atoms / MG from atoms / MG from one label",
@@ -233,9 +224,12 @@ def target_pixels_beat_atoms(quick):
         info(*line)
     row(f"3. multigrid on pixels below SWC on {N_ATOMS} SLIC atoms in {budget:.0f} s",
         f"{wins} of {len(names)} photos", "all", wins == len(names) and same)
-    info(f"(MG from atoms: SW cuts on the atoms for {ATOM_SHARE:.0%} of the budget, then multigrid")
-    info(f" on the pixels from their result, windows from {REFINE_SMALLEST_WINDOW}, T0 = {REFINE_T0:g};")
-    info(f" MG from one label, segment()'s default, wins on {wins_uniform} of {len(names)})")
+    api = swcuts.api
+    info(f"(MG from atoms, segment()'s default: SW cuts on the atoms for {api.ATOMS_INIT_TIME_SHARE:.0%} "
+         f"of the budget,")
+    info(f" then multigrid on the pixels from their result, windows from "
+         f"{api.ATOMS_INIT_SMALLEST_WINDOW}, T0 = {api.ATOMS_INIT_T0:g};")
+    info(f" MG from one label, init='uniform', wins on {wins_uniform} of {len(names)})")
 
 
 MEMORY_SCRIPT = r"""
@@ -265,7 +259,8 @@ def fig16(quick, out_dir):
     curves = {}
     seg = swcuts.segment(img, sampler="swc", n_atoms=N_ATOMS, time_budget=budget, seed=0)
     curves["(a) SWC, SLIC atoms"] = best_so_far(seg.trace)
-    seg = swcuts.segment(img, atoms="pixels", sampler="multigrid", time_budget=budget, seed=0)
+    seg = swcuts.segment(img, atoms="pixels", sampler="multigrid", init="uniform", time_budget=budget,
+                         seed=0)
     curves["(b) multigrid, pixels"] = best_so_far(seg.trace)
     _, curves["(b') multigrid, pixels, from atoms"] = multigrid_from_atoms(img, budget)
     model, q = pixel_posterior(img)
