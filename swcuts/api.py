@@ -76,9 +76,16 @@ STEPS_PER_ATOM = {"swc": 130, "swc1": 40, "swc2": 100, "cluster-gibbs": 40, "gib
 #: for half the time of 20. The cap of 5 M steps (~1 min at 12 µs; reached
 #: at 500,000 pixels, 800x625) keeps a 1-megapixel image to a few minutes
 #: instead of tens of minutes at a fixed per-pixel rate; pass ``steps`` or
-#: ``time_budget`` for longer runs.
-STEPS_PER_PIXEL = {"multigrid": 10, "multilevel": 10}
-MAX_PIXEL_STEPS = {"multigrid": 5_000_000, "multilevel": 5_000_000}
+#: ``time_budget`` for longer runs. (From one label, ``init="uniform"``,
+#: a step costs ~50 µs in the larger windows: 10 per pixel took 78 s CPU
+#: on coffee.) Multilevel's steps cost 30-100 µs (its level-0 windows
+#: 8..256, and the SW cuts on its atoms): 2 and 5 steps per pixel took
+#: 9-24 s and 23-77 s CPU on coffee, chelsea, camera, and 10 per pixel
+#: 54 s on coffee without a lower −log π than 5 (the steps before, 100 per
+#: atom, meant 15 M steps, an hour or more); 4 per pixel and a 2 M cap keep
+#: it near a minute.
+STEPS_PER_PIXEL = {"multigrid": 10, "multilevel": 4}
+MAX_PIXEL_STEPS = {"multigrid": 5_000_000, "multilevel": 2_000_000}
 
 #: Starts of a run (``init``). "atoms" is pixel-level multigrid only.
 INITS = ("atoms", "uniform", "random")
@@ -365,25 +372,22 @@ def build_posterior(features, atoms, n_atoms, *, seed, bins, a0, a1, a2, kappa, 
     return atom_labels, graph, q, model
 
 
-def _anneal_atoms(features, n_atoms, seed, rng, posterior, budget, t_final, progress):
+def _anneal_atoms(features, n_atoms, seed, rng, posterior, *, total_steps, time_budget, t_final,
+                  progress):
     """Phase 1 of :func:`multigrid_from_atoms`: the ``swc`` kernel on SLIC
-    atoms from one label. ``budget``: a dict with ``steps`` (None: the
-    default of ``swc``) or ``time_budget``, or a share of the pixel-level
-    default (``share``). Returns (segment of every pixel, AnnealResult or
-    None when the budget leaves no step for the atoms)."""
+    atoms from one label, for its default budget, or ``time_budget``, or
+    its share of ``total_steps`` (split in the proportion of the two
+    phases' defaults). Returns (segment of every pixel, AnnealResult), or
+    (one label, None) when the share rounds to no step."""
     atom_labels, graph, q, model = build_posterior(features, "slic", n_atoms, seed=seed, **posterior)
     n = graph.n_vertices
-    steps, time_budget = budget.get("steps"), budget.get("time_budget")
-    if "pixel_steps" in budget:
-        # A total in steps: split in the proportion of the two defaults.
-        d1 = default_steps("swc", n)
-        d2 = default_steps("multigrid", features.shape[0] * features.shape[1], pixels=True)
-        total = budget["pixel_steps"]
-        steps = min(int(round(total * d1 / (d1 + d2))), total - 1)
+    steps = default_steps("swc", n) if time_budget is None else None
+    if total_steps is not None:
+        n_pixels = features.shape[0] * features.shape[1]
+        other = default_steps("multigrid", n_pixels, pixels=True)
+        steps = min(int(round(total_steps * steps / (steps + other))), total_steps - 1)
         if steps < 1:
             return np.zeros(atom_labels.size, dtype=np.int64), None
-    elif steps is None and time_budget is None:
-        steps = default_steps("swc", n)
     state = model.new_state(np.zeros(n, dtype=np.int64))
     schedule = Schedule(max(DEFAULT_T0_SWC, t_final), t_final)
     result = anneal(KERNELS["swc"](model, q), state, schedule, rng=rng, steps=steps,
@@ -455,13 +459,10 @@ def multigrid_from_atoms(features, *, n_atoms, posterior, seed=None, rng=None, s
     """
     rng = np.random.default_rng(seed) if rng is None else rng
     h, w = features.shape[:2]
-    if steps is not None:
-        budget = {"pixel_steps": int(steps)}
-    elif time_budget is not None:
-        budget = {"time_budget": ATOMS_INIT_TIME_SHARE * time_budget}
-    else:
-        budget = {}
-    start, first = _anneal_atoms(features, n_atoms, seed, rng, posterior, budget, t_final, progress)
+    start, first = _anneal_atoms(
+        features, n_atoms, seed, rng, posterior, total_steps=None if steps is None else int(steps),
+        time_budget=None if time_budget is None or steps is not None else ATOMS_INIT_TIME_SHARE * time_budget,
+        t_final=t_final, progress=progress)
     atom_labels, graph, q, model = build_posterior(features, "pixels", h * w, seed=seed, **posterior)
     init_labels = np.empty(graph.n_vertices, dtype=np.int64)
     init_labels[atom_labels.ravel()] = start
