@@ -78,12 +78,12 @@ STEPS_PER_ATOM = {"swc": 130, "swc1": 40, "swc2": 100, "cluster-gibbs": 40, "gib
 #: instead of tens of minutes at a fixed per-pixel rate; pass ``steps`` or
 #: ``time_budget`` for longer runs. (From one label, ``init="uniform"``,
 #: a step costs ~50 µs in the larger windows: 10 per pixel took 78 s CPU
-#: on coffee.) Multilevel's steps cost 30-100 µs (its level-0 windows
-#: 8..256, and the SW cuts on its atoms): 2 and 5 steps per pixel took
-#: 9-24 s and 23-77 s CPU on coffee, chelsea, camera, and 10 per pixel
-#: 54 s on coffee without a lower −log π than 5 (the steps before, 100 per
-#: atom, meant 15 M steps, an hour or more); 4 per pixel and a 2 M cap keep
-#: it near a minute.
+#: on coffee.) Multilevel (100 steps per pixel before: 15 M steps, most
+#: of an hour): 4 and 10 steps per pixel took 10-15 s and 21-31 s CPU on
+#: coffee, astronaut, rocket, camera, with no consistent gain from 10
+#: (−log π within ±1.1 % of 4's; 4's within −3.7..+0.5 % of swc's default);
+#: its steps cost ~20 µs, so 4 per pixel and a 2 M cap keep it under a
+#: minute. (Measured with the multilevel code of b6f531e.)
 STEPS_PER_PIXEL = {"multigrid": 10, "multilevel": 4}
 MAX_PIXEL_STEPS = {"multigrid": 5_000_000, "multilevel": 2_000_000}
 
