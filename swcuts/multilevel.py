@@ -55,6 +55,7 @@ import numpy as np
 from numba import njit
 
 from .anneal import AnnealResult, Trace
+from .atoms import compute_atoms
 from .edges import kl_edge_probabilities, vertex_histograms
 from .models.vertex_stats import label_sums
 from .graph import RegionGraph
@@ -71,8 +72,14 @@ __all__ = ["MultiLevel", "TwoLevel", "Level", "ConnectedMultigrid", "anneal_mult
 
 #: Prior of the levels below the top: per label, on Σ area^0.9, complexity weight.
 ATOM_DEFAULTS = dict(atom_a0=20.0, atom_a2=0.0, atom_kappa=1.0)
-#: Initial labels of level s < n − 1: squares of side ``block * BLOCK_GROWTH**s``.
+#: Initial labels of level 0: SLIC superpixels or square blocks.
+START_METHODS = ("slic", "blocks")
+#: The SLIC start's number of atoms: one per this many pixels.
+PIXELS_PER_ATOM = 80
+#: ``start="blocks"``: level s < n − 1 starts from squares of side ``block * BLOCK_GROWTH**s``.
 BLOCK_GROWTH = 4
+#: Highest temperature of the levels below the top in :func:`anneal_multilevel`.
+ATOM_T_MAX = 1.0
 # Level states: up to date, to be restricted anew, to be rebuilt.
 _REBIND, _REBUILD = 1, 2
 
@@ -440,9 +447,20 @@ class MultiLevel:
         pixels (plain multigrid SW cuts); 2: atoms on the pixels and segments
         on the atoms (the paper's two-level run); 3 and more: further
         groupings in between.
+    start : {"slic", "blocks"}
+        Initial labels of level 0 (the segments start as one label).
+        ``"slic"``: SLIC superpixels of ``features`` (about ``start_atoms``
+        of them, each connected), every level in between one label per
+        atom; ``"blocks"``: squares of side ``block`` at level 0 and of side
+        ``block * 4**s`` at level s < n − 1. Any start is a valid state of
+        the chain; from blocks, level 1 sees atoms that straddle the image's
+        edges, so its edge probabilities percolate and its SW cuts hardly
+        move until level 0 has reshaped the atoms (see :func:`anneal_multilevel`).
+    start_atoms : int, optional
+        Number of SLIC atoms of the ``"slic"`` start (default one per 80
+        pixels).
     block : int
-        Side of the initial square labels of level 0 (level s < n − 1 starts
-        from squares of side ``block * 4**s``; the segments from one label).
+        Side of the squares of the ``"blocks"`` start.
     window_sizes : sequence of int, optional
         Windows of the multigrid kernel on the pixels (default 8, 16, ... up
         to the longer side); a window larger than the image is refused.
@@ -476,13 +494,19 @@ class MultiLevel:
     #: Kernel of the levels below the top (replaceable, e.g. by tests).
     constrained_kernel = ConnectedMultigrid
 
-    def __init__(self, model, q, features, *, n_levels=2, block=8, window_sizes=None,
-                 atom_a0=ATOM_DEFAULTS["atom_a0"], atom_a2=ATOM_DEFAULTS["atom_a2"],
-                 atom_kappa=ATOM_DEFAULTS["atom_kappa"], q_max=0.95, edge_scale=1.0):
+    def __init__(self, model, q, features, *, n_levels=2, start="slic", start_atoms=None, block=8,
+                 window_sizes=None, atom_a0=ATOM_DEFAULTS["atom_a0"],
+                 atom_a2=ATOM_DEFAULTS["atom_a2"], atom_kappa=ATOM_DEFAULTS["atom_kappa"],
+                 q_max=0.95, edge_scale=1.0):
         if isinstance(n_levels, bool) or not isinstance(n_levels, numbers.Integral) or n_levels < 1:
             raise ValueError(f"n_levels must be an integer >= 1, got {n_levels!r}")
         if isinstance(block, bool) or not isinstance(block, numbers.Integral) or block < 1:
             raise ValueError(f"block must be an integer >= 1, got {block!r}")
+        if start not in START_METHODS:
+            raise ValueError(f"start must be one of {', '.join(START_METHODS)}, got {start!r}")
+        if start_atoms is not None and (isinstance(start_atoms, bool) or not isinstance(
+                start_atoms, numbers.Integral) or start_atoms < 1):
+            raise ValueError(f"start_atoms must be an integer >= 1, got {start_atoms!r}")
         g = model.graph
         if g.n_vertices != g.shape[0] * g.shape[1]:
             raise ValueError("multi-level sampling runs on a pixel graph (atoms='pixels')")
@@ -508,7 +532,12 @@ class MultiLevel:
         self.atom_a2, self.atom_kappa = float(atom_a2), float(atom_kappa)
         self.families = [f for f, u in zip(FAMILIES, model.use_family) if u]
         h, w = g.shape
-        pix = [block_atoms((h, w), block * BLOCK_GROWTH ** s) for s in range(self.top)]
+        if start == "slic" and self.top >= 1:
+            n_atoms = start_atoms if start_atoms is not None else max(1, round(h * w / PIXELS_PER_ATOM))
+            atoms = compute_atoms(features, "slic", min(int(n_atoms), h * w)).ravel().astype(np.int64)
+            pix = [atoms] * self.top
+        else:
+            pix = [block_atoms((h, w), block * BLOCK_GROWTH ** s) for s in range(self.top)]
         self._build_all(pix + [np.zeros(h * w, dtype=np.int64)])
         if self.top >= 1:
             if not np.allclose(_total_stats(self._levels[1].base), _total_stats(model),
@@ -717,7 +746,8 @@ TwoLevel = MultiLevel
 
 
 def anneal_multilevel(sampler: MultiLevel, schedule, *, rng, steps=None, time_budget=None,
-                      n_records=1000, level_steps=None, progress=False) -> AnnealResult:
+                      n_records=1000, level_steps=None, atom_t_max=ATOM_T_MAX,
+                      progress=False) -> AnnealResult:
     """Anneal a :class:`MultiLevel` sampler, visiting the levels in increasing
     order every round (section 6.3).
 
@@ -735,6 +765,15 @@ def anneal_multilevel(sampler: MultiLevel, schedule, *, rng, steps=None, time_bu
         Approximate number of trace rows.
     level_steps : sequence of int, optional
         Steps of every level per round (default :meth:`MultiLevel.default_steps`).
+    atom_t_max : float
+        The levels below the top run at min(T, ``atom_t_max``), the top at
+        the schedule's T. Only π_img is optimised; π_s of the atoms is a
+        means to it. Flattened by a high T, π_s breaks the atoms into
+        fragments that follow no edge of the image (its per-label prior
+        a0 is small), and the segments on them stop moving (Fig. 16 rows
+        of benchmarks/multilevel_speed.py: 30 s on coffee, 0.93e6 capped
+        at 1 from blocks against 1.00e6 uncapped). ``np.inf``: one
+        temperature for every level.
     progress : bool
         Show a progress bar (only when stderr is a terminal).
 
@@ -753,6 +792,8 @@ def anneal_multilevel(sampler: MultiLevel, schedule, *, rng, steps=None, time_bu
         raise ValueError(f"steps must be a positive integer, got {steps!r}")
     if steps is None and not time_budget > 0:
         raise ValueError(f"time_budget must be positive, got {time_budget}")
+    if not atom_t_max > 0:
+        raise ValueError(f"atom_t_max must be positive, got {atom_t_max}")
     if level_steps is not None:
         level_steps = [int(k) for k in level_steps]
         if len(level_steps) != sampler.n_levels or min(level_steps) < 1:
@@ -791,7 +832,10 @@ def anneal_multilevel(sampler: MultiLevel, schedule, *, rng, steps=None, time_bu
             k = level_steps[s] if level_steps is not None else sampler.default_steps(s)
             if steps is not None:
                 k = min(k, steps - done)
-            acc, best_seen, found = sampler.run_level(s, rng, temperatures(k), -best_energy)
+            temps = temperatures(k)
+            if s < sampler.top:
+                temps = np.minimum(temps, atom_t_max)
+            acc, best_seen, found = sampler.run_level(s, rng, temps, -best_energy)
             done += k
             accepted += acc
             acc_row += acc

@@ -101,7 +101,7 @@ def setting(shape, seed=3):
 
 def sampler_for(shape, n_levels, cls=MultiLevel, **kw):
     model, img, q = setting(shape)
-    kw = {**ATOM, "block": 2, "window_sizes": [1, 2, 3], **kw}
+    kw = {**ATOM, "start": "blocks", "block": 2, "window_sizes": [1, 2, 3], **kw}
     return cls(model, q, img, n_levels=n_levels, **kw)
 
 
@@ -374,7 +374,8 @@ def test_bad_level_counts_are_refused(bad):
 
 
 @pytest.mark.parametrize("kw", [dict(window_sizes=[11]), dict(window_sizes=[0]), dict(block=0),
-                                dict(atom_a0=[1.0, 2.0]), dict(q_max=0.0)])
+                                dict(atom_a0=[1.0, 2.0]), dict(q_max=0.0), dict(start="slice"),
+                                dict(start_atoms=0), dict(start_atoms=2.5)])
 def test_bad_options_are_refused_before_any_work(kw, monkeypatch):
     model, img, q = two_region_image(8, 10)
 
@@ -384,6 +385,44 @@ def test_bad_options_are_refused_before_any_work(kw, monkeypatch):
     monkeypatch.setattr(MultiLevel, "_build_all", no_work)
     with pytest.raises(ValueError):
         MultiLevel(model, q, img, **kw)
+
+
+@pytest.mark.parametrize("n_levels", [2, 3])
+def test_slic_start_is_nested_and_connected(n_levels):
+    """The default start: SLIC atoms at level 0 (about one per 80 pixels
+    unless ``start_atoms`` says), one label per atom at the levels between,
+    one segment."""
+    model, img, q = two_region_image(24, 30)
+    ml = MultiLevel(model, q, img, n_levels=n_levels, start_atoms=12)
+    levels = ml.levels()
+    assert 6 <= levels[0].max() + 1 <= 24
+    for lo, up in zip(levels[:-2], levels[1:-1]):
+        assert np.array_equal(lo, up)
+    assert levels[-1].max() == 0
+    check_caches(ml)
+    default = MultiLevel(model, q, img, n_levels=n_levels).levels()[0].max() + 1
+    assert default == pytest.approx(24 * 30 / 80, rel=0.5)
+
+
+def test_atom_temperature_cap():
+    """anneal_multilevel runs the levels below the top at min(T, atom_t_max)."""
+    model, img, q = two_region_image(12, 14)
+    seen = []
+
+    class Spy(MultiLevel):
+        def run_level(self, s, rng, temperatures, best_log_pi=-np.inf):
+            seen.append((s, float(np.max(temperatures))))
+            return super().run_level(s, rng, temperatures, best_log_pi)
+
+    for cap, expect in ((1.0, 1.0), (np.inf, 5.0)):
+        seen.clear()
+        ml = Spy(model, q, img, start_atoms=4)
+        anneal_multilevel(ml, Schedule(5.0, 5.0), rng=np.random.default_rng(0), steps=3000,
+                          level_steps=[500, 500], atom_t_max=cap)
+        assert {t for s, t in seen if s == 0} == {expect}
+        assert {t for s, t in seen if s == 1} == {5.0}
+    with pytest.raises(ValueError, match="atom_t_max"):
+        anneal_multilevel(ml, Schedule(1.0), rng=np.random.default_rng(0), steps=10, atom_t_max=0)
 
 
 def test_bad_inputs_are_refused():
@@ -414,7 +453,8 @@ def test_labels_stay_connected_and_nested_at_any_temperature():
     """The constraint is hard (target 0 outside the nested states), not a
     penalty that a high temperature could overcome."""
     model, img, q = two_region_image(12, 14)
-    ml = MultiLevel(model, q, img, n_levels=3, block=2, window_sizes=[1, 2, 4, 8])
+    ml = MultiLevel(model, q, img, n_levels=3, start="blocks", block=2,
+                    window_sizes=[1, 2, 4, 8])
     rng = np.random.default_rng(1)
     seed_compiled_rng(rng)
     for temperature in (1e6, 30.0, 1.0):
@@ -437,7 +477,8 @@ class _SoftLevels(MultiLevel):
 
 def test_connectivity_check_catches_an_unconstrained_level_kernel():
     model, img, q = two_region_image(12, 14)
-    ml = _SoftLevels(model, q, img, n_levels=3, block=2, window_sizes=[1, 2, 4, 8])
+    ml = _SoftLevels(model, q, img, n_levels=3, start="blocks", block=2,
+                    window_sizes=[1, 2, 4, 8])
     rng = np.random.default_rng(1)
     seed_compiled_rng(rng)
     for _ in range(20):
