@@ -354,6 +354,43 @@ def compact(labels):
     return rank[inverse.ravel()]
 
 
+@njit(cache=True)
+def _filter_csr(indptr, indices, edge_ids, new_id):
+    """CSR lists keeping the edges with ``new_id >= 0`` (renamed to it), in
+    their order."""
+    n = indptr.size - 1
+    out_ptr = np.zeros(n + 1, np.int64)
+    k = 0
+    for p in range(indices.size):
+        if new_id[edge_ids[p]] >= 0:
+            k += 1
+    out_idx = np.empty(k, np.int64)
+    out_eid = np.empty(k, np.int64)
+    k = 0
+    for v in range(n):
+        for p in range(indptr[v], indptr[v + 1]):
+            e = new_id[edge_ids[p]]
+            if e >= 0:
+                out_idx[k] = indices[p]
+                out_eid[k] = e
+                k += 1
+        out_ptr[v + 1] = k
+    return out_ptr, out_idx, out_eid
+
+
+def restrict_graph(graph, keep):
+    """``graph.subgraph(keep)`` (the same vertices and pixels, the edges
+    where ``keep``, renumbered in order) by filtering the CSR lists."""
+    keep = np.asarray(keep, dtype=bool)
+    new_id = np.cumsum(keep) - 1
+    new_id[~keep] = -1
+    indptr, indices, edge_ids = _filter_csr(graph.indptr, graph.indices, graph.edge_ids, new_id)
+    return RegionGraph(n_vertices=graph.n_vertices, edges=graph.edges[keep],
+                       boundary_length=graph.boundary_length[keep], indptr=indptr, indices=indices,
+                       edge_ids=edge_ids, pixel_count=graph.pixel_count, pixel_ptr=graph.pixel_ptr,
+                       pixel_index=graph.pixel_index, shape=graph.shape)
+
+
 def _first_pixels(graph):
     """One pixel (flat index) of every vertex."""
     return graph.pixel_index[graph.pixel_ptr[:-1]]
@@ -617,7 +654,7 @@ class MultiLevel:
         g = lv.graph
         up = self._pix[s + 1][_first_pixels(g)]
         keep = up[g.edges[:, 0]] == up[g.edges[:, 1]]
-        sub = g.subgraph(keep)
+        sub = restrict_graph(g, keep)
         m = copy.copy(lv.base)
         m.graph = sub
         lv.model = m

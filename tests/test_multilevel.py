@@ -11,7 +11,8 @@ from enumeration import assert_matches, compare, set_partitions
 from swcuts.anneal import Schedule
 from swcuts.graph import RegionGraph
 from swcuts.models import ImageModel
-from swcuts.multilevel import ConnectedMultigrid, MultiLevel, TwoLevel, anneal_multilevel
+from swcuts.multilevel import (ConnectedMultigrid, MultiLevel, TwoLevel, anneal_multilevel,
+                               compact, restrict_graph)
 from swcuts.partition import canonical
 from swcuts.samplers import seed_compiled_rng
 from swcuts.samplers.multigrid import Multigrid
@@ -423,6 +424,16 @@ def test_atom_temperature_cap():
         assert {t for s, t in seen if s == 1} == {5.0}
     with pytest.raises(ValueError, match="atom_t_max"):
         anneal_multilevel(ml, Schedule(1.0), rng=np.random.default_rng(0), steps=10, atom_t_max=0)
+
+
+def test_restricted_graph_is_the_subgraph():
+    rng = np.random.default_rng(5)
+    for lab in (np.arange(35).reshape(5, 7), rng.integers(0, 6, (9, 11))):
+        g = RegionGraph.from_labels(compact(lab).reshape(lab.shape))
+        keep = rng.random(g.n_edges) < 0.6
+        a, b = g.subgraph(keep), restrict_graph(g, keep)
+        for f in ("edges", "boundary_length", "indptr", "indices", "edge_ids", "pixel_index"):
+            assert np.array_equal(getattr(a, f), getattr(b, f)), f
 
 
 def test_bad_inputs_are_refused():
