@@ -807,10 +807,9 @@ def anneal_multilevel(sampler: MultiLevel, schedule, *, rng, steps=None, time_bu
         the schedule's T. Only π_img is optimised; π_s of the atoms is a
         means to it. Flattened by a high T, π_s breaks the atoms into
         fragments that follow no edge of the image (its per-label prior
-        a0 is small), and the segments on them stop moving (Fig. 16 rows
-        of benchmarks/multilevel_speed.py: 30 s on coffee, 0.93e6 capped
-        at 1 from blocks against 1.00e6 uncapped). ``np.inf``: one
-        temperature for every level.
+        a0 is small), and the segments on them stop moving (one run each,
+        30 s on coffee from blocks: −log π 0.93e6 capped at 1, 1.00e6
+        uncapped). ``np.inf``: one temperature for every level.
     progress : bool
         Show a progress bar (only when stderr is a terminal).
 
