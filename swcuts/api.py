@@ -83,7 +83,7 @@ STEPS_PER_ATOM = {"swc": 130, "swc1": 40, "swc2": 100, "cluster-gibbs": 40, "gib
 #: coffee, astronaut, rocket, camera, with no consistent gain from 10
 #: (−log π within ±1.1 % of 4's; 4's within −3.7..+0.5 % of swc's default);
 #: its steps cost ~20 µs, so 4 per pixel and a 2 M cap keep it under a
-#: minute. (Measured with the multilevel code of b6f531e.)
+#: minute. (Measured with the multilevel of cde9275: level 0 from SLIC atoms.)
 STEPS_PER_PIXEL = {"multigrid": 10, "multilevel": 4}
 MAX_PIXEL_STEPS = {"multigrid": 5_000_000, "multilevel": 2_000_000}
 
