@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numbers
-import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -13,7 +12,7 @@ from .anneal import TRACE_COLUMNS, AnnealResult, Schedule, Trace, anneal
 from .atoms import ATOM_METHODS, compute_atoms
 from .edges import kl_edge_probabilities, patch_histograms, vertex_histograms
 from .graph import RegionGraph
-from .imageio import InputError, check_memory, prepare_image
+from .imageio import BYTES_PER_PIXEL_VERTEX, BYTES_PER_VERTEX, InputError, check_memory, prepare_image
 from .models.image import ImageModel
 from .samplers import ALIASES, KERNELS
 from .samplers.multigrid import Multigrid, window_pyramid
@@ -231,6 +230,18 @@ def resolve_atoms(sampler_name, atoms):
     if atoms is None:
         return "pixels" if sampler_name in PIXEL_SAMPLERS else "slic"
     return atoms
+
+
+#: Samplers that read every vertex's full statistics row (``model.vstats``),
+#: which a pixel graph makes only on demand (~1.2 KB per pixel).
+ROW_SAMPLERS = ("split-merge", "random-split", "reconfiguration", "srm", "triadic", "tree-guided")
+
+
+def vertex_bytes(sampler_name, atoms) -> int:
+    """Memory estimate per graph vertex of a run (see :func:`~swcuts.imageio.check_memory`)."""
+    if atoms == "pixels" and sampler_name not in ROW_SAMPLERS:
+        return BYTES_PER_PIXEL_VERTEX
+    return BYTES_PER_VERTEX
 
 
 def resolve_init(sampler_name, atoms, init):
@@ -578,7 +589,8 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
     if hw is not None and min(hw) >= 2:
         n_pix = hw[0] * hw[1]
         check_memory(hw, n_pix if atoms == "pixels" else
-                     min(n_atoms if n_atoms is not None else default_n_atoms(n_pix), n_pix))
+                     min(n_atoms if n_atoms is not None else default_n_atoms(n_pix), n_pix),
+                     bytes_per_vertex=vertex_bytes(name, atoms))
     if hw is not None and window_sizes is not None:
         _check_windows_fit(window_sizes, hw)
     features, display = prepare_image(image, channel_axis=channel_axis)
@@ -590,7 +602,7 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
     a0 = A0_PER_1E5_PIXELS * h * w / 1e5 if a0 is None else a0
     a1 = A1_PER_1E5_PIXELS * h * w / 1e5 if a1 is None else a1
     n_vertices = h * w if atoms == "pixels" else min(n_atoms, h * w)
-    check_memory((h, w), n_vertices)
+    check_memory((h, w), n_vertices, bytes_per_vertex=vertex_bytes(name, atoms))
     rng = np.random.default_rng(seed)
     posterior = dict(bins=bins, a0=a0, a1=a1, a2=a2, kappa=kappa, edge_scale=edge_scale, q_max=q_max)
     levels_out = None

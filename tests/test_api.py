@@ -501,6 +501,23 @@ def test_memory_depends_on_atoms(monkeypatch):
         segment(img, atoms="pixels", seed=0, **FAST)
 
 
+def test_pixel_memory_depends_on_the_sampler(monkeypatch):
+    """Pixel-scale kernels read a pixel's statistics from its position and
+    values; the split-merge family needs full rows: a budget between the two
+    estimates admits the first and refuses the second, before any work."""
+    img = grey_image(40, 50)
+    lean = swcuts.imageio.estimate_memory(img.shape, img.size,
+                                          bytes_per_vertex=swcuts.imageio.BYTES_PER_PIXEL_VERTEX)
+    rows = swcuts.imageio.estimate_memory(img.shape, img.size)
+    assert lean < rows
+    monkeypatch.setattr(swcuts.imageio, "available_memory", lambda: (lean + rows) // 2)
+    seg = segment(img, sampler="multigrid", init="uniform", steps=200, seed=0)
+    check_segmentation(seg, img.shape)
+    monkeypatch.setattr(swcuts.api, "prepare_image", _must_not_run)
+    with pytest.raises(ValueError, match="2000 atoms"):
+        segment(img, sampler="split-merge", atoms="pixels", steps=5, seed=0)
+
+
 def test_unknown_memory_is_not_refused(monkeypatch):
     monkeypatch.setattr(swcuts.imageio, "available_memory", lambda: None)
     img = grey_image()
