@@ -39,7 +39,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import resource
 import subprocess
 import sys
 import tempfile
