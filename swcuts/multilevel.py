@@ -249,7 +249,7 @@ def run_connected(temps, sizes, cdf, fixed, h, w, pix2v, vy, vx, f_state, labels
 
 
 @njit(cache=True)
-def label_regions(labels, area, larea, comp_root, comp_area):
+def label_regions(labels, larea, comp_root, comp_area):
     """The per-vertex region cache of a state whose labels are connected:
     root = first vertex of the label, area = the label's (``larea``)."""
     rep = np.full(larea.size, -1, np.int64)
@@ -319,7 +319,7 @@ class ConnectedMultigrid(Multigrid):
                             ws.in_r, ws.mark, ws.roots, ws.sR, ws.tmp, ws.acc_q, ws.acc_n,
                             ws.acc_log, ws.adj, ws.pws)
         if acc:
-            label_regions(part.labels, m.area, larea, state.comp_root, state.comp_area)
+            label_regions(part.labels, larea, state.comp_root, state.comp_area)
         state.log_pi = float(f_state[0])
         return int(acc)
 

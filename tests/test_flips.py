@@ -50,7 +50,7 @@ def test_pixel_statistics_sum_like_the_rows():
     """sum_stats on a pixel graph (from position, values and bins) adds up
     to the same vector as the rows of vstats; on atoms it adds the rows."""
     from swcuts.models import ImageModel
-    from swcuts.samplers.flips import sum_stats, vertex_source
+    from swcuts.samplers.flips import sum_stats
 
     rng = np.random.default_rng(0)
     h, w = 9, 13
@@ -58,7 +58,7 @@ def test_pixel_statistics_sum_like_the_rows():
     for atoms in (np.arange(h * w).reshape(h, w), np.repeat(np.arange(h * w // 3 + 1), 3)[:h * w].reshape(h, w)):
         g = RegionGraph.from_labels(atoms)
         model = ImageModel(img, atoms, g, bins=7)
-        vsrc = vertex_source(model)
+        vsrc = model.vsrc
         assert (vsrc[1].size > 0) == (g.n_vertices == h * w)
         out = np.empty(model.vstats.shape[1])
         for _ in range(5):
@@ -74,8 +74,7 @@ def test_region_index_follows_moves(seed):
     from swcuts.models import ImageModel
     from swcuts.partition import canonical
     from swcuts.samplers.flips import (FlipWorkspace, REG_AREA, REG_IDS, REG_NFREE, REG_RID,
-                                       load_regions, move_regions, store_regions, sum_stats,
-                                       vertex_source)
+                                       load_regions, move_regions, store_regions, sum_stats)
 
     rng = np.random.default_rng(seed)
     h, w = int(rng.integers(3, 12)), int(rng.integers(3, 12))
@@ -91,7 +90,7 @@ def test_region_index_follows_moves(seed):
     ws = FlipWorkspace(g.n_vertices, part.size.size, model.vstats.shape[1])
     regions = ws.regions
     load_regions(state.comp_root, state.comp_area, regions)
-    vsrc = vertex_source(model)
+    vsrc = model.vsrc
     q = np.full(g.n_edges, rng.uniform(0.3, 0.9))
     mark = np.zeros(g.n_vertices, np.int8)
     Rbuf = np.empty(g.n_vertices, np.int64)

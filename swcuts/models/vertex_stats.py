@@ -52,11 +52,8 @@ def sum_stats(R, n_r, vsrc, n_channels, n_bins, out):
     vstats, px, py, pv, pb = vsrc
     out[:] = 0.0
     if px.size == 0:
-        D = out.size
         for t in range(n_r):
-            v = R[t]
-            for k in range(D):
-                out[k] += vstats[v, k]
+            add_vertex(vsrc, R[t], 1.0, n_channels, n_bins, out)
         return
     C = n_channels
     B = n_bins

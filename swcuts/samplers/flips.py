@@ -225,12 +225,6 @@ def cut_log_ratio(n_comp, ptr, Sbuf, sid, labels, new_lab, indptr, indices, edge
     return s
 
 
-def vertex_source(model):
-    """The vertex statistics as :func:`sum_stats` reads them: the model's
-    vertex source (see :mod:`swcuts.models.vertex_stats`)."""
-    return model.vsrc
-
-
 @njit(cache=True)
 def join_delta(R, n_r, ell, new, labels, size, lstats, lloglik, comp_root, comp_area, vsrc,
                indptr, indices, area, use_family, n_channels, n_bins, fp, in_r, mark, roots, sR, tmp):
@@ -326,8 +320,8 @@ def flip_set(n_comp, ptr, Sbuf, sid, T, labels, size, free_stack, n_free, lstats
 
     Returns Δ log π if accepted, NaN if rejected (the state is then as before).
     ``sid`` marks S on entry and is reset to −1 on return. ``vsrc`` holds
-    the vertex statistics (see :func:`vertex_source`), ``regions`` the
-    region index (:func:`load_regions`).
+    the vertex statistics (``model.vsrc``, see :mod:`swcuts.models.vertex_stats`),
+    ``regions`` the region index (:func:`load_regions`).
     """
     comp_root = regions[REG_RID]
     comp_area = regions[REG_AREA]

@@ -18,7 +18,7 @@ from numba import njit
 
 from .common import StepInfo, TargetProposal, sample_components
 from .flips import (FlipWorkspace, flip_set, keep_best, load_regions, model_params,
-                    store_regions, vertex_source)
+                    store_regions)
 
 __all__ = ["Multiflip"]
 
@@ -119,7 +119,7 @@ class Multiflip:
         self.n_flip = float(n_flip)
         self.proposal = proposal or TargetProposal()
         self._vcoord = np.zeros(self.graph.n_vertices, np.int64)
-        self.vsrc = vertex_source(model)
+        self.vsrc = model.vsrc
 
     def run(self, state, rng, temperatures, best_labels=None, best_log_pi=-np.inf):
         """Run one step per temperature; returns (accepted, best log π, best labels)."""

@@ -35,7 +35,7 @@ from numba import njit
 
 from .common import StepInfo, TargetProposal
 from .flips import (FlipWorkspace, flip_set, keep_best, load_regions, model_params,
-                    store_regions, vertex_coordinates, vertex_source)
+                    store_regions, vertex_coordinates)
 
 __all__ = ["Multigrid", "window_pyramid", "default_window_weights"]
 
@@ -303,7 +303,7 @@ class Multigrid:
             self.window = None
         self.proposal = proposal or TargetProposal()
         self.vy, self.vx, self.pix2v = vertex_coordinates(g)
-        self.vsrc = vertex_source(model)
+        self.vsrc = model.vsrc
         self.qr, self.qd = lattice_q(g, self.q)
 
     def run(self, state, rng, temperatures, best_labels=None, best_log_pi=-np.inf):
