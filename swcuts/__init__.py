@@ -3,8 +3,9 @@ partitions with Swendsen-Wang cuts (Barbu & Zhu)."""
 
 __version__ = "0.1.0"
 
-from .api import SAMPLERS, Segmentation, segment  # noqa: E402
+from .api import SAMPLERS, Segmentation, energy, segment  # noqa: E402
+from .benchmarking import benchmark  # noqa: E402
 from .cluster import MIXTURE_MODELS, Clustering, cluster  # noqa: E402
 
-__all__ = ["segment", "Segmentation", "cluster", "Clustering", "SAMPLERS", "MIXTURE_MODELS",
+__all__ = ["segment", "energy", "benchmark", "Segmentation", "cluster", "Clustering", "SAMPLERS", "MIXTURE_MODELS",
            "__version__"]

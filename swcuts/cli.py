@@ -27,6 +27,8 @@ import numpy as np
 from . import __version__
 from .api import DEFAULTS, SAMPLERS, check_options, segment
 from .atoms import ATOM_METHODS
+from .cli_benchmark import add_parsers as add_benchmark_parsers
+from .cli_benchmark import cmd_benchmark, cmd_report
 from .imageio import InputError, _show, atomic_write, load_image, save_label_png, save_npy, save_rgb_png
 
 __all__ = ["main"]
@@ -120,6 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="atoms for every sampler (default: each sampler's own default)")
     c.add_argument("--n-atoms", type=_int, default=DEFAULTS["n_atoms"], metavar="N")
     c.add_argument("--seed", type=_int, default=0, metavar="N", help="non-negative integer (default 0)")
+    add_benchmark_parsers(sub, int_type=_int, float_type=_float)
     return p
 
 
@@ -339,6 +342,10 @@ def main(argv=None) -> int:
             return _cmd_segment(args)
         if args.command == "compare":
             return _cmd_compare(args)
+        if args.command == "benchmark":
+            return cmd_benchmark(args)
+        if args.command == "report":
+            return cmd_report(args)
     except UsageError as exc:
         print(f"swcuts: error: {exc}", file=sys.stderr)
         return 2

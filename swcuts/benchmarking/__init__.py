@@ -1,0 +1,13 @@
+"""Benchmarks of segmenters on data sets with human annotations.
+
+:func:`benchmark` runs swcuts' samplers and classical peers on every image
+of a data set (:mod:`.runs` executes one run, :mod:`.store` keeps the
+output folder, :mod:`.driver` schedules the runs on a process pool or a
+Dask cluster); :mod:`swcuts.report` turns the folder into a page.
+"""
+
+from .driver import benchmark, tune_peers
+from .runs import DEFAULT_PEERS, DEFAULT_SAMPLERS, RESULT_COLUMNS, TRACE_FILE_COLUMNS, make_methods, parse_grid
+
+__all__ = ["benchmark", "tune_peers", "make_methods", "parse_grid", "RESULT_COLUMNS", "TRACE_FILE_COLUMNS",
+           "DEFAULT_SAMPLERS", "DEFAULT_PEERS"]

@@ -1,0 +1,430 @@
+"""``swcuts.benchmark``: every method on every image of a data set, scored.
+
+Runs go to this process (``workers=1``), a local process pool
+(``workers=N``) or a Dask cluster (``scheduler=ADDRESS`` or a
+``distributed.Client``); images are read lazily and at most a few runs per
+worker are in flight, so a data set of any size runs in bounded memory.
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+import numbers
+import queue
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
+from datetime import datetime, timezone
+
+import numpy as np
+
+from .. import __version__
+from ..imageio import InputError, _show
+from .runs import (DEFAULT_PEERS, DEFAULT_SAMPLERS, RESULT_COLUMNS, RunResult, Task, _empty_row,
+                   make_methods, run_id, run_task)
+from .store import OutputFolder
+
+__all__ = ["benchmark", "tune_peers"]
+
+#: Columns converted to numbers in the rows :func:`benchmark` returns.
+NUMERIC = {"seed": int, "seconds": float, "sample_seconds": float, "steps": int, "n_segments": int,
+           "energy": float, "sampler_energy": float, "pri": float, "voi": float, "covering": float,
+           "covering_best": float, "bp": float, "br": float, "bf": float, "match_p": int,
+           "total_p": int, "match_r": int, "total_r": int}
+#: Runs in flight per worker (enough to keep a worker busy while the next
+#: image is read, few enough to bound memory).
+IN_FLIGHT_PER_WORKER = 2
+
+
+# ---------------------------------------------------------------------------
+# Executors: submit(fn, arg) -> future with add_done_callback and result()
+# ---------------------------------------------------------------------------
+
+
+class _Done:
+    """A finished call, for the in-process executor."""
+
+    def __init__(self, fn, arg):
+        try:
+            self._value, self._exc = fn(arg), None
+        except BaseException as exc:  # noqa: BLE001 - re-raised by result()
+            self._value, self._exc = None, exc
+
+    def add_done_callback(self, fn):
+        fn(self)
+
+    def result(self):
+        if self._exc is not None:
+            raise self._exc
+        return self._value
+
+
+class _InProcess:
+    def submit(self, fn, arg):
+        return _Done(fn, arg)
+
+
+@contextmanager
+def _executor(workers: int, scheduler):
+    """(executor, number of workers) for the requested back end."""
+    if scheduler is not None:
+        try:
+            from distributed import Client
+        except ImportError:
+            raise InputError("a Dask scheduler needs dask.distributed: pip install 'swcuts[dask]'") from None
+        if isinstance(scheduler, Client):
+            yield scheduler, max(1, sum(scheduler.nthreads().values()))
+            return
+        try:
+            client = Client(scheduler, timeout="10s")
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise InputError(f"cannot reach the Dask scheduler at '{_show(scheduler)}': {exc}") from None
+        try:
+            yield client, max(1, sum(client.nthreads().values()))
+        finally:
+            client.close()
+    elif workers == 1:
+        yield _InProcess(), 1
+    else:
+        # spawn: workers start clean (no inherited threads or locks).
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+        try:
+            yield pool, workers
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _execute(tasks, executor, n_workers, on_result, *, total=None, progress=False, desc="runs"):
+    """Run ``tasks`` (an iterator; read lazily) and call ``on_result(task,
+    RunResult)`` in this process as each ends, keeping at most
+    ``IN_FLIGHT_PER_WORKER * n_workers`` runs in flight."""
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=total, unit="run", desc=desc, dynamic_ncols=True, disable=None)
+    finished = queue.Queue()
+    in_flight = 0
+    broken = None
+    tasks = iter(tasks)
+
+    def submit_next() -> bool:
+        task = next(tasks, None)
+        if task is None:
+            return False
+        future = executor.submit(run_task, task)
+        future.add_done_callback(lambda f, t=task: finished.put((t, f)))
+        return True
+
+    try:
+        while in_flight < IN_FLIGHT_PER_WORKER * n_workers and submit_next():
+            in_flight += 1
+        while in_flight:
+            task, future = finished.get()
+            in_flight -= 1
+            try:
+                result = future.result()
+            except BrokenProcessPool:
+                broken = "a worker process died (out of memory?)"
+                result = _failed(task, broken)
+            except Exception as exc:  # a worker lost on a cluster, a task it could not unpickle
+                result = _failed(task, f"{type(exc).__name__}: {exc}")
+            on_result(task, result)
+            if bar is not None:
+                bar.update(1)
+            if broken is None and submit_next():
+                in_flight += 1
+    finally:
+        if bar is not None:
+            bar.close()
+    if broken is not None:
+        raise InputError(f"{broken}; the runs finished so far are kept: rerun with resume "
+                         f"(--resume) and fewer workers")
+
+
+def _failed(task: Task, error: str) -> RunResult:
+    return RunResult([_empty_row(run_id=task.run_id, image=task.image_name, method=task.method,
+                                 kind=task.kind, seed=task.seed, options="{}", budget=task.budget,
+                                 status="failed", error=" ".join(str(error).split())[:300])])
+
+
+# ---------------------------------------------------------------------------
+# Options
+# ---------------------------------------------------------------------------
+
+
+def _budget(steps, time_budget) -> str:
+    from ..api import _check_positive_int, _check_real
+
+    _check_positive_int("steps", steps)
+    _check_real("time_budget", time_budget, what="a positive number of seconds", allow_none=True)
+    if steps is not None and time_budget is not None:
+        raise InputError("give either steps or time_budget, not both")
+    if steps is not None:
+        return f"steps {int(steps)}"
+    if time_budget is not None:
+        return f"time {float(time_budget):g} s"
+    return "default"
+
+
+def _seeds(seeds) -> list:
+    if isinstance(seeds, numbers.Integral):
+        seeds = [seeds]
+    seeds = list(seeds)
+    if not seeds:
+        raise InputError("seeds lists no seed; give at least one, e.g. 0")
+    for s in seeds:
+        if isinstance(s, bool) or not isinstance(s, numbers.Integral) or s < 0:
+            raise InputError(f"seeds must be non-negative integers, got {s!r}")
+    if len(set(seeds)) != len(seeds):
+        raise InputError(f"a seed is listed twice: {seeds}")
+    return [int(s) for s in seeds]
+
+
+def _workers(workers) -> int:
+    if isinstance(workers, bool) or not isinstance(workers, numbers.Integral) or workers < 1:
+        raise InputError(f"workers must be a positive integer, got {workers!r}")
+    if workers > 256:
+        raise InputError(f"workers={workers} is more processes than swcuts will start; use at most 256 "
+                         f"(or a Dask cluster)")
+    return int(workers)
+
+
+def _open(data, split, limit):
+    from ..datasets import open_dataset
+
+    ds = open_dataset(data, split=split)
+    names = list(ds.names)
+    if limit is not None:
+        if isinstance(limit, bool) or not isinstance(limit, numbers.Integral) or limit < 1:
+            raise InputError(f"limit must be a positive integer, got {limit!r}")
+        names = names[:int(limit)]
+    if not names:
+        raise InputError(f"data set '{_show(data)}' holds no image")
+    return ds, names
+
+
+def _typed(row: dict) -> dict:
+    out = dict(row)
+    for key, conv in NUMERIC.items():
+        v = out.get(key)
+        if v in ("", None):
+            out[key] = math.nan if conv is float else None
+        else:
+            out[key] = conv(float(v)) if conv is int else conv(v)
+    return out
+
+
+def _as_table(rows):
+    rows = [_typed(r) for r in rows]
+    try:
+        import pandas as pd
+    except ImportError:
+        return rows
+    return pd.DataFrame(rows, columns=list(RESULT_COLUMNS))
+
+
+# ---------------------------------------------------------------------------
+# Peer tuning
+# ---------------------------------------------------------------------------
+
+
+def tune_peers(data, peers=DEFAULT_PEERS, *, split=None, limit=None, workers=1, scheduler=None,
+               progress=False) -> dict:
+    """Choose each peer's main parameter by the best mean covering on ``data``.
+
+    Every value of the peer's grid (:data:`swcuts.peers.PEERS`) runs on
+    every image (seed 0); the value with the highest mean segmentation
+    covering wins (ties: the first in the grid).
+
+    Returns
+    -------
+    dict
+        ``{peer: {"param", "value", "tuned_on", "split", "n_images",
+        "tuned_covering", "grid", "covering_by_value"}}``.
+    """
+    from ..peers import PEERS
+
+    peers = [peers] if isinstance(peers, str) else list(peers)
+    for peer in peers:
+        if peer not in PEERS:
+            raise InputError(f"unknown peer '{peer}'; choose from {', '.join(PEERS)}")
+    ds, names = _open(data, split, limit)
+    workers = _workers(workers)
+    scores = {(p, v): [] for p in peers for v in PEERS[p].grid}
+
+    def tasks():
+        for name in names:
+            sample = ds.read(name)
+            for peer in peers:
+                spec = PEERS[peer]
+                for value in spec.grid:
+                    yield Task(run_id(name, f"{peer}[{spec.param}={value}]", 0), name, "peer", peer, peer,
+                               {spec.param: value}, 0, sample.image, sample.truths)
+
+    def record(task, result):
+        row = result.rows[0]
+        if row["status"] == "ok":
+            scores[(task.base, task.options[PEERS[task.base].param])].append(row["covering"])
+
+    total = len(names) * sum(len(PEERS[p].grid) for p in peers)
+    with _executor(workers, scheduler) as (executor, n):
+        _execute(tasks(), executor, n, record, total=total, progress=progress, desc="tuning peers")
+    chosen = {}
+    for peer in peers:
+        spec = PEERS[peer]
+        by_value = {v: float(np.mean(scores[(peer, v)])) if scores[(peer, v)] else math.nan
+                    for v in spec.grid}
+        finite = [v for v in spec.grid if math.isfinite(by_value[v])]
+        if not finite:
+            raise InputError(f"peer '{peer}' failed on every tuning image of '{_show(data)}'")
+        best = max(finite, key=lambda v: by_value[v])
+        chosen[peer] = {"param": spec.param, "value": best, "tuned_on": str(data), "split": split,
+                        "n_images": len(names), "tuned_covering": by_value[best],
+                        "grid": list(spec.grid), "covering_by_value": {str(v): by_value[v] for v in spec.grid}}
+    return chosen
+
+
+# ---------------------------------------------------------------------------
+# The benchmark
+# ---------------------------------------------------------------------------
+
+
+def benchmark(data, *, output=None, samplers=DEFAULT_SAMPLERS, peers=DEFAULT_PEERS, seeds=(0,),
+              steps=None, time_budget=None, split=None, limit=None, grid=None, peer_params=None,
+              tune_peers_on=None, tune_split=None, annotators=True, workers=1, scheduler=None,
+              resume=False, report=True, progress=False):
+    """Run swcuts' samplers and classical segmenters on a data set and score them.
+
+    Every (image, method, seed) runs with the same budget (``steps`` or
+    ``time_budget`` for every sampler; peers run to completion) and is
+    scored against every annotator (:func:`swcuts.metrics.benchmark_scores`:
+    PRI, VoI, covering, boundary P/R/F); its −log π is computed under
+    swcuts' default posterior (:func:`swcuts.energy`), as is every
+    annotator's segmentation (method ``human``, scored leave-one-out).
+
+    Parameters
+    ----------
+    data : str or Path
+        A data set folder (:func:`swcuts.datasets.open_dataset`: BSDS500,
+        BSDS300 or a folder of images with ``NAME_gt*`` label images).
+    output : str or Path, optional
+        Folder for ``results.csv``, ``traces.csv``, ``labels/``,
+        ``images/``, ``summary.json`` and ``report.html`` (see
+        :mod:`swcuts.benchmarking.store`). None: nothing is written.
+    samplers : sequence of str
+        swcuts samplers (``swcuts.SAMPLERS``).
+    peers : sequence of str
+        Classical segmenters (``swcuts.peers.PEERS``).
+    seeds : sequence of int
+        Every method runs once per seed.
+    steps, time_budget : int or float, optional
+        The samplers' budget (default: each sampler's default budget).
+    split : str, optional
+        The data set's split (``train``, ``val``, ``test``); None: all.
+    limit : int, optional
+        Only the first ``limit`` images (sorted by name).
+    grid : sequence of str or dict, optional
+        A sweep of ``segment``'s options, e.g. ``["a2=1,2,4",
+        "edge_scale=0.5,1"]``: every sampler runs with every combination.
+    peer_params : dict, optional
+        ``{peer: {param: value}}``, e.g. ``{"felzenszwalb": {"scale": 300}}``.
+    tune_peers_on : str or Path, optional
+        A data set on which each peer's main parameter is chosen first
+        (:func:`tune_peers`); overrides ``peer_params`` for those peers.
+    tune_split : str, optional
+        The split of ``tune_peers_on``.
+    annotators : bool
+        Add the annotators' rows.
+    workers : int
+        Local worker processes (1: runs in this process).
+    scheduler : str or distributed.Client, optional
+        A Dask scheduler address (``tcp://host:8786``) or client: the runs
+        go to that cluster instead (``pip install 'swcuts[dask]'``).
+    resume : bool
+        Continue the benchmark in ``output``, skipping the finished runs.
+    report : bool
+        Write ``report.html`` at the end.
+    progress : bool
+        A progress bar with the time left, on a terminal.
+
+    Returns
+    -------
+    pandas.DataFrame or list of dict
+        One row per run (``RESULT_COLUMNS``), the earlier runs of a resumed
+        benchmark included; a DataFrame when pandas is installed.
+
+    Examples
+    --------
+    >>> rows = swcuts.benchmark("BSDS500/data", split="test", samplers=["swc", "gibbs"],
+    ...                         time_budget=5, seeds=[0, 1], output="bench")  # doctest: +SKIP
+    >>> rows.groupby("method")[["pri", "voi", "covering", "bf"]].mean()  # doctest: +SKIP
+    """
+    from ..peers import PEERS
+
+    budget = _budget(steps, time_budget)
+    seeds = _seeds(seeds)
+    workers = _workers(workers)
+    peers = [peers] if isinstance(peers, str) else list(peers)
+    make_methods(samplers, peers, grid=grid, peer_params=peer_params)  # refuse bad names before work
+    ds, names = _open(data, split, limit)
+    peer_info = {p: {"param": PEERS[p].param, "value": (peer_params or {}).get(p, {}).get(
+        PEERS[p].param, PEERS[p].default), "tuned_on": None, "grid": list(PEERS[p].grid)} for p in peers}
+    if tune_peers_on is not None and peers:
+        tuned = tune_peers(tune_peers_on, peers, split=tune_split, workers=workers, scheduler=scheduler,
+                           progress=progress)
+        peer_info.update(tuned)
+        peer_params = {**(peer_params or {}), **{p: {t["param"]: t["value"]} for p, t in tuned.items()}}
+    methods = make_methods(samplers, peers, grid=grid, peer_params=peer_params)
+    settings = {"version": __version__, "data": str(data), "split": split, "n_images": len(names),
+                "layout": getattr(ds, "layout", None), "methods": [m.name for m in methods],
+                "samplers": list(samplers) if not isinstance(samplers, str) else [samplers],
+                "peers": peer_info, "grid": grid if grid else None, "budget": budget, "seeds": seeds,
+                "workers": workers, "scheduler": None if scheduler is None else str(scheduler),
+                "started": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    store = OutputFolder(output, resume=resume, settings=settings) if output is not None else None
+    done = store.done if store is not None else set()
+    rows = [] if store is None else None
+    kw = dict(steps=steps, time_budget=time_budget, budget=budget)
+
+    def tasks():
+        for name in names:
+            try:
+                sample = ds.read(name)
+            except InputError as exc:  # recorded for every run of the image; the others go on
+                for m in methods:
+                    for seed in seeds:
+                        yield Task(run_id(name, m.name, seed), name, m.kind, m.name, m.base, {}, seed,
+                                   None, [], error=str(exc), **kw)
+                continue
+            if store is not None:
+                store.save_image(name, sample.image)
+            if annotators and run_id(name, "human", 0) not in done:
+                yield Task(run_id(name, "human", 0), name, "annotator", "human", "human", {}, 0,
+                           sample.image, sample.truths)
+            for m in methods:
+                for seed in seeds:
+                    rid = run_id(name, m.name, seed)
+                    if rid not in done:
+                        yield Task(rid, name, m.kind, m.name, m.base, dict(m.options), seed,
+                                   sample.image, sample.truths, **kw)
+
+    def record(task, result):
+        if store is not None:
+            store.add(result)
+        else:
+            rows.extend(result.rows)
+
+    per_image = len(methods) * len(seeds) + (1 if annotators else 0)
+    total = len(names) * per_image - len(done)
+    with _executor(workers, scheduler) as (executor, n):
+        _execute(tasks(), executor, n, record, total=max(total, 0), progress=progress)
+    if store is None:
+        return _as_table(rows)
+    store.write_summary(finished=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    if report:
+        from ..report import build_report
+
+        build_report(store.path)
+    return _as_table(store.latest_rows())

@@ -1,0 +1,98 @@
+"""``swcuts benchmark DATA -o OUTDIR`` and ``swcuts report OUTDIR``.
+
+Part of the command line (:mod:`swcuts.cli`); options are parsed here and
+checked by :func:`swcuts.benchmark` before any image is read.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from .benchmarking.runs import DEFAULT_PEERS, DEFAULT_SAMPLERS
+
+__all__ = ["add_parsers", "cmd_benchmark", "cmd_report"]
+
+
+def _names(text):
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    if not names and text.strip() not in ("", "none"):
+        raise argparse.ArgumentTypeError("expected names separated by commas")
+    return [] if text.strip() == "none" else names
+
+
+def _seeds(text):
+    try:
+        return [int(t) for t in text.split(",") if t.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected integers separated by commas, got '{text}'") from None
+
+
+def add_parsers(sub, *, int_type, float_type) -> None:
+    """Add the ``benchmark`` and ``report`` sub-commands to ``sub``."""
+    b = sub.add_parser("benchmark", help="run samplers and classical segmenters on a data set and score them")
+    b.add_argument("data", help="data set folder: BSDS500 (images/, groundTruth/), BSDS300, or images with "
+                                "NAME_gt*.png / .npy ground truths")
+    b.add_argument("-o", "--output", required=True, help="output folder (results.csv, traces.csv, report.html, ...)")
+    b.add_argument("--samplers", type=_names, default=list(DEFAULT_SAMPLERS), metavar="A,B,...",
+                   help=f"swcuts samplers (default {','.join(DEFAULT_SAMPLERS)}; 'none' for none)")
+    b.add_argument("--peers", type=_names, default=list(DEFAULT_PEERS), metavar="A,B,...",
+                   help=f"classical segmenters (default {','.join(DEFAULT_PEERS)}; 'none' for none)")
+    b.add_argument("--seeds", type=_seeds, default=[0], metavar="0,1,...", help="seeds of every method (default 0)")
+    b.add_argument("--time-budget", type=float_type, default=None, metavar="SECONDS",
+                   help="seconds of sampling per sampler run (default: each sampler's default budget)")
+    b.add_argument("--steps", type=int_type, default=None, metavar="N",
+                   help="steps per sampler run, instead of --time-budget (repeatable rows)")
+    b.add_argument("--split", default=None, help="the data set's split (train, val, test; default all)")
+    b.add_argument("--limit", type=int_type, default=None, metavar="N", help="only the first N images")
+    b.add_argument("--grid", nargs="+", default=None, metavar="NAME=V1,V2",
+                   help="sweep swcuts options: every sampler runs with every combination, e.g. "
+                        "--grid a2=1,2,4 edge_scale=0.5,1")
+    b.add_argument("--tune-peers", default=None, metavar="TRAIN_DATA",
+                   help="choose each peer's main parameter by the best mean covering on this data set first")
+    b.add_argument("--tune-split", default=None, help="the split of --tune-peers' data set")
+    b.add_argument("--workers", type=int_type, default=1, metavar="N", help="local worker processes (default 1)")
+    b.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="run on a Dask cluster (e.g. tcp://host:8786) instead of local processes")
+    b.add_argument("--resume", action="store_true", help="continue the benchmark in OUTDIR, skipping finished runs")
+    b.add_argument("--no-annotators", action="store_true",
+                   help="leave out the annotators' rows (their −log π and leave-one-out scores)")
+    b.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+
+    r = sub.add_parser("report", help="rebuild report.html of a benchmark's output folder")
+    r.add_argument("outdir", help="output folder of 'swcuts benchmark'")
+
+
+def cmd_benchmark(args) -> int:
+    from .benchmarking import benchmark
+    from .report import method_table
+
+    rows = benchmark(args.data, output=args.output, samplers=args.samplers, peers=args.peers,
+                     seeds=args.seeds, steps=args.steps, time_budget=args.time_budget, split=args.split,
+                     limit=args.limit, grid=args.grid, tune_peers_on=args.tune_peers,
+                     tune_split=args.tune_split, annotators=not args.no_annotators, workers=args.workers,
+                     scheduler=args.scheduler, resume=args.resume, progress=not args.no_progress)
+    rows = rows.to_dict("records") if hasattr(rows, "to_dict") else rows
+    _print_table(method_table(rows))
+    failed = sum(1 for r in rows if r["status"] != "ok")
+    print(f"{len(rows)} runs ({failed} failed) -> {args.output}/report.html")
+    return 0
+
+
+def _print_table(table) -> None:
+    cols = ("pri", "voi", "covering", "bf", "n_segments", "seconds")
+    print(f"{'method':>24} " + " ".join(f"{c:>10}" for c in cols))
+    for entry in table:
+        vals = []
+        for c in cols:
+            v = entry.get(c, {})
+            v = v.get("mean") if isinstance(v, dict) else v
+            vals.append(f"{v:>10.3f}" if isinstance(v, (int, float)) and v == v else f"{'-':>10}")
+        print(f"{entry['method']:>24} " + " ".join(vals))
+
+
+def cmd_report(args) -> int:
+    from .report import build_report
+
+    path = build_report(args.outdir)
+    print(f"report -> {path}")
+    return 0
