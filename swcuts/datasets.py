@@ -487,7 +487,8 @@ def _is_dir(p: Path) -> bool:
 
 
 def _natural(p: Path):
-    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", p.name)]
+    """Sort key: NAME_gt, NAME_gt2, NAME_gt10 (numbers by value)."""
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", p.stem)], p.suffix
 
 
 def _hw(shape) -> str:
