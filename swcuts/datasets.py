@@ -31,8 +31,9 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
@@ -264,8 +265,8 @@ def _open_bsds500(base: Path, split) -> Dataset:
 
 
 def _pair_mat(images: Path, truths: Path) -> dict:
-    mats = {p.stem: p for p in _files(truths, (".mat",))}
-    pics = {p.stem: p for p in _files(images, _IMAGE_SUFFIXES)}
+    mats = _by_stem(_files(truths, (".mat",)))
+    pics = _by_stem(_files(images, _IMAGE_SUFFIXES))
     for stem, p in sorted(mats.items()):
         if stem not in pics:
             raise InputError(f"ground truth '{_show(p)}' has no image {stem}.jpg in '{_show(images)}'")
@@ -283,28 +284,26 @@ def _open_bsds300(base: Path, split) -> Dataset:
     if not split_names:
         raise InputError(f"BSDS300 folder '{_show(images)}' holds no split folders with .jpg images "
                          f"(expected images/train and images/test)")
-    all_images = {}
-    for s in split_names:
-        _merge(all_images, {p.stem: p for p in _files(images / s, (".jpg",))})
+    all_stems = {p.stem for s in split_names for p in _files(images / s, (".jpg",))}
     segs = {}
     for colour in ("color", "gray"):
         for user in _listdir(base / "human" / colour):
             if user.is_dir():
                 for p in _files(user, (".seg",)):
-                    if p.stem not in all_images:
+                    if p.stem not in all_stems:
                         raise InputError(f"ground truth '{_show(p)}' has no image {p.stem}.jpg in "
                                          f"'{_show(images)}'")
                     segs.setdefault(p.stem, {}).setdefault(colour, []).append(p)
     chosen = _choose_split(base, split, split_names)
     items = {}
     for s in chosen:
-        for p in _files(images / s, (".jpg",)):
-            found = segs.get(p.stem, {})
+        for stem, p in _by_stem(_files(images / s, (".jpg",))).items():
+            found = segs.get(stem, {})
             paths = found.get("color") or found.get("gray")
             if not paths:
-                raise InputError(f"image '{_show(p)}' has no ground truth human/color/*/{p.stem}.seg "
+                raise InputError(f"image '{_show(p)}' has no ground truth human/color/*/{stem}.seg "
                                  f"in '{_show(base)}'")
-            items[p.stem] = (p, tuple(sorted(paths)))
+            _merge(items, {stem: (p, tuple(sorted(paths)))})
     return Dataset(base, "bsds300", tuple(chosen), items)
 
 
@@ -315,13 +314,7 @@ def _open_folder(root: Path, split) -> Dataset:
     files = _files(root, _IMAGE_SUFFIXES + _GT_SUFFIXES)
     gts = [p for p in files if p.suffix.lower() in _GT_SUFFIXES and _GT_NAME.search(p.stem)]
     gt_set = set(gts)
-    pics = {}
-    for p in files:
-        if p.suffix.lower() in _IMAGE_SUFFIXES and p not in gt_set:
-            if p.stem in pics:
-                raise InputError(f"images '{_show(pics[p.stem])}' and '{_show(p)}' have the same name; "
-                                 f"rename or remove one")
-            pics[p.stem] = p
+    pics = _by_stem([p for p in files if p.suffix.lower() in _IMAGE_SUFFIXES and p not in gt_set])
     if not gts:
         raise InputError(f"'{_show(root)}' matches no data set layout; {_EXPECTED}")
     if split is not None:
@@ -346,6 +339,17 @@ def _owner(gt_stem: str, pics: dict):
         if gt_stem[:m.start()] in pics:
             return gt_stem[:m.start()]
     return None
+
+
+def _by_stem(paths: list) -> dict:
+    """``{stem: path}``, refusing two files with the same stem (e.g. a.jpg and a.png)."""
+    out = {}
+    for p in paths:
+        if p.stem in out:
+            raise InputError(f"images '{_show(out[p.stem])}' and '{_show(p)}' have the same name; "
+                             f"rename or remove one")
+        out[p.stem] = p
+    return out
 
 
 def _choose_split(base: Path, split, split_names: list) -> list:
@@ -425,7 +429,7 @@ def _read_seg(path: Path) -> np.ndarray:
         text = path.read_text(encoding="ascii", errors="replace")
     except OSError as exc:
         raise InputError(f"ground truth '{_show(path)}' cannot be read ({_one_line(exc)})") from None
-    m = re.search(r"^[ \t]*data[ \t]*$", text, flags=re.M)
+    m = re.search(r"^[ \t]*data[ \t]*$", text, flags=re.MULTILINE)
     if m is None:
         raise InputError(f"{bad} (no 'data' line)")
     header, data = text[:m.start()], text[m.end():]

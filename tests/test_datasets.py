@@ -242,6 +242,8 @@ def test_duplicate_names_across_splits(bsds500, rng):
     _write_mat(root / "groundTruth" / "test" / "101.mat", [_seg(rng)])
     _error(lambda: open_dataset(root), "101.jpg", "same name")
     assert open_dataset(root, split="test").names == ["101", "301", "302"]
+    _write_jpg(root / "images" / "test" / "101.png", rng)
+    _error(lambda: open_dataset(root, split="test"), "101.jpg", "101.png", "same name")
 
 
 def test_image_without_ground_truth(bsds500, tmp_path, rng):
@@ -308,7 +310,7 @@ def test_corrupt_ground_truths(tmp_path, rng):
         (seg_dir / f"{i}.seg").write_text(text)
     ds = open_dataset(b3)
     for i in bad:
-        _error(lambda: ds.read(i), seg_dir / f"{i}.seg", ".seg")
+        _error(lambda i=i: ds.read(i), seg_dir / f"{i}.seg", ".seg")
     # png
     f = tmp_path / "f"
     f.mkdir()

@@ -100,6 +100,6 @@ def test_errors(square):
     _error(lambda: run_peer("felzenszwalb", square, k=100), "'k'", "'scale'")
     _error(lambda: run_peer("opencv-graphseg", square, scale=100), "'scale'", "'k'")
     for bad in (0, -1.0, math.nan, math.inf, "big", None, True):
-        _error(lambda: run_peer("slic-ncut", square, thresh=bad), "thresh", "positive number")
+        _error(lambda bad=bad: run_peer("slic-ncut", square, thresh=bad), "thresh", "positive number")
     _error(lambda: run_peer("felzenszwalb", np.zeros((2, 3, 4, 5))), "dimensions")
     _error(lambda: run_peer("felzenszwalb", np.full((5, 5), np.nan)), "NaN")
