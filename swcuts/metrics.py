@@ -17,6 +17,8 @@ References
 .. [3] D. Martin, C. Fowlkes, D. Tal, J. Malik, "A database of human
    segmented natural images and its application to evaluating segmentation
    algorithms and measuring ecological statistics", ICCV 2001.
+.. [4] P. Arbelaez, M. Maire, C. Fowlkes, J. Malik, "Contour detection and
+   hierarchical image segmentation", IEEE TPAMI 33(5), 2011.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import ndimage
 from scipy.sparse import coo_matrix
+from scipy.spatial import cKDTree
 
 __all__ = [
     "probabilistic_rand_index",
@@ -36,6 +39,10 @@ __all__ = [
     "boundary_precision_recall",
     "boundary_f_measure",
     "segmentation_scores",
+    "mean_variation_of_information",
+    "segmentation_covering",
+    "boundary_scores",
+    "benchmark_scores",
 ]
 
 
@@ -464,3 +471,226 @@ def segmentation_scores(seg, truth, tolerance: float = 2) -> dict:
         "gce": _gce_from_table(t),
         "bf": boundary_f_measure(seg, truth, tolerance),
     }
+
+
+# ---------------------------------------------------------------------------
+# Scores against several annotators (the BSDS benchmark)
+# ---------------------------------------------------------------------------
+
+
+def _checked_truths(seg, truths) -> tuple:
+    seg = _as_labels(seg, "seg")
+    truths = [_as_labels(t, "truth") for t in _truth_list(seg, truths)]
+    for t in truths:
+        if t.shape != seg.shape:
+            raise ValueError(f"seg and truth must have the same shape, got {seg.shape} and {t.shape}")
+    return seg, truths
+
+
+def mean_variation_of_information(seg, truths) -> float:
+    """Variation of information of ``seg`` averaged over several ground truths.
+
+    Parameters
+    ----------
+    seg : array_like of int
+        Segmentation label image.
+    truths : array_like of int, or sequence of array_like of int
+        Ground truths, as for :func:`probabilistic_rand_index`.
+
+    Returns
+    -------
+    float
+        Mean of :func:`variation_of_information` over the ground truths (nats).
+
+    Examples
+    --------
+    >>> seg = np.array([[0, 0, 1, 1]])
+    >>> round(mean_variation_of_information(seg, [seg, np.zeros_like(seg)]), 4)  # (0 + log 2) / 2
+    0.3466
+    """
+    seg, truths = _checked_truths(seg, truths)
+    return float(np.mean([_voi_from_table(_contingency(seg, t)) for t in truths]))
+
+
+def _covering_sums(seg: np.ndarray, truth: np.ndarray) -> float:
+    """Σ over regions R of ``truth`` of |R| · max over regions R' of ``seg``
+    of |R ∩ R'| / |R ∪ R'| (the numerator of the covering of ``truth``)."""
+    t = _contingency(truth, seg)  # rows: truth regions, columns: seg regions
+    iou = t.nij / (t.a[t.row] + t.b[t.col] - t.nij)
+    best = np.zeros(t.a.size)
+    np.maximum.at(best, t.row, iou)
+    return float(np.sum(t.a * best))
+
+
+def segmentation_covering(seg, truths, *, reduce="mean") -> float:
+    """Covering of the ground truths by a segmentation (Arbelaez et al. [4]_).
+
+    The covering of a ground truth S by the segmentation S' is
+    ``C(S' -> S) = (1/N) Σ_{R in S} |R| max_{R' in S'} O(R, R')`` with
+    ``O`` the intersection over union of two regions and N the pixel count
+    (section 3.2 of [4]_), computed from the contingency table.
+
+    Parameters
+    ----------
+    seg : array_like of int
+        Segmentation label image.
+    truths : array_like of int, or sequence of array_like of int
+        Ground truths, as for :func:`probabilistic_rand_index`.
+    reduce : {"mean", "best"}
+        ``"mean"`` pools the annotators as the BSDS benchmark does (the sum
+        of every annotator's numerator over the sum of their pixel counts,
+        i.e. the mean over annotators); ``"best"`` is the best annotator's.
+
+    Returns
+    -------
+    float
+        Covering in ``(0, 1]``; 1 when ``seg`` equals every ground truth.
+
+    Examples
+    --------
+    >>> seg = np.array([[0, 0, 1, 1]])
+    >>> segmentation_covering(seg, [np.array([[0, 0, 0, 1]])])  # (3 * 2/3 + 1 * 1/2) / 4
+    0.625
+    """
+    if reduce not in ("mean", "best"):
+        raise ValueError(f"reduce must be 'mean' or 'best', got {reduce!r}")
+    seg, truths = _checked_truths(seg, truths)
+    covers = [_covering_sums(seg, t) / seg.size for t in truths]
+    return float(np.mean(covers) if reduce == "mean" else np.max(covers))
+
+
+#: Boundary tolerance of the BSDS benchmark, as a fraction of the image diagonal.
+BSDS_MAX_DIST = 0.0075
+
+
+def _matched(points_a: np.ndarray, points_b: np.ndarray, radius: float) -> np.ndarray:
+    """For each point of ``a``, whether a maximum one-to-one matching of the
+    points of ``a`` to those of ``b`` within ``radius`` (inclusive) matches
+    it. The matching's size is the number of matched points on either side.
+
+    The matching is networkx's Hopcroft-Karp: scipy's
+    ``maximum_bipartite_matching`` took from 0.004 s to 8.8 s on the same
+    BSDS boundary graphs depending on the order of the pixels; networkx
+    took 0.08-0.16 s on each.
+    """
+    import networkx as nx
+
+    if points_a.size == 0 or points_b.size == 0:
+        return np.zeros(len(points_a), dtype=bool)
+    pairs = cKDTree(points_a).sparse_distance_matrix(cKDTree(points_b), radius, output_type="ndarray")
+    n_a = len(points_a)
+    graph = nx.Graph()
+    graph.add_nodes_from(range(n_a + len(points_b)))
+    graph.add_edges_from(zip(pairs["i"].tolist(), (pairs["j"] + n_a).tolist()))
+    matching = nx.bipartite.hopcroft_karp_matching(graph, top_nodes=range(n_a))
+    matched = np.zeros(n_a, dtype=bool)
+    matched[[v for v in matching if v < n_a]] = True
+    return matched
+
+
+def boundary_scores(seg, truths, *, max_dist=BSDS_MAX_DIST) -> dict:
+    """Boundary precision, recall and F against several annotators, as in BSDS.
+
+    Boundaries are :func:`boundary_map`'s. A boundary pixel of ``seg`` and
+    one of a ground truth may match when they lie within
+    ``max_dist * diagonal`` pixels (inclusive); each pixel matches at most
+    one pixel of the other image, and the number of matches is a maximum
+    bipartite matching (Hopcroft-Karp, ``scipy.sparse.csgraph``) — the
+    BSDS code's minimum-cost assignment matches the same number, its
+    outlier cost dominating. With several annotators, as the BSDS benchmark
+    pools them, a ``seg`` pixel is matched if it matches in any annotator's
+    matching (precision), and recall sums the annotators' matched and total
+    boundary pixels.
+
+    Parameters
+    ----------
+    seg : array_like of int
+        Segmentation label image.
+    truths : array_like of int, or sequence of array_like of int
+        Ground truths, as for :func:`probabilistic_rand_index`.
+    max_dist : float
+        Tolerance as a fraction of the image diagonal (BSDS: 0.0075).
+
+    Returns
+    -------
+    dict
+        ``bp``, ``br``, ``bf`` (precision, recall, F) and the counts
+        ``match_p``, ``total_p`` (matched and all boundary pixels of
+        ``seg``), ``match_r``, ``total_r`` (summed over annotators), from
+        which a data set's boundary F is computed. Without boundaries on
+        either side precision (recall) is vacuously 1, as in
+        :func:`boundary_precision_recall`; F is 0 unless both are positive.
+
+    Examples
+    --------
+    >>> seg = np.zeros((20, 20), int); seg[:, 10:] = 1
+    >>> truth = np.zeros((20, 20), int); truth[:, 11:] = 1  # one pixel off
+    >>> boundary_scores(seg, [truth])["bf"]  # tolerance 0.0075 * 28.3 = 0.2 px
+    0.0
+    >>> boundary_scores(seg, [truth], max_dist=0.05)["bf"]  # 1.4 px
+    1.0
+    """
+    seg, truths = _checked_truths(seg, truths)
+    if not max_dist >= 0:
+        raise ValueError(f"max_dist must be >= 0, got {max_dist}")
+    radius = max_dist * float(np.hypot(*seg.shape[:2])) if seg.ndim >= 2 else max_dist * seg.size
+    points_s = np.argwhere(boundary_map(seg)).astype(np.float64)
+    matched_s = np.zeros(len(points_s), dtype=bool)
+    match_r = total_r = 0
+    for truth in truths:
+        points_t = np.argwhere(boundary_map(truth)).astype(np.float64)
+        matched = _matched(points_s, points_t, radius)
+        matched_s |= matched
+        match_r += int(matched.sum())  # the matching's size: its matched truth pixels too
+        total_r += len(points_t)
+    match_p, total_p = int(matched_s.sum()), len(points_s)
+    bp = match_p / total_p if total_p else 1.0
+    br = match_r / total_r if total_r else 1.0
+    if total_p == 0 and total_r == 0:
+        bf = 1.0
+    else:
+        bf = 2 * bp * br / (bp + br) if (bp + br) > 0 and total_p and total_r else 0.0
+    return {"bp": bp, "br": br, "bf": bf, "match_p": match_p, "total_p": total_p,
+            "match_r": match_r, "total_r": total_r}
+
+
+def benchmark_scores(seg, truths, *, max_dist=BSDS_MAX_DIST) -> dict:
+    """Every BSDS score of a segmentation against several annotators.
+
+    Parameters
+    ----------
+    seg : array_like of int
+        Segmentation label image.
+    truths : array_like of int, or sequence of array_like of int
+        The annotators' label images (a list, or one image).
+    max_dist : float
+        Boundary tolerance as a fraction of the image diagonal.
+
+    Returns
+    -------
+    dict
+        ``pri`` (:func:`probabilistic_rand_index`), ``voi`` (mean over
+        annotators), ``covering`` (pooled as BSDS) and ``covering_best``
+        (:func:`segmentation_covering`), ``bp``, ``br``, ``bf`` and the
+        boundary counts of :func:`boundary_scores`, and ``n_segments``.
+
+    Raises
+    ------
+    ValueError
+        If a ground truth's shape differs from ``seg``'s, or there is none.
+
+    Examples
+    --------
+    >>> seg = np.zeros((20, 20), int); seg[:, 10:] = 1
+    >>> s = benchmark_scores(seg, [seg, seg.T])
+    >>> round(s["pri"], 3), s["n_segments"]
+    (0.749, 2)
+    """
+    seg, truths = _checked_truths(seg, truths)
+    tables = [_contingency(seg, t) for t in truths]
+    covers = np.array([_covering_sums(seg, t) for t in truths]) / seg.size
+    return {"pri": float(np.mean([_rand_from_table(t) for t in tables])),
+            "voi": float(np.mean([_voi_from_table(t) for t in tables])),
+            "covering": float(np.mean(covers)), "covering_best": float(np.max(covers)),
+            **boundary_scores(seg, truths, max_dist=max_dist),
+            "n_segments": int(np.unique(seg).size)}
