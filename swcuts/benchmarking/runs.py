@@ -245,8 +245,9 @@ def run_task(task: Task) -> RunResult:
     """
     from ..api import energy, segment
 
-    if task.kind == "annotator":
-        return RunResult(annotator_rows(task.image_name, task.image, task.truths))
+    if task.kind == "annotator":  # the first annotator's labels go to the report's gallery
+        rows = annotator_rows(task.image_name, task.image, task.truths)
+        return RunResult(rows, labels=np.asarray(task.truths[0]) if task.truths else None)
     row = _empty_row(run_id=task.run_id, image=task.image_name, method=task.method, kind=task.kind,
                      seed=task.seed, options=json.dumps(task.options, sort_keys=True),
                      budget=task.budget)
