@@ -5,8 +5,9 @@ overlay.png, atoms.png, trace.csv, energy.png and summary.json, and with
 ``--sampler multilevel`` the labels of every level (labels_level0.npy, ...,
 level 0 being the atoms it sampled). ``swcuts compare IMAGE -o OUTDIR
 --samplers swc,gibbs,...`` runs several samplers on the same image and
-posterior for the same time and writes comparison.csv, comparison.png and
-summary.json. Bad input
+posterior for the same time and writes comparison.csv, comparison.png,
+compare.html and summary.json. ``swcuts benchmark DATA -o OUTDIR`` runs
+samplers and classical segmenters on a data set (:mod:`swcuts.cli_benchmark`). Bad input
 exits with code 2 and one line on stderr, before any work starts and
 without creating anything. Every file is written to a temporary name and
 renamed, and if writing fails the files already written are removed again,
@@ -29,6 +30,7 @@ from .api import DEFAULTS, SAMPLERS, check_options, segment
 from .atoms import ATOM_METHODS
 from .cli_benchmark import add_parsers as add_benchmark_parsers
 from .cli_benchmark import cmd_benchmark, cmd_report
+from .report import compare_page
 from .imageio import InputError, _show, atomic_write, load_image, save_label_png, save_npy, save_rgb_png
 
 __all__ = ["main"]
@@ -326,6 +328,8 @@ def _cmd_compare(args) -> int:
                             ("summary.json", summary.encode())):
             _write_bytes(outdir / fname, data)
             written.append(outdir / fname)
+        written.append(compare_page(outdir, [(name, seg.labels, seg.trace.as_arrays(), seg.energy, seg.n_labels,
+                                              seg.steps) for name, seg in runs], runs[0][1].image))
 
     _write_all(outdir, missing, write)
     best = min(runs, key=lambda r: r[1].energy)[0]

@@ -558,7 +558,9 @@ def test_compare_writes_table_plot_and_summary(tiny_npy, tmp_path, capsys):
     rc, stdout, err = run_cli(capsys, "compare", tiny_npy, "-o", out, "--samplers", "swc,gibbs",
                               "--time-budget", "0.3", "--n-atoms", "40", "--seed", "1")
     assert rc == 0, err
-    assert sorted(os.listdir(out)) == ["comparison.csv", "comparison.png", "summary.json"]
+    assert sorted(os.listdir(out)) == ["compare.html", "comparison.csv", "comparison.png", "summary.json"]
+    page = (out / "compare.html").read_text()
+    assert "swc" in page and "gibbs" in page and "data:image/png;base64" in page
     summary = json.loads((out / "summary.json").read_text())
     assert sorted(summary) == ["gibbs", "swc"]
     rows = (out / "comparison.csv").read_text().splitlines()
