@@ -59,7 +59,9 @@ def add_parsers(sub, *, int_type, float_type) -> None:
     b.add_argument("--no-progress", action="store_true", help="never show a progress bar")
 
     r = sub.add_parser("report", help="rebuild report.html of a benchmark's output folder")
-    r.add_argument("outdir", help="output folder of 'swcuts benchmark'")
+    r.add_argument("outdir", help="output folder of 'swcuts benchmark'; report.html is written here")
+    r.add_argument("more", nargs="*", metavar="OTHER",
+                   help="more output folders whose runs are merged in (a run found again replaces the earlier)")
 
 
 def cmd_benchmark(args) -> int:
@@ -93,6 +95,6 @@ def _print_table(table) -> None:
 def cmd_report(args) -> int:
     from .report import build_report
 
-    path = build_report(args.outdir)
+    path = build_report(args.outdir, *args.more)
     print(f"report -> {path}")
     return 0

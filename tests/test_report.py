@@ -134,3 +134,17 @@ def test_compare_page(tmp_path):
     page = compare_page(tmp_path, [("swc", labels, trace, 5.0, 2, 100), ("gibbs", labels, trace, 6.0, 2, 100)],
                         np.zeros((30, 40, 3))).read_text()
     assert "swc" in page and "gibbs" in page and "20.00 %" in page and "data:image/png;base64" in page
+
+
+def test_merging_folders(outdir, tmp_path):
+    other = tmp_path / "other"
+    other.mkdir()
+    lines = (outdir / "results.csv").read_text().splitlines()
+    header, a_swc = lines[0], next(x for x in lines if x.startswith("A_swc,"))
+    (other / "results.csv").write_text(header + "\n" + a_swc.replace(",0.6,", ",0.2,") + "\n"
+                                       + a_swc.replace("A_swc", "C_swc").replace(",A,", ",C,") + "\n")
+    rows, traces, summary = load_results(outdir, other)
+    by_id = {r["run_id"]: r for r in rows}
+    assert len(rows) == 10 and by_id["A_swc"]["covering"] == 0.2 and by_id["A_swc"]["folder"] == other
+    assert "A_swc" not in traces and summary["merged"] == [str(other)]  # the merged run has no trace
+    assert "merged with" in build_report(outdir, other).read_text()

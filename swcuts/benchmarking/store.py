@@ -45,6 +45,17 @@ def _cell(v):
     return v
 
 
+def _finite(value):
+    """``value`` with every NaN or infinite float replaced by None (JSON has neither)."""
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    if isinstance(value, (float, np.floating)) and not np.isfinite(value):
+        return None
+    return value
+
+
 def read_rows(path) -> list:
     """The rows of a results CSV as dicts of strings (the last row of a
     ``run_id`` wins: a run repeated by a resume replaces the earlier one)."""
@@ -164,5 +175,5 @@ class OutputFolder:
 
     def write_summary(self, **extra) -> None:
         self.settings.update(extra)
-        text = json.dumps(self.settings, indent=2, allow_nan=False, default=str) + "\n"
+        text = json.dumps(_finite(self.settings), indent=2, allow_nan=False, default=str) + "\n"
         atomic_write(self.path / "summary.json", lambda tmp: Path(tmp).write_text(text))
