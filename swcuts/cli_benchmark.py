@@ -7,6 +7,7 @@ checked by :func:`swcuts.benchmark` before any image is read.
 from __future__ import annotations
 
 import argparse
+import sys
 
 from .benchmarking.runs import DEFAULT_PEERS, DEFAULT_SAMPLERS
 
@@ -65,19 +66,29 @@ def add_parsers(sub, *, int_type, float_type) -> None:
 
 
 def cmd_benchmark(args) -> int:
-    from .benchmarking import benchmark
     from .report import method_table
 
-    rows = benchmark(args.data, output=args.output, samplers=args.samplers, peers=args.peers,
-                     seeds=args.seeds, steps=args.steps, time_budget=args.time_budget, split=args.split,
-                     limit=args.limit, grid=args.grid, tune_peers_on=args.tune_peers,
-                     tune_split=args.tune_split, annotators=not args.no_annotators, workers=args.workers,
-                     scheduler=args.scheduler, resume=args.resume, progress=not args.no_progress)
+    try:
+        rows = _run(args)
+    except KeyboardInterrupt:
+        print(f"swcuts: interrupted; the finished runs are in {args.output}: continue with --resume",
+              file=sys.stderr)
+        return 130
     rows = rows.to_dict("records") if hasattr(rows, "to_dict") else rows
     _print_table(method_table(rows))
     failed = sum(1 for r in rows if r["status"] != "ok")
     print(f"{len(rows)} runs ({failed} failed) -> {args.output}/report.html")
     return 0
+
+
+def _run(args):
+    from .benchmarking import benchmark
+
+    return benchmark(args.data, output=args.output, samplers=args.samplers, peers=args.peers,
+                     seeds=args.seeds, steps=args.steps, time_budget=args.time_budget, split=args.split,
+                     limit=args.limit, grid=args.grid, tune_peers_on=args.tune_peers,
+                     tune_split=args.tune_split, annotators=not args.no_annotators, workers=args.workers,
+                     scheduler=args.scheduler, resume=args.resume, progress=not args.no_progress)
 
 
 def _print_table(table) -> None:
