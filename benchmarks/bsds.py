@@ -96,6 +96,7 @@ def main():
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--skip-throughput", action="store_true")
     ap.add_argument("--throughput-images", type=int, default=10)
+    ap.add_argument("--run-only", action="store_true", help="run (or resume) the benchmarks, print nothing")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -108,20 +109,22 @@ def main():
     else:
         tuned = tune_peers(out / "tune", PEERS, workers=args.workers, progress=True)
         tuned_file.write_text(json.dumps(tuned, indent=2))
-    peer_params = {p: {t["param"]: t["value"]} for p, t in tuned.items()}
     print("peers tuned on the tuning half (best mean covering):",
           ", ".join(f"{p} {t['param']}={t['value']:g} ({t['tuned_covering']:.3f})" for p, t in tuned.items()))
 
+    for budget in budgets:
+        peers = PEERS if budget == max(budgets) else ()
+        swcuts.benchmark(DATA, output=out / f"time{budget:g}", samplers=list(SAMPLERS), peers=list(peers),
+                         peer_tuning=tuned, time_budget=budget, seeds=[0], limit=args.limit,
+                         workers=args.workers, resume=True, progress=True,
+                         annotators=budget == max(budgets), report=False)
+    if args.run_only:
+        return
     from swcuts.report import build_report, energy_at_times, load_results, time_to_reach
 
     finals = {}
     for budget in budgets:
         folder = out / f"time{budget:g}"
-        peers = PEERS if budget == max(budgets) else ()
-        swcuts.benchmark(DATA, output=folder, samplers=list(SAMPLERS), peers=list(peers),
-                         peer_params=peer_params, time_budget=budget, seeds=[0], limit=args.limit,
-                         workers=args.workers, resume=True, progress=True,
-                         annotators=budget == max(budgets), report=False)
         build_report(folder)
         rows, traces, _ = load_results(folder)
         finals[budget] = rows

@@ -213,3 +213,19 @@ def test_cli_benchmark_and_report(folder, tmp_path, capsys):
         err = capsys.readouterr().err
         assert rc == 2 and err.startswith("swcuts: error: ") and err.count("\n") == 1, (argv, err)
     assert not (tmp_path / "x").exists() and not (tmp_path / "y").exists() and not (tmp_path / "z").exists()
+
+
+def test_tune_peers_picks_the_best_mean_covering(folder, tmp_path):
+    from swcuts.peers import PEERS
+
+    tuned = driver.tune_peers(folder, ["felzenszwalb"], limit=2)["felzenszwalb"]
+    grid = PEERS["felzenszwalb"].grid
+    by_value = {float(k): v for k, v in tuned["covering_by_value"].items()}
+    assert tuned["param"] == "scale" and tuned["value"] in grid and set(by_value) == set(grid)
+    assert tuned["tuned_covering"] == max(by_value.values()) == by_value[tuned["value"]]
+    out = tmp_path / "bench"
+    rows = _run(folder, out, samplers=[], seeds=[0], limit=1, annotators=False,
+                peer_tuning={"felzenszwalb": tuned})
+    assert json.loads(rows[0]["options"]) == {"scale": tuned["value"]}
+    peers = json.loads((out / "summary.json").read_text())["peers"]
+    assert peers["felzenszwalb"]["tuned_on"] == str(folder) and peers["felzenszwalb"]["n_images"] == 2

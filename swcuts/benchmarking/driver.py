@@ -293,7 +293,7 @@ def tune_peers(data, peers=DEFAULT_PEERS, *, split=None, limit=None, workers=1, 
 
 def benchmark(data, *, output=None, samplers=DEFAULT_SAMPLERS, peers=DEFAULT_PEERS, seeds=(0,),
               steps=None, time_budget=None, split=None, limit=None, grid=None, peer_params=None,
-              tune_peers_on=None, tune_split=None, annotators=True, workers=1, scheduler=None,
+              tune_peers_on=None, tune_split=None, peer_tuning=None, annotators=True, workers=1, scheduler=None,
               resume=False, report=True, progress=False):
     """Run swcuts' samplers and classical segmenters on a data set and score them.
 
@@ -335,6 +335,9 @@ def benchmark(data, *, output=None, samplers=DEFAULT_SAMPLERS, peers=DEFAULT_PEE
         (:func:`tune_peers`); overrides ``peer_params`` for those peers.
     tune_split : str, optional
         The split of ``tune_peers_on``.
+    peer_tuning : dict, optional
+        What :func:`tune_peers` returned on an earlier call: its values
+        are used, and the report says where they were tuned.
     annotators : bool
         Add the annotators' rows.
     workers : int
@@ -372,8 +375,10 @@ def benchmark(data, *, output=None, samplers=DEFAULT_SAMPLERS, peers=DEFAULT_PEE
     peer_info = {p: {"param": PEERS[p].param, "value": (peer_params or {}).get(p, {}).get(
         PEERS[p].param, PEERS[p].default), "tuned_on": None, "grid": list(PEERS[p].grid)} for p in peers}
     if tune_peers_on is not None and peers:
-        tuned = tune_peers(tune_peers_on, peers, split=tune_split, workers=workers, scheduler=scheduler,
-                           progress=progress)
+        peer_tuning = tune_peers(tune_peers_on, peers, split=tune_split, workers=workers, scheduler=scheduler,
+                                 progress=progress)
+    if peer_tuning:
+        tuned = {p: t for p, t in peer_tuning.items() if p in peers}
         peer_info.update(tuned)
         peer_params = {**(peer_params or {}), **{p: {t["param"]: t["value"]} for p, t in tuned.items()}}
     methods = make_methods(samplers, peers, grid=grid, peer_params=peer_params)
