@@ -1,0 +1,22 @@
+"""The Examples sections of the public API run as tests."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+
+import numpy as np
+import pytest
+
+import swcuts
+
+#: Modules whose examples run without data from outside the repository.
+MODULES = ["swcuts.api", "swcuts.metrics", "swcuts.peers", "swcuts.benchmarking.runs"]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_examples_run(name):
+    module = importlib.import_module(name)
+    result = doctest.testmod(module, extraglobs={"np": np, "swcuts": swcuts},
+                             optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0
