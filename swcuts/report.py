@@ -286,7 +286,8 @@ def build_report(outdir, *more) -> Path:
     >>> swcuts.report.build_report("bench")  # doctest: +SKIP
     PosixPath('bench/report.html')
     """
-    from .report_html import CSS, box_plots, method_colours, energy_plot, gallery, header, reach_tables, score_table
+    from .report_html import (CSS, box_plots, energy_plot, energy_table, gallery, header, method_colours,
+                              reach_tables, score_table)
 
     outdir = Path(outdir)
     rows, traces, summary = load_results(outdir, *more)
@@ -312,7 +313,11 @@ def build_report(outdir, *more) -> Path:
             "<h2>Energy over time</h2>", energy_plot(rows, traces, colours),
             "<h2>Time to reach an energy</h2>", reach_tables(rows, traces),
             "<h2>Score distributions</h2>", box_plots(rows, colours),
-            "<h2>Gallery</h2>", gallery(rows)]
+            "<h2>Gallery</h2>", gallery(rows),
+            "<h2>−log π of each method against the annotators', per image</h2>",
+            "<p class='note'>(method − median annotator) / median annotator, under swcuts' default posterior; "
+            "red: the method's segmentation is more probable than the humans' under this posterior.</p>",
+            energy_table(rows)]
     page = (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>swcuts benchmark</title>"
             f"<style>{CSS}</style></head><body>{''.join(body)}</body></html>")
     return atomic_write(outdir / "report.html", lambda tmp: Path(tmp).write_text(page, encoding="utf-8"))

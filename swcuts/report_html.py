@@ -266,3 +266,33 @@ def header(summary, rows) -> str:
             + (f"<p>Peers' parameters:</p><ul>{''.join(peers)}</ul>" if peers else "") + fail)
 
 
+
+
+def energy_table(rows) -> str:
+    """−log π of every method per image, relative to the image's median
+    annotator: a posterior right for the images ranks the humans'
+    segmentations at least as well as any method's (no negative cells)."""
+    ok = ok_runs(rows)
+    humans = {}
+    for r in ok:
+        if r["kind"] == "annotator" and np.isfinite(r["energy"]):
+            humans.setdefault(r["image"], []).append(r["energy"])
+    if not humans:
+        return "<p>No annotator rows: run the benchmark with the annotators to see this table.</p>"
+    methods = [m for m in methods_of(ok) if m != "human"]
+    head = "".join(f"<th>{html.escape(m)}</th>" for m in methods)
+    lines = [f'<table><tr><th class="l">image</th><th>median annotator −log π</th>{head}</tr>']
+    for image in sorted(humans):
+        ref = float(np.median(humans[image]))
+        cells = []
+        for m in methods:
+            vals = [r["energy"] for r in ok if r["method"] == m and r["image"] == image and np.isfinite(r["energy"])]
+            if not vals:
+                cells.append("<td>–</td>")
+                continue
+            gap = 100 * (float(np.median(vals)) - ref) / abs(ref)
+            style = ' style="color:#b00"' if gap < 0 else ""
+            cells.append(f"<td{style}>{gap:+.1f} %</td>")
+        lines.append(f'<tr><td class="l">{html.escape(image)}</td><td>{ref:,.0f}</td>{"".join(cells)}</tr>')
+    lines.append("</table>")
+    return "".join(lines)
