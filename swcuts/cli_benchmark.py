@@ -51,7 +51,8 @@ def add_parsers(sub, *, int_type, float_type) -> None:
     b.add_argument("--tune-peers", default=None, metavar="TRAIN_DATA",
                    help="choose each peer's main parameter by the best mean covering on this data set first")
     b.add_argument("--tune-split", default=None, help="the split of --tune-peers' data set")
-    b.add_argument("--workers", type=int_type, default=1, metavar="N", help="local worker processes (default 1)")
+    b.add_argument("--workers", type=int_type, default=None, metavar="N",
+                   help="local worker processes (default: one per available core; 1: in this process)")
     b.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="run on a Dask cluster (e.g. tcp://host:8786) instead of local processes")
     b.add_argument("--resume", action="store_true", help="continue the benchmark in OUTDIR, skipping finished runs")

@@ -49,7 +49,7 @@ def folder(tmp_path_factory):
 
 
 def _run(folder, out=None, **kw):
-    opts = dict(samplers=["swc"], peers=["felzenszwalb"], seeds=[0, 1], steps=STEPS, report=False)
+    opts = dict(samplers=["swc"], peers=["felzenszwalb"], seeds=[0, 1], steps=STEPS, report=False, workers=1)
     opts.update(kw)
     rows = swcuts.benchmark(folder, output=out, **opts)
     return rows.to_dict("records") if hasattr(rows, "to_dict") else rows
@@ -132,10 +132,10 @@ def test_same_rows_in_process_pool_and_dask(folder):
 
     kw = dict(limit=2, seeds=[3], peers=["felzenszwalb"], annotators=False)
     one = _key(_run(folder, **kw))
-    two = _key(_run(folder, workers=2, **kw))
+    two = _key(_run(folder, **{**kw, "workers": 2}))
     with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
             Client(cluster) as client:
-        dask = _key(_run(folder, scheduler=client, **kw))
+        dask = _key(_run(folder, scheduler=client, **{**kw, "workers": None}))
     assert len(one) == 4
     assert one == two == dask
 
@@ -197,7 +197,7 @@ def test_energy_scores_any_segmentation():
 def test_cli_benchmark_and_report(folder, tmp_path, capsys):
     out = tmp_path / "cli"
     rc = main(["benchmark", str(folder), "-o", str(out), "--samplers", "swc", "--peers", "felzenszwalb",
-               "--steps", str(STEPS), "--limit", "1", "--no-progress"])
+               "--steps", str(STEPS), "--limit", "1", "--no-progress", "--workers", "1"])
     printed = capsys.readouterr().out
     assert rc == 0 and "felzenszwalb" in printed and "report.html" in printed
     assert (out / "report.html").is_file()
@@ -218,7 +218,7 @@ def test_cli_benchmark_and_report(folder, tmp_path, capsys):
 def test_tune_peers_picks_the_best_mean_covering(folder, tmp_path):
     from swcuts.peers import PEERS
 
-    tuned = driver.tune_peers(folder, ["felzenszwalb"], limit=2)["felzenszwalb"]
+    tuned = driver.tune_peers(folder, ["felzenszwalb"], limit=2, workers=1)["felzenszwalb"]
     grid = PEERS["felzenszwalb"].grid
     by_value = {float(k): v for k, v in tuned["covering_by_value"].items()}
     assert tuned["param"] == "scale" and tuned["value"] in grid and set(by_value) == set(grid)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import multiprocessing
 import numbers
+import os
 import queue
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -182,7 +183,17 @@ def _seeds(seeds) -> list:
     return [int(s) for s in seeds]
 
 
+def available_cores() -> int:
+    """The CPU cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
 def _workers(workers) -> int:
+    if workers is None:
+        return available_cores()
     if isinstance(workers, bool) or not isinstance(workers, numbers.Integral) or workers < 1:
         raise InputError(f"workers must be a positive integer, got {workers!r}")
     if workers > 256:
@@ -230,7 +241,7 @@ def _as_table(rows):
 # ---------------------------------------------------------------------------
 
 
-def tune_peers(data, peers=DEFAULT_PEERS, *, split=None, limit=None, workers=1, scheduler=None,
+def tune_peers(data, peers=DEFAULT_PEERS, *, split=None, limit=None, workers=None, scheduler=None,
                progress=False) -> dict:
     """Choose each peer's main parameter by the best mean covering on ``data``.
 
@@ -293,7 +304,8 @@ def tune_peers(data, peers=DEFAULT_PEERS, *, split=None, limit=None, workers=1, 
 
 def benchmark(data, *, output=None, samplers=DEFAULT_SAMPLERS, peers=DEFAULT_PEERS, seeds=(0,),
               steps=None, time_budget=None, split=None, limit=None, grid=None, peer_params=None,
-              tune_peers_on=None, tune_split=None, peer_tuning=None, annotators=True, workers=1, scheduler=None,
+              tune_peers_on=None, tune_split=None, peer_tuning=None, annotators=True, workers=None,
+              scheduler=None,
               resume=False, report=True, progress=False):
     """Run swcuts' samplers and classical segmenters on a data set and score them.
 
@@ -340,8 +352,9 @@ def benchmark(data, *, output=None, samplers=DEFAULT_SAMPLERS, peers=DEFAULT_PEE
         are used, and the report says where they were tuned.
     annotators : bool
         Add the annotators' rows.
-    workers : int
-        Local worker processes (1: runs in this process).
+    workers : int, optional
+        Local worker processes (default: one per available core; 1: every
+        run in this process).
     scheduler : str or distributed.Client, optional
         A Dask scheduler address (``tcp://host:8786``) or client: the runs
         go to that cluster instead (``pip install 'swcuts[dask]'``).
