@@ -19,8 +19,9 @@ from __future__ import annotations
 import argparse
 import io
 import json
-import os
+import signal
 import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +31,7 @@ from .api import DEFAULTS, SAMPLERS, check_options, segment
 from .atoms import ATOM_METHODS
 from .cli_benchmark import add_parsers as add_benchmark_parsers
 from .cli_benchmark import cmd_benchmark, cmd_report
+from .outputs import missing_dirs, write_output_set
 from .report import compare_page
 from .imageio import InputError, _show, atomic_write, load_image, save_label_png, save_npy, save_rgb_png
 
@@ -38,6 +40,11 @@ __all__ = ["main"]
 #: Samplers ``swcuts compare`` runs by default: the SW-cut default, its
 #: single-site baseline and two split-merge samplers.
 COMPARE_DEFAULT = ("swc", "gibbs", "split-merge", "triadic")
+#: The files of ``swcuts segment`` (and, with multilevel, labels_level<k>.npy)
+#: and of ``swcuts compare``.
+SEGMENT_OUTPUTS = ("labels.png", "labels.npy", "overlay.png", "atoms.png", "trace.csv", "energy.png",
+                   "summary.json")
+COMPARE_OUTPUTS = ("comparison.csv", "comparison.png", "compare.html", "summary.json")
 
 
 class UsageError(Exception):
@@ -156,15 +163,12 @@ def _write_bytes(path, data: bytes):
     atomic_write(path, write)
 
 
-def write_outputs(seg, outdir: Path, written=None) -> None:
-    """Write every output file of ``swcuts segment`` into ``outdir``.
-
-    The path of each file is appended to the list ``written`` (if given)
-    once it is in place, so a caller can remove a partial set of outputs.
-    """
+def output_files(seg) -> list:
+    """The output files of ``swcuts segment``, as ``(name, writer)`` pairs
+    for :func:`~swcuts.outputs.write_output_set` (everything is rendered
+    here, in memory; the writers only write)."""
     from skimage.segmentation import mark_boundaries
 
-    # Render everything in memory first; then each file goes in atomically.
     overlay = mark_boundaries(seg.image, seg.labels, color=(1, 0.1, 0.1))
     atoms = seg.atoms
     if atoms.max() + 1 == atoms.size:
@@ -176,47 +180,15 @@ def write_outputs(seg, outdir: Path, written=None) -> None:
     plot = _energy_plot(seg.trace)
     summary = json.dumps(seg.summary(), indent=2) + "\n"
 
-    outputs = [
-        ("labels.png", save_label_png, seg.labels.astype(np.uint16)),
-        ("labels.npy", save_npy, seg.labels.astype(np.int32)),
-        ("overlay.png", save_rgb_png, overlay),
-        ("atoms.png", save_rgb_png, atoms_img),
-        ("trace.csv", _write_bytes, csv_buf.getvalue().encode()),
-        ("energy.png", _write_bytes, plot),
-        ("summary.json", _write_bytes, summary.encode()),
-    ]
+    outputs = list(zip(SEGMENT_OUTPUTS,
+                       (save_label_png, save_npy, save_rgb_png, save_rgb_png, _write_bytes, _write_bytes,
+                        _write_bytes),
+                       (seg.labels.astype(np.uint16), seg.labels.astype(np.int32), overlay, atoms_img,
+                        csv_buf.getvalue().encode(), plot, summary.encode())))
     # multilevel: the labels of every level (level 0 = the sampled atoms).
     for s, level in enumerate(seg.levels or ()):
         outputs.append((f"labels_level{s}.npy", save_npy, np.asarray(level).astype(np.int32)))
-    written = [] if written is None else written
-    for name, save, data in outputs:
-        save(outdir / name, data)
-        written.append(outdir / name)
-
-
-def _missing_dirs(outdir: Path) -> list:
-    """The directories ``outdir.mkdir(parents=True)`` would create, deepest first.
-
-    Raises InputError, before any work, if they cannot be created.
-    """
-    if outdir.exists():
-        if not outdir.is_dir():
-            raise InputError(f"output '{_show(outdir)}' exists and is not a directory; choose another -o")
-        if not os.access(outdir, os.W_OK | os.X_OK):
-            raise InputError(f"output directory '{_show(outdir)}' is not writable; choose another -o")
-        return []
-    missing = [outdir]
-    anc = outdir.absolute().parent
-    while not anc.exists() and anc != anc.parent:
-        missing.append(anc)
-        anc = anc.parent
-    if not anc.is_dir():
-        raise InputError(f"cannot create output directory '{_show(outdir)}': '{_show(anc)}' is not a directory; "
-                         f"choose another -o")
-    if not os.access(anc, os.W_OK | os.X_OK):
-        raise InputError(f"cannot create output directory '{_show(outdir)}': '{_show(anc)}' is not writable; "
-                         f"choose another -o")
-    return missing
+    return [(name, lambda path, save=save, data=data: save(path, data)) for name, save, data in outputs]
 
 
 def _cmd_segment(args) -> int:
@@ -227,43 +199,13 @@ def _cmd_segment(args) -> int:
                    window_sizes=args.window_sizes, levels=args.levels)
     check_options(**options)
     outdir = Path(args.output)
-    missing = _missing_dirs(outdir)
+    missing_dirs(outdir, SEGMENT_OUTPUTS)
     image, channel_axis = _load_checked(args.image)
     seg = segment(image, channel_axis=channel_axis, progress=not args.no_progress, **options)
-    _write_all(outdir, missing, lambda written: write_outputs(seg, outdir, written))
+    write_output_set(outdir, output_files(seg))
     print(f"{seg.n_labels} segments, energy {seg.energy:.1f}, {seg.steps} steps in "
           f"{seg.seconds:.2f} s -> {outdir}")
     return 0
-
-
-def _write_all(outdir: Path, missing: list, write) -> None:
-    """Create ``outdir`` and call ``write(written)``; on any failure remove
-    the files already written (listed in ``written``) and the directories
-    created, so that no partial set of outputs is left."""
-    written = []
-    try:
-        try:
-            outdir.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise InputError(f"cannot create output directory '{_show(outdir)}': "
-                             f"{exc.strerror or exc}") from None
-        try:
-            write(written)
-        except OSError as exc:
-            raise InputError(f"cannot write the output files in '{_show(outdir)}': "
-                             f"{exc.strerror or exc}") from None
-    except BaseException:
-        for path in written:
-            try:
-                path.unlink()
-            except OSError:
-                pass
-        for d in missing:
-            try:
-                d.rmdir()
-            except OSError:
-                break
-        raise
 
 
 def _load_checked(path):
@@ -306,7 +248,7 @@ def _cmd_compare(args) -> int:
     for name in names:
         check_options(sampler=name, **common)
     outdir = Path(args.output)
-    missing = _missing_dirs(outdir)
+    missing_dirs(outdir, COMPARE_OUTPUTS)
     image, channel_axis = _load_checked(args.image)
     runs = []
     for name in names:
@@ -323,23 +265,30 @@ def _cmd_compare(args) -> int:
     summary = json.dumps({name: seg.summary() for name, seg in runs}, indent=2) + "\n"
     plot = _comparison_plot(runs)
 
-    def write(written):
-        for fname, data in (("comparison.csv", rows.getvalue().encode()), ("comparison.png", plot),
-                            ("summary.json", summary.encode())):
-            _write_bytes(outdir / fname, data)
-            written.append(outdir / fname)
-        written.append(compare_page(outdir, [(name, seg.labels, seg.trace.as_arrays(), seg.energy, seg.n_labels,
-                                              seg.steps) for name, seg in runs], runs[0][1].image))
-
-    _write_all(outdir, missing, write)
+    page = compare_page([(name, seg.labels, seg.trace.as_arrays(), seg.energy, seg.n_labels, seg.steps)
+                         for name, seg in runs], runs[0][1].image)
+    files = [(fname, lambda path, data=data: _write_bytes(path, data))
+             for fname, data in zip(COMPARE_OUTPUTS, (rows.getvalue().encode(), plot, page.encode(),
+                                                      summary.encode()))]
+    write_output_set(outdir, files)
     best = min(runs, key=lambda r: r[1].energy)[0]
     print(f"lowest energy: {best} -> {outdir}")
     return 0
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, handled like SIGINT: nothing half-written is left (exit 143)."""
+
+
+def _terminate(signum, frame):
+    raise Terminated
+
+
 def main(argv=None) -> int:
     """Entry point of the ``swcuts`` console script."""
     parser = build_parser()
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminate) if in_main_thread else None
     try:
         args = parser.parse_args(argv)
         if args.command == "segment":
@@ -361,9 +310,15 @@ def main(argv=None) -> int:
     except MemoryError:
         print("swcuts: error: out of memory; downscale the image or use fewer atoms", file=sys.stderr)
         return 2
+    except Terminated:
+        print("swcuts: terminated", file=sys.stderr)
+        return 143
     except KeyboardInterrupt:
         print("swcuts: interrupted", file=sys.stderr)
         return 130
+    finally:
+        if in_main_thread:
+            signal.signal(signal.SIGTERM, previous)
     return 0
 
 

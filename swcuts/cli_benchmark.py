@@ -71,10 +71,11 @@ def cmd_benchmark(args) -> int:
 
     try:
         rows = _run(args)
-    except KeyboardInterrupt:
-        print(f"swcuts: interrupted; the finished runs are in {args.output}: continue with --resume",
+    except KeyboardInterrupt as exc:  # SIGINT, or SIGTERM (cli.Terminated)
+        what = "terminated" if type(exc).__name__ == "Terminated" else "interrupted"
+        print(f"swcuts: {what}; the finished runs are in {args.output}: continue with --resume",
               file=sys.stderr)
-        return 130
+        return 143 if what == "terminated" else 130
     rows = rows.to_dict("records") if hasattr(rows, "to_dict") else rows
     _print_table(method_table(rows))
     failed = sum(1 for r in rows if r["status"] != "ok")

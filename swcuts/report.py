@@ -323,16 +323,16 @@ def build_report(outdir, *more) -> Path:
     return atomic_write(outdir / "report.html", lambda tmp: Path(tmp).write_text(page, encoding="utf-8"))
 
 
-def compare_page(outdir, runs, image) -> Path:
-    """``outdir/compare.html`` for ``swcuts compare``: one image, no ground truth.
+def compare_page(runs, image) -> str:
+    """The HTML of ``compare.html`` (``swcuts compare``): one image, no ground truth.
 
     ``runs``: list of ``(name, labels, trace dict with "seconds" and
     "energy", energy, n_segments, steps)``; ``image``: the display image
-    (float in [0, 1] or uint8). Returns the page's path.
+    (float in [0, 1] or uint8). Returns the page (the caller writes it with
+    the command's other outputs).
     """
     from .report_html import CSS, method_colours, figure, img_tag, overlay, png
 
-    outdir = Path(outdir)
     img = np.asarray(image)
     if img.dtype != np.uint8:
         img = np.round(np.clip(img, 0, 1) * 255).astype(np.uint8)
@@ -356,11 +356,11 @@ def compare_page(outdir, runs, image) -> Path:
         table.append(f'<tr><td class="l">{html.escape(name)}</td><td>{energy:,.1f}</td>'
                      f'<td>{100 * (energy - best) / abs(best):.2f} %</td><td>{n_segments}</td>'
                      f'<td>{steps:,}</td></tr>')
-        jpg = overlay(outdir, "", labels, {"": img}, width=320)
+        jpg = overlay(None, "", labels, {"": img}, width=320)
         cells.append(f'<figure>{img_tag(jpg, "image/jpeg", name)}<figcaption><b>{html.escape(name)}</b>, '
                      f'{n_segments} segments</figcaption></figure>')
     table.append("</table>")
     page = (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>swcuts compare</title>"
             f"<style>{CSS}</style></head><body><h1>swcuts compare</h1>{''.join(table)}{png(fig)}"
             f"<div class='gallery'>{''.join(cells)}</div></body></html>")
-    return atomic_write(outdir / "compare.html", lambda tmp: Path(tmp).write_text(page, encoding="utf-8"))
+    return page

@@ -533,6 +533,53 @@ def test_memory_limit_depends_on_atoms(small_png, tmp_path, capsys, monkeypatch)
     assert rc == 0, err
 
 
+def test_failed_rerun_keeps_the_earlier_outputs(tiny_npy, tmp_path, capsys, monkeypatch):
+    """A re-run that fails while writing leaves the earlier run's files as they were."""
+    import swcuts.cli as cli
+
+    out = tmp_path / "out"
+    rc, _, err = run_cli(capsys, "segment", tiny_npy, "-o", out, *TINY)
+    assert rc == 0, err
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    real = cli._write_bytes
+
+    def failing(path, data):
+        if Path(path).name == "energy.png":
+            raise OSError(28, "No space left on device")
+        return real(path, data)
+
+    monkeypatch.setattr(cli, "_write_bytes", failing)
+    rc, _, err = run_cli(capsys, "segment", tiny_npy, "-o", out, *TINY, "--seed", "5")
+    assert_one_line_error(rc, err)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert sorted(os.listdir(tmp_path)) == ["out"]  # no staging folder left
+    (out / "energy.png").unlink()
+    (out / "energy.png").mkdir()  # an output name taken by a folder: refused before any work
+    monkeypatch.setattr(swcuts.api, "compute_atoms", _must_not_run)
+    rc, _, err = run_cli(capsys, "segment", tiny_npy, "-o", out, *TINY)
+    assert_one_line_error(rc, err)
+    assert "energy.png" in err
+
+
+def test_sigterm_while_sampling_leaves_the_output_as_it_was(tiny_npy, tmp_path):
+    import signal
+    import time
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "labels.png").write_bytes(b"earlier run")
+    proc = subprocess.Popen([sys.executable, "-m", "swcuts", "segment", str(tiny_npy), "-o", str(out),
+                             "--steps", "100000000", "--n-atoms", "40", "--no-progress"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(6)  # import, compile (cached) and start sampling
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    assert err == "swcuts: terminated\n"
+    assert sorted(os.listdir(tmp_path)) == ["out"] and os.listdir(out) == ["labels.png"]
+    assert (out / "labels.png").read_bytes() == b"earlier run"
+
+
 def test_failed_write_leaves_no_files(tiny_npy, tmp_path, capsys, monkeypatch):
     """If writing fails half way, the files already written are removed again."""
     import swcuts.cli as cli

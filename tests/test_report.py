@@ -131,8 +131,8 @@ def test_compare_page(tmp_path):
     labels = np.zeros((30, 40), int)
     labels[:, 20:] = 1
     trace = {"seconds": np.array([0.0, 1.0]), "energy": np.array([10.0, 5.0])}
-    page = compare_page(tmp_path, [("swc", labels, trace, 5.0, 2, 100), ("gibbs", labels, trace, 6.0, 2, 100)],
-                        np.zeros((30, 40, 3))).read_text()
+    page = compare_page([("swc", labels, trace, 5.0, 2, 100), ("gibbs", labels, trace, 6.0, 2, 100)],
+                        np.zeros((30, 40, 3)))
     assert "swc" in page and "gibbs" in page and "20.00 %" in page and "data:image/png;base64" in page
 
 

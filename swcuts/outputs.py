@@ -1,0 +1,131 @@
+"""Writing a command's output files as one unit.
+
+Every file of a run is written into a hidden staging folder beside the
+output folder; only when all of them are complete are they moved into
+place (one ``os.replace`` each, with SIGINT and SIGTERM held back for the
+few milliseconds that takes). A run that fails or is interrupted before
+that leaves the output folder exactly as it was: an earlier run's files
+intact, no temporary files, no folder it created.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import signal
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Callable, Sequence
+
+from .imageio import InputError, _show
+
+__all__ = ["write_output_set", "missing_dirs"]
+
+
+def missing_dirs(outdir, names=()) -> list:
+    """The folders ``Path(outdir).mkdir(parents=True)`` would create, deepest first.
+
+    ``names``: output files the command will write; one that exists as a
+    folder is refused too.
+
+    Raises
+    ------
+    InputError
+        Before any work, if ``outdir`` cannot be made or written to.
+    """
+    outdir = Path(outdir)
+    if str(outdir) == "":
+        raise InputError("the output folder is empty; give a folder name with -o")
+    if outdir.exists():
+        if not outdir.is_dir():
+            raise InputError(f"output '{_show(outdir)}' exists and is not a directory; choose another -o")
+        if not os.access(outdir, os.W_OK | os.X_OK):
+            raise InputError(f"output directory '{_show(outdir)}' is not writable; choose another -o")
+        for name in names:
+            if (outdir / name).is_dir():
+                raise InputError(f"'{_show(outdir / name)}' is a directory; remove it or choose another -o")
+        return []
+    missing = [outdir]
+    anc = outdir.absolute().parent
+    while not anc.exists() and anc != anc.parent:
+        missing.append(anc)
+        anc = anc.parent
+    if not anc.is_dir():
+        raise InputError(f"cannot create output directory '{_show(outdir)}': '{_show(anc)}' is not a directory; "
+                         f"choose another -o")
+    if not os.access(anc, os.W_OK | os.X_OK):
+        raise InputError(f"cannot create output directory '{_show(outdir)}': '{_show(anc)}' is not writable; "
+                         f"choose another -o")
+    return missing
+
+
+@contextmanager
+def _signals_held():
+    """Hold SIGINT and SIGTERM back (delivered on exit) in the main thread."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    held = {signal.SIGINT, signal.SIGTERM}
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def write_output_set(outdir, files: Sequence[tuple[str, Callable[[Path], object]]]) -> list:
+    """Write ``files`` into ``outdir`` as one unit.
+
+    Parameters
+    ----------
+    outdir : str or Path
+        The output folder (created, with its missing parents, if needed).
+    files : sequence of (name, writer)
+        ``writer(path)`` writes the file ``name`` at ``path``.
+
+    Returns
+    -------
+    list of Path
+        The files in place.
+
+    Raises
+    ------
+    InputError
+        If a file cannot be written (the message names the reason, e.g.
+        "No space left on device"); nothing in ``outdir`` has changed then.
+    """
+    outdir = Path(outdir)
+    names = [name for name, _ in files]
+    missing = missing_dirs(outdir, names)
+    created = []
+    stage = None
+    try:
+        for d in reversed(missing[1:]):
+            d.mkdir()
+            created.append(d)
+        stage = outdir.absolute().parent / f".{outdir.name}.tmp-{secrets.token_hex(6)}"
+        stage.mkdir()
+        for name, writer in files:
+            writer(stage / name)
+        with _signals_held():
+            if not outdir.exists():
+                os.rename(stage, outdir)
+                stage = None
+            else:
+                for name in names:
+                    os.replace(stage / name, outdir / name)
+        return [outdir / name for name in names]
+    except OSError as exc:
+        raise InputError(f"cannot write the output files in '{_show(outdir)}': "
+                         f"{exc.strerror or exc}") from None
+    finally:
+        if stage is not None:
+            shutil.rmtree(stage, ignore_errors=True)
+        if not outdir.exists():
+            for d in reversed(created):
+                try:
+                    d.rmdir()
+                except OSError:
+                    break
