@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import io
-import json
 import signal
 import sys
 import threading
@@ -31,7 +30,7 @@ from .api import DEFAULTS, SAMPLERS, check_options, segment
 from .atoms import ATOM_METHODS
 from .cli_benchmark import add_parsers as add_benchmark_parsers
 from .cli_benchmark import cmd_benchmark, cmd_report
-from .outputs import missing_dirs, write_output_set
+from .outputs import json_text, missing_dirs, write_output_set
 from .report import compare_page
 from .imageio import InputError, _show, atomic_write, load_image, save_label_png, save_npy, save_rgb_png
 
@@ -155,6 +154,21 @@ def _energy_plot(trace) -> bytes:
     return buf.getvalue()
 
 
+def _drawn(draw, *args, name):
+    """``draw(*args)``, or None with a warning line if it cannot be drawn
+    (e.g. energies too large for a plot): the run's results are not lost
+    for a plot."""
+    import warnings
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return draw(*args)
+    except (ValueError, OverflowError, ArithmeticError) as exc:
+        print(f"swcuts: warning: {name} not drawn: {' '.join(str(exc).split())[:120]}", file=sys.stderr)
+        return None
+
+
 def _write_bytes(path, data: bytes):
     def write(tmp):
         with open(tmp, "wb") as fh:
@@ -177,8 +191,8 @@ def output_files(seg) -> list:
     atoms_img = mark_boundaries(seg.image, atoms, color=(0.1, 0.8, 1.0))
     csv_buf = io.StringIO()
     seg.trace.write_csv(csv_buf)
-    plot = _energy_plot(seg.trace)
-    summary = json.dumps(seg.summary(), indent=2) + "\n"
+    plot = _drawn(_energy_plot, seg.trace, name="energy.png")
+    summary = json_text(seg.summary())
 
     outputs = list(zip(SEGMENT_OUTPUTS,
                        (save_label_png, save_npy, save_rgb_png, save_rgb_png, _write_bytes, _write_bytes,
@@ -188,7 +202,8 @@ def output_files(seg) -> list:
     # multilevel: the labels of every level (level 0 = the sampled atoms).
     for s, level in enumerate(seg.levels or ()):
         outputs.append((f"labels_level{s}.npy", save_npy, np.asarray(level).astype(np.int32)))
-    return [(name, lambda path, save=save, data=data: save(path, data)) for name, save, data in outputs]
+    return [(name, lambda path, save=save, data=data: save(path, data)) for name, save, data in outputs
+            if data is not None]
 
 
 def _cmd_segment(args) -> int:
@@ -262,14 +277,14 @@ def _cmd_compare(args) -> int:
         tr = seg.trace
         for r in zip(tr.step, tr.seconds, tr.temperature, tr.energy, tr.labels, tr.accepted):
             rows.write(f"{name},{r[0]},{r[1]:.6f},{r[2]:.6g},{r[3]:.6f},{r[4]},{r[5]}\n")
-    summary = json.dumps({name: seg.summary() for name, seg in runs}, indent=2) + "\n"
-    plot = _comparison_plot(runs)
+    summary = json_text({name: seg.summary() for name, seg in runs})
+    plot = _drawn(_comparison_plot, runs, name="comparison.png")
 
-    page = compare_page([(name, seg.labels, seg.trace.as_arrays(), seg.energy, seg.n_labels, seg.steps)
-                         for name, seg in runs], runs[0][1].image)
+    page = _drawn(compare_page, [(name, seg.labels, seg.trace.as_arrays(), seg.energy, seg.n_labels, seg.steps)
+                                 for name, seg in runs], runs[0][1].image, name="compare.html")
     files = [(fname, lambda path, data=data: _write_bytes(path, data))
-             for fname, data in zip(COMPARE_OUTPUTS, (rows.getvalue().encode(), plot, page.encode(),
-                                                      summary.encode()))]
+             for fname, data in zip(COMPARE_OUTPUTS, (rows.getvalue().encode(), plot, page and page.encode(),
+                                                      summary.encode())) if data is not None]
     write_output_set(outdir, files)
     best = min(runs, key=lambda r: r[1].energy)[0]
     print(f"lowest energy: {best} -> {outdir}")

@@ -10,6 +10,8 @@ intact, no temporary files, no folder it created.
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import secrets
 import shutil
@@ -21,7 +23,27 @@ from typing import Callable, Sequence
 
 from .imageio import InputError, _show
 
-__all__ = ["write_output_set", "missing_dirs"]
+__all__ = ["write_output_set", "missing_dirs", "json_text"]
+
+
+def _finite(value):
+    """``value`` with every NaN or infinite float replaced by None (JSON has neither)."""
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def json_text(value) -> str:
+    """Strictly valid JSON of ``value`` (NaN and infinities as null; numpy
+    scalars and other objects as their ``str``), indented, with a newline."""
+    if hasattr(value, "item") and callable(value.item):
+        value = value.item()
+    return json.dumps(_finite(value), indent=2, allow_nan=False,
+                      default=lambda v: v.item() if hasattr(v, "item") else str(v)) + "\n"
 
 
 def missing_dirs(outdir, names=()) -> list:

@@ -561,6 +561,19 @@ def test_failed_rerun_keeps_the_earlier_outputs(tiny_npy, tmp_path, capsys, monk
     assert "energy.png" in err
 
 
+def test_extreme_prior_gives_results_and_a_warning_not_a_failure(tiny_npy, tmp_path, capsys):
+    out = tmp_path / "out"
+    rc, _, err = run_cli(capsys, "segment", tiny_npy, "-o", out, *TINY, "--a0", "1e308")
+    assert rc == 0, err
+    assert all(line.startswith("swcuts: warning: ") for line in err.splitlines())
+
+    def refuse(token):
+        raise AssertionError(f"summary.json holds {token}")
+
+    summary = json.loads((out / "summary.json").read_text(), parse_constant=refuse)
+    assert "energy" in summary and (out / "labels.png").is_file()
+
+
 def test_sigterm_while_sampling_leaves_the_output_as_it_was(tiny_npy, tmp_path):
     import signal
     import time

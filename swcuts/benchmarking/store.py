@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from ..imageio import InputError, _show, atomic_write, save_label_png
+from ..outputs import json_text
 from .runs import RESULT_COLUMNS, TRACE_FILE_COLUMNS
 
 __all__ = ["OutputFolder", "read_rows"]
@@ -43,17 +44,6 @@ def _cell(v):
     if isinstance(v, np.integer):
         return int(v)
     return v
-
-
-def _finite(value):
-    """``value`` with every NaN or infinite float replaced by None (JSON has neither)."""
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    if isinstance(value, (float, np.floating)) and not np.isfinite(value):
-        return None
-    return value
 
 
 def read_rows(path) -> list:
@@ -175,5 +165,5 @@ class OutputFolder:
 
     def write_summary(self, **extra) -> None:
         self.settings.update(extra)
-        text = json.dumps(_finite(self.settings), indent=2, allow_nan=False, default=str) + "\n"
+        text = json_text(self.settings)
         atomic_write(self.path / "summary.json", lambda tmp: Path(tmp).write_text(text))
