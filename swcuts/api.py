@@ -39,6 +39,12 @@ DEFAULTS = dict(
     kappa=1.0,
     levels=2,
 )
+#: Bounds of options whose cost grows with them: histogram bins (every
+#: label's statistics hold channels x bins numbers; an 8-bit channel has
+#: 256 levels) and the levels of the multi-level hierarchy.
+MAX_BINS = 1024
+BINS_WHY = " (an 8-bit channel has 256 levels; more bins only cost memory)"
+MAX_LEVELS = 8
 #: With ``n_atoms=None``: one atom per this many pixels, within the bounds.
 PIXELS_PER_ATOM = 80
 ATOM_BOUNDS = (100, 1000)
@@ -187,7 +193,8 @@ def _resolve_sampler(sampler) -> str:
     return name
 
 
-def _check_positive_int(name, value, allow_none=True, minimum=1):
+def _check_positive_int(name, value, allow_none=True, minimum=1, maximum=None, why=""):
+    """An integer >= ``minimum`` (and <= ``maximum``; ``why`` says why the bound)."""
     if value is None and allow_none:
         return
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
@@ -195,6 +202,8 @@ def _check_positive_int(name, value, allow_none=True, minimum=1):
     if value < minimum:
         what = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
         raise InputError(f"{name} must be {what}, got {value}")
+    if maximum is not None and value > maximum:
+        raise InputError(f"{name} must be at most {maximum}{why}, got {value}")
 
 
 def _check_real(name, value, *, what, allow_none=False, allow_zero=False):
@@ -301,7 +310,8 @@ def check_options(*, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], see
     if window_sizes is not None and name not in ("multigrid", "multilevel"):
         raise InputError(f"window_sizes is an option of the multigrid and multilevel samplers, "
                          f"not of '{name}'")
-    _check_positive_int("levels", levels, allow_none=False)
+    _check_positive_int("levels", levels, allow_none=False, maximum=MAX_LEVELS,
+                        why=" (each level merges the one below; more levels hold nothing new)")
     _check_positive_int("n_atoms", n_atoms)
     _check_seed(seed)
     _check_positive_int("steps", steps)
@@ -328,7 +338,7 @@ def check_options(*, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], see
     _check_real("q_max", q_max, what="a number in (0, 1)")
     if not q_max < 1:
         raise InputError(f"q_max must be a number in (0, 1), got {q_max}")
-    _check_positive_int("bins", bins, allow_none=False, minimum=2)
+    _check_positive_int("bins", bins, allow_none=False, minimum=2, maximum=MAX_BINS, why=BINS_WHY)
     for nm, val in (("a0", a0), ("a1", a1)):
         _check_real(nm, val, what="a non-negative number", allow_none=True, allow_zero=True)
     for nm, val in (("a2", a2), ("kappa", kappa)):
@@ -703,7 +713,7 @@ def energy(image, labels, *, channel_axis=-1, bins=DEFAULTS["bins"], a0=DEFAULTS
     >>> swcuts.energy(image, halves) < swcuts.energy(image, np.zeros((20, 20), int))
     True
     """
-    _check_positive_int("bins", bins, allow_none=False, minimum=2)
+    _check_positive_int("bins", bins, allow_none=False, minimum=2, maximum=MAX_BINS, why=BINS_WHY)
     for name, value in (("a0", a0), ("a1", a1)):
         _check_real(name, value, what="a non-negative number", allow_none=True, allow_zero=True)
     _check_real("a2", a2, what="a non-negative number", allow_zero=True)

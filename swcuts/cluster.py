@@ -121,11 +121,10 @@ def cluster(data, *, model="gaussian", sampler="split-merge", alpha=1.0, seed=No
         sampler_options = {}
     if not isinstance(sampler_options, dict) or not all(isinstance(k, str) for k in sampler_options):
         raise TypeError(f"sampler_options must be a dict of keyword arguments, got {sampler_options!r}")
-    if steps is not None and (isinstance(steps, bool) or not isinstance(steps, numbers.Integral)
-                              or steps < 1):
-        raise InputError(f"steps must be a positive integer, got {steps}")
-    if time_budget is not None and not (isinstance(time_budget, numbers.Real) and time_budget > 0):
-        raise InputError(f"time_budget must be a positive number of seconds, got {time_budget}")
+    from .api import _check_positive_int, _check_real
+
+    _check_positive_int("steps", steps)  # the same checks as segment()
+    _check_real("time_budget", time_budget, what="a positive, finite number of seconds", allow_none=True)
     if steps is not None and time_budget is not None:
         raise InputError("give either steps or time_budget, not both")
     if not (isinstance(temperature, numbers.Real) and np.isfinite(temperature) and temperature > 0):

@@ -528,3 +528,19 @@ def test_progress_false_writes_nothing(capsys):
     segment(grey_image(), seed=0, progress=True, **FAST)  # stderr is not a terminal
     out, err = capsys.readouterr()
     assert out == "" and err == ""
+
+
+@pytest.mark.parametrize("options, message", [
+    (dict(bins=10**6), "bins must be at most 1024"),
+    (dict(sampler="multilevel", levels=10**6), "levels must be at most 8"),
+])
+def test_options_bounded_by_their_cost(options, message):
+    """Options that multiply memory or work are refused before any work."""
+    with pytest.raises(ValueError, match=message):
+        swcuts.segment(np.zeros((24, 32)), **options)
+
+
+def test_cluster_validates_budgets_like_segment():
+    for bad in (float("inf"), float("nan"), 0, -1):
+        with pytest.raises(ValueError, match="time_budget"):
+            swcuts.cluster(np.zeros((10, 2)), time_budget=bad)
