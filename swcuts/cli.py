@@ -78,6 +78,12 @@ def _names(text):
     return names
 
 
+def _outdir(text):
+    if not text.strip():
+        raise argparse.ArgumentTypeError("the output folder is empty; give a folder name, e.g. -o out")
+    return text
+
+
 def _float(text):
     try:
         return float(text)
@@ -91,7 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
     s = sub.add_parser("segment", help="segment an image")
     s.add_argument("image", help="image file (PNG, JPEG, TIFF or .npy)")
-    s.add_argument("-o", "--output", required=True, help="output directory (created if missing)")
+    s.add_argument("-o", "--output", required=True, type=_outdir, help="output directory (created if missing)")
     s.add_argument("--sampler", default="swc", metavar="NAME",
                    help=f"one of {', '.join(SAMPLERS)} (default swc)")
     s.add_argument("--atoms", default=None, metavar="METHOD",
@@ -120,7 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("compare", help="run several samplers on one image and plot -log π over seconds")
     c.add_argument("image", help="image file (PNG, JPEG, TIFF or .npy)")
-    c.add_argument("-o", "--output", required=True, help="output directory (created if missing)")
+    c.add_argument("-o", "--output", required=True, type=_outdir, help="output directory (created if missing)")
     c.add_argument("--samplers", type=_names, default=list(COMPARE_DEFAULT), metavar="A,B,...",
                    help=f"samplers to compare (default {','.join(COMPARE_DEFAULT)}); "
                         f"any of {', '.join(SAMPLERS)}")
@@ -130,7 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="atoms for every sampler (default: each sampler's own default)")
     c.add_argument("--n-atoms", type=_int, default=DEFAULTS["n_atoms"], metavar="N")
     c.add_argument("--seed", type=_int, default=0, metavar="N", help="non-negative integer (default 0)")
-    add_benchmark_parsers(sub, int_type=_int, float_type=_float)
+    add_benchmark_parsers(sub, int_type=_int, float_type=_float, dir_type=_outdir)
     return p
 
 
@@ -315,7 +321,10 @@ def main(argv=None) -> int:
         if args.command == "report":
             return cmd_report(args)
     except UsageError as exc:
-        print(f"swcuts: error: {exc}", file=sys.stderr)
+        hint = ""
+        if "required" in str(exc) and any(a.startswith("-") and Path(a).exists() for a in (argv or sys.argv[1:])):
+            hint = "; for a file whose name starts with '-', write ./NAME"
+        print(f"swcuts: error: {exc}{hint}", file=sys.stderr)
         return 2
     except InputError as exc:
         # User errors from validation carry a one-line message.

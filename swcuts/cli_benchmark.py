@@ -28,12 +28,12 @@ def _seeds(text):
         raise argparse.ArgumentTypeError(f"expected integers separated by commas, got '{text}'") from None
 
 
-def add_parsers(sub, *, int_type, float_type) -> None:
+def add_parsers(sub, *, int_type, float_type, dir_type) -> None:
     """Add the ``benchmark`` and ``report`` sub-commands to ``sub``."""
     b = sub.add_parser("benchmark", help="run samplers and classical segmenters on a data set and score them")
     b.add_argument("data", help="data set folder: BSDS500 (images/, groundTruth/), BSDS300, or images with "
                                 "NAME_gt*.png / .npy ground truths")
-    b.add_argument("-o", "--output", required=True, help="output folder (results.csv, traces.csv, report.html, ...)")
+    b.add_argument("-o", "--output", required=True, type=dir_type, help="output folder (results.csv, traces.csv, report.html, ...)")
     b.add_argument("--samplers", type=_names, default=list(DEFAULT_SAMPLERS), metavar="A,B,...",
                    help=f"swcuts samplers (default {','.join(DEFAULT_SAMPLERS)}; 'none' for none)")
     b.add_argument("--peers", type=_names, default=list(DEFAULT_PEERS), metavar="A,B,...",

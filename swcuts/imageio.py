@@ -15,6 +15,7 @@ is a single line saying what is wrong and how to fix it.
 
 from __future__ import annotations
 
+import numbers
 import os
 import secrets
 from pathlib import Path
@@ -249,10 +250,9 @@ def prepare_image(image, *, channel_axis=-1) -> tuple[np.ndarray, np.ndarray]:
                 f"image has shape {arr.shape} but channel_axis=None requires a 2-D greyscale image; "
                 f"pass channel_axis=<axis of the channels> for a colour image"
             )
-        try:
-            axis = int(channel_axis)
-        except (TypeError, ValueError):
-            raise InputError(f"channel_axis must be an int or None, got {channel_axis!r}") from None
+        if isinstance(channel_axis, bool) or not isinstance(channel_axis, numbers.Integral):
+            raise InputError(f"channel_axis must be an int or None, got {channel_axis!r}")
+        axis = int(channel_axis)
         if not -3 <= axis <= 2:
             raise InputError(f"channel_axis={axis} is out of range for a 3-D image of shape {arr.shape}; use 0, 1, 2 or -1")
         arr = np.moveaxis(arr, axis, -1)

@@ -544,3 +544,8 @@ def test_cluster_validates_budgets_like_segment():
     for bad in (float("inf"), float("nan"), 0, -1):
         with pytest.raises(ValueError, match="time_budget"):
             swcuts.cluster(np.zeros((10, 2)), time_budget=bad)
+
+
+def test_fractional_channel_axis_is_refused():
+    with pytest.raises(ValueError, match="channel_axis must be an int"):
+        swcuts.segment(np.zeros((3, 24, 32)), channel_axis=1.5)

@@ -645,3 +645,15 @@ def test_compare_bad_options(argv, tiny_npy, tmp_path, capsys):
     rc, stdout, err = run_cli(capsys, "compare", tiny_npy, "-o", out, *argv)
     assert_one_line_error(rc, err)
     assert_no_output(out)
+
+
+def test_empty_output_and_dash_file_names_get_clear_errors(small_png, tmp_path, capsys, monkeypatch):
+    rc, _, err = run_cli(capsys, "segment", small_png, "-o", "")
+    assert_one_line_error(rc, err)
+    assert "output folder is empty" in err
+    dash = tmp_path / "-photo.png"
+    dash.write_bytes(Path(small_png).read_bytes())
+    monkeypatch.chdir(tmp_path)
+    rc, _, err = run_cli(capsys, "segment", "-photo.png", "-o", "out")
+    assert_one_line_error(rc, err)
+    assert "./NAME" in err and not (tmp_path / "out").exists()
