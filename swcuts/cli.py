@@ -104,7 +104,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"one of {', '.join(ATOM_METHODS)} (default: pixels for multigrid and "
                         f"multilevel, slic otherwise)")
     s.add_argument("--n-atoms", type=_int, default=DEFAULTS["n_atoms"], metavar="N", help="approximate number of atoms")
-    s.add_argument("--seed", type=_int, default=None, metavar="N", help="non-negative integer; same seed, same result")
+    s.add_argument("--seed", type=_int, default=None, metavar="N",
+                   help="non-negative integer; the same seed with --steps gives the same result "
+                        "(a --time-budget run depends on the machine's speed)")
     s.add_argument("--steps", type=_int, default=None, metavar="N", help="budget in sampler steps")
     s.add_argument("--time-budget", type=_float, default=None, metavar="SECONDS",
                    help="budget in seconds of sampling (instead of --steps)")
