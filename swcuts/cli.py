@@ -21,6 +21,7 @@ import io
 import signal
 import sys
 import threading
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -303,6 +304,11 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM, handled like SIGINT: nothing half-written is left (exit 143)."""
 
 
+def _warning_line(message, category, filename, lineno, file=None, line=None):
+    """Warnings (e.g. a multi-page image) as one line on stderr."""
+    print(f"swcuts: warning: {' '.join(str(message).split())}", file=sys.stderr)
+
+
 def _terminate(signum, frame):
     raise Terminated
 
@@ -312,6 +318,7 @@ def main(argv=None) -> int:
     parser = build_parser()
     in_main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _terminate) if in_main_thread else None
+    shown, warnings.showwarning = warnings.showwarning, _warning_line
     try:
         args = parser.parse_args(argv)
         if args.command == "segment":
@@ -343,6 +350,7 @@ def main(argv=None) -> int:
         print("swcuts: interrupted", file=sys.stderr)
         return 130
     finally:
+        warnings.showwarning = shown
         if in_main_thread:
             signal.signal(signal.SIGTERM, previous)
     return 0

@@ -133,11 +133,28 @@ def _read_generic(p: Path, exif_rotate: bool) -> np.ndarray:
 
     import imageio.v3 as iio
 
+    from PIL import Image
+
     # Always Pillow (PNG, JPEG, GIF, BMP, WebP, TIFF, ...): letting imageio
     # probe every plugin on a non-image file is slow, warns and leaks handles.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
-        return np.asarray(iio.imread(p, index=0, plugin="pillow", rotate=exif_rotate))
+        warnings.simplefilter("ignore", Image.DecompressionBombWarning)  # check_memory says it better
+        with Image.open(p) as im:
+            mode, frames = im.mode, getattr(im, "n_frames", 1)
+        # CMYK (some JPEGs) is converted by Pillow, not read as inverted RGBA.
+        kwargs = {"mode": "RGB"} if mode == "CMYK" else {}
+        image = np.asarray(iio.imread(p, index=0, plugin="pillow", rotate=exif_rotate, **kwargs))
+    if frames > 1:
+        _warn_pages(p, frames)
+    return image
+
+
+def _warn_pages(p: Path, pages: int) -> None:
+    import warnings
+
+    warnings.warn(f"'{_show(p)}' holds {pages} pages or frames; swcuts uses the first", UserWarning,
+                  stacklevel=3)
 
 
 def _read_png(p: Path, head: bytes) -> np.ndarray:
@@ -168,6 +185,8 @@ def _read_tiff(p: Path) -> np.ndarray:
         return _read_generic(p, exif_rotate=False)
     try:
         with tifffile.TiffFile(p) as tf:
+            if len(tf.pages) > 1:
+                _warn_pages(p, len(tf.pages))
             page = tf.pages[0]
             if int(page.photometric) == 3:  # palette: let Pillow apply the colormap
                 raise ValueError("palette TIFF")

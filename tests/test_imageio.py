@@ -613,3 +613,17 @@ def test_planar_tiff_channels_last(tmp_path):
     p = tmp_path / "planar.tif"
     tifffile.imwrite(p, np.moveaxis(img, -1, 0), photometric="rgb", planarconfig="separate")
     np.testing.assert_array_equal(load_image(p), img)
+
+
+def test_multipage_tiff_warns_and_cmyk_jpeg_reads_as_rgb(tmp_path):
+    import tifffile
+    from PIL import Image
+
+    rgb = (np.random.default_rng(0).random((20, 30, 3)) * 255).astype(np.uint8)
+    tifffile.imwrite(tmp_path / "two.tif", np.stack([rgb, 255 - rgb]), photometric="rgb")
+    with pytest.warns(UserWarning, match="2 pages"):
+        first = load_image(tmp_path / "two.tif")
+    assert np.array_equal(first, rgb)
+    Image.fromarray(rgb).convert("CMYK").save(tmp_path / "cmyk.jpg", quality=95)
+    read = load_image(tmp_path / "cmyk.jpg")
+    assert read.shape == rgb.shape and np.abs(read.astype(int) - rgb).mean() < 5
