@@ -116,7 +116,7 @@ def load_image(path) -> np.ndarray:
             image = _read_png(p, head)
         else:
             image = _read_generic(p, exif_rotate=suffix in (".jpg", ".jpeg") or head[:3] == b"\xff\xd8\xff")
-    except MemoryError:
+    except (MemoryError, InputError):
         raise
     except Exception:
         raise not_image from None
@@ -140,11 +140,18 @@ def _read_generic(p: Path, exif_rotate: bool) -> np.ndarray:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         warnings.simplefilter("ignore", Image.DecompressionBombWarning)  # check_memory says it better
-        with Image.open(p) as im:
-            mode, frames = im.mode, getattr(im, "n_frames", 1)
-        # CMYK (some JPEGs) is converted by Pillow, not read as inverted RGBA.
-        kwargs = {"mode": "RGB"} if mode == "CMYK" else {}
-        image = np.asarray(iio.imread(p, index=0, plugin="pillow", rotate=exif_rotate, **kwargs))
+        limit, Image.MAX_IMAGE_PIXELS = Image.MAX_IMAGE_PIXELS, None
+        try:
+            with Image.open(p) as im:
+                mode, frames, (w, h) = im.mode, getattr(im, "n_frames", 1), im.size
+            # Pillow refuses very large images as "decompression bombs": say
+            # instead whether it fits in memory (one line, with what does).
+            check_memory((h, w), min(h * w, 1000))
+            # CMYK (some JPEGs) is converted by Pillow, not read as inverted RGBA.
+            kwargs = {"mode": "RGB"} if mode == "CMYK" else {}
+            image = np.asarray(iio.imread(p, index=0, plugin="pillow", rotate=exif_rotate, **kwargs))
+        finally:
+            Image.MAX_IMAGE_PIXELS = limit
     if frames > 1:
         _warn_pages(p, frames)
     return image

@@ -627,3 +627,18 @@ def test_multipage_tiff_warns_and_cmyk_jpeg_reads_as_rgb(tmp_path):
     Image.fromarray(rgb).convert("CMYK").save(tmp_path / "cmyk.jpg", quality=95)
     read = load_image(tmp_path / "cmyk.jpg")
     assert read.shape == rgb.shape and np.abs(read.astype(int) - rgb).mean() < 5
+
+
+def test_very_large_image_is_refused_for_its_size_not_as_unreadable(tmp_path, monkeypatch):
+    """Pillow's decompression-bomb limit is not swcuts' limit: memory is."""
+    import PIL.Image
+
+    import swcuts.imageio as sio
+
+    iio.imwrite(tmp_path / "big.png", np.zeros((60, 80), np.uint8))
+    monkeypatch.setattr(PIL.Image, "MAX_IMAGE_PIXELS", 100)  # Pillow would refuse 4800 pixels
+    assert load_image(tmp_path / "big.png").shape == (60, 80)
+    assert PIL.Image.MAX_IMAGE_PIXELS == 100
+    monkeypatch.setattr(sio, "available_memory", lambda: 1000)
+    with pytest.raises(sio.InputError, match="60x80 pixels.*downscale"):
+        load_image(tmp_path / "big.png")
