@@ -33,7 +33,7 @@ from .cli_benchmark import add_parsers as add_benchmark_parsers
 from .cli_benchmark import cmd_benchmark, cmd_report
 from .outputs import json_text, missing_dirs, write_output_set
 from .report import compare_page
-from .imageio import InputError, _show, atomic_write, load_image, save_label_png, save_npy, save_rgb_png
+from .imageio import InputError, _one_line, _show, atomic_write, load_image, save_label_png, save_npy, save_rgb_png
 
 __all__ = ["main"]
 
@@ -342,6 +342,12 @@ def main(argv=None) -> int:
         return 2
     except MemoryError:
         print("swcuts: error: out of memory; downscale the image or use fewer atoms", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        # A path the system refuses (a name too long, a folder without
+        # permission, ...): the system's reason and the path, in one line.
+        where = f": '{_show(exc.filename)}'" if exc.filename else ""
+        print(f"swcuts: error: {exc.strerror or _one_line(exc)}{where}", file=sys.stderr)
         return 2
     except Terminated:
         print("swcuts: terminated", file=sys.stderr)

@@ -657,3 +657,9 @@ def test_empty_output_and_dash_file_names_get_clear_errors(small_png, tmp_path, 
     rc, _, err = run_cli(capsys, "segment", "-photo.png", "-o", "out")
     assert_one_line_error(rc, err)
     assert "./NAME" in err and not (tmp_path / "out").exists()
+
+
+def test_a_name_too_long_for_the_file_system_is_one_line(tiny_npy, tmp_path, capsys):
+    rc, _, err = run_cli(capsys, "segment", tiny_npy, "-o", tmp_path / ("x" * 300), *TINY)
+    assert_one_line_error(rc, err)
+    assert "too long" in err
