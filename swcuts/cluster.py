@@ -74,6 +74,10 @@ def _make_kernel(sampler, mix, options):
     return cls(mix, **options)
 
 
+#: Largest |value| in the data: sums of squares must stay finite in float64.
+MAX_ABS_DATA = 1e100
+
+
 def cluster(data, *, model="gaussian", sampler="split-merge", alpha=1.0, seed=None, steps=None,
             time_budget=None, init="one", temperature=1.0, sampler_options=None,
             **model_kwargs) -> Clustering:
@@ -131,6 +135,15 @@ def cluster(data, *, model="gaussian", sampler="split-merge", alpha=1.0, seed=No
         raise InputError(f"temperature must be positive, got {temperature}")
     if init not in ("one", "singletons", "random"):
         raise InputError(f"unknown init '{init}'; choose 'one', 'singletons' or 'random'")
+    from .api import _check_seed
+
+    _check_seed(seed)
+    values = np.asarray(data) if not isinstance(data, np.ndarray) else data
+    if values.dtype.kind in "iuf" and values.size and np.isfinite(values).all() \
+            and np.abs(values).max() > MAX_ABS_DATA:
+        raise InputError(f"data values reach {np.abs(values).max():.3g}, too large for the models' "
+                         f"statistics (at most {MAX_ABS_DATA:.0e}); rescale the data, e.g. standardise "
+                         f"each column")
     mix = MixtureModel(data, model, alpha=alpha, **model_kwargs)
     n = mix.n_vertices
     rng = np.random.default_rng(seed)

@@ -68,3 +68,11 @@ def test_cluster_passes_sampler_options():
                          steps=20)
     assert res.steps == 20
     assert res.log_posterior == pytest.approx(res.model.log_target(res.best_labels))
+
+
+def test_cluster_errors_speak_of_what_the_user_gave():
+    x = np.random.default_rng(0).normal(size=(20, 2))
+    with pytest.raises(TypeError, match="seed must be"):
+        swcuts.cluster(x, steps=10, seed=1.5)
+    with pytest.raises(ValueError, match="rescale the data"):
+        swcuts.cluster(np.full((20, 2), 1e300), steps=10)
