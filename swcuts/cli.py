@@ -123,7 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--window-sizes", type=_sizes, default=None, metavar="S1,S2,...",
                    help="multigrid/multilevel: sides of the attention windows (default 8,16,32,... "
                         "up to the image size; 2,4,8,... for multigrid from atoms)")
-    s.add_argument("--levels", type=_int, default=DEFAULTS["levels"], metavar="N",
+    s.add_argument("--levels", type=_int, default=None, metavar="N",
                    help="multilevel: number of levels above the pixels (default 2: atoms, segments)")
     s.add_argument("--no-progress", action="store_true", help="never show a progress bar")
 
@@ -220,7 +220,11 @@ def _cmd_segment(args) -> int:
     options = dict(sampler=args.sampler, atoms=args.atoms, n_atoms=args.n_atoms, seed=args.seed,
                    steps=args.steps, time_budget=args.time_budget, t0=args.t0, t_final=args.t_final,
                    init=args.init, edge_scale=args.edge_scale, a0=args.a0, a1=args.a1, a2=args.a2,
-                   window_sizes=args.window_sizes, levels=args.levels)
+                   window_sizes=args.window_sizes,
+                   levels=DEFAULTS["levels"] if args.levels is None else args.levels)
+    if args.levels is not None and args.sampler != "multilevel":
+        print(f"swcuts: warning: --levels applies to the multilevel sampler only; ignored by '{args.sampler}'",
+              file=sys.stderr)
     check_options(**options)
     outdir = Path(args.output)
     missing_dirs(outdir, SEGMENT_OUTPUTS)

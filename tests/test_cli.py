@@ -663,3 +663,9 @@ def test_a_name_too_long_for_the_file_system_is_one_line(tiny_npy, tmp_path, cap
     rc, _, err = run_cli(capsys, "segment", tiny_npy, "-o", tmp_path / ("x" * 300), *TINY)
     assert_one_line_error(rc, err)
     assert "too long" in err
+
+
+def test_an_option_the_sampler_ignores_is_a_warning(tiny_npy, tmp_path, capsys):
+    rc, _, err = run_cli(capsys, "segment", tiny_npy, "-o", tmp_path / "out", *TINY, "--levels", "3")
+    assert rc == 0
+    assert err.startswith("swcuts: warning: --levels applies to the multilevel sampler only")
