@@ -718,10 +718,6 @@ class MultiLevel:
         """
         return self._levels[self.top].state.log_pi
 
-    def log_joint(self) -> float:
-        """log π of the whole state (unnormalised): log π_img + Σ_s log π_s."""
-        return float(sum(lv.state.log_pi for lv in self.hierarchy))
-
     @property
     def segments(self) -> np.ndarray:
         """Segment of every pixel (flat, labels as the state names them)."""

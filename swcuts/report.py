@@ -240,10 +240,13 @@ def time_to_reach(rows, traces, *, reference="gibbs") -> dict:
     For every image and seed with a run of ``reference``: the level is the
     lowest energy the reference reached, and its time the second it got
     there; every other sampler's time is the first second its trace is at
-    or below that level. Returns ``{sampler: {"median_speedup", "runs",
-    "reached", "median_seconds", "reference_median_seconds"}}``
-    (speed-up = reference's time / sampler's time; runs that never reach
-    count as speed-up 0).
+    or below that level. A reference run that never went below its start
+    has no time to compare with (any sampler "reaches" its start at 0 s):
+    it is counted in ``reference_stuck`` and left out. Returns
+    ``{sampler: {"median_speedup", "runs", "reached", "median_seconds",
+    "reference_median_seconds", "reference_stuck"}}`` (speed-up =
+    reference's time / sampler's time; a run that never reaches the level
+    counts as speed-up 0).
     """
     runs = [r for r in ok_runs(rows, "sampler") if r["run_id"] in traces]
     ref = {(r["image"], r["seed"]): traces[r["run_id"]] for r in runs if r["method"] == reference}
@@ -251,22 +254,26 @@ def time_to_reach(rows, traces, *, reference="gibbs") -> dict:
     for s in methods_of(runs):
         if s == reference:
             continue
-        speedups, times, ref_times = [], [], []
+        speedups, times, ref_times, stuck = [], [], [], 0
         for r in runs:
             key = (r["image"], r["seed"])
             if r["method"] != s or key not in ref:
                 continue
             level = float(np.min(ref[key]["energy"]))
+            if level >= ref[key]["energy"][0]:
+                stuck += 1
+                continue
             t_ref = max(_first_time_at_or_below(ref[key], level), 1e-6)
             t = _first_time_at_or_below(traces[r["run_id"]], level)
             times.append(t)
             ref_times.append(t_ref)
             speedups.append(t_ref / max(t, 1e-6) if np.isfinite(t) else 0.0)
-        if speedups:
-            out[s] = {"median_speedup": float(np.median(speedups)), "runs": len(speedups),
-                      "reached": int(np.sum(np.isfinite(times))),
-                      "median_seconds": float(np.median(times)),
-                      "reference_median_seconds": float(np.median(ref_times))}
+        if speedups or stuck:
+            out[s] = {"median_speedup": float(np.median(speedups)) if speedups else math.nan,
+                      "runs": len(speedups), "reached": int(np.sum(np.isfinite(times))),
+                      "median_seconds": float(np.median(times)) if times else math.nan,
+                      "reference_median_seconds": float(np.median(ref_times)) if ref_times else math.nan,
+                      "reference_stuck": stuck}
     return out
 
 

@@ -234,6 +234,10 @@ def reach_tables(rows, traces) -> str:
                          f'<td>{fmt(v["median_seconds"], 2)}</td><td>{fmt(v["reference_median_seconds"], 2)}</td>'
                          f'<td>{fmt(v["median_speedup"], 1)}×</td></tr>')
         lines.append("</table>")
+        stuck = max(v["reference_stuck"] for v in reach.values())
+        if stuck:
+            lines.append(f"<p class='note'>{stuck} run(s) of {html.escape(reference)} never went below "
+                         f"their start and are left out of this table.</p>")
     return "".join(lines)
 
 

@@ -104,7 +104,12 @@ def test_energy_at_times_and_time_to_reach_by_hand(outdir):
     reach = time_to_reach(rows, traces, reference="gibbs")
     # A: gibbs gets to 85 at 2 s, swc at 2 s (1x); B: gibbs to 180 at 2 s, swc at 1 s (2x)
     assert reach["swc"]["median_speedup"] == pytest.approx(1.5)
-    assert reach["swc"]["reached"] == 2 == reach["swc"]["runs"]
+    assert reach["swc"]["reached"] == 2 == reach["swc"]["runs"] and reach["swc"]["reference_stuck"] == 0
+    # A reference that never leaves its start gives no time to compare with.
+    traces["A_gibbs"]["energy"][:] = 100.0
+    reach = time_to_reach(rows, traces, reference="gibbs")
+    assert reach["swc"]["reference_stuck"] == 1 and reach["swc"]["runs"] == 1
+    assert reach["swc"]["median_speedup"] == pytest.approx(2.0)
 
 
 def test_build_report_writes_a_self_contained_page(outdir):

@@ -1029,10 +1029,6 @@ class MixtureModel:
         """Summed sufficient statistics of a set of items."""
         return self.vstats[np.asarray(items, dtype=np.int64)].sum(axis=0)
 
-    def cluster_log_marginal(self, items) -> float:
-        """Log marginal likelihood of the items as one cluster."""
-        return self._lm(self.cluster_stats(items))
-
     def log_prior(self, labels) -> float:
         """CRP log prior of a labelling (labels are names only)."""
         labels = self._labels(labels)

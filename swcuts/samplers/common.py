@@ -225,9 +225,6 @@ def cuts_of(state, R, graph, q, log1mq, scratch: CutScratch):
     return labs, s_log, s_q / cnt
 
 
-FRESH = -1
-
-
 class TargetProposal:
     """Label proposal q(ℓ' | R, X) over targets (see the module docstring).
 

@@ -160,12 +160,6 @@ def grow_lattice(seed, labels, qr, qd, w, win, mark, Rbuf):
 
 
 @njit(cache=True)
-def draw_window(sizes, h, w, win):
-    """A window of side drawn uniformly from ``sizes`` (see :func:`place_window`)."""
-    place_window(sizes[int(np.random.random() * sizes.size)], h, w, win)
-
-
-@njit(cache=True)
 def draw_weighted_window(sizes, cdf, h, w, win):
     """A window of side ``sizes[k]`` with probability ``cdf[k] - cdf[k-1]``
     (see :func:`place_window`)."""

@@ -837,10 +837,6 @@ class Tree:
         lo = self.lo[node]
         return np.sort(self.items[self.order[lo:lo + self.size[node]]])
 
-    def leaf_positions(self, node) -> np.ndarray:
-        lo = self.lo[node]
-        return self.order[lo:lo + self.size[node]]
-
     def children(self, node):
         j = node - self.n
         return int(self.left[j]), int(self.right[j])
