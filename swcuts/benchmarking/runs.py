@@ -19,7 +19,7 @@ import numpy as np
 
 from ..imageio import InputError, _one_line
 
-__all__ = ["Method", "Task", "RunResult", "run_task", "annotator_rows", "make_methods", "parse_grid",
+__all__ = ["Method", "Task", "RunResult", "run_task", "annotator_row", "make_methods", "parse_grid",
            "run_id", "RESULT_COLUMNS", "TRACE_FILE_COLUMNS", "DEFAULT_SAMPLERS", "DEFAULT_PEERS"]
 
 RESULT_COLUMNS = ("run_id", "image", "method", "kind", "seed", "options", "status", "error", "budget",
@@ -162,7 +162,7 @@ def run_id(image: str, method: str, seed) -> str:
 class Task:
     """One run: a method on an image with a seed and a budget.
 
-    ``kind="annotator"`` scores the image's annotators instead (one row each).
+    ``kind="annotator"`` scores annotator ``seed`` of the image instead.
     """
 
     run_id: str
@@ -182,7 +182,7 @@ class Task:
 
 @dataclass
 class RunResult:
-    """What a worker sends back: result rows (one, or one per annotator),
+    """What a worker sends back: the result rows (one),
     the thinned trace (step, seconds, temperature, energy, labels) and the
     run's label image."""
 
@@ -246,8 +246,8 @@ def run_task(task: Task) -> RunResult:
     from ..api import energy, segment
 
     if task.kind == "annotator":  # the first annotator's labels go to the report's gallery
-        rows = annotator_rows(task.image_name, task.image, task.truths)
-        return RunResult(rows, labels=np.asarray(task.truths[0]) if task.truths else None)
+        row = annotator_row(task.image_name, task.image, task.truths, task.seed)
+        return RunResult([row], labels=np.asarray(task.truths[0]) if task.seed == 0 else None)
     row = _empty_row(run_id=task.run_id, image=task.image_name, method=task.method, kind=task.kind,
                      seed=task.seed, options=json.dumps(task.options, sort_keys=True),
                      budget=task.budget)
@@ -278,25 +278,22 @@ def run_task(task: Task) -> RunResult:
         return RunResult([row])
 
 
-def annotator_rows(image_name, image, truths) -> list:
-    """Rows of an image's human annotators (method ``human``, seed = the
-    annotator's index): each one's −log π under the reference posterior and
-    scores against the other annotators (leave-one-out; none with a single
-    annotator)."""
+def annotator_row(image_name, image, truths, k) -> dict:
+    """The row of annotator ``k`` of an image (method ``human``, seed = k):
+    its segmentation's −log π under the reference posterior and its scores
+    against the other annotators (leave-one-out; none with a single one)."""
     from ..api import energy
 
-    rows = []
-    for k, truth in enumerate(truths):
-        start = time.perf_counter()
-        row = _empty_row(run_id=run_id(image_name, "human", k), image=image_name, method="human",
-                         kind="annotator", seed=k, options="{}", budget="", status="ok")
-        try:
-            row.update(energy=energy(image, truth), n_segments=int(np.unique(truth).size))
-            others = [t for j, t in enumerate(truths) if j != k]
-            if others:
-                row.update(_scores(truth, others))
-        except Exception as exc:
-            row.update(status="failed", error=_error(exc))
-        row["seconds"] = row["sample_seconds"] = time.perf_counter() - start
-        rows.append(row)
-    return rows
+    start = time.perf_counter()
+    truth = truths[k]
+    row = _empty_row(run_id=run_id(image_name, "human", k), image=image_name, method="human",
+                     kind="annotator", seed=k, options="{}", budget="", status="ok")
+    try:
+        row.update(energy=energy(image, truth), n_segments=int(np.unique(truth).size))
+        others = [t for j, t in enumerate(truths) if j != k]
+        if others:
+            row.update(_scores(truth, others))
+    except Exception as exc:
+        row.update(status="failed", error=_error(exc))
+    row["seconds"] = row["sample_seconds"] = time.perf_counter() - start
+    return row
