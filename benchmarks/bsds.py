@@ -95,12 +95,16 @@ def main():
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "out" / "bsds"))
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--skip-throughput", action="store_true")
-    ap.add_argument("--throughput-images", type=int, default=10)
+    ap.add_argument("--throughput-images", type=int, default=20)
+    ap.add_argument("--throughput-only", action="store_true")
     ap.add_argument("--run-only", action="store_true", help="run (or resume) the benchmarks, print nothing")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     budgets = [float(b) for b in args.budgets.split(",")]
+    if args.throughput_only:
+        throughput(DATA, out, args.throughput_images)
+        return
     halves = split_halves(DATA, out)
 
     tuned_file = out / "peers_tuned.json"
