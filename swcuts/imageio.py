@@ -146,7 +146,8 @@ def _read_generic(p: Path, exif_rotate: bool) -> np.ndarray:
                 mode, frames, (w, h) = im.mode, getattr(im, "n_frames", 1), im.size
             # Pillow refuses very large images as "decompression bombs": say
             # instead whether it fits in memory (one line, with what does).
-            check_memory((h, w), min(h * w, 1000))
+            if limit is not None and h * w > limit:
+                check_memory((h, w), min(h * w, 1000))
             # CMYK (some JPEGs) is converted by Pillow, not read as inverted RGBA.
             kwargs = {"mode": "RGB"} if mode == "CMYK" else {}
             image = np.asarray(iio.imread(p, index=0, plugin="pillow", rotate=exif_rotate, **kwargs))
