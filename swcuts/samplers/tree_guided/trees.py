@@ -21,7 +21,7 @@ from numba import njit
 
 
 class Tree:
-    """The deterministic tree of one vertex set (see the module docstring).
+    """The deterministic tree of one vertex set (see docs/algorithms/tree_guided.md).
 
     Attributes
     ----------
