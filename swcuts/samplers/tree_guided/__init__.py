@@ -1,0 +1,30 @@
+"""Tree-guided MCMC of Lee & Choi (seed 004), with an exact acceptance ratio.
+
+Every label carries a binary tree over its items, built by greedy
+agglomerative clustering with the dissimilarity log d(A, B) = s(A) + s(B)
+- s(A ∪ B) of cluster scores; the trees propose which labels to merge and
+where to split a label (global move), and a fixed tree over all items
+chooses the sets that single-site Gibbs updates (local move). Trees are a
+deterministic function of a label's vertex set, so the state is the
+partition alone and the Metropolis-Hastings ratio is exact.
+
+The dissimilarity, the trees, both moves, where the paper's ratio is not
+exact and what is done instead, and the cost are derived in ``docs/algorithms/tree_guided.md``.
+
+Modules
+-------
+:mod:`.kernel`
+    :class:`TreeGuided`: options, caches, the global and local moves.
+:mod:`.ratio`
+    The exact proposal probabilities q(X* | X) of splits and merges.
+:mod:`.trees`
+    :class:`Tree`, per-set information, the kNN candidate graph.
+:mod:`.algorithms`
+    Cluster scores, tree construction, StocInsert walks and split sums
+    (numba, or plain Python with a rebound score).
+"""
+
+from .kernel import TreeGuided
+from .trees import Tree
+
+__all__ = ["TreeGuided", "Tree"]

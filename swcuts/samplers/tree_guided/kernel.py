@@ -1,0 +1,546 @@
+"""The tree-guided kernel: :class:`TreeGuided`.
+
+Sets up the cluster score of the model (image, mixture, or a user's
+``score``), the candidate graph of the tree construction and the caches of
+trees and set statistics (exact: both are functions of the vertex set),
+and makes the moves on the live state:
+
+* the global move: pick an anchor label, put every other label into its
+  merge set with probability p(c, c'), then split the anchor along its tree
+  (StocInsert) or merge it with the set; accept with the exact ratio of
+  :mod:`.ratio`, undo on rejection;
+* the local move: single-site Gibbs on the leaves of a subtree of the fixed
+  global tree (a state-independent choice, always accepted);
+* :meth:`TreeGuided.iteration`, the paper's cycle of G global moves and a
+  sweep of local moves.
+
+A member index of the labels is kept current so that no step passes over
+all N items. See ``docs/algorithms/tree_guided.md``.
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+from collections import OrderedDict
+
+import numpy as np
+
+from ...models.image import ImageModel
+from ...models.mixture import MixtureModel
+from ...partition import MemberIndex
+from ..common import StepInfo, metropolis_hastings
+from ..targets import gibbs_relabel
+from .algorithms import SCORE_IMAGE, SCORE_MIXTURE, _Fns
+from .ratio import _ProposalProbabilities
+from .trees import Tree, _floored_log_softmax, _knn_csr, _leaf_groups, _Rest, _SetInfo
+
+
+class TreeGuided(_ProposalProbabilities):
+    """Tree-guided MCMC (Lee & Choi) with an exact acceptance ratio.
+
+    Parameters
+    ----------
+    model : partition model
+        Needs ``vstats`` (per-vertex sufficient statistics) and a cluster
+        score: built in for :class:`~swcuts.models.ImageModel` and
+        :class:`~swcuts.models.MixtureModel`; any other model needs
+        ``score``. Models with a fixed label set (Potts) are refused.
+    q : array, optional
+        Edge probabilities; accepted for a uniform kernel signature, unused.
+    moves : {"both", "global", "local"}
+        Which moves :meth:`step` makes.
+    global_prob : float
+        With ``moves="both"``, probability that a step is a global move
+        (otherwise a local move).
+    G : int
+        Global moves per :meth:`iteration` (the paper's G = 20).
+    merge_floor : float
+        ε in the merge probability ε + (1 - 2ε)/(1 + d^(1/T)), in [0, 0.5).
+    split_floor : float
+        Share of the uniform distribution in the choice of the split node.
+    new_weight : float
+        Weight of "open a new group" in StocInsert (the paper's 1).
+    local_max : int
+        Largest subtree (in leaves) updated by one local move.
+    local_floor : float
+        Share of the uniform distribution in the choice of that subtree.
+    neighbours : int, None or "auto"
+        Models without a graph: candidate pairs of the tree construction
+        from a k-nearest-neighbour graph of the data (int k), every pair
+        (None), or "auto": every pair up to 100 items, else k = 10.
+    trees : {"auto", "set", "global"}
+        The tree of a label: the greedy tree of its vertex set ("set"), or
+        the tree induced on it by the fixed global tree ("global", models
+        without a graph only); "auto": "global" for models without a graph
+        above 100 items, else "set".
+    ratio : {"exact", "paper"}
+        "paper" is the paper's printed ratio, kept as a negative control for
+        the tests; it does not leave π invariant.
+    score : callable, optional
+        ``score(stats, n, params) -> float``: the log potential of a set with
+        summed statistics ``stats`` and ``n`` items (runs as plain Python).
+    compiled : bool, optional
+        Compiled helpers (default) or plain Python (same results). The
+        driver-facing flag ``self.compiled`` is always False: the driver
+        calls :meth:`step`.
+
+    Attributes
+    ----------
+    counts : dict
+        ``{"split": [proposed, accepted], "merge": [...], "local": [...]}``.
+    """
+
+    name = "tree-guided"
+
+    def __init__(self, model, q=None, *, moves="both", global_prob=0.5, G=20, merge_floor=1e-3,
+                 split_floor=0.05, new_weight=1.0, local_max=16, local_floor=0.5,
+                 neighbours="auto", trees="auto", ratio="exact", score=None, compiled=None):
+        if getattr(model, "fixed_labels", False):
+            raise ValueError(f"{type(model).__name__} has a fixed label set; tree-guided MCMC "
+                             "needs a partition model whose labels are names")
+        if moves not in ("both", "global", "local"):
+            raise ValueError(f"moves must be 'both', 'global' or 'local', got {moves!r}")
+        if ratio not in ("exact", "paper"):
+            raise ValueError(f"ratio must be 'exact' or 'paper', got {ratio!r}")
+        if trees not in ("auto", "set", "global"):
+            raise ValueError(f"trees must be 'auto', 'set' or 'global', got {trees!r}")
+        if not 0.0 <= merge_floor < 0.5:
+            raise ValueError("merge_floor must lie in [0, 0.5)")
+        for nm, val in (("split_floor", split_floor), ("local_floor", local_floor),
+                        ("global_prob", global_prob)):
+            if not 0.0 <= val <= 1.0:
+                raise ValueError(f"{nm} must lie in [0, 1]")
+        if not new_weight > 0:
+            raise ValueError("new_weight must be positive")
+        if isinstance(local_max, bool) or int(local_max) < 1:
+            raise ValueError("local_max must be a positive integer")
+        if isinstance(G, bool) or int(G) < 0:
+            raise ValueError("G must be a non-negative integer")
+        self.model = model
+        self.graph = getattr(model, "graph", None)
+        self.moves = moves
+        self.global_prob = float(global_prob)
+        self.G = int(G)
+        self.merge_floor = float(merge_floor)
+        self.split_floor = float(split_floor)
+        self.log_wnew = math.log(float(new_weight))
+        self.local_max = int(local_max)
+        self.local_floor = float(local_floor)
+        self.ratio = ratio
+        vstats = getattr(model, "vstats", None)
+        if vstats is None:
+            raise TypeError(f"{type(model).__name__} has no per-vertex statistics (vstats)")
+        self.vstats = np.ascontiguousarray(vstats, dtype=np.float64)
+        use_compiled = True if compiled is None else bool(compiled)
+        if score is not None:
+            fns = _Fns(False, np.zeros(1), score)
+        elif isinstance(model, ImageModel):
+            sp = np.array([SCORE_IMAGE, model.n_channels, model.n_bins,
+                           *model.use_family.astype(float), model.kappa, model.ridge,
+                           model.a0 + model.a1, model.a2, model.exponent], dtype=np.float64)
+            fns = _Fns(use_compiled, sp)
+        elif isinstance(model, MixtureModel):
+            lik = model.likelihood
+            kind = getattr(lik, "kind", None)
+            if kind is None:
+                log_alpha = math.log(model.alpha)
+
+                def custom(st, n, sp, _lm=lik.log_marginal):
+                    return float(_lm(st)) + log_alpha + math.lgamma(n)
+
+                fns = _Fns(False, np.zeros(1), custom)
+            else:
+                sp = np.concatenate(([SCORE_MIXTURE, float(kind), math.log(model.alpha)],
+                                     np.asarray(lik.params, dtype=np.float64)))
+                fns = _Fns(use_compiled, sp)
+        else:
+            raise TypeError(f"no built-in cluster score for {type(model).__name__}; pass score=")
+        self._f = fns
+        self._mixture_gibbs = (isinstance(model, MixtureModel) and model.compiled_likelihood
+                               and compiled is not False)
+        # Candidate graph of the tree construction.
+        n = model.n_vertices
+        if self.graph is not None:
+            self._indptr = np.ascontiguousarray(self.graph.indptr, dtype=np.int64)
+            self._indices = np.ascontiguousarray(self.graph.indices, dtype=np.int64)
+            self._use_graph = True
+        else:
+            k = neighbours
+            if k == "auto":
+                k = 10 if n > 100 else None
+            data = getattr(model, "data", None)
+            if k is not None and data is not None and n > k + 1:
+                self._indptr, self._indices = _knn_csr(data, int(k))
+                self._use_graph = True
+            else:
+                self._indptr = np.zeros(n + 1, np.int64)
+                self._indices = np.zeros(0, np.int64)
+                self._use_graph = False
+        self._local = np.full(n, -1, np.int64)
+        if trees == "global" and self.graph is not None:
+            raise ValueError("trees='global' is for models without a graph (on a graph "
+                             "every node of a label's tree must be connected)")
+        if trees == "auto":
+            trees = "global" if self.graph is None and n > 100 else "set"
+        self.trees = trees
+        self._lift = None
+        self._index = weakref.WeakKeyDictionary()
+        # Caches keyed by vertex set (exact: trees and statistics are functions of the set).
+        self._infos = OrderedDict()
+        self._trees = OrderedDict()
+        self._tree_bytes = 0
+        self.tree_cache_bytes = 64 << 20
+        self.info_cache_size = max(4096, 4 * n)
+        self._gtree = None
+        self._last_local_size = 1
+        self.compiled = False
+        self.counts = {"split": [0, 0], "merge": [0, 0], "local": [0, 0]}
+
+    # ------------------------------------------------------------ sets
+    def _info(self, items) -> _SetInfo:
+        key = items.tobytes()
+        info = self._infos.get(key)
+        if info is not None:
+            self._infos.move_to_end(key)
+            return info
+        st = self.vstats[items].sum(axis=0)
+        info = _SetInfo(items, key, st, float(self._f.score(st, int(items.size), self._f.sp)))
+        self._infos[key] = info
+        if len(self._infos) > self.info_cache_size:
+            self._infos.popitem(last=False)
+        return info
+
+    def tree(self, items) -> Tree:
+        """The tree of a vertex set (ascending int64 items), from the cache."""
+        items = np.ascontiguousarray(items, dtype=np.int64)
+        key = items.tobytes()
+        t = self._trees.get(key)
+        if t is not None:
+            self._trees.move_to_end(key)
+            return t
+        f = self._f
+        if self.trees == "global":
+            gpos, gdepth, up = self._lifting()
+            t = Tree(items, f.induced(f.sp, items, gpos, gdepth, up, self.vstats))
+        else:
+            t = Tree(items, f.build(f.sp, items, self._local, self._indptr, self._indices,
+                                    self._use_graph, self.vstats))
+        self._trees[key] = t
+        self._tree_bytes += t.nbytes
+        while self._tree_bytes > self.tree_cache_bytes and len(self._trees) > 1:
+            _, old = self._trees.popitem(last=False)
+            self._tree_bytes -= old.nbytes
+        return t
+
+    def global_tree(self) -> Tree:
+        """The fixed tree over all vertices that guides the local moves."""
+        if self._gtree is None:
+            f = self._f
+            items = np.arange(self.model.n_vertices, dtype=np.int64)
+            self._gtree = Tree(items, f.build(f.sp, items, self._local, self._indptr,
+                                              self._indices, self._use_graph, self.vstats))
+        return self._gtree
+
+    def _lifting(self):
+        """(leaf position, node depth, ancestor table) of the global tree,
+        for the induced trees (``trees="global"``)."""
+        if self._lift is None:
+            g = self.global_tree()
+            nn = 2 * g.n - 1
+            depth = np.zeros(nn, np.int64)
+            for v in range(nn - 2, -1, -1):  # parents have larger ids
+                depth[v] = depth[g.parent[v]] + 1
+            K = max(1, int(depth.max()).bit_length())
+            up = np.empty((K, nn), np.int64)
+            up[0] = np.where(g.parent >= 0, g.parent, np.arange(nn))
+            for j in range(1, K):
+                up[j] = up[j - 1][up[j - 1]]
+            self._lift = (np.ascontiguousarray(g.lo[:g.n]), depth, up)
+        return self._lift
+
+    # ------------------------------------------------------- label members
+    def _members_index(self, state) -> MemberIndex:
+        idx = self._index.get(state)
+        if idx is None:
+            idx = self._index[state] = MemberIndex()
+        return idx
+
+    def _members(self, state, label) -> np.ndarray:
+        """Items of ``label``, ascending; O(|label|) while the member index
+        is current (this kernel keeps it so; after another kernel's moves
+        it is rebuilt once)."""
+        lst = self._members_index(state).members(state.partition, int(label))
+        if lst.size > 1 and np.any(lst[1:] < lst[:-1]):
+            lst = np.sort(lst)
+        return np.ascontiguousarray(lst, dtype=np.int64)
+
+    def _index_moved(self, state, items, old, new) -> None:
+        """Bring the member index up to date after ``items`` moved from the
+        labels ``old`` to ``new`` (removals first: a freed slot may be
+        reused by a later item)."""
+        lists = self._members_index(state).lists
+        for lab in np.unique(old).tolist():
+            lst = lists.get(lab)
+            if lst is not None:
+                lists[lab] = lst[~np.isin(lst, items[old == lab])]
+        for lab in np.unique(new).tolist():
+            lst = lists.get(lab)
+            add = items[new == lab]
+            lists[lab] = np.sort(add) if lst is None else np.union1d(lst, add)
+        size = state.partition.size
+        for lab in np.unique(old).tolist():
+            if size[lab] == 0:
+                lists.pop(lab, None)
+
+    def _rest_of(self, state, labs) -> _Rest:
+        """Statistics, scores and sizes of the labels ``labs`` from the
+        state's per-label caches (O(len(labs) · D), no pass over items)."""
+        part = state.partition
+        D = self.vstats.shape[1]
+        stats = getattr(state, "stats", None)
+        if isinstance(stats, np.ndarray) and stats.ndim == 2 and stats.shape[1] == D:
+            S = np.ascontiguousarray(stats[labs])
+        else:
+            S = np.array([self.vstats[self._members(state, lab)].sum(axis=0)
+                          for lab in labs.tolist()]).reshape(len(labs), D)
+        n = np.ascontiguousarray(part.size[labs], dtype=np.int64)
+        f = self._f
+        return _Rest(S, np.asarray(f.scores(f.sp, S, n), dtype=np.float64), n)
+
+    # ----------------------------------------------------------------- step
+    def step(self, state, rng, temperature=1.0) -> StepInfo:
+        """One move at temperature T: a global move (split or merge) or a
+        local move, chosen by ``moves`` / ``global_prob``.
+
+        Returns
+        -------
+        StepInfo
+            ``move`` is "split", "merge" or "local"; ``moved`` the number of
+            vertices relabelled (proposed, for a global move); ``delta`` the
+            Δ log π of the proposal (global) or of the local updates.
+        """
+        temperature = float(temperature)
+        if not temperature > 0.0:
+            raise ValueError(f"temperature must be positive, got {temperature}")
+        if self.moves == "global" or (self.moves == "both" and rng.random() < self.global_prob):
+            return self.global_move(state, rng, temperature)
+        return self.local_move(state, rng, temperature)
+
+    def global_move(self, state, rng, temperature=1.0) -> StepInfo:
+        """One split-or-merge Metropolis-Hastings update.
+
+        Cost: O(L · D) for the merge probabilities of the L labels (from the
+        state's per-label statistics), plus the members and the tree of the
+        labels split or merged (cached by vertex set).
+        """
+        part = state.partition
+        labs = part.used_labels()
+        L = labs.size
+        a = int(rng.integers(L))
+        c = int(labs[a])
+        cinfo = self._info(self._members(state, c))
+        other_labs = np.delete(labs, a)
+        others = self._rest_of(state, other_labs)
+        if L > 1:
+            lp, l1p = self._merge_logp(self._logd([cinfo], others)[0], temperature)
+            inM = np.log(rng.random(L - 1)) < lp
+        else:
+            lp = l1p = np.zeros(0)
+            inM = np.zeros(0, bool)
+        anchor_lq = -math.log(L) + float(lp[inM].sum() + l1p[~inM].sum())
+        if not inM.any():
+            return self._split(state, c, cinfo, others, anchor_lq, rng, temperature)
+        m_labs = other_labs[inM].tolist()
+        P_labs = [c] + m_labs
+        P = [cinfo] + [self._info(self._members(state, lab)) for lab in m_labs]
+        keep = ~inM
+        rest = _Rest(others.stats[keep], others.score[keep], others.n[keep])
+        return self._merge(state, P_labs, P, rest, anchor_lq, temperature, rng)
+
+    def _split(self, state, c, cinfo, rest, anchor_lq, rng, temperature) -> StepInfo:
+        self.counts["split"][0] += 1
+        tree = self.tree(cinfo.items)
+        n = tree.n
+        if n < 2:
+            return StepInfo(False, -math.inf, 0, 0.0, "split")
+        logw = tree.node_log_weights(temperature, self.split_floor)
+        w = np.exp(logw)
+        j = int(np.searchsorted(np.cumsum(w), rng.random() * w.sum(), side="right"))
+        j = min(j, n - 2)
+        nu = n + j
+        f = self._f
+        assign = np.empty(n, np.int64)
+        lp_walk, n_q, n_groups = f.walk(f.sp, tree.left, tree.right, tree.parent,
+                                        tree.stats, tree.size, tree.score, n, nu,
+                                        1.0 / temperature, self.log_wnew,
+                                        np.zeros(1, np.int64), 0, False, rng.random(n), assign)
+        path_lq = anchor_lq + float(logw[j]) + float(lp_walk)
+        leafgroup = _leaf_groups(tree.left, tree.right, tree.parent, tree.lo, tree.order,
+                                 tree.size, n, nu, assign)
+        order = np.argsort(leafgroup, kind="stable")  # items ascending within a group
+        bounds = np.cumsum(np.bincount(leafgroup, minlength=int(n_groups)))[:-1]
+        parts = [tree.items[g] for g in np.split(order, bounds)]
+        parts.sort(key=lambda p: int(p[0]))
+        pinfos = [self._info(p) for p in parts]
+        fwd, rev = self._log_qs("split", [cinfo], pinfos, rest, temperature, path_lq)
+        moved = n - max(p.size for p in parts)
+        if rev == -math.inf:
+            return StepInfo(False, -math.inf, moved, 0.0, "split")
+        # The largest part keeps the label c; the others get fresh labels.
+        keep = max(range(len(parts)), key=lambda g: parts[g].size)
+        movers = [parts[g] for g in range(len(parts)) if g != keep]
+        log_pi0 = state.log_pi
+        model = self.model
+        lists = self._members_index(state).lists
+        if len(movers) == 1:
+            fresh = state.partition.fresh_label()
+            d = model.delta(state, movers[0], fresh)
+            log_alpha = d / temperature + rev - fwd
+            if metropolis_hastings(log_alpha, rng):
+                model.apply(state, movers[0], fresh, d)
+                lists[c], lists[fresh] = parts[keep], movers[0]
+                self.counts["split"][1] += 1
+                return StepInfo(True, log_alpha, moved, d, "split")
+            return StepInfo(False, log_alpha, moved, d, "split")
+        fresh_labels = []
+        for R in movers:
+            fresh = state.partition.fresh_label()
+            dd = model.delta(state, R, fresh)
+            model.apply(state, R, fresh, dd)
+            fresh_labels.append(fresh)
+        d = state.log_pi - log_pi0
+        log_alpha = d / temperature + rev - fwd
+        if metropolis_hastings(log_alpha, rng):
+            self.counts["split"][1] += 1
+            lists[c] = parts[keep]
+            for fresh, R in zip(fresh_labels, movers):
+                lists[fresh] = R
+            return StepInfo(True, log_alpha, moved, d, "split")
+        for R in movers:
+            dd = model.delta(state, R, c)
+            model.apply(state, R, c, dd)
+        state.log_pi = log_pi0
+        return StepInfo(False, log_alpha, moved, d, "split")
+
+    def _merge(self, state, P_labs, P, rest, anchor_lq, temperature, rng) -> StepInfo:
+        self.counts["merge"][0] += 1
+        U = np.sort(np.concatenate([p.items for p in P]))
+        uinfo = self._info(U)
+        Ps = sorted(P, key=lambda i: i.first)
+        # The largest label keeps its name; the others move into it.
+        keep = max(range(len(P)), key=lambda g: P[g].n)
+        dst = P_labs[keep]
+        movers = [(P_labs[g], P[g].items) for g in range(len(P)) if g != keep]
+        moved = int(sum(R.size for _, R in movers))
+        fwd, rev = self._log_qs("merge", Ps, [uinfo], rest, temperature, anchor_lq)
+        if rev == -math.inf:
+            return StepInfo(False, -math.inf, moved, 0.0, "merge")
+        model = self.model
+        log_pi0 = state.log_pi
+        lists = self._members_index(state).lists
+
+        def commit():
+            lists[dst] = U
+            for lab, _ in movers:
+                lists.pop(lab, None)
+
+        if len(movers) == 1:
+            R = movers[0][1]
+            d = model.delta(state, R, dst)
+            log_alpha = d / temperature + rev - fwd
+            if metropolis_hastings(log_alpha, rng):
+                model.apply(state, R, dst, d)
+                commit()
+                self.counts["merge"][1] += 1
+                return StepInfo(True, log_alpha, moved, d, "merge")
+            return StepInfo(False, log_alpha, moved, d, "merge")
+        for _, R in movers:
+            dd = model.delta(state, R, dst)
+            model.apply(state, R, dst, dd)
+        d = state.log_pi - log_pi0
+        log_alpha = d / temperature + rev - fwd
+        if metropolis_hastings(log_alpha, rng):
+            commit()
+            self.counts["merge"][1] += 1
+            return StepInfo(True, log_alpha, moved, d, "merge")
+        # Every mover's label is empty now: each returns to its own label.
+        for lab, R in movers:
+            dd = model.delta(state, R, lab)
+            model.apply(state, R, lab, dd)
+        state.log_pi = log_pi0
+        return StepInfo(False, log_alpha, moved, d, "merge")
+
+    def local_subtree(self, item, temperature=1.0):
+        """(candidate nodes, their log probabilities) of the local move
+        seeded at ``item`` in the fixed global tree: the internal ancestors
+        of the item with at most ``local_max`` leaves (empty: the item alone)."""
+        g = self.global_tree()
+        cand = []
+        v = int(g.parent[item]) if g.n > 1 else -1
+        while v >= 0 and g.size[v] <= self.local_max:
+            cand.append(v)
+            v = int(g.parent[v])
+        if not cand:
+            return np.zeros(0, np.int64), np.zeros(0)
+        cand = np.array(cand, np.int64)
+        return cand, _floored_log_softmax(g.logd[cand - g.n] / temperature, self.local_floor)
+
+    def local_move(self, state, rng, temperature=1.0) -> StepInfo:
+        """Single-site Gibbs over the leaves of a subtree of the fixed global
+        tree (state-independent choice; always accepted)."""
+        self.counts["local"][0] += 1
+        self.counts["local"][1] += 1
+        n = self.model.n_vertices
+        i = int(rng.integers(n))
+        cand, logw = self.local_subtree(i, temperature)
+        if cand.size == 0:
+            S = np.array([i], np.int64)
+        else:
+            w = np.exp(logw)
+            k = min(int(np.searchsorted(np.cumsum(w), rng.random() * w.sum(), side="right")),
+                    cand.size - 1)
+            S = self.global_tree().leaves(int(cand[k]))
+        self._last_local_size = int(S.size)
+        before = state.log_pi
+        labels = state.partition.labels
+        old = labels[S]
+        if self._mixture_gibbs:
+            # The same Gibbs updates, compiled (one uniform per leaf).
+            self.model.gibbs_sweep_items(state, S, rng.random(S.size), temperature)
+        else:
+            one = np.empty(1, np.int64)
+            for v in S.tolist():
+                one[0] = v
+                gibbs_relabel(self.model, state, one, rng, temperature)
+        new = labels[S]
+        ch = np.flatnonzero(new != old)
+        if ch.size:
+            self._index_moved(state, S[ch], old[ch], new[ch])
+        return StepInfo(True, 0.0, int(ch.size), state.log_pi - before, "local")
+
+    # ------------------------------------------------------------ iteration
+    def iteration(self, state, rng, temperature=1.0) -> StepInfo:
+        """The paper's cycle: G global moves, then local moves until about
+        as many vertices as there are have been updated (one sweep)."""
+        before = state.log_pi
+        any_acc = False
+        moved = 0
+        log_alpha = 0.0
+        for _ in range(self.G):
+            info = self.global_move(state, rng, temperature)
+            log_alpha = info.log_accept_ratio
+            if info.accepted:
+                any_acc = True
+                moved += info.moved
+        n = self.model.n_vertices
+        done = 0
+        while done < n:
+            info = self.local_move(state, rng, temperature)
+            done += max(1, self._last_local_size)
+            moved += info.moved
+        return StepInfo(any_acc, log_alpha, moved, state.log_pi - before, "iteration")
+
+    def acceptance_rates(self) -> dict:
+        """Accepted / proposed per move type (NaN before any proposal)."""
+        return {k: (a / p if p else float("nan")) for k, (p, a) in self.counts.items()}

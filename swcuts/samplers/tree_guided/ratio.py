@@ -1,0 +1,201 @@
+"""The exact proposal probabilities of the tree-guided global move.
+
+:class:`_ProposalProbabilities` (a base class of
+:class:`~.kernel.TreeGuided`) computes log q(X* | X) of a split — the
+anchor term times the sum over every node of the label's tree whose split
+path yields the parts — and of a merge — summed over every label of the
+merge as the anchor — and the Metropolis-Hastings ratio built from them;
+``ratio="paper"`` gives the paper's one-path bookkeeping (a negative
+control). It also offers the public helpers :meth:`log_q`,
+:meth:`log_acceptance` and :meth:`merge_log_prob`. Why the paper's ratio is
+not exact and why these sums are: ``docs/algorithms/tree_guided.md`` ("Where the paper's ratio is
+not exact, and what is done instead").
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from .trees import _Rest
+
+
+@njit(cache=True)
+def _merge_lp(logd, inv_t, eps):
+    """log p and log(1 - p), p = eps + (1 - 2 eps) σ(-logd / T), elementwise."""
+    lp = np.empty(logd.size)
+    l1p = np.empty(logd.size)
+    le = math.log(eps) if eps > 0.0 else -np.inf
+    lr = math.log1p(-2.0 * eps)
+    for t in range(logd.size):
+        x = -logd[t] * inv_t
+        if x >= 0.0:
+            ls = -math.log1p(math.exp(-x))
+            l1s = -x - math.log1p(math.exp(-x))
+        else:
+            ls = x - math.log1p(math.exp(x))
+            l1s = -math.log1p(math.exp(x))
+        if eps > 0.0:
+            a = lr + ls
+            lp[t] = max(a, le) + math.log1p(math.exp(-abs(a - le)))
+            a = lr + l1s
+            l1p[t] = max(a, le) + math.log1p(math.exp(-abs(a - le)))
+        else:
+            lp[t] = ls
+            l1p[t] = l1s
+    return lp, l1p
+
+
+def _logsumexp(x) -> float:
+    x = np.asarray(x, dtype=np.float64)
+    if x.size == 0:
+        return -math.inf
+    m = float(x.max())
+    if m == -math.inf:
+        return -math.inf
+    return m + math.log(float(np.exp(x - m).sum()))
+
+
+class _ProposalProbabilities:
+    """Proposal probabilities of :class:`~.kernel.TreeGuided` (its base class).
+
+    Uses the kernel's ``_f`` (the helpers of :mod:`.algorithms`),
+    ``_info``, ``tree``, ``model``, ``ratio``, ``merge_floor``,
+    ``split_floor`` and ``log_wnew``.
+    """
+
+    def _arrays(self, A):
+        """(stats, scores, sizes) of a list of infos or a :class:`_Rest`."""
+        if isinstance(A, _Rest):
+            return A.stats, A.score, A.n
+        return (np.array([a.stats for a in A]), np.array([a.score for a in A]),
+                np.array([a.n for a in A], np.int64))
+
+    def _logd(self, A, B) -> np.ndarray:
+        """log d between every set of A and every set of B (lists of infos
+        or :class:`_Rest`)."""
+        if len(A) == 0 or len(B) == 0:
+            return np.zeros((len(A), len(B)))
+        f = self._f
+        return f.logd(f.sp, *self._arrays(A), *self._arrays(B))
+
+    def _merge_logp(self, logd, temperature):
+        """(log p, log(1 - p)) of the merge probability
+        p = ε + (1 - 2ε) σ(-log d / T), elementwise."""
+        ld = np.ascontiguousarray(logd, dtype=np.float64)
+        lp, l1p = _merge_lp(ld.reshape(-1), 1.0 / temperature, self.merge_floor)
+        return lp.reshape(ld.shape), l1p.reshape(ld.shape)
+
+    # ------------------------------------------------ proposal probabilities
+    def _split_tree_logsum(self, tree, parts, temperature, best=False) -> float:
+        """log Σ over the split paths of ``tree`` that yield ``parts``."""
+        if tree.n < 2:
+            return -math.inf
+        leafpart = np.empty(tree.n, np.int64)
+        for g, p in enumerate(parts):
+            leafpart[np.searchsorted(tree.items, p)] = g
+        f = self._f
+        return float(f.logsum(f.sp, tree.left, tree.right, tree.parent,
+                              tree.stats, tree.size, tree.score, tree.n, leafpart, len(parts),
+                              tree.node_log_weights(temperature, self.split_floor),
+                              1.0 / temperature, self.log_wnew, best))
+
+    def _log_q_split(self, c_info, rest, parts, temperature, best=False) -> float:
+        """log q of splitting the label ``c_info`` into ``parts`` (infos sorted
+        by smallest item), the other labels being ``rest``."""
+        L = len(rest) + 1
+        lq = -math.log(L)
+        if len(rest):
+            _, l1p = self._merge_logp(self._logd([c_info], rest)[0], temperature)
+            lq += float(l1p.sum())
+        tree = self.tree(c_info.items)
+        return lq + self._split_tree_logsum(tree, [p.items for p in parts], temperature, best)
+
+    def _log_q_merge(self, P, rest, temperature) -> float:
+        """log q of merging the labels ``P`` into one, summed over anchors."""
+        L = len(P) + len(rest)
+        lpP, _ = self._merge_logp(self._logd(P, P), temperature)
+        if len(rest):
+            _, l1R = self._merge_logp(self._logd(P, rest), temperature)
+            outside = l1R.sum(axis=1)
+        else:
+            outside = np.zeros(len(P))
+        terms = np.empty(len(P))
+        for i in range(len(P)):
+            terms[i] = -math.log(L) + (lpP[i].sum() - lpP[i, i]) + outside[i]
+        return _logsumexp(terms)
+
+    def _log_qs(self, kind, before, after, rest, temperature, path_lq):
+        """(log q(X* | X), log q(X | X*)) of a split (before = [c], after =
+        parts) or a merge (before = P, after = [U]); infos sorted by first item."""
+        if kind == "split":
+            rev = self._log_q_merge(after, rest, temperature)
+            if self.ratio == "paper":
+                return path_lq, rev
+            return self._log_q_split(before[0], rest, after, temperature), rev
+        if self.ratio == "paper":
+            return path_lq, self._log_q_split(after[0], rest, before, temperature, best=True)
+        return (self._log_q_merge(before, rest, temperature),
+                self._log_q_split(after[0], rest, before, temperature))
+
+    # ------------------------------------------------------ public helpers
+    def merge_log_prob(self, items_a, items_b, temperature=1.0):
+        """(log p, log(1 - p)): probability that an anchor with vertex set
+        ``items_a`` puts the label ``items_b`` into its merge set."""
+        a = self._info(np.ascontiguousarray(np.sort(items_a), dtype=np.int64))
+        b = self._info(np.ascontiguousarray(np.sort(items_b), dtype=np.int64))
+        lp, l1p = self._merge_logp(self._logd([a], [b])[0], temperature)
+        return float(lp[0]), float(l1p[0])
+
+    @staticmethod
+    def _groups(labels):
+        labels = np.asarray(labels)
+        order = np.argsort(labels, kind="stable")
+        _, starts = np.unique(labels[order], return_index=True)
+        groups = [np.sort(g).astype(np.int64) for g in np.split(order, starts[1:])]
+        return sorted(groups, key=lambda g: int(g[0]))
+
+    def _classify(self, labels, new_labels):
+        """("split" | "merge" | None, before, after, rest) as infos."""
+        A = {g.tobytes(): g for g in self._groups(labels)}
+        B = {g.tobytes(): g for g in self._groups(new_labels)}
+        gone = [A[k] for k in A if k not in B]
+        new = [B[k] for k in B if k not in A]
+        rest = [A[k] for k in A if k in B]
+
+        def infos(gs):
+            return sorted((self._info(g) for g in gs), key=lambda i: i.first)
+
+        if len(gone) == 1 and len(new) >= 2:
+            kind = "split"
+        elif len(new) == 1 and len(gone) >= 2:
+            kind = "merge"
+        else:
+            return None, None, None, None
+        return kind, infos(gone), infos(new), _Rest.of(infos(rest), self.vstats.shape[1])
+
+    def log_q(self, labels, new_labels, temperature=1.0) -> float:
+        """Exact log probability that one global move proposed from the
+        partition ``labels`` yields the partition ``new_labels`` (labels are
+        names only), summed over every path; -inf if no path does."""
+        kind, before, after, rest = self._classify(labels, new_labels)
+        if kind is None:
+            return -math.inf
+        if kind == "split":
+            return self._log_q_split(before[0], rest, after, temperature)
+        return self._log_q_merge(before, rest, temperature)
+
+    def log_acceptance(self, labels, new_labels, temperature=1.0, path_log_q=None) -> float:
+        """log of the Metropolis-Hastings ratio this kernel uses for the
+        global move ``labels`` → ``new_labels`` (Δ log π from the model's
+        ``log_target``). ``path_log_q`` (the drawn path's probability) is
+        used by ``ratio="paper"`` only."""
+        kind, before, after, rest = self._classify(labels, new_labels)
+        if kind is None:
+            raise ValueError("not a split or a merge")
+        fwd, rev = self._log_qs(kind, before, after, rest, temperature, path_log_q)
+        d = self.model.log_target(np.asarray(new_labels)) - self.model.log_target(
+            np.asarray(labels))
+        return d / temperature + rev - fwd

@@ -1,0 +1,171 @@
+"""The tree of a vertex set, per-set information and the kNN candidate graph.
+
+:class:`Tree` holds the output of the tree construction of
+:mod:`.algorithms` for one vertex set (children, parents, per-node
+statistics, scores and sizes, leaf order) and the node weights of a split.
+:func:`_leaf_groups` reads the groups of a split off a walk. The kernel
+caches trees and :class:`_SetInfo` (statistics and score of a set) by
+vertex set; :class:`_Rest` holds the labels a move leaves alone. For
+mixtures without a graph, :func:`_knn_csr` gives the k-nearest-neighbour
+candidate graph of the tree construction (also used by
+``Reconfiguration(outside="knn")``). See ``docs/algorithms/tree_guided.md`` ("Trees are a function
+of the vertex set").
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+
+class Tree:
+    """The deterministic tree of one vertex set (see docs/algorithms/tree_guided.md).
+
+    Attributes
+    ----------
+    items : ndarray of int64
+        The vertex set, ascending; leaf k is ``items[k]``.
+    n : int
+    left, right : ndarray (n - 1,)
+        Children of internal node n + j.
+    parent : ndarray (2n - 1,)
+        Parent of every node, -1 at the root (node 2n - 2).
+    stats, score, size : per node statistics, cluster score s, leaf count.
+    logd : ndarray (n - 1,)
+        log d(l(ν), r(ν)) of internal node n + j.
+    """
+
+    def __init__(self, items, out):
+        self.items = items
+        self.n = int(items.size)
+        (self.left, self.right, self.parent, self.stats, self.score, self.size, self.lo,
+         self.order) = out
+        n = self.n
+        self.logd = self.score[self.left] + self.score[self.right] - self.score[n:]
+        self._logw = None
+
+    @property
+    def root(self) -> int:
+        return 2 * self.n - 2
+
+    def leaves(self, node) -> np.ndarray:
+        """Items under ``node``, ascending."""
+        lo = self.lo[node]
+        return np.sort(self.items[self.order[lo:lo + self.size[node]]])
+
+    def children(self, node):
+        j = node - self.n
+        return int(self.left[j]), int(self.right[j])
+
+    def node_log_weights(self, temperature, floor) -> np.ndarray:
+        """log probability of drawing internal node n + j for a split."""
+        key = (float(temperature), float(floor))
+        if self._logw is None or self._logw[0] != key:  # one entry: T changes when annealing
+            self._logw = (key, _floored_log_softmax(self.logd / temperature, floor))
+        return self._logw[1]
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.stats.nbytes + 8 * 8 * self.n)
+
+
+def _floored_log_softmax(x, floor) -> np.ndarray:
+    """log of (1 - floor) softmax(x) + floor / len(x)."""
+    x = np.asarray(x, dtype=np.float64)
+    if x.size == 0:
+        return x.copy()
+    lsm = x - (x.max() + math.log(np.exp(x - x.max()).sum()))
+    if floor <= 0.0:
+        return lsm
+    return np.logaddexp(math.log1p(-floor) + lsm, math.log(floor / x.size))
+
+
+class _SetInfo:
+    """Statistics, score, size and smallest item of one vertex set."""
+
+    __slots__ = ("items", "key", "stats", "score", "n", "first")
+
+    def __init__(self, items, key, stats, score):
+        self.items = items
+        self.key = key
+        self.stats = stats
+        self.score = score
+        self.n = int(items.size)
+        self.first = int(items[0])
+
+
+class _Rest:
+    """Statistics, scores and sizes of the labels a move leaves alone, as
+    arrays (one row per label)."""
+
+    __slots__ = ("stats", "score", "n")
+
+    def __init__(self, stats, score, n):
+        self.stats = stats
+        self.score = score
+        self.n = n
+
+    def __len__(self):
+        return int(self.n.size)
+
+    @classmethod
+    def of(cls, infos, D):
+        if not infos:
+            return cls(np.zeros((0, D)), np.zeros(0), np.zeros(0, np.int64))
+        return cls(np.array([a.stats for a in infos]), np.array([a.score for a in infos]),
+                   np.array([a.n for a in infos], np.int64))
+
+
+def _knn_csr(data, k):
+    """Symmetrised k-nearest-neighbour graph of the standardised rows, CSR."""
+    from scipy.spatial import cKDTree
+
+    X = np.asarray(data, dtype=np.float64)
+    if X.ndim == 1:
+        X = X[:, None]
+    sd = X.std(axis=0)
+    sd[sd == 0] = 1.0
+    X = (X - X.mean(axis=0)) / sd
+    n = X.shape[0]
+    kk = min(k + 1, n)
+    _, idx = cKDTree(X).query(X, k=kk)
+    idx = np.asarray(idx).reshape(n, kk)
+    src = np.repeat(np.arange(n), kk)
+    dst = idx.ravel()
+    keep = src != dst
+    src, dst = src[keep], dst[keep]
+    a = np.concatenate((src, dst))
+    b = np.concatenate((dst, src))
+    pairs = np.unique(np.stack((a, b), axis=1), axis=0)
+    indptr = np.zeros(n + 1, np.int64)
+    np.add.at(indptr, pairs[:, 0] + 1, 1)
+    return np.cumsum(indptr).astype(np.int64), pairs[:, 1].astype(np.int64)
+
+
+@njit(cache=True)
+def _leaf_groups(left, right, parent, lo, order, size, n, nu, assign):
+    """Group of every leaf after a split at ``nu``: 0 and 1 for the leaves
+    of its two children, ``assign[t]`` for the t-th sibling subtree on the
+    way to the root (as :func:`_walk_impl` numbers them)."""
+    out = np.empty(n, np.int64)
+    j = nu - n
+    for side in range(2):
+        c = left[j] if side == 0 else right[j]
+        for p in range(lo[c], lo[c] + size[c]):
+            out[order[p]] = side
+    child = nu
+    v = parent[nu]
+    t = 0
+    while v >= 0:
+        jv = v - n
+        Q = left[jv]
+        if Q == child:
+            Q = right[jv]
+        for p in range(lo[Q], lo[Q] + size[Q]):
+            out[order[p]] = assign[t]
+        child = v
+        v = parent[v]
+        t += 1
+    return out
