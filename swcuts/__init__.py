@@ -1,11 +1,38 @@
 """swcuts: image segmentation by sampling a Bayesian posterior over graph
-partitions with Swendsen-Wang cuts (Barbu & Zhu)."""
+partitions with Swendsen-Wang cuts (Barbu & Zhu).
+
+The public names load on first use (PEP 562), so that ``import swcuts``
+and the command line start at once, and an interrupt while the heavy
+dependencies load is one line, not a traceback (see :mod:`swcuts.console`).
+"""
+
+import importlib
 
 __version__ = "0.1.0"
 
-from .api import SAMPLERS, Segmentation, energy, segment  # noqa: E402
-from .benchmarking import benchmark  # noqa: E402
-from .cluster import MIXTURE_MODELS, Clustering, cluster  # noqa: E402
+#: Public name -> the module that defines it.
+_EXPORTS = {
+    "segment": "api", "energy": "api", "Segmentation": "api", "SAMPLERS": "api",
+    "benchmark": "benchmarking",
+    "cluster": "cluster", "Clustering": "cluster", "MIXTURE_MODELS": "cluster",
+}
 
 __all__ = ["segment", "energy", "benchmark", "Segmentation", "cluster", "Clustering", "SAMPLERS", "MIXTURE_MODELS",
            "__version__"]
+
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    try:  # a submodule, as after an eager import: swcuts.metrics, ...
+        return importlib.import_module(f".{name}", __name__)
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{__name__}.{name}":
+            raise
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_EXPORTS))

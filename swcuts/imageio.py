@@ -107,13 +107,20 @@ def load_image(path) -> np.ndarray:
         raise InputError(f"image file '{_show(p)}' is empty; re-export or re-download the image")
 
     suffix = p.suffix.lower()
+    tiff = head[:4] in (b"II*\x00", b"MM\x00*")
     try:
-        if suffix == ".npy" or head.startswith(_NPY_MAGIC):
+        # The content decides before the name: a PNG saved as x.npy is a PNG.
+        if head.startswith(_NPY_MAGIC):
             image = np.load(p, allow_pickle=False)
-        elif suffix in (".tif", ".tiff") or head[:4] in (b"II*\x00", b"MM\x00*"):
+        elif tiff:
             image = _read_tiff(p)
         elif head.startswith(_PNG_MAGIC):
             image = _read_png(p, head)
+        elif suffix == ".npy":
+            raise InputError(f"'{_show(p)}' is named .npy but is not a NumPy .npy file (no .npy "
+                             f"header); save it with numpy.save, or pass the image file itself")
+        elif suffix in (".tif", ".tiff"):
+            image = _read_tiff(p)
         else:
             image = _read_generic(p, exif_rotate=suffix in (".jpg", ".jpeg") or head[:3] == b"\xff\xd8\xff")
     except (MemoryError, InputError):

@@ -1,0 +1,80 @@
+"""Bad input and interrupts that once gave tracebacks or misleading lines."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import imageio.v3 as iio
+import numpy as np
+import pytest
+
+from swcuts.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+FIG7 = ROOT / "sample_images" / "fig7.png"
+TINY = ["--steps", "200", "--n-atoms", "30"]
+
+
+def run_cli(capsys, *argv):
+    rc = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+@pytest.fixture(scope="module")
+def small_image():
+    return np.ascontiguousarray(iio.imread(FIG7)[::4, ::4])
+
+
+def test_png_named_npy_is_read_as_png(tmp_path, small_image, capsys):
+    path = tmp_path / "picture.npy"
+    iio.imwrite(path, small_image, extension=".png")
+    rc, out, err = run_cli(capsys, "segment", path, "-o", tmp_path / "out", *TINY)
+    assert rc == 0, err
+    assert (tmp_path / "out" / "labels.png").exists()
+
+
+def test_npy_name_without_npy_content_names_the_file(tmp_path, capsys):
+    path = tmp_path / "broken.npy"
+    path.write_bytes(bytes(range(256)))
+    rc, out, err = run_cli(capsys, "segment", path, "-o", tmp_path / "out")
+    assert rc == 2 and err.count("\n") == 1 and "Traceback" not in err
+    assert "broken.npy" in err and "not a NumPy .npy file" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_interrupt_while_the_command_line_loads_is_one_line():
+    # A KeyboardInterrupt raised by the import of the heavy modules, as a
+    # Ctrl-C in the first second of `swcuts ...` does.
+    code = (
+        "import sys\n"
+        "class Stop:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'swcuts.api':\n"
+        "            raise KeyboardInterrupt\n"
+        "sys.meta_path.insert(0, Stop())\n"
+        "from swcuts.console import main\n"
+        "sys.exit(main(['segment', 'x.png', '-o', 'out']))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 130
+    assert proc.stderr == "swcuts: interrupted\n"
+
+
+def test_import_swcuts_is_light():
+    # The package loads its public names on first use.
+    code = ("import sys, swcuts\n"
+            "assert 'numba' not in sys.modules and 'swcuts.api' not in sys.modules\n"
+            "assert callable(swcuts.segment) and 'swcuts.api' in sys.modules\n"
+            "assert swcuts.metrics.segmentation_covering is not None\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_unknown_attribute_is_an_attribute_error():
+    import swcuts
+
+    with pytest.raises(AttributeError, match="no_such_name"):
+        swcuts.no_such_name
