@@ -15,8 +15,10 @@ is a single line saying what is wrong and how to fix it.
 
 from __future__ import annotations
 
+import errno
 import numbers
 import os
+import re
 import secrets
 from pathlib import Path
 from typing import Callable
@@ -569,13 +571,21 @@ def atomic_write(path, write_fn: Callable[[str], object]) -> Path:
         write_fn(str(tmp))
         _fsync(tmp)
         os.replace(tmp, dest)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if _short_write(exc):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(dest)) from None
         raise
     return dest
+
+
+def _short_write(exc: BaseException) -> bool:
+    """numpy's "N requested and M written" (no errno): the disk is full."""
+    return (isinstance(exc, OSError) and exc.errno is None
+            and re.fullmatch(r"\d+ requested and \d+ written", str(exc)) is not None)
 
 
 def _fsync(p: Path) -> None:

@@ -78,3 +78,20 @@ def test_unknown_attribute_is_an_attribute_error():
 
     with pytest.raises(AttributeError, match="no_such_name"):
         swcuts.no_such_name
+
+
+def test_a_full_disk_says_so(tmp_path, small_image, capsys, monkeypatch):
+    # numpy reports a short write on a full disk as "N requested and M written".
+    import swcuts.imageio
+
+    def full(file, array, **kwargs):
+        raise OSError("26600 requested and 14304 written")
+
+    monkeypatch.setattr(swcuts.imageio.np, "save", full)
+    path = tmp_path / "in.png"
+    iio.imwrite(path, small_image)
+    out = tmp_path / "out"
+    rc, _, err = run_cli(capsys, "segment", path, "-o", out, *TINY)
+    assert rc == 2 and err.count("\n") == 1
+    assert "No space left on device" in err and str(out) in err
+    assert not out.exists() or not any(out.iterdir())
