@@ -5,7 +5,9 @@ output folder; only when all of them are complete are they moved into
 place (one ``os.replace`` each, with SIGINT and SIGTERM held back for the
 few milliseconds that takes). A run that fails or is interrupted before
 that leaves the output folder exactly as it was: an earlier run's files
-intact, no temporary files, no folder it created.
+intact, no temporary files, no folder it created. A run killed outright
+(SIGKILL) cannot clean up; its staging folder names its process, and the
+next run into the same folder removes it.
 """
 
 from __future__ import annotations
@@ -97,6 +99,36 @@ def _signals_held():
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
+def _stage_prefix(outdir: Path) -> str:
+    return f".{outdir.name}.swcuts-stage-"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return True  # another user's process, or not a pid: leave it
+    return True
+
+
+def _remove_stale_stages(outdir: Path) -> None:
+    """Remove the staging folders of ``outdir`` left by runs that were
+    killed (SIGKILL, a power cut) while writing: their process is gone."""
+    prefix = _stage_prefix(outdir)
+    try:
+        entries = list(outdir.absolute().parent.iterdir())
+    except OSError:
+        return
+    for entry in entries:
+        if not entry.name.startswith(prefix):
+            continue
+        pid = entry.name[len(prefix):].split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(entry, ignore_errors=True)
+
+
 def write_output_set(outdir, files: Sequence[tuple[str, Callable[[Path], object]]]) -> list:
     """Write ``files`` into ``outdir`` as one unit.
 
@@ -127,7 +159,8 @@ def write_output_set(outdir, files: Sequence[tuple[str, Callable[[Path], object]
         for d in reversed(missing[1:]):
             d.mkdir()
             created.append(d)
-        stage = outdir.absolute().parent / f".{outdir.name}.tmp-{secrets.token_hex(6)}"
+        _remove_stale_stages(outdir)
+        stage = outdir.absolute().parent / f"{_stage_prefix(outdir)}{os.getpid()}-{secrets.token_hex(6)}"
         stage.mkdir()
         for name, writer in files:
             writer(stage / name)

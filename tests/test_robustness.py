@@ -95,3 +95,21 @@ def test_a_full_disk_says_so(tmp_path, small_image, capsys, monkeypatch):
     assert rc == 2 and err.count("\n") == 1
     assert "No space left on device" in err and str(out) in err
     assert not out.exists() or not any(out.iterdir())
+
+
+def test_a_killed_runs_staging_folder_is_removed_by_the_next_run(tmp_path, small_image, capsys):
+    path = tmp_path / "in.png"
+    iio.imwrite(path, small_image)
+    out = tmp_path / "out"
+    # What SIGKILL during writing leaves: a staging folder of a process that is gone.
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stale = tmp_path / f".out.swcuts-stage-{dead.pid}-0123456789ab"
+    stale.mkdir()
+    (stale / "labels.png").write_bytes(b"partial")
+    alive = tmp_path / f".out.swcuts-stage-{__import__('os').getpid()}-0123456789ab"
+    alive.mkdir()  # a run still writing (this process): left alone
+    rc, _, err = run_cli(capsys, "segment", path, "-o", out, *TINY)
+    assert rc == 0, err
+    assert not stale.exists() and alive.exists()
+    assert (out / "labels.png").exists()
