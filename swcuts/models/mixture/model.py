@@ -144,10 +144,6 @@ class MixtureModel:
         return self.data.shape[0]
 
     @property
-    def n_items(self) -> int:
-        return self.data.shape[0]
-
-    @property
     def n_stats(self) -> int:
         """Length of a statistics row."""
         return self.vstats.shape[1]
@@ -163,10 +159,6 @@ class MixtureModel:
             raise ValueError(f"labels must be {self.n_vertices} integers, got shape {labels.shape} "
                              f"dtype {labels.dtype}")
         return labels.astype(np.int64)
-
-    def cluster_stats(self, items) -> np.ndarray:
-        """Summed sufficient statistics of a set of items."""
-        return self.vstats[np.asarray(items, dtype=np.int64)].sum(axis=0)
 
     def log_prior(self, labels) -> float:
         """CRP log prior of a labelling (labels are names only)."""
