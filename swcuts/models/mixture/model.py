@@ -1,0 +1,316 @@
+"""The Dirichlet-process mixture posterior over partitions of data items:
+the CRP prior (:func:`crp_log_prior`) and :class:`MixtureModel`, the model
+interface (``new_state``, ``log_target``, ``delta``, ``apply``) that the
+samplers run on.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...imageio import InputError
+from ...partition import Partition
+from ..base import ModelState
+from .likelihoods import LIKELIHOODS, _data_matrix, _positive
+from .marginals import log_marginal
+from .moves import _gather, _prior_change, _store, gibbs_sweep, mixture_delta
+
+
+def crp_log_prior(sizes, alpha: float) -> float:
+    """Log probability of a partition with the given cluster sizes under the
+    Chinese restaurant process with concentration ``alpha``.
+
+    Parameters
+    ----------
+    sizes : array_like of int
+        Sizes n_k of the non-empty clusters (zeros are ignored).
+    alpha : float
+        Concentration α > 0.
+
+    Returns
+    -------
+    float
+        L log α + Σ_k lgamma(n_k) + lgamma(α) − lgamma(α + n).
+    """
+    sizes = np.asarray(sizes, dtype=np.int64)
+    sizes = sizes[sizes > 0]
+    n = int(sizes.sum())
+    return float(sizes.size * math.log(alpha) + sum(math.lgamma(s) for s in sizes.tolist())
+                 + math.lgamma(alpha) - math.lgamma(alpha + n))
+
+
+class _FixedUniform:
+    """A stand-in generator whose ``random()`` returns one given uniform."""
+
+    def __init__(self, u):
+        self.u = float(u)
+
+    def random(self):
+        return self.u
+
+
+class MixtureModel:
+    """Dirichlet-process mixture posterior over partitions of data items.
+
+    Parameters
+    ----------
+    data : array_like, shape (n, d)
+        The items (rows). A 1-D array is n items with one feature (not for
+        ``"lines"``, which needs exactly two columns x, y).
+    likelihood : {"beta-bernoulli", "gaussian", "lines"} or ConjugateLikelihood
+        The cluster likelihood, by name or as an instance (which may be
+        unbound; the model binds a copy to the data).
+    alpha : float
+        CRP concentration α > 0.
+    **likelihood_kwargs
+        Passed to the likelihood class when it is given by name, e.g.
+        ``a``, ``b`` (Beta-Bernoulli), ``mu0``, ``kappa0``, ``nu0``,
+        ``Psi0``, ``preset`` (Gaussian), ``sigma``, ``prior_mean``,
+        ``prior_cov`` (lines).
+
+    Attributes
+    ----------
+    data : ndarray, float64 (n, d)
+    likelihood : ConjugateLikelihood
+        The bound likelihood.
+    alpha : float
+    vstats : ndarray (n, D)
+        Per-item sufficient statistics.
+    graph : None
+        Mixture items have no graph; kernels use their graph-free paths.
+
+    Notes
+    -----
+    The model interface is that of every swcuts model: :meth:`new_state`,
+    :meth:`log_target` (slow, from scratch), :meth:`delta` (exact change of
+    log π for a relabelling, O(|R| · D), state unchanged) and :meth:`apply`.
+    A state caches per label slot the summed statistics (``state.stats``) and
+    the log marginal likelihood (``state.loglik``, 0 for empty slots).
+
+    Raises
+    ------
+    InputError
+        Bad data, alpha or hyperparameters (one-line message).
+    TypeError
+        ``likelihood`` of the wrong type, or keyword arguments that the
+        likelihood does not take.
+    """
+
+    graph = None
+
+    def __init__(self, data, likelihood="beta-bernoulli", alpha=1.0, **likelihood_kwargs):
+        if isinstance(likelihood, str):
+            cls = LIKELIHOODS.get(likelihood)
+            if cls is None:
+                raise InputError(f"unknown mixture likelihood {likelihood!r}; choose from "
+                                 f"{', '.join(LIKELIHOODS)}")
+            try:
+                lik = cls(**likelihood_kwargs)
+            except TypeError as exc:
+                raise TypeError(f"{likelihood} likelihood: {exc}".splitlines()[0]) from None
+        elif (callable(getattr(likelihood, "stats", None))
+              and callable(getattr(likelihood, "log_marginal", None))):
+            if likelihood_kwargs:
+                raise TypeError("likelihood keyword arguments apply only to a likelihood given by name")
+            lik = likelihood
+        else:
+            raise TypeError(f"likelihood must be one of {', '.join(LIKELIHOODS)} or a "
+                            f"ConjugateLikelihood, got {type(likelihood).__name__}")
+        self.alpha = _positive(alpha, "alpha")
+        self.log_alpha = math.log(self.alpha)
+        validate = getattr(lik, "validate", None)
+        self.data = validate(data) if callable(validate) else _data_matrix(data)
+        bind = getattr(lik, "bind", None)
+        self.likelihood = bind(self.data) if callable(bind) else lik
+        self.vstats = np.ascontiguousarray(self.likelihood.stats(self.data), dtype=np.float64)
+        if self.vstats.ndim != 2 or self.vstats.shape[0] != self.data.shape[0]:
+            raise TypeError("likelihood.stats must return one statistics row per item")
+        kind = getattr(self.likelihood, "kind", None)
+        self._kind = -1 if kind is None else int(kind)
+        self._params = (np.zeros(1) if kind is None
+                        else np.ascontiguousarray(self.likelihood.params, dtype=np.float64))
+        self._const = math.lgamma(self.alpha) - math.lgamma(self.alpha + self.n_vertices)
+        #: Item evaluations so far: |R| per :meth:`delta` call, one per
+        #: (item, label) predictive in the compiled sampler paths (for
+        #: benchmarks: the work a move does).
+        self.evaluations = 0
+
+    # ------------------------------------------------------------ helpers
+    @property
+    def n_vertices(self) -> int:
+        """Number of items n (the vertices of the partition)."""
+        return self.data.shape[0]
+
+    @property
+    def n_stats(self) -> int:
+        """Length of a statistics row."""
+        return self.vstats.shape[1]
+
+    def _lm(self, st) -> float:
+        if self._kind < 0:
+            return float(self.likelihood.log_marginal(st))
+        return float(log_marginal(self._kind, st, self._params))
+
+    def _labels(self, labels) -> np.ndarray:
+        labels = np.asarray(labels)
+        if labels.shape != (self.n_vertices,) or labels.dtype.kind not in "iu":
+            raise ValueError(f"labels must be {self.n_vertices} integers, got shape {labels.shape} "
+                             f"dtype {labels.dtype}")
+        return labels.astype(np.int64)
+
+    def log_prior(self, labels) -> float:
+        """CRP log prior of a labelling (labels are names only)."""
+        labels = self._labels(labels)
+        return crp_log_prior(np.bincount(labels), self.alpha)
+
+    def log_likelihood(self, labels) -> float:
+        """Σ_k log m(x_{V_k}) of a labelling, from scratch."""
+        labels = self._labels(labels)
+        _, inv = np.unique(labels, return_inverse=True)
+        lstats = np.zeros((inv.max() + 1, self.vstats.shape[1]))
+        np.add.at(lstats, inv, self.vstats)
+        return float(sum(self._lm(s) for s in lstats))
+
+    @property
+    def compiled_likelihood(self) -> bool:
+        """Whether the likelihood has a compiled marginal, so that samplers
+        can run their restricted scans and sweeps compiled
+        (:meth:`kernel_arrays`)."""
+        return self._kind >= 0
+
+    def kernel_arrays(self, state) -> tuple:
+        """The arrays compiled mixture samplers take, in their order.
+
+        Returns
+        -------
+        tuple
+            ``(labels, size, free_stack, n_free, lstats, lloglik, vstats,
+            kind, params, log_alpha)``: the partition's arrays, the state's
+            per-label caches (all updated in place by the compiled moves)
+            and the model's constants. Only for :attr:`compiled_likelihood`.
+        """
+        part = state.partition
+        return (part.labels, part.size, part.free_stack, part.n_free, state.stats, state.loglik,
+                self.vstats, self._kind, self._params, self.log_alpha)
+
+    def gibbs_sweep(self, state, rng, temperature=1.0, n_updates=None) -> float:
+        """Random-scan single-site Gibbs: ``n_updates`` (default n) updates
+        at uniformly random items, compiled when the likelihood is.
+
+        Each update draws the item's label from π(x_v = k | rest)^(1/T) over
+        every label and a fresh one. Returns the Δ log π (also added to
+        ``state.log_pi``).
+        """
+        n = self.n_vertices if n_updates is None else int(n_updates)
+        items = rng.integers(0, self.n_vertices, size=n)
+        u = rng.random(n)
+        if not self.compiled_likelihood:
+            from ...samplers.targets import gibbs_relabel
+
+            before = state.log_pi
+            for s in range(n):
+                gibbs_relabel(self, state, items[s:s + 1], _FixedUniform(u[s]), temperature)
+            return state.log_pi - before
+        return self.gibbs_sweep_items(state, items, u, temperature)
+
+    def gibbs_sweep_items(self, state, items, u, temperature=1.0) -> float:
+        """Single-site Gibbs updates of ``items`` in the given order, with
+        one uniform of ``u`` per update (compiled likelihoods only; see
+        :meth:`gibbs_sweep`). Returns the Δ log π (also added to
+        ``state.log_pi``)."""
+        d, evals = gibbs_sweep(np.ascontiguousarray(items, dtype=np.int64),
+                               np.ascontiguousarray(u, dtype=np.float64),
+                               1.0 / float(temperature), *self.kernel_arrays(state))
+        self.evaluations += int(evals)
+        state.log_pi += d
+        return float(d)
+
+    # ---------------------------------------------------------- interface
+    def log_target(self, labels) -> float:
+        """log π of a labelling, computed from scratch (the slow path)."""
+        return self.log_prior(labels) + self.log_likelihood(labels)
+
+    def new_state(self, labels) -> ModelState:
+        """A chain state for ``labels`` (one label per item, values 0..n-1)."""
+        labels = self._labels(labels)
+        part = Partition(labels)
+        n = part.n_vertices
+        D = self.vstats.shape[1]
+        lstats = np.zeros((n, D))
+        np.add.at(lstats, part.labels, self.vstats)
+        loglik = np.zeros(n)
+        for lab in part.used_labels().tolist():
+            loglik[lab] = self._lm(lstats[lab])
+        log_pi = crp_log_prior(part.size, self.alpha) + float(loglik.sum())
+        state = ModelState(part, lstats, loglik, log_pi)
+        state.scratch = (np.full(n, -1, np.int64), np.empty(n + 1, np.int64),
+                         np.empty((n + 1, D)), np.empty(n + 1, np.int64))
+        return state
+
+    def _check_move(self, R, new_label):
+        R = np.ascontiguousarray(R, dtype=np.int64).reshape(-1)
+        new_label = int(new_label)
+        n = self.n_vertices
+        if not 0 <= new_label < n:
+            raise IndexError(f"new_label {new_label} outside the label slots 0..{n - 1}")
+        return R, new_label
+
+    def delta(self, state: ModelState, R, new_label: int) -> float:
+        """Exact change of log π when the items ``R`` get ``new_label``.
+
+        ``R`` may span several labels and contain items that already carry
+        ``new_label`` (they stay); ``new_label`` is an existing label or an
+        unused slot (a new cluster). The state is not modified. Cost
+        O(|R| · D) plus one marginal per touched label.
+        """
+        R, new_label = self._check_move(R, new_label)
+        self.evaluations += R.size
+        part = state.partition
+        slot_of, out_labels, out_stats, out_counts = state.scratch
+        if self._kind >= 0:
+            return mixture_delta(part.labels, part.size, R, new_label, self.vstats, state.stats,
+                                 state.loglik, self._kind, self._params, self.log_alpha,
+                                 state.work.mark_c, slot_of, out_labels, out_stats, out_counts)
+        k = _gather(part.labels, part.size, R, new_label, self.vstats, state.stats,
+                    state.work.mark_c, slot_of, out_labels, out_stats, out_counts)
+        if k == 1:
+            return 0.0
+        d = _prior_change(k, out_labels, out_counts, part.size, self.log_alpha)
+        for t in range(k):
+            lab = int(out_labels[t])
+            if out_counts[t] > 0:
+                d += self._lm(out_stats[t])
+            if part.size[lab] > 0:
+                d -= state.loglik[lab]
+        return float(d)
+
+    def apply(self, state: ModelState, R, new_label: int, delta: float) -> None:
+        """Relabel ``R`` to ``new_label``, update the per-label caches, and
+        add ``delta`` (what :meth:`delta` returned for this move) to log π."""
+        R, new_label = self._check_move(R, new_label)
+        part = state.partition
+        slot_of, out_labels, out_stats, out_counts = state.scratch
+        k = _gather(part.labels, part.size, R, new_label, self.vstats, state.stats,
+                    state.work.mark_c, slot_of, out_labels, out_stats, out_counts)
+        if k == 1:
+            return
+        if self._kind >= 0:
+            _store(k, out_labels, out_stats, out_counts, state.stats, state.loglik,
+                   self._kind, self._params)
+        else:
+            for t in range(k):
+                lab = int(out_labels[t])
+                if out_counts[t] > 0:
+                    state.stats[lab] = out_stats[t]
+                    state.loglik[lab] = self._lm(out_stats[t])
+                else:
+                    state.stats[lab] = 0.0
+                    state.loglik[lab] = 0.0
+        part.relabel(R, new_label)
+        state.log_pi += float(delta)
+
+    def __repr__(self):
+        n, d = self.data.shape
+        return f"MixtureModel(n={n}, d={d}, likelihood={self.likelihood!r}, alpha={self.alpha:g})"
