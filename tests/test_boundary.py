@@ -1,0 +1,42 @@
+"""The contrast-sensitive boundary term (swcuts.models.boundary)."""
+
+import numpy as np
+import pytest
+
+from swcuts.graph import RegionGraph
+from swcuts.models.boundary import boundary_change, contrast_weights, cut_weight
+
+
+def test_boundary_change_is_the_difference_of_cut_weights():
+    rng = np.random.default_rng(3)
+    atoms = np.arange(42).reshape(6, 7)
+    g = RegionGraph.from_labels(atoms)
+    w = rng.random(g.n_edges)
+    in_r = np.zeros(g.n_vertices, np.int64)
+    for _ in range(400):
+        labels = rng.integers(0, 4, g.n_vertices)
+        R = np.unique(rng.integers(0, g.n_vertices, rng.integers(1, 9)))
+        new = int(rng.integers(0, 5))
+        after = labels.copy()
+        after[R] = new
+        d = boundary_change(labels, R, new, g.indptr, g.indices, w[g.edge_ids], in_r)
+        assert d == pytest.approx(cut_weight(after, g.edges, w) - cut_weight(labels, g.edges, w), abs=1e-9)
+        assert not in_r.any()
+
+
+def test_weights_are_cheap_along_an_edge_and_full_across_flat_areas():
+    image = np.zeros((8, 8))
+    image[:, 4:] = 1.0
+    atoms = np.repeat([[0, 0, 1, 1, 2, 2, 3, 3]], 8, axis=0)
+    g = RegionGraph.from_labels(atoms)
+    w = contrast_weights(image, atoms, g, sigma=0)
+    per_pair = w / g.boundary_length
+    assert per_pair[0] == pytest.approx(1.0) and per_pair[2] == pytest.approx(1.0)
+    assert per_pair[1] < 0.05
+
+
+def test_weights_of_a_constant_image_are_the_boundary_lengths():
+    atoms = np.repeat(np.arange(5)[None, :], 4, axis=0).repeat(2, axis=1)
+    g = RegionGraph.from_labels(atoms)
+    w = contrast_weights(np.full((4, 10, 3), 0.3), atoms, g)
+    np.testing.assert_allclose(w, g.boundary_length)
