@@ -16,9 +16,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..models.image_kernels import load_regions, store_regions
 from .common import StepInfo, TargetProposal, sample_components
-from .flips import (FlipWorkspace, flip_set, keep_best, load_regions, model_params,
-                    store_regions)
+from .flips import FlipWorkspace, flip_set, keep_best, model_params
 
 __all__ = ["Multiflip"]
 

@@ -33,9 +33,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..models.image_kernels import load_regions, store_regions
 from .common import StepInfo, TargetProposal
-from .flips import (FlipWorkspace, flip_set, keep_best, load_regions, model_params,
-                    store_regions, vertex_coordinates)
+from .flips import FlipWorkspace, flip_set, keep_best, model_params, vertex_coordinates
 
 __all__ = ["Multigrid", "window_pyramid", "default_window_weights"]
 
