@@ -412,77 +412,130 @@ def _rename(start, name, lab, old, labels, rid, indptr, indices, stack):
                 top += 1
 
 
-# -------------------------------------------------------------- Δ log π
+# ------------------------------------------------------------------ Δ log π
+# The formulas: scalars in, a term of Δ log π out (no arrays, so that any
+# loop may call them at no cost).
+@njit(cache=True)
+def label_leave_delta(ll_rest, ll_old, whole, a0):
+    """Likelihood and label-count terms of Δ log π when R leaves its label
+    (log-likelihood ``ll_old`` before, ``ll_rest`` without R; all of it
+    when ``whole``: one label fewer)."""
+    if whole:
+        return -ll_old + a0
+    return ll_rest - ll_old
+
+
+@njit(cache=True)
+def label_join_delta(ll_new, ll_old, fresh, a0):
+    """Likelihood and label-count terms of Δ log π when R joins a label
+    (log-likelihood ``ll_old`` before, ``ll_new`` with R; a fresh label
+    when ``fresh``: one label more)."""
+    d = ll_new - ll_old
+    if fresh:
+        d -= a0
+    return d
+
+
+@njit(cache=True)
+def region_join_delta(k_j, s_j, sp_j, r_area, a1, a2, ex):
+    """Region terms (−a1 m − a2 Σ area^ex) of Δ log π when the connected
+    set R (area ``r_area``) joins a label whose regions touching R are
+    ``k_j`` regions of total area ``s_j`` and Σ area^ex ``sp_j``
+    (:func:`touching_regions`; 0, 0, 0 for a fresh label): they and R
+    become one region."""
+    return -(a1 * (1 - k_j) + a2 * ((r_area + s_j) ** ex - sp_j))
+
+
+@njit(cache=True)
+def region_leave_delta(k_p, sp_p, c_area, a1, a2, ex):
+    """Region terms of Δ log π when R leaves its region C (area ``c_area``)
+    and C \\ R falls into ``k_p`` pieces with Σ area^ex ``sp_p``
+    (:func:`pieces_interleaved`; 0, 0 when R = C)."""
+    return -(a1 * (k_p - 1) + a2 * (sp_p - c_area ** ex))
+
+
+@njit(cache=True)
+def region_leave_bound(r_area, c_area, a1, a2, ex):
+    """Upper bound of :func:`region_leave_delta` without the search: C \\ R
+    in one piece (fewest regions, and Σ piece^ex >= (Σ pieces)^ex for
+    ex < 1). Exact when R = C."""
+    if c_area - r_area > 0.5:  # areas are whole pixel counts
+        return -a2 * ((c_area - r_area) ** ex - c_area ** ex)
+    return a1 + a2 * c_area ** ex
+
+
+# Statistics of a label with R taken out or added (the likelihood's input).
+@njit(cache=True)
+def stats_without(lstats, ell, sR, tmp):
+    """``tmp`` = statistics of label ``ell`` without R (statistics ``sR``)."""
+    for i in range(tmp.size):
+        tmp[i] = lstats[ell, i] - sR[i]
+
+
+@njit(cache=True)
+def stats_with(lstats, lloglik, new, fresh, sR, tmp):
+    """``tmp`` = statistics of label ``new`` (an empty one when ``fresh``)
+    with R added; returns new's log-likelihood before (0 when fresh)."""
+    if fresh:
+        tmp[:] = sR
+        return 0.0
+    for i in range(tmp.size):
+        tmp[i] = lstats[new, i] + sR[i]
+    return lloglik[new]
+
+
+# The terms of one move, from the state's arrays.
 @njit(cache=True)
 def leave_label(ell, n_r, size, lstats, lloglik, sR, tmp, n_channels, n_bins, use_family, fp):
-    """Likelihood and label-count terms of Δ log π when R (``n_r`` vertices,
-    statistics ``sR``) leaves label ``ell``: (Δ, log-likelihood of ell
-    without R). ``tmp``: scratch of a statistics row."""
-    if size[ell] == n_r:
-        return -lloglik[ell] + fp[FP_A0], 0.0
-    tmp[:] = lstats[ell] - sR
-    ll_rest = label_loglik(tmp, n_channels, n_bins, use_family, fp[FP_KAPPA], fp[FP_RIDGE])
-    return ll_rest - lloglik[ell], ll_rest
+    """:func:`label_leave_delta` of R (``n_r`` vertices, statistics ``sR``)
+    leaving label ``ell``: (Δ, log-likelihood of ell without R)."""
+    whole = size[ell] == n_r
+    ll_rest = 0.0
+    if not whole:
+        stats_without(lstats, ell, sR, tmp)
+        ll_rest = label_loglik(tmp, n_channels, n_bins, use_family, fp[FP_KAPPA], fp[FP_RIDGE])
+    return label_leave_delta(ll_rest, lloglik[ell], whole, fp[FP_A0]), ll_rest
 
 
 @njit(cache=True)
 def join_label(new, fresh, lstats, lloglik, sR, tmp, n_channels, n_bins, use_family, fp):
-    """Likelihood and label-count terms of Δ log π when R (statistics
-    ``sR``) joins label ``new``, read as an empty label when ``fresh``:
-    (Δ, log-likelihood of new with R)."""
-    if fresh:
-        tmp[:] = sR
-        ll_old = 0.0
-    else:
-        tmp[:] = lstats[new] + sR
-        ll_old = lloglik[new]
+    """:func:`label_join_delta` of R (statistics ``sR``) joining label
+    ``new`` (read as empty when ``fresh``): (Δ, log-likelihood of new with R)."""
+    ll_old = stats_with(lstats, lloglik, new, fresh, sR, tmp)
     ll_new = label_loglik(tmp, n_channels, n_bins, use_family, fp[FP_KAPPA], fp[FP_RIDGE])
-    d = ll_new - ll_old
-    if fresh:
-        d -= fp[FP_A0]
-    return d, ll_new
+    return label_join_delta(ll_new, ll_old, fresh, fp[FP_A0]), ll_new
 
 
 @njit(cache=True)
 def join_regions(R, n_r, new, r_area, fresh, labels, indptr, indices, comp_root, comp_area, in_r,
                  mark, roots, fp):
-    """Region terms of Δ log π when the connected set R (area ``r_area``)
-    joins label ``new`` (an empty one when ``fresh``): R and the regions of
-    ``new`` it touches become one region. (C's side: :func:`leave_regions`.)"""
-    a1 = fp[FP_A1]
-    a2 = fp[FP_A2]
-    ex = fp[FP_EXP]
+    """:func:`region_join_delta` of the connected set R (area ``r_area``)
+    joining label ``new`` (an empty one when ``fresh``: no search)."""
     if fresh:
-        return -(a1 + a2 * r_area ** ex)
+        return region_join_delta(0, 0.0, 0.0, r_area, fp[FP_A1], fp[FP_A2], fp[FP_EXP])
     k_j, s_j, sp_j = touching_regions(R, n_r, new, labels, indptr, indices, comp_root, comp_area,
-                                      in_r, mark, roots, ex)
-    return -(a1 * (1 - k_j) + a2 * ((r_area + s_j) ** ex - sp_j))
+                                      in_r, mark, roots, fp[FP_EXP])
+    return region_join_delta(k_j, s_j, sp_j, r_area, fp[FP_A1], fp[FP_A2], fp[FP_EXP])
 
 
 @njit(cache=True)
 def leave_bound(r_area, c_area, fp):
-    """Upper bound of the region terms of Δ log π when R (area ``r_area``)
-    leaves its region C (area ``c_area``): C \\ R in one piece (fewest
-    regions, and Σ piece^e >= (Σ pieces)^e for e < 1). Exact when R = C."""
-    if c_area - r_area > 0.5:  # areas are whole pixel counts
-        return -fp[FP_A2] * ((c_area - r_area) ** fp[FP_EXP] - c_area ** fp[FP_EXP])
-    return fp[FP_A1] + fp[FP_A2] * c_area ** fp[FP_EXP]
+    """:func:`region_leave_bound` with the model's parameters ``fp``."""
+    return region_leave_bound(r_area, c_area, fp[FP_A1], fp[FP_A2], fp[FP_EXP])
 
 
 @njit(cache=True)
 def leave_regions(R, n_r, ell, labels, indptr, indices, area, r_area, c_area, fp, in_r, pws):
-    """Exact region terms of Δ log π when the connected set R leaves its
-    region C of label ``ell`` (C \\ R falls into the pieces of
-    :func:`pieces_interleaved`; ``pws`` its scratch)."""
-    a1 = fp[FP_A1]
-    a2 = fp[FP_A2]
-    ex = fp[FP_EXP]
-    if c_area - r_area <= 0.5:
-        return a1 + a2 * c_area ** ex
-    owner, queue, parent, count, garea = pws
-    k_p, sp_p = pieces_interleaved(R, n_r, ell, labels, indptr, indices, area, c_area - r_area,
-                                   ex, in_r, owner, queue, parent, count, garea)
-    return -(a1 * (k_p - 1) + a2 * (sp_p - c_area ** ex))
+    """:func:`region_leave_delta` of the connected set R leaving its region
+    C of label ``ell`` (the search of :func:`pieces_interleaved`, ``pws`` its
+    scratch; none when R = C)."""
+    k_p = 0
+    sp_p = 0.0
+    if c_area - r_area > 0.5:  # areas are whole pixel counts
+        owner, queue, parent, count, garea = pws
+        k_p, sp_p = pieces_interleaved(R, n_r, ell, labels, indptr, indices, area, c_area - r_area,
+                                       fp[FP_EXP], in_r, owner, queue, parent, count, garea)
+    return region_leave_delta(k_p, sp_p, c_area, fp[FP_A1], fp[FP_A2], fp[FP_EXP])
 
 
 @njit(cache=True)
@@ -490,10 +543,9 @@ def vertex_leave_regions(k, ell, labels, indptr, indices, area, comp_area, is_nb
                          fp):
     """:func:`leave_regions` for R = {k} with the per-vertex region cache
     (the search of :func:`vertex_leave_pieces`)."""
-    ex = fp[FP_EXP]
     k_p, sp_p = vertex_leave_pieces(k, ell, labels, indptr, indices, area, comp_area, is_nb, mark,
-                                    visited, ex)
-    return -(fp[FP_A1] * (k_p - 1) + fp[FP_A2] * (sp_p - comp_area[k] ** ex))
+                                    visited, fp[FP_EXP])
+    return region_leave_delta(k_p, sp_p, comp_area[k], fp[FP_A1], fp[FP_A2], fp[FP_EXP])
 
 
 @njit(cache=True)
@@ -507,18 +559,31 @@ def join_delta(R, n_r, ell, new, labels, size, lstats, lloglik, comp_root, comp_
     Returns (Δ without C's pieces, ll of ell without R, ll of new with R,
     area of R, area of C).
     """
+    kappa = fp[FP_KAPPA]
+    ridge = fp[FP_RIDGE]
+    a0 = fp[FP_A0]
+    ex = fp[FP_EXP]
     sum_stats(R, n_r, vsrc, n_channels, n_bins, sR)
-    d, ll_rest = leave_label(ell, n_r, size, lstats, lloglik, sR, tmp, n_channels, n_bins,
-                             use_family, fp)
+    whole = size[ell] == n_r
+    ll_rest = 0.0
+    if not whole:
+        stats_without(lstats, ell, sR, tmp)
+        ll_rest = label_loglik(tmp, n_channels, n_bins, use_family, kappa, ridge)
+    d = label_leave_delta(ll_rest, lloglik[ell], whole, a0)
     fresh = size[new] == 0
-    d_new, ll_new = join_label(new, fresh, lstats, lloglik, sR, tmp, n_channels, n_bins,
-                               use_family, fp)
-    d += d_new
+    ll_old = stats_with(lstats, lloglik, new, fresh, sR, tmp)
+    ll_new = label_loglik(tmp, n_channels, n_bins, use_family, kappa, ridge)
+    d += label_join_delta(ll_new, ll_old, fresh, a0)
     r_area = 0.0
     for t in range(n_r):
         r_area += area[R[t]]
-    d += join_regions(R, n_r, new, r_area, fresh, labels, indptr, indices, comp_root, comp_area,
-                      in_r, mark, roots, fp)
+    k_j = 0
+    s_j = 0.0
+    sp_j = 0.0
+    if not fresh:
+        k_j, s_j, sp_j = touching_regions(R, n_r, new, labels, indptr, indices, comp_root,
+                                          comp_area, in_r, mark, roots, ex)
+    d += region_join_delta(k_j, s_j, sp_j, r_area, fp[FP_A1], fp[FP_A2], ex)
     return d, ll_rest, ll_new, r_area, comp_area[comp_root[R[0]]]
 
 

@@ -32,10 +32,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..models.image_kernels import (N_MODEL_PARAMS, REG_AREA, REG_RID, join_label,
-                                    join_regions, leave_label, leave_regions, load_regions,
-                                    move_regions, new_region_index, relabel_delta_bounded,
-                                    store_regions)
+from ..models.image_kernels import (FP_A0, FP_A1, FP_A2, FP_EXP, FP_KAPPA, FP_RIDGE, N_MODEL_PARAMS,
+                                    REG_AREA, REG_RID, label_join_delta, label_leave_delta,
+                                    label_loglik, leave_regions, load_regions, move_regions,
+                                    new_region_index, region_join_delta, relabel_delta_bounded,
+                                    stats_with, stats_without, store_regions, touching_regions)
 from ..models.vertex_stats import sum_stats
 from ..primitives import draw_log_weights, mh_threshold
 from .common import clear_cut_sums as _clear_cuts
@@ -80,6 +81,12 @@ def run_image_kernel(kind, temps, f_state, labels, size, free_stack, n_free, lst
     """
     comp_root = regions[REG_RID]
     comp_area = regions[REG_AREA]
+    kappa = fp[FP_KAPPA]
+    ridge = fp[FP_RIDGE]
+    a0 = fp[FP_A0]
+    a1 = fp[FP_A1]
+    a2 = fp[FP_A2]
+    ex = fp[FP_EXP]
     n = labels.size
     n_slots = size.size
     accepted = 0
@@ -126,8 +133,11 @@ def run_image_kernel(kind, temps, f_state, labels, size, free_stack, n_free, lst
         else:
             # ---- Gibbs over every target (single site, or cluster Gibbs with γ_k)
             sum_stats(R, n_r, vsrc, n_channels, n_bins, sR)
-            d_rest, ll_rest = leave_label(ell, n_r, size, lstats, lloglik, sR, tmp, n_channels,
-                                          n_bins, use_family, fp)
+            ll_rest = 0.0
+            if not whole:
+                stats_without(lstats, ell, sR, tmp)
+                ll_rest = label_loglik(tmp, n_channels, n_bins, use_family, kappa, ridge)
+            d_rest = label_leave_delta(ll_rest, lloglik[ell], whole, a0)
             r_area = 0.0
             for t in range(n_r):
                 r_area += area[R[t]]
@@ -159,11 +169,17 @@ def run_image_kernel(kind, temps, f_state, labels, size, free_stack, n_free, lst
                         tlogw[t] = acc_log[ell]
                 else:
                     fresh = size[lab] == 0 or lab == ell
-                    d, _ = join_label(lab, fresh, lstats, lloglik, sR, tmp, n_channels, n_bins,
-                                      use_family, fp)
-                    d += d_rest
-                    d += join_regions(R, n_r, lab, r_area, fresh, labels, indptr, indices,
-                                      comp_root, comp_area, in_r, mark, roots, fp)
+                    ll_old = stats_with(lstats, lloglik, lab, fresh, sR, tmp)
+                    ll_new = label_loglik(tmp, n_channels, n_bins, use_family, kappa, ridge)
+                    d = d_rest + label_join_delta(ll_new, ll_old, fresh, a0)
+                    k_j = 0
+                    s_j = 0.0
+                    sp_j = 0.0
+                    if not fresh:
+                        k_j, s_j, sp_j = touching_regions(R, n_r, lab, labels, indptr, indices,
+                                                          comp_root, comp_area, in_r, mark, roots,
+                                                          ex)
+                    d += region_join_delta(k_j, s_j, sp_j, r_area, a1, a2, ex)
                     tll[t] = d
                     tlogw[t] = g + d / T
                 if tlogw[t] > best_w:
@@ -177,8 +193,8 @@ def run_image_kernel(kind, temps, f_state, labels, size, free_stack, n_free, lst
                 continue
             if size[new_label] == 0:
                 new_label = free_stack[n_free[0] - 1]
-            _, ll_new = join_label(new_label, size[new_label] == 0, lstats, lloglik, sR, tmp,
-                                   n_channels, n_bins, use_family, fp)
+            stats_with(lstats, lloglik, new_label, size[new_label] == 0, sR, tmp)
+            ll_new = label_loglik(tmp, n_channels, n_bins, use_family, kappa, ridge)
             d = tll[pick]
             move_regions(R, n_r, ell, new_label, labels, size, free_stack, n_free, lstats, lloglik,
                          sR, ll_rest, ll_new, regions, indptr, indices, area, in_r, pws, stack)
