@@ -66,9 +66,9 @@ from .partition import relabel_vertices
 from .models.image_kernels import join_delta, leave_bound, pieces_interleaved
 from .models.regions import region_cache_terms
 from .primitives import mh_threshold
-from .samplers.common import propose_target
+from .samplers.common import clear_cut_sums, cut_sums, grow_into, propose_target
 from .samplers.flips import FW_ADJ, FW_FLOOR, FW_FRESH, model_params
-from .samplers.multigrid import Multigrid, draw_weighted_window, grow_in_window, grow_lattice
+from .samplers.multigrid import Multigrid, draw_weighted_window, grow_lattice
 
 __all__ = ["MultiLevel", "TwoLevel", "Level", "ConnectedMultigrid", "anneal_multilevel",
            "ATOM_DEFAULTS", "block_atoms"]
@@ -119,33 +119,11 @@ def connected_step(n_r, T, labels, size, free_stack, n_free, lstats, lloglik, la
     whole = size[ell] == n_r
     # Labels adjacent to R: sum of q and number of edges (all edges), and
     # Σ log(1 − q) over the edges with both ends in the window (Prop. 9).
-    for t in range(n_r):
-        in_r[R[t]] = 1
-    n_adj = 0
-    for t in range(n_r):
-        v = R[t]
-        for p in range(indptr[v], indptr[v + 1]):
-            u = indices[p]
-            if in_r[u]:
-                continue
-            lab = labels[u]
-            if acc_n[lab] == 0:
-                adj[n_adj] = lab
-                n_adj += 1
-            e = edge_ids[p]
-            acc_q[lab] += q[e]
-            acc_n[lab] += 1
-            if win[0] <= vy[u] < win[1] and win[2] <= vx[u] < win[3]:
-                acc_log[lab] += log1mq[e]
-    for t in range(n_r):
-        in_r[R[t]] = 0
+    n_adj = cut_sums(R, n_r, labels, indptr, indices, edge_ids, q, log1mq, in_r, acc_log, acc_q,
+                     acc_n, adj, vy, vx, win)
     fresh_ok = whole or n_free[0] > 0
     if not whole and acc_n[ell] == 0:  # R's label not connected: not a state of the space
-        for t in range(n_adj):
-            lab = adj[t]
-            acc_q[lab] = 0.0
-            acc_n[lab] = 0
-            acc_log[lab] = 0.0
+        clear_cut_sums(adj, n_adj, acc_log, acc_q, acc_n)
         return np.nan
     new, log_prop = propose_target(ell, whole, 0, adj, n_adj, acc_q, acc_n, free_stack, n_free[0],
                                    fp[FW_ADJ], fp[FW_FLOOR], fp[FW_FRESH] if fresh_ok else 0.0,
@@ -153,11 +131,7 @@ def connected_step(n_r, T, labels, size, free_stack, n_free, lstats, lloglik, la
     cut = 0.0
     if new >= 0:
         cut = acc_log[new] - acc_log[ell]
-    for t in range(n_adj):
-        lab = adj[t]
-        acc_q[lab] = 0.0
-        acc_n[lab] = 0
-        acc_log[lab] = 0.0
+    clear_cut_sums(adj, n_adj, acc_log, acc_q, acc_n)
     if new < 0:  # nowhere to go (or rounding ran past the last weight)
         return np.nan
     # MH uniform first; C's own terms are exact when C \ R stays in one
@@ -215,7 +189,7 @@ def run_connected(temps, sizes, cdf, fixed, h, w, pix2v, vy, vx, f_state, labels
         if lattice:
             n_r = grow_lattice(v, labels, qr, qd, w, win, mark, Rbuf)
         else:
-            n_r = grow_in_window(v, labels, q, indptr, indices, edge_ids, vy, vx, win, mark, Rbuf)
+            n_r = grow_into(v, labels, q, indptr, indices, edge_ids, mark, Rbuf, vy, vx, win)
         d = connected_step(n_r, temps[step], labels, size, free_stack, n_free, lstats, lloglik,
                            larea, vsrc, indptr, indices, edge_ids, q, log1mq, area, use_family,
                            n_channels, n_bins, fp, vy, vx, win, Rbuf, in_r, mark, roots, sR, tmp,

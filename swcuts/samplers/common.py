@@ -65,13 +65,16 @@ def seed_compiled_rng(rng) -> None:
 
 
 @njit(cache=True)
-def grow_into(seed, labels, q, indptr, indices, edge_ids, mark, Rbuf):
+def grow_into(seed, labels, q, indptr, indices, edge_ids, mark, Rbuf, vy=None, vx=None, win=None):
     """Wolff growth: the connected component of ``seed`` when every edge
     between same-label vertices is turned on with probability q_ij.
 
     Writes the component to ``Rbuf[:n]`` and returns n. Edges are tested
     lazily, each at most once; untested edges do not change the probability
     of the component. ``mark`` must be zero on entry and is zero on return.
+    With a window ``win`` = (y0, y1, x0, x1) and vertex coordinates ``vy``,
+    ``vx``, only edges with both ends in the window are used (multigrid);
+    without, numba compiles the test away.
     """
     lab = labels[seed]
     n = 1
@@ -84,6 +87,8 @@ def grow_into(seed, labels, q, indptr, indices, edge_ids, mark, Rbuf):
         for p in range(indptr[v], indptr[v + 1]):
             u = indices[p]
             if mark[u] or labels[u] != lab:
+                continue
+            if win is not None and not (win[0] <= vy[u] < win[1] and win[2] <= vx[u] < win[3]):
                 continue
             if np.random.random() < q[edge_ids[p]]:
                 mark[u] = 1
@@ -133,11 +138,14 @@ def sample_components(labels, edges, q):
 
 
 @njit(cache=True)
-def cut_sums(R, n_r, labels, indptr, indices, edge_ids, q, log1mq, in_r, acc_log, acc_q, acc_n, adj):
+def cut_sums(R, n_r, labels, indptr, indices, edge_ids, q, log1mq, in_r, acc_log, acc_q, acc_n, adj,
+             vy=None, vx=None, win=None):
     """For every label k adjacent to R (through V_k \\ R), accumulate
     Σ log(1 - q_ij) and Σ q_ij over the cut C(R, V_k) and the number of cut
     edges into ``acc_*[k]``; the adjacent labels go to ``adj``. Returns their
-    number. Clear with :func:`clear_cut_sums`."""
+    number. Clear with :func:`clear_cut_sums`. With a window ``win`` (and
+    vertex coordinates ``vy``, ``vx``; R inside it), Σ log(1 - q_ij) runs
+    over the cut edges with both ends in the window only (Prop. 9)."""
     for t in range(n_r):
         in_r[R[t]] = 1
     k = 0
@@ -152,7 +160,8 @@ def cut_sums(R, n_r, labels, indptr, indices, edge_ids, q, log1mq, in_r, acc_log
                 adj[k] = lab
                 k += 1
             e = edge_ids[p]
-            acc_log[lab] += log1mq[e]
+            if win is None or (win[0] <= vy[u] < win[1] and win[2] <= vx[u] < win[3]):
+                acc_log[lab] += log1mq[e]
             acc_q[lab] += q[e]
             acc_n[lab] += 1
     for t in range(n_r):

@@ -34,7 +34,7 @@ import numpy as np
 from numba import njit
 
 from ..models.image_kernels import load_regions, store_regions
-from .common import StepInfo, TargetProposal
+from .common import StepInfo, TargetProposal, grow_into
 from .flips import FlipWorkspace, flip_set, keep_best, model_params, vertex_coordinates
 
 __all__ = ["Multigrid", "window_pyramid", "default_window_weights"]
@@ -70,30 +70,6 @@ def _in(v, vy, vx, win):
     return win[0] <= vy[v] < win[1] and win[2] <= vx[v] < win[3]
 
 
-@njit(cache=True)
-def grow_in_window(seed, labels, q, indptr, indices, edge_ids, vy, vx, win, mark, Rbuf):
-    """Wolff growth of ``seed`` over same-label edges with both ends in the window."""
-    lab = labels[seed]
-    n = 1
-    Rbuf[0] = seed
-    mark[seed] = 1
-    head = 0
-    while head < n:
-        v = Rbuf[head]
-        head += 1
-        for p in range(indptr[v], indptr[v + 1]):
-            u = indices[p]
-            if mark[u] or labels[u] != lab or not _in(u, vy, vx, win):
-                continue
-            if np.random.random() < q[edge_ids[p]]:
-                mark[u] = 1
-                Rbuf[n] = u
-                n += 1
-    for t in range(n):
-        mark[Rbuf[t]] = 0
-    return n
-
-
 def lattice_q(graph, q):
     """For a graph whose vertex v is pixel v (raster order): the edge
     probability to the right of and below every pixel, 0 where there is no
@@ -117,7 +93,7 @@ def lattice_q(graph, q):
 
 @njit(cache=True)
 def grow_lattice(seed, labels, qr, qd, w, win, mark, Rbuf):
-    """:func:`grow_in_window` on a pixel lattice (see :func:`lattice_q`):
+    """:func:`.common.grow_into` with a window on a pixel lattice (see :func:`lattice_q`):
     the neighbours and the window test follow from the pixel's position."""
     lab = labels[seed]
     y0, y1, x0, x1 = win[0], win[1], win[2], win[3]
@@ -209,7 +185,7 @@ def run_multigrid(temps, sizes, cdf, fixed, h, w, pix2v, vy, vx, f_state, best_l
         if lattice:
             n_r = grow_lattice(v, labels, qr, qd, w, win, mark, Sbuf)
         else:
-            n_r = grow_in_window(v, labels, q, indptr, indices, edge_ids, vy, vx, win, mark, Sbuf)
+            n_r = grow_into(v, labels, q, indptr, indices, edge_ids, mark, Sbuf, vy, vx, win)
         ptr[1] = n_r
         for t in range(n_r):
             sid[Sbuf[t]] = 0
