@@ -66,9 +66,9 @@ from .partition import relabel_vertices
 from .models.image_kernels import join_delta, leave_bound, pieces_interleaved
 from .models.regions import region_cache_terms
 from .primitives import mh_threshold
-from .samplers.common import clear_cut_sums, cut_sums, grow_into, propose_target
+from .samplers.common import clear_cut_sums, cut_sums, propose_target
 from .samplers.flips import FW_ADJ, FW_FLOOR, FW_FRESH, model_params
-from .samplers.multigrid import Multigrid, draw_weighted_window, grow_lattice
+from .samplers.multigrid import Multigrid, window_component
 
 __all__ = ["MultiLevel", "TwoLevel", "Level", "ConnectedMultigrid", "anneal_multilevel",
            "ATOM_DEFAULTS", "block_atoms"]
@@ -176,20 +176,12 @@ def run_connected(temps, sizes, cdf, fixed, h, w, pix2v, vy, vx, f_state, labels
     probability ``cdf[k] - cdf[k-1]``, or the fixed ``win``); ``qr``, ``qd``:
     :func:`.multigrid.lattice_q` (empty: grow over the CSR lists).
     """
-    lattice = qr.size > 0
     accepted = 0
     for step in range(temps.size):
-        if not fixed:
-            draw_weighted_window(sizes, cdf, h, w, win)
-        y = win[0] + int(np.random.random() * (win[1] - win[0]))
-        x = win[2] + int(np.random.random() * (win[3] - win[2]))
-        v = pix2v[y * w + x]
-        if not (win[0] <= vy[v] < win[1] and win[2] <= vx[v] < win[3]):
+        n_r = window_component(fixed, sizes, cdf, h, w, pix2v, vy, vx, win, labels, q, qr, qd,
+                               indptr, indices, edge_ids, mark, Rbuf)
+        if n_r == 0:
             continue
-        if lattice:
-            n_r = grow_lattice(v, labels, qr, qd, w, win, mark, Rbuf)
-        else:
-            n_r = grow_into(v, labels, q, indptr, indices, edge_ids, mark, Rbuf, vy, vx, win)
         d = connected_step(n_r, temps[step], labels, size, free_stack, n_free, lstats, lloglik,
                            larea, vsrc, indptr, indices, edge_ids, q, log1mq, area, use_family,
                            n_channels, n_bins, fp, vy, vx, win, Rbuf, in_r, mark, roots, sR, tmp,

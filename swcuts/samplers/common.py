@@ -196,6 +196,17 @@ def cut_summary(R, labels, indptr, indices, edge_ids, q, log1mq, in_r, acc_log, 
     return labs, s_log, s_q, cnt
 
 
+def edge_arrays(graph, q):
+    """The edge probabilities ``q`` checked against ``graph`` (one per
+    edge) as a float array, and log(1 - q) (−inf where q = 1)."""
+    q = np.ascontiguousarray(q, dtype=np.float64)
+    if q.shape != (graph.n_edges,):
+        raise ValueError("q must have one probability per graph edge")
+    with np.errstate(divide="ignore"):
+        log1mq = np.log1p(-q)
+    return q, log1mq
+
+
 def draw_anchor_pair(edges, n, rng):
     """Two distinct vertices drawn independently of the state: a uniformly
     random edge in random order when ``edges`` is given, else a uniform

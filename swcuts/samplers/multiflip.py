@@ -17,7 +17,7 @@ import numpy as np
 from numba import njit
 
 from ..models.image_kernels import load_regions, store_regions
-from .common import StepInfo, TargetProposal, sample_components
+from .common import StepInfo, TargetProposal, edge_arrays, sample_components
 from .flips import FlipWorkspace, flip_set, keep_best, model_params
 
 __all__ = ["Multiflip"]
@@ -111,11 +111,7 @@ class Multiflip:
             raise ValueError(f"n_flip must be a positive number or 'all', got {n_flip!r}")
         self.model = model
         self.graph = model.graph
-        self.q = np.ascontiguousarray(q, dtype=np.float64)
-        if self.q.shape != (self.graph.n_edges,):
-            raise ValueError("q must have one probability per graph edge")
-        with np.errstate(divide="ignore"):
-            self.log1mq = np.log1p(-self.q)
+        self.q, self.log1mq = edge_arrays(self.graph, q)
         self.n_flip = float(n_flip)
         self.proposal = proposal or TargetProposal()
         self._vcoord = np.zeros(self.graph.n_vertices, np.int64)

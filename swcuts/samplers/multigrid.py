@@ -34,7 +34,7 @@ import numpy as np
 from numba import njit
 
 from ..models.image_kernels import load_regions, store_regions
-from .common import StepInfo, TargetProposal, grow_into
+from .common import StepInfo, TargetProposal, edge_arrays, grow_into
 from .flips import FlipWorkspace, flip_set, keep_best, model_params, vertex_coordinates
 
 __all__ = ["Multigrid", "window_pyramid", "default_window_weights"]
@@ -159,6 +159,27 @@ def place_window(s, h, w, win):
 
 
 @njit(cache=True)
+def window_component(fixed, sizes, cdf, h, w, pix2v, vy, vx, win, labels, q, qr, qd, indptr,
+                     indices, edge_ids, mark, Rbuf):
+    """The component R of one multigrid step: a window (a new one unless
+    ``fixed``, see :func:`draw_weighted_window`), a uniform pixel of it, and
+    its vertex's component grown inside the window (:func:`grow_lattice` on
+    a pixel lattice, ``qr``/``qd`` of :func:`lattice_q`; else
+    :func:`.common.grow_into`). Writes R to ``Rbuf`` and returns its size,
+    0 when the pixel's vertex lies outside the window (no move)."""
+    if not fixed:
+        draw_weighted_window(sizes, cdf, h, w, win)
+    y = win[0] + int(np.random.random() * (win[1] - win[0]))
+    x = win[2] + int(np.random.random() * (win[3] - win[2]))
+    v = pix2v[y * w + x]
+    if not _in(v, vy, vx, win):
+        return 0
+    if qr.size > 0:
+        return grow_lattice(v, labels, qr, qd, w, win, mark, Rbuf)
+    return grow_into(v, labels, q, indptr, indices, edge_ids, mark, Rbuf, vy, vx, win)
+
+
+@njit(cache=True)
 def run_multigrid(temps, sizes, cdf, fixed, h, w, pix2v, vy, vx, f_state, best_labels, labels, size,
                   free_stack, n_free, lstats, lloglik, regions, vsrc, indptr, indices,
                   edge_ids, q, qr, qd, log1mq, area, use_family, n_channels, n_bins, fp, win, Sbuf, ptr, sid,
@@ -170,22 +191,14 @@ def run_multigrid(temps, sizes, cdf, fixed, h, w, pix2v, vy, vx, f_state, best_l
     every step. ``f_state`` and ``best_labels`` as in :func:`.run_multiflip`.
     ``qr``, ``qd``: :func:`lattice_q` (empty arrays: grow over the CSR lists).
     """
-    lattice = qr.size > 0
     accepted = 0
     pending = False
     ptr[0] = 0
     for step in range(temps.size):
-        if not fixed:
-            draw_weighted_window(sizes, cdf, h, w, win)
-        y = win[0] + int(np.random.random() * (win[1] - win[0]))
-        x = win[2] + int(np.random.random() * (win[3] - win[2]))
-        v = pix2v[y * w + x]
-        if not _in(v, vy, vx, win):
+        n_r = window_component(fixed, sizes, cdf, h, w, pix2v, vy, vx, win, labels, q, qr, qd,
+                               indptr, indices, edge_ids, mark, Sbuf)
+        if n_r == 0:
             continue
-        if lattice:
-            n_r = grow_lattice(v, labels, qr, qd, w, win, mark, Sbuf)
-        else:
-            n_r = grow_into(v, labels, q, indptr, indices, edge_ids, mark, Sbuf, vy, vx, win)
         ptr[1] = n_r
         for t in range(n_r):
             sid[Sbuf[t]] = 0
@@ -239,11 +252,7 @@ class Multigrid:
         self.model = model
         self.graph = g = model.graph
         h, w = g.shape
-        self.q = np.ascontiguousarray(q, dtype=np.float64)
-        if self.q.shape != (g.n_edges,):
-            raise ValueError("q must have one probability per graph edge")
-        with np.errstate(divide="ignore"):
-            self.log1mq = np.log1p(-self.q)
+        self.q, self.log1mq = edge_arrays(g, q)
         if window_sizes is None:
             window_sizes = window_pyramid((h, w))
         sizes = np.asarray(window_sizes)
