@@ -233,6 +233,23 @@ def keep_best(best_labels, labels, n_comp, ptr, Sbuf, old_lab):
 
 
 @njit(cache=True)
+def record_move(d, pending, f_state, best_labels, labels, n_comp, ptr, Sbuf, old_lab):
+    """Book an accepted move of S (Δ log π ``d``) in ``f_state`` = [log π,
+    best log π]. The best labelling is copied to ``best_labels`` only when
+    the chain leaves it for a worse state (``pending``: the current state
+    is the best and not yet copied), so that a descent costs no copies;
+    after the run, copy the labels if still pending. Returns ``pending``."""
+    if pending and d < 0.0:
+        keep_best(best_labels, labels, n_comp, ptr, Sbuf, old_lab)
+        pending = False
+    f_state[0] += d
+    if f_state[0] > f_state[1] + 1e-9:
+        f_state[1] = f_state[0]
+        pending = True
+    return pending
+
+
+@njit(cache=True)
 def flip_set(n_comp, ptr, Sbuf, sid, T, labels, size, free_stack, n_free, lstats, lloglik,
              regions, vsrc, indptr, indices, edge_ids, q, log1mq, area,
              use_family, n_channels, n_bins, fp, vy, vx, win, inside, inside_list, acc_q, acc_n,

@@ -18,7 +18,7 @@ from numba import njit
 
 from ..models.image_kernels import load_regions, store_regions
 from .common import StepInfo, TargetProposal, edge_arrays, sample_components
-from .flips import FlipWorkspace, flip_set, keep_best, model_params
+from .flips import FlipWorkspace, flip_set, model_params, record_move
 
 __all__ = ["Multiflip"]
 
@@ -71,14 +71,8 @@ def run_multiflip(temps, n_flip, f_state, best_labels, labels, size, free_stack,
                      sR, tmp, pws)
         if d != d:  # rejected
             continue
-        if pending and d < 0.0:
-            keep_best(best_labels, labels, n_s, ptr, Sbuf, old_lab)
-            pending = False
         accepted += 1
-        f_state[0] += d
-        if f_state[0] > f_state[1] + 1e-9:
-            f_state[1] = f_state[0]
-            pending = True
+        pending = record_move(d, pending, f_state, best_labels, labels, n_s, ptr, Sbuf, old_lab)
     if pending:
         best_labels[:] = labels
     return accepted

@@ -35,7 +35,7 @@ from numba import njit
 
 from ..models.image_kernels import load_regions, store_regions
 from .common import StepInfo, TargetProposal, edge_arrays, grow_into
-from .flips import FlipWorkspace, flip_set, keep_best, model_params, vertex_coordinates
+from .flips import FlipWorkspace, flip_set, model_params, record_move, vertex_coordinates
 
 __all__ = ["Multigrid", "window_pyramid", "default_window_weights"]
 
@@ -208,14 +208,8 @@ def run_multigrid(temps, sizes, cdf, fixed, h, w, pix2v, vy, vx, f_state, best_l
                      acc_q, acc_n, adj, new_lab, old_lab, in_r, mark, visited, roots, sR, tmp, pws)
         if d != d:  # rejected
             continue
-        if pending and d < 0.0:
-            keep_best(best_labels, labels, 1, ptr, Sbuf, old_lab)
-            pending = False
         accepted += 1
-        f_state[0] += d
-        if f_state[0] > f_state[1] + 1e-9:
-            f_state[1] = f_state[0]
-            pending = True
+        pending = record_move(d, pending, f_state, best_labels, labels, 1, ptr, Sbuf, old_lab)
     if pending:
         best_labels[:] = labels
     return accepted
