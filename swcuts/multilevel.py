@@ -63,9 +63,12 @@ from .models.image import FAMILIES, ImageModel
 from .samplers import SWC, seed_compiled_rng
 from .samplers.common import StepInfo
 from .partition import relabel_vertices
-from .samplers.flips import (FW_ADJ, FW_FLOOR, FW_FRESH, join_delta, leave_bound, model_params,
-                             pieces_interleaved)
-from .samplers.multigrid import Multigrid, draw_weighted_window, grow_in_window, grow_lattice
+from .models.image_kernels import join_delta, leave_bound, pieces_interleaved
+from .models.regions import region_cache_terms
+from .primitives import mh_threshold
+from .samplers.common import clear_cut_sums, cut_sums, propose_target
+from .samplers.flips import FW_ADJ, FW_FLOOR, FW_FRESH, model_params
+from .samplers.multigrid import Multigrid, window_component
 
 __all__ = ["MultiLevel", "TwoLevel", "Level", "ConnectedMultigrid", "anneal_multilevel",
            "ATOM_DEFAULTS", "block_atoms"]
@@ -112,79 +115,28 @@ def connected_step(n_r, T, labels, size, free_stack, n_free, lstats, lloglik, la
     fresh option, as :mod:`.compiled`). A move that would leave the rest of
     R's label in pieces is rejected (target 0).
     """
-    fw_adj = fp[FW_ADJ]
-    fw_floor = fp[FW_FLOOR]
-    fw_fresh = fp[FW_FRESH]
     ell = labels[R[0]]
     whole = size[ell] == n_r
     # Labels adjacent to R: sum of q and number of edges (all edges), and
     # Σ log(1 − q) over the edges with both ends in the window (Prop. 9).
-    for t in range(n_r):
-        in_r[R[t]] = 1
-    n_adj = 0
-    for t in range(n_r):
-        v = R[t]
-        for p in range(indptr[v], indptr[v + 1]):
-            u = indices[p]
-            if in_r[u]:
-                continue
-            lab = labels[u]
-            if acc_n[lab] == 0:
-                adj[n_adj] = lab
-                n_adj += 1
-            e = edge_ids[p]
-            acc_q[lab] += q[e]
-            acc_n[lab] += 1
-            if win[0] <= vy[u] < win[1] and win[2] <= vx[u] < win[3]:
-                acc_log[lab] += log1mq[e]
-    for t in range(n_r):
-        in_r[R[t]] = 0
+    n_adj = cut_sums(R, n_r, labels, indptr, indices, edge_ids, q, log1mq, in_r, acc_log, acc_q,
+                     acc_n, adj, vy, vx, win)
     fresh_ok = whole or n_free[0] > 0
     if not whole and acc_n[ell] == 0:  # R's label not connected: not a state of the space
-        for t in range(n_adj):
-            lab = adj[t]
-            acc_q[lab] = 0.0
-            acc_n[lab] = 0
-            acc_log[lab] = 0.0
+        clear_cut_sums(adj, n_adj, acc_log, acc_q, acc_n)
         return np.nan
-    z = fw_fresh if fresh_ok else 0.0
-    for t in range(n_adj):
-        lab = adj[t]
-        z += fw_adj * (fw_floor + acc_q[lab] / acc_n[lab])
-    if whole:
-        w_cur = fw_fresh
-    else:
-        w_cur = fw_adj * (fw_floor + acc_q[ell] / acc_n[ell])
-    u = np.random.random() * (z - w_cur)
-    new = -1
-    w_new = 0.0
-    for t in range(n_adj):
-        lab = adj[t]
-        if lab == ell:
-            continue
-        w = fw_adj * (fw_floor + acc_q[lab] / acc_n[lab])
-        if u < w:
-            new = lab
-            w_new = w
-            break
-        u -= w
-    if new < 0 and not whole and fresh_ok:
-        new = free_stack[n_free[0] - 1]
-        w_new = fw_fresh
+    new, log_prop = propose_target(ell, whole, 0, adj, n_adj, acc_q, acc_n, free_stack, n_free[0],
+                                   fp[FW_ADJ], fp[FW_FLOOR], fp[FW_FRESH] if fresh_ok else 0.0,
+                                   0.0, False)
     cut = 0.0
     if new >= 0:
         cut = acc_log[new] - acc_log[ell]
-    for t in range(n_adj):
-        lab = adj[t]
-        acc_q[lab] = 0.0
-        acc_n[lab] = 0
-        acc_log[lab] = 0.0
+    clear_cut_sums(adj, n_adj, acc_log, acc_q, acc_n)
     if new < 0:  # nowhere to go (or rounding ran past the last weight)
         return np.nan
-    log_prop = (math.log(w_cur) - math.log(z - w_new)) - (math.log(w_new) - math.log(z - w_cur))
     # MH uniform first; C's own terms are exact when C \ R stays in one
-    # piece (the bound of flips.leave_bound), the only case allowed.
-    threshold = T * (math.log(np.random.random()) - log_prop - cut)
+    # piece (the bound of image_kernels.leave_bound), the only case allowed.
+    threshold = mh_threshold(T, log_prop + cut)
     d, ll_rest, ll_new, r_area, c_area = join_delta(
         R, n_r, ell, new, labels, size, lstats, lloglik, labels, larea, vsrc, indptr, indices,
         area, use_family, n_channels, n_bins, fp, in_r, mark, roots, sR, tmp)
@@ -224,20 +176,12 @@ def run_connected(temps, sizes, cdf, fixed, h, w, pix2v, vy, vx, f_state, labels
     probability ``cdf[k] - cdf[k-1]``, or the fixed ``win``); ``qr``, ``qd``:
     :func:`.multigrid.lattice_q` (empty: grow over the CSR lists).
     """
-    lattice = qr.size > 0
     accepted = 0
     for step in range(temps.size):
-        if not fixed:
-            draw_weighted_window(sizes, cdf, h, w, win)
-        y = win[0] + int(np.random.random() * (win[1] - win[0]))
-        x = win[2] + int(np.random.random() * (win[3] - win[2]))
-        v = pix2v[y * w + x]
-        if not (win[0] <= vy[v] < win[1] and win[2] <= vx[v] < win[3]):
+        n_r = window_component(fixed, sizes, cdf, h, w, pix2v, vy, vx, win, labels, q, qr, qd,
+                               indptr, indices, edge_ids, mark, Rbuf)
+        if n_r == 0:
             continue
-        if lattice:
-            n_r = grow_lattice(v, labels, qr, qd, w, win, mark, Rbuf)
-        else:
-            n_r = grow_in_window(v, labels, q, indptr, indices, edge_ids, vy, vx, win, mark, Rbuf)
         d = connected_step(n_r, temps[step], labels, size, free_stack, n_free, lstats, lloglik,
                            larea, vsrc, indptr, indices, edge_ids, q, log1mq, area, use_family,
                            n_channels, n_bins, fp, vy, vx, win, Rbuf, in_r, mark, roots, sR, tmp,
@@ -394,39 +338,6 @@ def restrict_graph(graph, keep):
 def _first_pixels(graph):
     """One pixel (flat index) of every vertex."""
     return graph.pixel_index[graph.pixel_ptr[:-1]]
-
-
-@njit(cache=True)
-def region_cache_terms(labels, indptr, indices, area, exponent, comp_root, comp_area, stack):
-    """Regions (connected same-label components) of a graph: fills the root
-    vertex and area of every vertex's region; returns (m, Σ area^exponent)."""
-    n = labels.size
-    comp_root[:] = -1
-    m = 0
-    s = 0.0
-    for r in range(n):
-        if comp_root[r] >= 0:
-            continue
-        comp_root[r] = r
-        stack[0] = r
-        top = 1
-        head = 0
-        a = 0.0
-        while head < top:
-            v = stack[head]
-            head += 1
-            a += area[v]
-            for p in range(indptr[v], indptr[v + 1]):
-                u = indices[p]
-                if comp_root[u] < 0 and labels[u] == labels[r]:
-                    comp_root[u] = r
-                    stack[top] = u
-                    top += 1
-        for t in range(top):
-            comp_area[stack[t]] = a
-        m += 1
-        s += a ** exponent
-    return m, s
 
 
 def _connected_labels(labels, graph):

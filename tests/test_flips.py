@@ -3,11 +3,54 @@
 import numpy as np
 import pytest
 
+from numba import njit
+
 from swcuts.graph import RegionGraph
+from swcuts.models.image_kernels import pieces_interleaved
 from swcuts.models.regions import region_cache
-from swcuts.samplers.compiled import _pieces
 from swcuts.samplers.common import grow_into
-from swcuts.samplers.flips import pieces_interleaved
+
+
+# The reference: a full search of C \ R, one piece at a time.
+@njit
+def _pieces(R, n_r, ell, labels, indptr, indices, area, in_r, mark, visited, exponent):
+    """Pieces of C \\ R, C the region of label ``ell`` containing R: each
+    contains a neighbour of R. Returns (count, Σ area^e)."""
+    for t in range(n_r):
+        in_r[R[t]] = 1
+    n_pieces = 0
+    sp = 0.0
+    n_vis = 0
+    for t in range(n_r):
+        v0 = R[t]
+        for p0 in range(indptr[v0], indptr[v0 + 1]):
+            s = indices[p0]
+            if in_r[s] or mark[s] or labels[s] != ell:
+                continue
+            start = n_vis
+            mark[s] = 1
+            visited[n_vis] = s
+            n_vis += 1
+            head = start
+            a = 0.0
+            while head < n_vis:
+                v = visited[head]
+                head += 1
+                a += area[v]
+                for p in range(indptr[v], indptr[v + 1]):
+                    u = indices[p]
+                    if mark[u] or in_r[u] or labels[u] != ell:
+                        continue
+                    mark[u] = 1
+                    visited[n_vis] = u
+                    n_vis += 1
+            n_pieces += 1
+            sp += a ** exponent
+    for h in range(n_vis):
+        mark[visited[h]] = 0
+    for t in range(n_r):
+        in_r[R[t]] = 0
+    return n_pieces, sp
 
 
 @pytest.mark.parametrize("seed", range(30))
@@ -50,7 +93,7 @@ def test_pixel_statistics_sum_like_the_rows():
     """sum_stats on a pixel graph (from position, values and bins) adds up
     to the same vector as the rows of vstats; on atoms it adds the rows."""
     from swcuts.models import ImageModel
-    from swcuts.samplers.flips import sum_stats
+    from swcuts.models.vertex_stats import sum_stats
 
     rng = np.random.default_rng(0)
     h, w = 9, 13
@@ -73,8 +116,10 @@ def test_region_index_follows_moves(seed):
     splits into several pieces, merges of several regions, fresh labels."""
     from swcuts.models import ImageModel
     from swcuts.partition import canonical
-    from swcuts.samplers.flips import (FlipWorkspace, REG_AREA, REG_IDS, REG_NFREE, REG_RID,
-                                       load_regions, move_regions, store_regions, sum_stats)
+    from swcuts.models.image_kernels import (REG_AREA, REG_IDS, REG_NFREE, REG_RID, load_regions,
+                                             move_regions, store_regions)
+    from swcuts.models.vertex_stats import sum_stats
+    from swcuts.samplers.flips import FlipWorkspace
 
     rng = np.random.default_rng(seed)
     h, w = int(rng.integers(3, 12)), int(rng.integers(3, 12))

@@ -124,7 +124,8 @@ def test_multigrid_anneals_pixels():
 def test_lattice_growth_matches_graph_growth(seed):
     """With q in {0, 1} growth is deterministic: the pixel-lattice growth and
     the CSR growth must find the same component (also on a subgraph)."""
-    from swcuts.samplers.multigrid import grow_in_window, grow_lattice, lattice_q
+    from swcuts.samplers.common import grow_into
+    from swcuts.samplers.multigrid import grow_lattice, lattice_q
 
     rng = np.random.default_rng(seed)
     h, w = int(rng.integers(2, 9)), int(rng.integers(2, 9))
@@ -143,7 +144,7 @@ def test_lattice_growth_matches_graph_growth(seed):
         win = np.array([y0, int(rng.integers(y0 + 1, h + 1)), x0, int(rng.integers(x0 + 1, w + 1))])
         v = int(win[0] * w + win[2])
         na = grow_lattice(v, labels, qr, qd, w, win, mark, a)
-        nb = grow_in_window(v, labels, q, g.indptr, g.indices, g.edge_ids, vy, vx, win, mark, b)
+        nb = grow_into(v, labels, q, g.indptr, g.indices, g.edge_ids, mark, b, vy, vx, win)
         assert sorted(a[:na]) == sorted(b[:nb])
         assert not mark.any()
 

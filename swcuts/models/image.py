@@ -30,109 +30,20 @@ the label's family.
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 from numba import njit
 
 from ..partition import Partition
 from .base import ModelState
+from .image_kernels import (FP_A0, FP_A1, FP_A2, FP_EXP, FP_KAPPA, FP_RIDGE, N_MODEL_PARAMS,
+                            label_loglik)
 from .regions import refresh_regions, region_change, region_cache, region_terms
 from .vertex_stats import add_vertex, label_sums, n_stats, pixel_source, row_source, vertex_rows
 
 __all__ = ["ImageModel", "FAMILIES"]
 
 FAMILIES = ("histogram", "linear", "quadratic")
-_LOG_2PIE = math.log(2.0 * math.pi * math.e)
-
-
-@njit(cache=True)
-def label_loglik(st, n_channels, n_bins, use_family, kappa, ridge):
-    """Penalised log-likelihood of one label from its statistics vector.
-
-    Layout of ``st``: [n, hist (C*B), M (36), Σφ·I (6C), Σ I² (C)].
-    """
-    n = st[0]
-    if n <= 0.0:
-        return 0.0
-    C = n_channels
-    B = n_bins
-    w = 1.0 / B
-    log_n = math.log(n)
-    best = -np.inf
-    if use_family[0]:
-        ll = 0.0
-        for t in range(1, 1 + C * B):
-            h = st[t]
-            if h > 0.0:
-                ll += h * math.log(h / n)
-        ll -= kappa * 0.5 * C * (B - 1) * log_n
-        best = ll
-    if use_family[1] or use_family[2]:
-        off_m = 1 + C * B
-        off_b = off_m + 36
-        off_s = off_b + 6 * C
-        # Cholesky of M + ridge*n*I; its leading 3x3 block factors the linear fit.
-        Lm = np.zeros((6, 6))
-        ok = True
-        for i in range(6):
-            for j in range(i + 1):
-                s = st[off_m + 6 * i + j]
-                if i == j:
-                    s += ridge * n
-                for k in range(j):
-                    s -= Lm[i, k] * Lm[j, k]
-                if i == j:
-                    if s <= 0.0:
-                        ok = False
-                        s = 1e-300
-                    Lm[i, i] = math.sqrt(s)
-                else:
-                    Lm[i, j] = s / Lm[j, j]
-        if ok:
-            h_lin = 0.0
-            h_quad = 0.0
-            z = np.zeros(6)
-            b3 = np.zeros(3)
-            b6 = np.zeros(6)
-            for c in range(C):
-                for i in range(6):
-                    s = st[off_b + 6 * c + i]
-                    for k in range(i):
-                        s -= Lm[i, k] * z[k]
-                    z[i] = s / Lm[i, i]
-                # yy - |z|^2 = yy - b'(M + ridge*n*I)^-1 b = RSS(beta) + ridge*n*|beta|^2
-                # at the ridge solution beta; drop the penalty term, so that the
-                # ridge only stabilises the solve (RSS(beta) = OLS RSS + O(ridge^2)).
-                for i in range(5, -1, -1):
-                    s = z[i]
-                    for k in range(i + 1, 6):
-                        s -= Lm[k, i] * b6[k]
-                    b6[i] = s / Lm[i, i]
-                for i in range(2, -1, -1):
-                    s = z[i]
-                    for k in range(i + 1, 3):
-                        s -= Lm[k, i] * b3[k]
-                    b3[i] = s / Lm[i, i]
-                yy = st[off_s + c]
-                r3 = yy - (z[0] * z[0] + z[1] * z[1] + z[2] * z[2])
-                r6 = r3 - (z[3] * z[3] + z[4] * z[4] + z[5] * z[5])
-                r3 -= ridge * n * (b3[0] * b3[0] + b3[1] * b3[1] + b3[2] * b3[2])
-                r6 -= ridge * n * (b6[0] * b6[0] + b6[1] * b6[1] + b6[2] * b6[2]
-                                   + b6[3] * b6[3] + b6[4] * b6[4] + b6[5] * b6[5])
-                var3 = max(r3 / n, 0.0) + w * w / 12.0
-                var6 = max(r6 / n, 0.0) + w * w / 12.0
-                h_lin += 0.5 * (_LOG_2PIE + math.log(var3)) - math.log(w)
-                h_quad += 0.5 * (_LOG_2PIE + math.log(var6)) - math.log(w)
-            if use_family[1]:
-                ll = -n * h_lin - kappa * 0.5 * C * 4 * log_n
-                if ll > best:
-                    best = ll
-            if use_family[2]:
-                ll = -n * h_quad - kappa * 0.5 * C * 7 * log_n
-                if ll > best:
-                    best = ll
-    return best
 
 
 @njit(cache=True)
@@ -220,7 +131,8 @@ class ImageModel:
         Weight of the complexity prior (1 is the BIC penalty).
     """
 
-    #: Kernels may run this model's compiled fast path (samplers/compiled.py).
+    #: Kernels may run this model's compiled fast path: its arithmetic is in
+    #: :mod:`swcuts.models.image_kernels`, with parameters :meth:`kernel_params`.
     compiled = True
 
     def __init__(self, features, atoms, graph, *, bins=32, families=FAMILIES,
@@ -315,6 +227,14 @@ class ImageModel:
 
     def _loglik(self, st):
         return label_loglik(st, self.n_channels, self.n_bins, self.use_family, self.kappa, self.ridge)
+
+    def kernel_params(self, n_extra=0) -> np.ndarray:
+        """The parameter vector ``fp`` of :mod:`.image_kernels` (layout
+        ``FP_*``), with ``n_extra`` zero entries after it for a sampler's own."""
+        fp = np.zeros(N_MODEL_PARAMS + n_extra)
+        fp[FP_KAPPA], fp[FP_RIDGE], fp[FP_A0] = self.kappa, self.ridge, self.a0
+        fp[FP_A1], fp[FP_A2], fp[FP_EXP] = self.a1, self.a2, self.exponent
+        return fp
 
     # ------------------------------------------------------------ interface
     @property

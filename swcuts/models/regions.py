@@ -13,7 +13,7 @@ from numba import njit
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-__all__ = ["region_change", "region_terms", "region_cache", "refresh_regions"]
+__all__ = ["region_change", "region_terms", "region_cache", "region_cache_terms", "refresh_regions"]
 
 
 @njit(cache=True)
@@ -155,3 +155,36 @@ def refresh_regions(labels, R, indptr, indices, area, comp_root, comp_area, mark
                 comp_area[visited[h]] = a
     for h in range(n_vis):
         mark[visited[h]] = 0
+
+
+@njit(cache=True)
+def region_cache_terms(labels, indptr, indices, area, exponent, comp_root, comp_area, stack):
+    """Regions (connected same-label components) of a graph: fills the root
+    vertex and area of every vertex's region; returns (m, Σ area^exponent)."""
+    n = labels.size
+    comp_root[:] = -1
+    m = 0
+    s = 0.0
+    for r in range(n):
+        if comp_root[r] >= 0:
+            continue
+        comp_root[r] = r
+        stack[0] = r
+        top = 1
+        head = 0
+        a = 0.0
+        while head < top:
+            v = stack[head]
+            head += 1
+            a += area[v]
+            for p in range(indptr[v], indptr[v + 1]):
+                u = indices[p]
+                if comp_root[u] < 0 and labels[u] == labels[r]:
+                    comp_root[u] = r
+                    stack[top] = u
+                    top += 1
+        for t in range(top):
+            comp_area[stack[t]] = a
+        m += 1
+        s += a ** exponent
+    return m, s

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from ..primitives import find
+
 __all__ = [
     "StepInfo",
     "metropolis_hastings",
@@ -24,6 +26,7 @@ __all__ = [
     "grow_component",
     "cut_summary",
     "TargetProposal",
+    "propose_target",
 ]
 
 
@@ -39,7 +42,11 @@ class StepInfo:
 
 
 def metropolis_hastings(log_alpha: float, rng) -> bool:
-    """The Metropolis-Hastings decision: accept with probability min(1, e^log_alpha)."""
+    """The Metropolis-Hastings decision: accept with probability min(1, e^log_alpha).
+
+    Its compiled twins: :func:`swcuts.primitives.mh_accept` (the same rule)
+    and :func:`swcuts.primitives.mh_threshold` (uniform first, for the
+    bound-first shortcut)."""
     if log_alpha >= 0.0:
         return True
     if log_alpha == -math.inf or math.isnan(log_alpha):
@@ -58,13 +65,16 @@ def seed_compiled_rng(rng) -> None:
 
 
 @njit(cache=True)
-def grow_into(seed, labels, q, indptr, indices, edge_ids, mark, Rbuf):
+def grow_into(seed, labels, q, indptr, indices, edge_ids, mark, Rbuf, vy=None, vx=None, win=None):
     """Wolff growth: the connected component of ``seed`` when every edge
     between same-label vertices is turned on with probability q_ij.
 
     Writes the component to ``Rbuf[:n]`` and returns n. Edges are tested
     lazily, each at most once; untested edges do not change the probability
     of the component. ``mark`` must be zero on entry and is zero on return.
+    With a window ``win`` = (y0, y1, x0, x1) and vertex coordinates ``vy``,
+    ``vx``, only edges with both ends in the window are used (multigrid);
+    without, numba compiles the test away.
     """
     lab = labels[seed]
     n = 1
@@ -77,6 +87,8 @@ def grow_into(seed, labels, q, indptr, indices, edge_ids, mark, Rbuf):
         for p in range(indptr[v], indptr[v + 1]):
             u = indices[p]
             if mark[u] or labels[u] != lab:
+                continue
+            if win is not None and not (win[0] <= vy[u] < win[1] and win[2] <= vx[u] < win[3]):
                 continue
             if np.random.random() < q[edge_ids[p]]:
                 mark[u] = 1
@@ -106,14 +118,8 @@ def sample_components(labels, edges, q):
             continue
         if np.random.random() >= q[e]:
             continue
-        ri = i
-        while parent[ri] != ri:
-            parent[ri] = parent[parent[ri]]
-            ri = parent[ri]
-        rj = j
-        while parent[rj] != rj:
-            parent[rj] = parent[parent[rj]]
-            rj = parent[rj]
+        ri = find(parent, i)
+        rj = find(parent, j)
         if ri != rj:
             if ri < rj:
                 parent[rj] = ri
@@ -123,9 +129,7 @@ def sample_components(labels, edges, q):
     n_comp = 0
     root_id = -np.ones(n, np.int64)
     for v in range(n):
-        r = v
-        while parent[r] != r:
-            r = parent[r]
+        r = find(parent, v)
         if root_id[r] < 0:
             root_id[r] = n_comp
             n_comp += 1
@@ -134,11 +138,14 @@ def sample_components(labels, edges, q):
 
 
 @njit(cache=True)
-def cut_sums(R, n_r, labels, indptr, indices, edge_ids, q, log1mq, in_r, acc_log, acc_q, acc_n, adj):
+def cut_sums(R, n_r, labels, indptr, indices, edge_ids, q, log1mq, in_r, acc_log, acc_q, acc_n, adj,
+             vy=None, vx=None, win=None):
     """For every label k adjacent to R (through V_k \\ R), accumulate
     Σ log(1 - q_ij) and Σ q_ij over the cut C(R, V_k) and the number of cut
     edges into ``acc_*[k]``; the adjacent labels go to ``adj``. Returns their
-    number. Clear with :func:`clear_cut_sums`."""
+    number. Clear with :func:`clear_cut_sums`. With a window ``win`` (and
+    vertex coordinates ``vy``, ``vx``; R inside it), Σ log(1 - q_ij) runs
+    over the cut edges with both ends in the window only (Prop. 9)."""
     for t in range(n_r):
         in_r[R[t]] = 1
     k = 0
@@ -153,7 +160,8 @@ def cut_sums(R, n_r, labels, indptr, indices, edge_ids, q, log1mq, in_r, acc_log
                 adj[k] = lab
                 k += 1
             e = edge_ids[p]
-            acc_log[lab] += log1mq[e]
+            if win is None or (win[0] <= vy[u] < win[1] and win[2] <= vx[u] < win[3]):
+                acc_log[lab] += log1mq[e]
             acc_q[lab] += q[e]
             acc_n[lab] += 1
     for t in range(n_r):
@@ -186,6 +194,17 @@ def cut_summary(R, labels, indptr, indices, edge_ids, q, log1mq, in_r, acc_log, 
         cnt[t] = acc_n[lab]
     clear_cut_sums(labs, k, acc_log, acc_q, acc_n)
     return labs, s_log, s_q, cnt
+
+
+def edge_arrays(graph, q):
+    """The edge probabilities ``q`` checked against ``graph`` (one per
+    edge) as a float array, and log(1 - q) (−inf where q = 1)."""
+    q = np.ascontiguousarray(q, dtype=np.float64)
+    if q.shape != (graph.n_edges,):
+        raise ValueError("q must have one probability per graph edge")
+    with np.errstate(divide="ignore"):
+        log1mq = np.log1p(-q)
+    return q, log1mq
 
 
 def draw_anchor_pair(edges, n, rng):
@@ -287,3 +306,77 @@ class TargetProposal:
         log_fwd = math.log(w_new) - math.log(avail)
         log_rev = math.log(w_cur) - math.log(total - w_new)
         return int(new_label), log_fwd, log_rev
+
+
+@njit(cache=True)
+def target_weight(lab, acc_q, acc_n, w_adj, w_floor):
+    """Proposal weight of a label adjacent to R: ``adjacent * (floor + mean q
+    over the cut)``, from the cut sums of :func:`cut_sums`."""
+    return w_adj * (w_floor + acc_q[lab] / acc_n[lab])
+
+
+@njit(cache=True)
+def _pick_far(free_stack, n_free, acc_n, ell, n_pick):
+    """The n_pick-th used label that is not adjacent to R and is not ell."""
+    seen = 0
+    for t in range(n_free, free_stack.size):
+        lab = free_stack[t]
+        if acc_n[lab] == 0 and lab != ell:
+            if seen == n_pick:
+                return lab
+            seen += 1
+    return -1
+
+
+@njit(cache=True)
+def propose_target(ell, whole, n_labels, adj, n_adj, acc_q, acc_n, free_stack, n_free, w_adj,
+                   w_floor, w_fresh, w_far, far):
+    """:meth:`TargetProposal.propose` in compiled code, from the cut sums of
+    :func:`cut_sums` (``adj[:n_adj]``, ``acc_q``, ``acc_n``) of R, whose
+    label is ``ell`` (all of it when ``whole``). The fresh label is the top
+    of the free stack. With ``far`` False, labels not adjacent to R are not
+    proposed (and get no weight); with ``w_fresh`` = 0 no fresh label is.
+
+    Draws one uniform (two for a far label). Returns (new label, log q(ℓ |
+    R, X') − log q(ℓ' | R, X)), new label −1 when there is none.
+    """
+    n_exist = n_labels - (1 if whole else 0)
+    if far:
+        total = w_fresh + (n_exist - n_adj) * w_far
+    else:
+        total = w_fresh
+    for t in range(n_adj):
+        total += target_weight(adj[t], acc_q, acc_n, w_adj, w_floor)
+    if whole:
+        w_cur = w_fresh
+    elif acc_n[ell] > 0:
+        w_cur = target_weight(ell, acc_q, acc_n, w_adj, w_floor)
+    else:
+        w_cur = w_far
+    avail = total - w_cur
+    u = np.random.random() * avail
+    new_label = -1
+    w_new = 0.0
+    # Walk: adjacent labels, then fresh, then far labels.
+    for t in range(n_adj):
+        lab = adj[t]
+        if lab == ell:
+            continue
+        w = target_weight(lab, acc_q, acc_n, w_adj, w_floor)
+        if u < w:
+            new_label = lab
+            w_new = w
+            break
+        u -= w
+    if new_label < 0:
+        if (not whole) and w_fresh > 0.0 and (u < w_fresh or not far):
+            new_label = free_stack[n_free - 1]
+            w_new = w_fresh
+        elif far:
+            n_far = n_exist - n_adj - (0 if (whole or acc_n[ell] > 0) else 1)
+            if n_far > 0:
+                new_label = _pick_far(free_stack, n_free, acc_n, ell, int(np.random.random() * n_far))
+                w_new = w_far
+    if new_label < 0:
+        return -1, 0.0
+    return new_label, (math.log(w_cur) - math.log(total - w_new)) - (math.log(w_new) - math.log(avail))

@@ -38,15 +38,13 @@ import math
 import numpy as np
 from numba import njit
 
-from ..models.image import label_loglik
-from ..models.vertex_stats import sum_stats  # noqa: F401  (re-exported)
-from .compiled import (FP_A0, FP_A1, FP_A2, FP_EXP, FP_KAPPA, FP_RIDGE, REG_AREA,  # noqa: F401
-                       REG_IDS, REG_MARK, REG_NFREE, REG_RID, _find, _join, _search_pieces,
-                       load_regions, move_regions, new_region_index, pieces_interleaved,
-                       store_regions)
+from ..models.image_kernels import (N_MODEL_PARAMS, REG_AREA, REG_RID, join_delta, leave_regions,
+                                    move_regions, new_region_index, relabel, relabel_delta_bounded)
+from ..primitives import mh_accept, mh_threshold
+from .common import target_weight
 
 # fp layout of the proposal weights (after the model's own entries)
-FW_ADJ, FW_FLOOR, FW_FRESH, FW_FAR = 6, 7, 8, 9
+FW_ADJ, FW_FLOOR, FW_FRESH, FW_FAR = range(N_MODEL_PARAMS, N_MODEL_PARAMS + 4)
 
 
 @njit(cache=True)
@@ -64,7 +62,7 @@ def _label_weight(lab, inside, size, acc_q, acc_n, n_f, fp):
     if inside[lab] or size[lab] == 0:
         return fp[FW_FRESH] / n_f
     if acc_n[lab] > 0:
-        return fp[FW_ADJ] * (fp[FW_FLOOR] + acc_q[lab] / acc_n[lab])
+        return target_weight(lab, acc_q, acc_n, fp[FW_ADJ], fp[FW_FLOOR])
     return fp[FW_FAR]
 
 
@@ -118,7 +116,7 @@ def propose_labels(n_comp, ptr, Sbuf, sid, labels, size, free_stack, n_free, ind
             z += fp[FW_FRESH]
         for t in range(n_adj):
             lab = adj[t]
-            z += fp[FW_ADJ] * (fp[FW_FLOOR] + acc_q[lab] / acc_n[lab])
+            z += target_weight(lab, acc_q, acc_n, fp[FW_ADJ], fp[FW_FLOOR])
         cur = labels[Sbuf[ptr[c]]]
         # The current label is never proposed: the proposal over the others
         # is w(ℓ') / (z - w(x_c)), and its reverse w(x_c) / (z - w(x'_c)).
@@ -137,7 +135,7 @@ def propose_labels(n_comp, ptr, Sbuf, sid, labels, size, free_stack, n_free, ind
             lab = adj[t]
             if lab == cur:
                 continue
-            w = fp[FW_ADJ] * (fp[FW_FLOOR] + acc_q[lab] / acc_n[lab])
+            w = target_weight(lab, acc_q, acc_n, fp[FW_ADJ], fp[FW_FLOOR])
             if u < w:
                 new = lab
                 break
@@ -226,89 +224,29 @@ def cut_log_ratio(n_comp, ptr, Sbuf, sid, labels, new_lab, indptr, indices, edge
 
 
 @njit(cache=True)
-def join_delta(R, n_r, ell, new, labels, size, lstats, lloglik, comp_root, comp_area, vsrc,
-               indptr, indices, area, use_family, n_channels, n_bins, fp, in_r, mark, roots, sR, tmp):
-    """Δ log π of relabelling the connected set R (inside one region C of
-    label ``ell``) to ``new``, except the change of C's own region terms.
-    Areas are read as ``comp_area[comp_root[v]]`` (see :func:`move_regions`).
-
-    Returns (Δ without C's pieces, ll of ell without R, ll of new with R,
-    area of R, area of C).
-    """
-    kappa = fp[FP_KAPPA]
-    ridge = fp[FP_RIDGE]
-    a0 = fp[FP_A0]
-    a1 = fp[FP_A1]
-    a2 = fp[FP_A2]
-    ex = fp[FP_EXP]
-    sum_stats(R, n_r, vsrc, n_channels, n_bins, sR)
-    if size[ell] == n_r:
-        ll_rest = 0.0
-        d = -lloglik[ell] + a0
-    else:
-        tmp[:] = lstats[ell] - sR
-        ll_rest = label_loglik(tmp, n_channels, n_bins, use_family, kappa, ridge)
-        d = ll_rest - lloglik[ell]
-    tmp[:] = lstats[new] + sR
-    ll_new = label_loglik(tmp, n_channels, n_bins, use_family, kappa, ridge)
-    d += ll_new - lloglik[new]
-    if size[new] == 0:
-        d -= a0
-    r_area = 0.0
-    for t in range(n_r):
-        r_area += area[R[t]]
-    k_j, s_j, sp_j = _join(R, n_r, new, labels, indptr, indices, comp_root, comp_area, in_r,
-                           mark, roots, ex)
-    d -= a1 * (1 - k_j) + a2 * ((r_area + s_j) ** ex - sp_j)
-    return d, ll_rest, ll_new, r_area, comp_area[comp_root[R[0]]]
-
-
-@njit(cache=True)
-def leave_bound(r_area, c_area, fp):
-    """Upper bound of the change of C's region terms when R leaves C: C \\ R
-    in one piece (fewest regions, and Σ piece^e >= (Σ pieces)^e for e < 1)."""
-    if c_area - r_area > 0.5:  # areas are whole pixel counts
-        return -fp[FP_A2] * ((c_area - r_area) ** fp[FP_EXP] - c_area ** fp[FP_EXP])
-    return fp[FP_A1] + fp[FP_A2] * c_area ** fp[FP_EXP]
-
-
-@njit(cache=True)
-def leave_delta(R, n_r, ell, labels, indptr, indices, area, r_area, c_area, fp, in_r, pws):
-    """Exact change of C's region terms when R leaves C."""
-    a1 = fp[FP_A1]
-    a2 = fp[FP_A2]
-    ex = fp[FP_EXP]
-    if c_area - r_area <= 0.5:
-        return a1 + a2 * c_area ** ex
-    owner, queue, parent, count, garea = pws
-    k_p, sp_p = pieces_interleaved(R, n_r, ell, labels, indptr, indices, area, c_area - r_area,
-                                   ex, in_r, owner, queue, parent, count, garea)
-    return -(a1 * (k_p - 1) + a2 * (sp_p - c_area ** ex))
-
-
-@njit(cache=True)
-def _relabel(R, n_r, ell, new, labels, size, free_stack, n_free, lstats, lloglik, regions, vsrc,
-             indptr, indices, area, use_family, n_channels, n_bins, fp, in_r, pws, visited, sR, tmp):
-    """Relabel R: ell -> new with every cache updated (no Δ log π needed)."""
-    sum_stats(R, n_r, vsrc, n_channels, n_bins, sR)
-    if size[ell] == n_r:
-        ll_rest = 0.0
-    else:
-        tmp[:] = lstats[ell] - sR
-        ll_rest = label_loglik(tmp, n_channels, n_bins, use_family, fp[FP_KAPPA], fp[FP_RIDGE])
-    tmp[:] = lstats[new] + sR
-    ll_new = label_loglik(tmp, n_channels, n_bins, use_family, fp[FP_KAPPA], fp[FP_RIDGE])
-    move_regions(R, n_r, ell, new, labels, size, free_stack, n_free, lstats, lloglik, sR, ll_rest,
-                 ll_new, regions, indptr, indices, area, in_r, pws, visited)
-
-
-@njit(cache=True)
 def keep_best(best_labels, labels, n_comp, ptr, Sbuf, old_lab):
     """Copy the state before the accepted move of S into ``best_labels``."""
     best_labels[:] = labels
     for c in range(n_comp):
         for t in range(ptr[c], ptr[c + 1]):
             best_labels[Sbuf[t]] = old_lab[c]
+
+
+@njit(cache=True)
+def record_move(d, pending, f_state, best_labels, labels, n_comp, ptr, Sbuf, old_lab):
+    """Book an accepted move of S (Δ log π ``d``) in ``f_state`` = [log π,
+    best log π]. The best labelling is copied to ``best_labels`` only when
+    the chain leaves it for a worse state (``pending``: the current state
+    is the best and not yet copied), so that a descent costs no copies;
+    after the run, copy the labels if still pending. Returns ``pending``."""
+    if pending and d < 0.0:
+        keep_best(best_labels, labels, n_comp, ptr, Sbuf, old_lab)
+        pending = False
+    f_state[0] += d
+    if f_state[0] > f_state[1] + 1e-9:
+        f_state[1] = f_state[0]
+        pending = True
+    return pending
 
 
 @njit(cache=True)
@@ -347,14 +285,12 @@ def flip_set(n_comp, ptr, Sbuf, sid, T, labels, size, free_stack, n_free, lstats
             return np.nan
         k_after = k_before + (1 if size[new] == 0 else 0) - (1 if size[ell] == n_r else 0)
         rest = log_falling(n_slots, k_before) - log_falling(n_slots, k_after) + log_prop + cut
-        threshold = T * (math.log(np.random.random()) - rest)
-        d, ll_rest, ll_new, r_area, c_area = join_delta(
-            R, n_r, ell, new, labels, size, lstats, lloglik, comp_root, comp_area, vsrc, indptr,
-            indices, area, use_family, n_channels, n_bins, fp, in_r, mark, roots, sR, tmp)
-        if d + leave_bound(r_area, c_area, fp) <= threshold:
-            return np.nan
-        d += leave_delta(R, n_r, ell, labels, indptr, indices, area, r_area, c_area, fp, in_r, pws)
-        if d <= threshold:
+        threshold = mh_threshold(T, rest)
+        d, ll_rest, ll_new = relabel_delta_bounded(
+            R, n_r, ell, new, threshold, labels, size, lstats, lloglik, comp_root, comp_area, vsrc,
+            indptr, indices, area, use_family, n_channels, n_bins, fp, in_r, mark, roots, sR, tmp,
+            pws)
+        if d != d:
             return np.nan
         move_regions(R, n_r, ell, new, labels, size, free_stack, n_free, lstats, lloglik, sR,
                      ll_rest, ll_new, regions, indptr, indices, area, in_r, pws, visited)
@@ -371,7 +307,8 @@ def flip_set(n_comp, ptr, Sbuf, sid, T, labels, size, free_stack, n_free, lstats
         dc, ll_rest, ll_new, r_area, c_area = join_delta(
             R, n_r, ell, new_lab[c], labels, size, lstats, lloglik, comp_root, comp_area, vsrc,
             indptr, indices, area, use_family, n_channels, n_bins, fp, in_r, mark, roots, sR, tmp)
-        dc += leave_delta(R, n_r, ell, labels, indptr, indices, area, r_area, c_area, fp, in_r, pws)
+        dc += leave_regions(R, n_r, ell, labels, indptr, indices, area, r_area, c_area, fp, in_r,
+                            pws)
         move_regions(R, n_r, ell, new_lab[c], labels, size, free_stack, n_free, lstats, lloglik,
                      sR, ll_rest, ll_new, regions, indptr, indices, area, in_r, pws, visited)
         d += dc
@@ -381,14 +318,14 @@ def flip_set(n_comp, ptr, Sbuf, sid, T, labels, size, free_stack, n_free, lstats
     k_after = n_slots - n_free[0]
     log_alpha = (d / T + log_falling(n_slots, k_before) - log_falling(n_slots, k_after)
                  + log_prop + cut)
-    if log_alpha >= 0.0 or np.random.random() < math.exp(log_alpha):
+    if mh_accept(log_alpha):
         return d
     # Rejected: undo the moves in reverse order, which restores every cache.
     for c in range(n_comp - 1, -1, -1):
         if new_lab[c] == old_lab[c]:
             continue
         R = Sbuf[ptr[c]:ptr[c + 1]]
-        _relabel(R, ptr[c + 1] - ptr[c], new_lab[c], old_lab[c], labels, size, free_stack, n_free,
+        relabel(R, ptr[c + 1] - ptr[c], new_lab[c], old_lab[c], labels, size, free_stack, n_free,
                  lstats, lloglik, regions, vsrc, indptr, indices, area, use_family, n_channels,
                  n_bins, fp, in_r, pws, visited, sR, tmp)
     return np.nan
@@ -424,9 +361,7 @@ class FlipWorkspace:
 
 def model_params(model, proposal):
     """The fp vector of :func:`flip_set`: model weights, then proposal weights."""
-    fp = np.zeros(10)
-    fp[FP_KAPPA], fp[FP_RIDGE], fp[FP_A0] = model.kappa, model.ridge, model.a0
-    fp[FP_A1], fp[FP_A2], fp[FP_EXP] = model.a1, model.a2, model.exponent
+    fp = model.kernel_params(4)
     fp[FW_ADJ], fp[FW_FLOOR] = proposal.adjacent, proposal.floor
     fp[FW_FRESH], fp[FW_FAR] = proposal.fresh, proposal.far
     return fp

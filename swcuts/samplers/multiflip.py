@@ -16,9 +16,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .common import StepInfo, TargetProposal, sample_components
-from .flips import (FlipWorkspace, flip_set, keep_best, load_regions, model_params,
-                    store_regions)
+from ..models.image_kernels import load_regions, store_regions
+from .common import StepInfo, TargetProposal, edge_arrays, sample_components
+from .flips import FlipWorkspace, flip_set, model_params, record_move
 
 __all__ = ["Multiflip"]
 
@@ -71,14 +71,8 @@ def run_multiflip(temps, n_flip, f_state, best_labels, labels, size, free_stack,
                      sR, tmp, pws)
         if d != d:  # rejected
             continue
-        if pending and d < 0.0:
-            keep_best(best_labels, labels, n_s, ptr, Sbuf, old_lab)
-            pending = False
         accepted += 1
-        f_state[0] += d
-        if f_state[0] > f_state[1] + 1e-9:
-            f_state[1] = f_state[0]
-            pending = True
+        pending = record_move(d, pending, f_state, best_labels, labels, n_s, ptr, Sbuf, old_lab)
     if pending:
         best_labels[:] = labels
     return accepted
@@ -111,11 +105,7 @@ class Multiflip:
             raise ValueError(f"n_flip must be a positive number or 'all', got {n_flip!r}")
         self.model = model
         self.graph = model.graph
-        self.q = np.ascontiguousarray(q, dtype=np.float64)
-        if self.q.shape != (self.graph.n_edges,):
-            raise ValueError("q must have one probability per graph edge")
-        with np.errstate(divide="ignore"):
-            self.log1mq = np.log1p(-self.q)
+        self.q, self.log1mq = edge_arrays(self.graph, q)
         self.n_flip = float(n_flip)
         self.proposal = proposal or TargetProposal()
         self._vcoord = np.zeros(self.graph.n_vertices, np.int64)

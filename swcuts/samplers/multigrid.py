@@ -33,9 +33,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .common import StepInfo, TargetProposal
-from .flips import (FlipWorkspace, flip_set, keep_best, load_regions, model_params,
-                    store_regions, vertex_coordinates)
+from ..models.image_kernels import load_regions, store_regions
+from .common import StepInfo, TargetProposal, edge_arrays, grow_into
+from .flips import FlipWorkspace, flip_set, model_params, record_move, vertex_coordinates
 
 __all__ = ["Multigrid", "window_pyramid", "default_window_weights"]
 
@@ -70,30 +70,6 @@ def _in(v, vy, vx, win):
     return win[0] <= vy[v] < win[1] and win[2] <= vx[v] < win[3]
 
 
-@njit(cache=True)
-def grow_in_window(seed, labels, q, indptr, indices, edge_ids, vy, vx, win, mark, Rbuf):
-    """Wolff growth of ``seed`` over same-label edges with both ends in the window."""
-    lab = labels[seed]
-    n = 1
-    Rbuf[0] = seed
-    mark[seed] = 1
-    head = 0
-    while head < n:
-        v = Rbuf[head]
-        head += 1
-        for p in range(indptr[v], indptr[v + 1]):
-            u = indices[p]
-            if mark[u] or labels[u] != lab or not _in(u, vy, vx, win):
-                continue
-            if np.random.random() < q[edge_ids[p]]:
-                mark[u] = 1
-                Rbuf[n] = u
-                n += 1
-    for t in range(n):
-        mark[Rbuf[t]] = 0
-    return n
-
-
 def lattice_q(graph, q):
     """For a graph whose vertex v is pixel v (raster order): the edge
     probability to the right of and below every pixel, 0 where there is no
@@ -117,7 +93,7 @@ def lattice_q(graph, q):
 
 @njit(cache=True)
 def grow_lattice(seed, labels, qr, qd, w, win, mark, Rbuf):
-    """:func:`grow_in_window` on a pixel lattice (see :func:`lattice_q`):
+    """:func:`.common.grow_into` with a window on a pixel lattice (see :func:`lattice_q`):
     the neighbours and the window test follow from the pixel's position."""
     lab = labels[seed]
     y0, y1, x0, x1 = win[0], win[1], win[2], win[3]
@@ -183,6 +159,27 @@ def place_window(s, h, w, win):
 
 
 @njit(cache=True)
+def window_component(fixed, sizes, cdf, h, w, pix2v, vy, vx, win, labels, q, qr, qd, indptr,
+                     indices, edge_ids, mark, Rbuf):
+    """The component R of one multigrid step: a window (a new one unless
+    ``fixed``, see :func:`draw_weighted_window`), a uniform pixel of it, and
+    its vertex's component grown inside the window (:func:`grow_lattice` on
+    a pixel lattice, ``qr``/``qd`` of :func:`lattice_q`; else
+    :func:`.common.grow_into`). Writes R to ``Rbuf`` and returns its size,
+    0 when the pixel's vertex lies outside the window (no move)."""
+    if not fixed:
+        draw_weighted_window(sizes, cdf, h, w, win)
+    y = win[0] + int(np.random.random() * (win[1] - win[0]))
+    x = win[2] + int(np.random.random() * (win[3] - win[2]))
+    v = pix2v[y * w + x]
+    if not _in(v, vy, vx, win):
+        return 0
+    if qr.size > 0:
+        return grow_lattice(v, labels, qr, qd, w, win, mark, Rbuf)
+    return grow_into(v, labels, q, indptr, indices, edge_ids, mark, Rbuf, vy, vx, win)
+
+
+@njit(cache=True)
 def run_multigrid(temps, sizes, cdf, fixed, h, w, pix2v, vy, vx, f_state, best_labels, labels, size,
                   free_stack, n_free, lstats, lloglik, regions, vsrc, indptr, indices,
                   edge_ids, q, qr, qd, log1mq, area, use_family, n_channels, n_bins, fp, win, Sbuf, ptr, sid,
@@ -194,22 +191,14 @@ def run_multigrid(temps, sizes, cdf, fixed, h, w, pix2v, vy, vx, f_state, best_l
     every step. ``f_state`` and ``best_labels`` as in :func:`.run_multiflip`.
     ``qr``, ``qd``: :func:`lattice_q` (empty arrays: grow over the CSR lists).
     """
-    lattice = qr.size > 0
     accepted = 0
     pending = False
     ptr[0] = 0
     for step in range(temps.size):
-        if not fixed:
-            draw_weighted_window(sizes, cdf, h, w, win)
-        y = win[0] + int(np.random.random() * (win[1] - win[0]))
-        x = win[2] + int(np.random.random() * (win[3] - win[2]))
-        v = pix2v[y * w + x]
-        if not _in(v, vy, vx, win):
+        n_r = window_component(fixed, sizes, cdf, h, w, pix2v, vy, vx, win, labels, q, qr, qd,
+                               indptr, indices, edge_ids, mark, Sbuf)
+        if n_r == 0:
             continue
-        if lattice:
-            n_r = grow_lattice(v, labels, qr, qd, w, win, mark, Sbuf)
-        else:
-            n_r = grow_in_window(v, labels, q, indptr, indices, edge_ids, vy, vx, win, mark, Sbuf)
         ptr[1] = n_r
         for t in range(n_r):
             sid[Sbuf[t]] = 0
@@ -219,14 +208,8 @@ def run_multigrid(temps, sizes, cdf, fixed, h, w, pix2v, vy, vx, f_state, best_l
                      acc_q, acc_n, adj, new_lab, old_lab, in_r, mark, visited, roots, sR, tmp, pws)
         if d != d:  # rejected
             continue
-        if pending and d < 0.0:
-            keep_best(best_labels, labels, 1, ptr, Sbuf, old_lab)
-            pending = False
         accepted += 1
-        f_state[0] += d
-        if f_state[0] > f_state[1] + 1e-9:
-            f_state[1] = f_state[0]
-            pending = True
+        pending = record_move(d, pending, f_state, best_labels, labels, 1, ptr, Sbuf, old_lab)
     if pending:
         best_labels[:] = labels
     return accepted
@@ -263,11 +246,7 @@ class Multigrid:
         self.model = model
         self.graph = g = model.graph
         h, w = g.shape
-        self.q = np.ascontiguousarray(q, dtype=np.float64)
-        if self.q.shape != (g.n_edges,):
-            raise ValueError("q must have one probability per graph edge")
-        with np.errstate(divide="ignore"):
-            self.log1mq = np.log1p(-self.q)
+        self.q, self.log1mq = edge_arrays(g, q)
         if window_sizes is None:
             window_sizes = window_pyramid((h, w))
         sizes = np.asarray(window_sizes)

@@ -83,7 +83,8 @@ On the image model the restricted scans run compiled (:func:`_scan_image`,
 the same moves and random numbers as the generic path, which the tests
 check move for move); the rest of an update is a handful of
 ``delta``/``apply`` calls. The single-vertex Δ there needs the pieces of
-the vertex's region once it leaves; :func:`_leave_pieces` stops searching
+the vertex's region once it leaves;
+:func:`~swcuts.models.image_kernels.vertex_leave_pieces` stops searching
 as soon as every same-label neighbour has been reached, which on image
 graphs is usually after a few vertices rather than the whole region.
 """
@@ -96,11 +97,13 @@ import weakref
 import numpy as np
 from numba import njit
 
-from ..models.image import ImageModel, label_loglik
+from ..models.image import ImageModel
+from ..models.image_kernels import (apply_move_cached, join_label, join_regions, leave_label,
+                                    vertex_leave_regions)
 from ..models.mixture import MixtureModel, item_join, item_leave, item_move
 from ..partition import MemberIndex
 from .common import StepInfo, draw_anchor_pair, metropolis_hastings, seed_compiled_rng
-from .compiled import CompiledWorkspace, _join, _move
+from .compiled import CompiledWorkspace
 
 __all__ = ["SplitMerge", "RandomSplit"]
 
@@ -122,77 +125,6 @@ def _log_sigmoid_c(x):
 
 
 @njit(cache=True)
-def _leave_pieces(k, ell, labels, indptr, indices, area, comp_area, is_nb, mark, visited, ex):
-    """Pieces of k's region (label ``ell``) once k leaves it: (count, Σ area^ex).
-
-    Each piece holds a same-label neighbour of k. The pieces are searched
-    one at a time, k blocked; as soon as every such neighbour has been
-    reached, the piece being searched is the last one and its area is the
-    region's cached area minus k and the earlier pieces (areas are whole
-    pixel counts, so the difference is exact). In a planar graph the
-    neighbours of k are usually joined by a short path around k, so the
-    search stops after a few vertices instead of covering the region.
-    ``is_nb`` and ``mark`` are zero on entry and on return.
-    """
-    n_nb = 0
-    for p in range(indptr[k], indptr[k + 1]):
-        u = indices[p]
-        if labels[u] == ell and not is_nb[u]:
-            is_nb[u] = 1
-            n_nb += 1
-    rest = comp_area[k] - area[k]
-    if n_nb <= 1:
-        for p in range(indptr[k], indptr[k + 1]):
-            is_nb[indices[p]] = 0
-        return n_nb, (rest ** ex if n_nb == 1 else 0.0)
-    mark[k] = 1
-    visited[0] = k
-    n_vis = 1
-    found = 0
-    pieces = 0
-    sp = 0.0
-    done_area = 0.0
-    for p0 in range(indptr[k], indptr[k + 1]):
-        s = indices[p0]
-        if not is_nb[s] or mark[s]:
-            continue
-        pieces += 1
-        mark[s] = 1
-        visited[n_vis] = s
-        n_vis += 1
-        found += 1
-        head = n_vis - 1
-        a = 0.0
-        last = found == n_nb
-        while head < n_vis and not last:
-            v = visited[head]
-            head += 1
-            a += area[v]
-            for p in range(indptr[v], indptr[v + 1]):
-                u = indices[p]
-                if mark[u] or labels[u] != ell:
-                    continue
-                mark[u] = 1
-                visited[n_vis] = u
-                n_vis += 1
-                if is_nb[u]:
-                    found += 1
-                    if found == n_nb:
-                        last = True
-                        break
-        if last:
-            sp += (rest - done_area) ** ex
-            break
-        sp += a ** ex
-        done_area += a
-    for h in range(n_vis):
-        mark[visited[h]] = 0
-    for p in range(indptr[k], indptr[k + 1]):
-        is_nb[indices[p]] = 0
-    return pieces, sp
-
-
-@njit(cache=True)
 def _scan_image(S, side, labs, inv_t, u, target, f_state, labels, size, free_stack, n_free,
                 lstats, lloglik, comp_root, comp_area, vstats, indptr, indices, area, use_family,
                 n_channels, n_bins, fp, R1, in_r, mark, visited, roots, tmp_a, tmp_b):
@@ -208,11 +140,6 @@ def _scan_image(S, side, labs, inv_t, u, target, f_state, labels, size, free_sta
     or ``target`` holds the forced sides. ``f_state[0]`` (log π) is
     updated. Returns log of the probability of the outcome.
     """
-    kappa = fp[0]
-    ridge = fp[1]
-    a1 = fp[2]
-    a2 = fp[3]
-    ex = fp[4]
     forced = target.size > 0
     log_q = 0.0
     for idx in range(S.size):
@@ -223,18 +150,15 @@ def _scan_image(S, side, labs, inv_t, u, target, f_state, labels, size, free_sta
         lb = labs[b]
         R1[0] = k
         sR = vstats[k]
-        tmp_a[:] = lstats[la] - sR
-        ll_rest = label_loglik(tmp_a, n_channels, n_bins, use_family, kappa, ridge)
-        tmp_b[:] = lstats[lb] + sR
-        ll_new = label_loglik(tmp_b, n_channels, n_bins, use_family, kappa, ridge)
-        d = ll_rest - lloglik[la] + ll_new - lloglik[lb]
-        c_area = comp_area[k]
-        k_p, sp_p = _leave_pieces(k, la, labels, indptr, indices, area, comp_area, in_r, mark,
-                                  visited, ex)
-        d -= a1 * (k_p - 1) + a2 * (sp_p - c_area ** ex)
-        k_j, s_j, sp_j = _join(R1, 1, lb, labels, indptr, indices, comp_root, comp_area, in_r,
-                               mark, roots, ex)
-        d -= a1 * (1 - k_j) + a2 * ((area[k] + s_j) ** ex - sp_j)
+        d, ll_rest = leave_label(la, 1, size, lstats, lloglik, sR, tmp_a, n_channels, n_bins,
+                                 use_family, fp)
+        d_new, ll_new = join_label(lb, False, lstats, lloglik, sR, tmp_b, n_channels, n_bins,
+                                   use_family, fp)
+        d += d_new
+        d += vertex_leave_regions(k, la, labels, indptr, indices, area, comp_area, in_r, mark,
+                                  visited, fp)
+        d += join_regions(R1, 1, lb, area[k], False, labels, indptr, indices, comp_root, comp_area,
+                          in_r, mark, roots, fp)
         x = d * inv_t
         lp_move = _log_sigmoid_c(x)
         if forced:
@@ -243,8 +167,9 @@ def _scan_image(S, side, labs, inv_t, u, target, f_state, labels, size, free_sta
             move = u[idx] < math.exp(lp_move)
         if move:
             log_q += lp_move
-            _move(R1, 1, la, lb, labels, size, free_stack, n_free, lstats, lloglik, sR, ll_rest,
-                  ll_new, comp_root, comp_area, indptr, indices, area, mark, visited)
+            apply_move_cached(R1, 1, la, lb, labels, size, free_stack, n_free, lstats, lloglik, sR,
+                              ll_rest, ll_new, comp_root, comp_area, indptr, indices, area, mark,
+                              visited)
             side[idx] = b
             f_state[0] += d
         else:
@@ -391,7 +316,7 @@ class SplitMerge:
         self._no_u = np.zeros(0)
         self._no_side = np.zeros(0, dtype=np.int8)
         if self._fast:
-            self._fp = np.array([model.kappa, model.ridge, model.a1, model.a2, model.exponent])
+            self._fp = model.kernel_params()
             self._labs = np.zeros(2, dtype=np.int64)
             self._f_state = np.zeros(1)
             self._no_target = np.zeros(0, dtype=np.int8)

@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 from . import compiled as _c
-from .common import (CutScratch, StepInfo, TargetProposal, cuts_of, grow_component,
+from .common import (CutScratch, StepInfo, TargetProposal, cuts_of, edge_arrays, grow_component,
                      metropolis_hastings, sample_components)
 from .targets import gibbs_relabel
 
@@ -60,11 +60,7 @@ class _SWCBase(CompiledRunMixin):
     def __init__(self, model, q, proposal=None, compiled=None):
         self.model = model
         self.graph = model.graph
-        self.q = np.ascontiguousarray(q, dtype=np.float64)
-        if self.q.shape != (self.graph.n_edges,):
-            raise ValueError("q must have one probability per graph edge")
-        with np.errstate(divide="ignore"):
-            self.log1mq = np.log1p(-self.q)
+        self.q, self.log1mq = edge_arrays(self.graph, q)
         self.proposal = proposal or TargetProposal()
         self.cut_scratch = CutScratch(self.graph.n_vertices)
         self._init_compiled(compiled)

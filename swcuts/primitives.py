@@ -1,0 +1,71 @@
+"""Compiled primitives that models and samplers share, written once.
+
+* :func:`find` — the root of a union-find forest, with path halving;
+* :func:`mh_accept` — the Metropolis-Hastings decision of compiled code,
+  the twin of :func:`swcuts.samplers.common.metropolis_hastings` (no
+  uniform is drawn when the ratio is at least 1);
+* :func:`mh_threshold` — the bound-first form of that decision: the
+  uniform is drawn first and turned into the smallest Δ log π that is
+  accepted, so that a model can reject from an upper bound of Δ without
+  computing it exactly (the decision is the same as with the exact ratio);
+* :func:`draw_log_weights` — a draw from weights given by their logarithms
+  (the Gibbs draw over labels).
+
+This module depends on numpy and numba only, so that both
+:mod:`swcuts.models` and :mod:`swcuts.samplers` can import it.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+__all__ = ["find", "mh_accept", "mh_threshold", "draw_log_weights"]
+
+
+@njit(cache=True)
+def find(parent, g):
+    """Root of ``g`` in the union-find forest ``parent`` (path halving)."""
+    while parent[g] != g:
+        parent[g] = parent[parent[g]]
+        g = parent[g]
+    return g
+
+
+@njit(cache=True)
+def mh_accept(log_alpha):
+    """Accept with probability min(1, e^log_alpha); a uniform is drawn only
+    when log_alpha < 0. Unlike :func:`~swcuts.samplers.common.metropolis_hastings`
+    it draws one also at log_alpha = −inf or NaN (and rejects), which keeps
+    the random stream of the compiled kernels as it has always been."""
+    return log_alpha >= 0.0 or np.random.random() < math.exp(log_alpha)
+
+
+@njit(cache=True)
+def mh_threshold(T, log_rest):
+    """The bound-first MH decision: draws the uniform u now and returns
+    T · (log u − log_rest). A move whose Δ log π is ``d`` is accepted iff
+    ``d > threshold`` (⇔ u < e^(d/T + log_rest)), so any upper bound of d
+    at or below the threshold rejects it with the same decision."""
+    return T * (math.log(np.random.random()) - log_rest)
+
+
+@njit(cache=True)
+def draw_log_weights(logw, n, best):
+    """Draw an index of ``logw[:n]`` with probability ∝ exp(logw), ``best``
+    the largest of them. Overwrites ``logw[:n]`` with exp(logw − best);
+    draws one uniform."""
+    z = 0.0
+    for t in range(n):
+        logw[t] = math.exp(logw[t] - best)
+        z += logw[t]
+    u = np.random.random() * z
+    pick = n - 1
+    for t in range(n):
+        if u < logw[t]:
+            pick = t
+            break
+        u -= logw[t]
+    return pick
