@@ -55,7 +55,7 @@ class BoundaryImageModel(ImageModel):
         R = np.asarray(R, dtype=np.int64)
         g = self.graph
         return super().delta(state, R, new_label) - self.weight * boundary_change(
-            state.partition.labels, R, int(new_label), g.indptr, g.indices, self.csr_weights, self.in_r)
+            R, R.size, int(new_label), state.partition.labels, g.indptr, g.indices, self.csr_weights, self.in_r)
 
 
 def run(task):

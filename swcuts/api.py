@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 from dataclasses import dataclass, field
 
@@ -15,6 +16,7 @@ from .graph import RegionGraph
 from .imageio import BYTES_PER_PIXEL_VERTEX, BYTES_PER_VERTEX, InputError, check_memory, prepare_image
 from .models.image import ImageModel
 from .samplers import ALIASES, KERNELS
+from .samplers.common import BOUNDARY_SAMPLERS
 from .samplers.multigrid import Multigrid, window_pyramid
 
 __all__ = ["segment", "energy", "Segmentation", "SAMPLERS", "DEFAULTS", "INITS", "multigrid_from_atoms"]
@@ -48,11 +50,20 @@ MAX_LEVELS = 8
 #: With ``n_atoms=None``: one atom per this many pixels, within the bounds.
 PIXELS_PER_ATOM = 80
 ATOM_BOUNDS = (100, 1000)
-#: With ``a0``/``a1`` None: the prior weights per label and per region for
-#: an image of 10^5 pixels, scaled in proportion to the pixel count so that
-#: the prior keeps pace with the likelihood, which grows with the pixels.
-A0_PER_1E5_PIXELS = 250.0
-A1_PER_1E5_PIXELS = 2500.0
+#: The named image posteriors of ``segment(model=...)``. ``a0``, ``a1``: the
+#: prior weights per label and per region for an image of 10^5 pixels,
+#: scaled in proportion to the pixel count so that the prior keeps pace
+#: with the likelihood, which grows with the pixels (``a0``/``a1`` None);
+#: ``boundary``: λ of the boundary term (models/boundary.py) per pixel of
+#: boundary at 10^5 pixels, scaled by sqrt(pixels / 10^5), as boundary
+#: lengths grow. "paper" is section 5 of Barbu & Zhu; "contrast" adds the
+#: contrast-sensitive boundary term and drops the per-region weight (the
+#: boundary term does its work), chosen on the tuning half of the 30 BSDS
+#: development photos (see the README and benchmarks/boundary_term.py).
+MODELS = {
+    "paper": {"a0": 250.0, "a1": 2500.0, "boundary": 0.0},
+    "contrast": {"a0": 50.0, "a1": 0.0, "boundary": 10.0},
+}
 
 
 def default_n_atoms(n_pixels: int) -> int:
@@ -135,6 +146,8 @@ class Segmentation:
         ``multilevel`` only: the label image of every level, level 0 (the
         atoms it formed) first and the segments last; each level's labels
         are unions of the previous level's.
+    posterior : str
+        The image posterior sampled (``segment(model=...)``, :data:`MODELS`).
     """
 
     labels: np.ndarray
@@ -154,6 +167,7 @@ class Segmentation:
     model: object = field(repr=False, default=None)
     levels: list = field(repr=False, default=None)
     init: str = None
+    posterior: str = None
 
     @property
     def n_labels(self) -> int:
@@ -169,6 +183,7 @@ class Segmentation:
         """The fields of ``summary.json``."""
         return {
             "sampler": self.sampler,
+            **({"model": self.posterior} if self.posterior is not None else {}),
             "atoms": self.atom_method,
             "n_atoms": int(self.graph.n_vertices),
             "steps": int(self.steps),
@@ -221,6 +236,29 @@ def _check_choice(name, value, choices, label):
         raise TypeError(f"{name} must be a string, one of {', '.join(choices)}; got {value!r}")
     if value not in choices:
         raise InputError(f"unknown {label} '{value}'; choose one of {', '.join(choices)}")
+
+
+def resolve_model(sampler_name, model):
+    """The posterior a run samples: ``model``, or with None "contrast" for
+    the samplers whose kernels have the boundary term
+    (:data:`~swcuts.samplers.common.BOUNDARY_SAMPLERS`) and "paper" for the others."""
+    if model is None:
+        return "contrast" if sampler_name in BOUNDARY_SAMPLERS else "paper"
+    _check_choice("model", model, MODELS, "model")
+    if MODELS[model]["boundary"] and sampler_name not in BOUNDARY_SAMPLERS:
+        raise InputError(f"model '{model}' has a boundary term that sampler '{sampler_name}' does not "
+                         f"support yet; use model='paper' or a sampler among "
+                         f"{', '.join(BOUNDARY_SAMPLERS)}")
+    return model
+
+
+def posterior_weights(model_name, h, w, a0=None, a1=None):
+    """(a0, a1, boundary) of the posterior ``model_name`` on an h x w image
+    (``a0``, ``a1`` given: used as they are)."""
+    m = MODELS[model_name]
+    scale = h * w / 1e5
+    return (m["a0"] * scale if a0 is None else a0, m["a1"] * scale if a1 is None else a1,
+            m["boundary"] * math.sqrt(scale))
 
 
 def _check_seed(seed):
@@ -286,7 +324,7 @@ def check_options(*, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], see
                   time_budget=None, t0=None, t_final=DEFAULTS["t_final"], init=None,
                   edge_scale=DEFAULTS["edge_scale"], q_max=DEFAULTS["q_max"], bins=DEFAULTS["bins"],
                   a0=DEFAULTS["a0"], a1=DEFAULTS["a1"], a2=DEFAULTS["a2"], kappa=DEFAULTS["kappa"],
-                  window_sizes=None, levels=DEFAULTS["levels"]):
+                  window_sizes=None, levels=DEFAULTS["levels"], model=None):
     """Validate the options of :func:`segment` (everything but the image).
 
     Cheap, so callers (the CLI) can refuse bad options before reading an
@@ -314,6 +352,7 @@ def check_options(*, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], see
                         why=" (each level merges the one below; more levels hold nothing new)")
     _check_positive_int("n_atoms", n_atoms)
     _check_seed(seed)
+    resolve_model(name, model)
     _check_positive_int("steps", steps)
     _check_real("time_budget", time_budget, what="a positive number of seconds", allow_none=True)
     if steps is not None and time_budget is not None:
@@ -379,7 +418,8 @@ def default_steps(sampler_name, n_vertices, *, pixels=False) -> int:
     return int(STEPS_PER_ATOM[sampler_name] * n_vertices)
 
 
-def build_posterior(features, atoms, n_atoms, *, seed, bins, a0, a1, a2, kappa, edge_scale, q_max):
+def build_posterior(features, atoms, n_atoms, *, seed, bins, a0, a1, a2, kappa, edge_scale, q_max,
+                    boundary=0.0):
     """Atoms, their graph, edge probabilities and the image posterior of
     prepared ``features``: ``(atom label image, RegionGraph, q, ImageModel)``."""
     atom_labels = compute_atoms(features, atoms, n_atoms, seed=seed)
@@ -389,7 +429,8 @@ def build_posterior(features, atoms, n_atoms, *, seed, bins, a0, a1, a2, kappa, 
     else:
         hist = vertex_histograms(features, atom_labels, graph.n_vertices, bins=15)
     q = np.minimum(kl_edge_probabilities(hist, graph.edges, scale=edge_scale), q_max)
-    model = ImageModel(features, atom_labels, graph, bins=bins, a0=a0, a1=a1, a2=a2, kappa=kappa)
+    model = ImageModel(features, atom_labels, graph, bins=bins, a0=a0, a1=a1, a2=a2, kappa=kappa,
+                       boundary=boundary)
     return atom_labels, graph, q, model
 
 
@@ -509,7 +550,7 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
             steps=None, time_budget=None, t0=None, t_final=DEFAULTS["t_final"], init=None,
             channel_axis=-1, edge_scale=DEFAULTS["edge_scale"], q_max=DEFAULTS["q_max"],
             bins=DEFAULTS["bins"], a0=DEFAULTS["a0"], a1=DEFAULTS["a1"], a2=DEFAULTS["a2"],
-            kappa=DEFAULTS["kappa"], window_sizes=None, levels=DEFAULTS["levels"],
+            kappa=DEFAULTS["kappa"], window_sizes=None, levels=DEFAULTS["levels"], model=None,
             progress=False) -> Segmentation:
     """Segment an image by annealing its posterior with a partition sampler.
 
@@ -562,7 +603,16 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
     bins, a0, a1, a2, kappa : float
         Posterior parameters: likelihood histogram bins, prior weights of
         eq. 59 and the weight of the complexity prior. ``a0`` and ``a1``
-        default to 250 and 2500 per 10^5 pixels of the image.
+        default to the model's weights per 10^5 pixels of the image
+        (:data:`MODELS`).
+    model : {"contrast", "paper"}, optional
+        The image posterior. "paper": section 5 of Barbu & Zhu (region
+        likelihoods, eq. 59 prior). "contrast": the same plus a
+        contrast-sensitive boundary term that pays for boundaries across
+        flat areas and little along image edges (:mod:`swcuts.models.boundary`;
+        Boykov & Jolly 2001), with no per-region weight. Default:
+        "contrast" for the samplers whose kernels have the boundary term
+        (swc, swc1, swc2, gibbs, cluster-gibbs), "paper" for the others.
     window_sizes : sequence of int, optional
         ``multigrid`` and ``multilevel``: sides of the square attention
         windows (default 8, 16, 32, ... up to the image's longer side;
@@ -589,7 +639,7 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
     name, t0 = check_options(sampler=sampler, atoms=atoms, n_atoms=n_atoms, seed=seed, steps=steps,
                              time_budget=time_budget, t0=t0, t_final=t_final, init=init,
                              edge_scale=edge_scale, q_max=q_max, bins=bins, a0=a0, a1=a1, a2=a2,
-                             kappa=kappa, window_sizes=window_sizes, levels=levels)
+                             kappa=kappa, window_sizes=window_sizes, levels=levels, model=model)
     atoms = resolve_atoms(name, atoms)
     init = resolve_init(name, atoms, init)
     window_sizes = _check_window_sizes(window_sizes)
@@ -609,12 +659,13 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
         _check_windows_fit(window_sizes, (h, w))
     if n_atoms is None:
         n_atoms = default_n_atoms(h * w)
-    a0 = A0_PER_1E5_PIXELS * h * w / 1e5 if a0 is None else a0
-    a1 = A1_PER_1E5_PIXELS * h * w / 1e5 if a1 is None else a1
+    model_name = resolve_model(name, model)
+    a0, a1, boundary = posterior_weights(model_name, h, w, a0, a1)
     n_vertices = h * w if atoms == "pixels" else min(n_atoms, h * w)
     check_memory((h, w), n_vertices, bytes_per_vertex=vertex_bytes(name, atoms))
     rng = np.random.default_rng(seed)
-    posterior = dict(bins=bins, a0=a0, a1=a1, a2=a2, kappa=kappa, edge_scale=edge_scale, q_max=q_max)
+    posterior = dict(bins=bins, a0=a0, a1=a1, a2=a2, kappa=kappa, edge_scale=edge_scale, q_max=q_max,
+                     boundary=boundary)
     levels_out = None
     if init == "atoms":
         atom_labels, graph, q, model, vertex_labels, result = multigrid_from_atoms(
@@ -660,6 +711,7 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
     return Segmentation(
         levels=levels_out,
         init=init,
+        posterior=model_name,
         labels=vertex_labels[atom_labels],
         atoms=atom_labels,
         graph=graph,
@@ -679,7 +731,7 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
 
 
 def energy(image, labels, *, channel_axis=-1, bins=DEFAULTS["bins"], a0=DEFAULTS["a0"],
-           a1=DEFAULTS["a1"], a2=DEFAULTS["a2"], kappa=DEFAULTS["kappa"]) -> float:
+           a1=DEFAULTS["a1"], a2=DEFAULTS["a2"], kappa=DEFAULTS["kappa"], model="contrast") -> float:
     """−log π of any segmentation of ``image`` under swcuts' image posterior.
 
     The segmentation is scored on the pixel graph, so it need not be made
@@ -699,6 +751,9 @@ def energy(image, labels, *, channel_axis=-1, bins=DEFAULTS["bins"], a0=DEFAULTS
     bins, a0, a1, a2, kappa : float
         Posterior parameters, as for :func:`segment` (``a0``, ``a1`` None:
         scaled with the pixel count).
+    model : {"contrast", "paper"}
+        The image posterior (:data:`MODELS`); "contrast", the default of
+        :func:`segment`'s default sampler.
 
     Returns
     -------
@@ -718,6 +773,7 @@ def energy(image, labels, *, channel_axis=-1, bins=DEFAULTS["bins"], a0=DEFAULTS
         _check_real(name, value, what="a non-negative number", allow_none=True, allow_zero=True)
     _check_real("a2", a2, what="a non-negative number", allow_zero=True)
     _check_real("kappa", kappa, what="a non-negative number", allow_zero=True)
+    _check_choice("model", model, MODELS, "model")
     features, _ = prepare_image(image, channel_axis=channel_axis)
     h, w = features.shape[:2]
     labels = np.asarray(labels)
@@ -725,9 +781,8 @@ def energy(image, labels, *, channel_axis=-1, bins=DEFAULTS["bins"], a0=DEFAULTS
         raise TypeError(f"labels must be an integer label image, got dtype {labels.dtype}")
     if labels.shape != (h, w):
         raise InputError(f"labels of shape {labels.shape} do not match the image's {h}x{w} pixels")
-    a0 = A0_PER_1E5_PIXELS * h * w / 1e5 if a0 is None else a0
-    a1 = A1_PER_1E5_PIXELS * h * w / 1e5 if a1 is None else a1
+    a0, a1, boundary = posterior_weights(model, h, w, a0, a1)
     pixels = np.arange(h * w, dtype=np.int64).reshape(h, w)
-    model = ImageModel(features, pixels, RegionGraph.from_labels(pixels), bins=bins, a0=a0, a1=a1,
-                       a2=a2, kappa=kappa)
-    return -model.log_target(labels.astype(np.int64).ravel())
+    posterior = ImageModel(features, pixels, RegionGraph.from_labels(pixels), bins=bins, a0=a0, a1=a1,
+                           a2=a2, kappa=kappa, boundary=boundary)
+    return -posterior.log_target(labels.astype(np.int64).ravel())

@@ -117,6 +117,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="start from one label (uniform), random labels, or for multigrid on pixels "
                         "from SW cuts on SLIC atoms (atoms; its default); default uniform otherwise")
     s.add_argument("--edge-scale", type=_float, default=DEFAULTS["edge_scale"])
+    s.add_argument("--model", default=None, metavar="{contrast,paper}",
+                   help="image posterior: the paper's (section 5), or with a contrast-sensitive boundary "
+                        "term (default for swc, swc1, swc2, gibbs, cluster-gibbs; paper for the others)")
     s.add_argument("--a0", type=_float, default=DEFAULTS["a0"], help="prior weight per label")
     s.add_argument("--a1", type=_float, default=DEFAULTS["a1"], help="prior weight per region")
     s.add_argument("--a2", type=_float, default=DEFAULTS["a2"], help="prior weight on sum of area^0.9")
@@ -220,7 +223,7 @@ def _cmd_segment(args) -> int:
     options = dict(sampler=args.sampler, atoms=args.atoms, n_atoms=args.n_atoms, seed=args.seed,
                    steps=args.steps, time_budget=args.time_budget, t0=args.t0, t_final=args.t_final,
                    init=args.init, edge_scale=args.edge_scale, a0=args.a0, a1=args.a1, a2=args.a2,
-                   window_sizes=args.window_sizes,
+                   window_sizes=args.window_sizes, model=args.model,
                    levels=DEFAULTS["levels"] if args.levels is None else args.levels)
     if args.levels is not None and args.sampler != "multilevel":
         print(f"swcuts: warning: --levels applies to the multilevel sampler only; ignored by '{args.sampler}'",

@@ -61,13 +61,13 @@ from .models.vertex_stats import label_sums
 from .graph import RegionGraph
 from .models.image import FAMILIES, ImageModel
 from .samplers import SWC, seed_compiled_rng
-from .samplers.common import StepInfo
+from .samplers.common import StepInfo, require_no_boundary
 from .partition import relabel_vertices
 from .models.image_kernels import join_delta, leave_bound, pieces_interleaved
 from .models.regions import region_cache_terms
 from .primitives import mh_threshold
 from .samplers.common import clear_cut_sums, cut_sums, propose_target
-from .samplers.flips import FW_ADJ, FW_FLOOR, FW_FRESH, model_params
+from .samplers.flips import FW_ADJ, FW_FLOOR, FW_FRESH, NO_BOUNDARY, model_params
 from .samplers.multigrid import Multigrid, window_component
 
 __all__ = ["MultiLevel", "TwoLevel", "Level", "ConnectedMultigrid", "anneal_multilevel",
@@ -139,7 +139,7 @@ def connected_step(n_r, T, labels, size, free_stack, n_free, lstats, lloglik, la
     threshold = mh_threshold(T, log_prop + cut)
     d, ll_rest, ll_new, r_area, c_area = join_delta(
         R, n_r, ell, new, labels, size, lstats, lloglik, labels, larea, vsrc, indptr, indices,
-        area, use_family, n_channels, n_bins, fp, in_r, mark, roots, sR, tmp)
+        area, NO_BOUNDARY, use_family, n_channels, n_bins, fp, in_r, mark, roots, sR, tmp)
     d += leave_bound(r_area, c_area, fp)
     if d <= threshold:
         return np.nan
@@ -446,6 +446,7 @@ class MultiLevel:
                  window_sizes=None, atom_a0=ATOM_DEFAULTS["atom_a0"],
                  atom_a2=ATOM_DEFAULTS["atom_a2"], atom_kappa=ATOM_DEFAULTS["atom_kappa"],
                  q_max=0.95, edge_scale=1.0):
+        require_no_boundary(model, "multilevel")
         if isinstance(n_levels, bool) or not isinstance(n_levels, numbers.Integral) or n_levels < 1:
             raise ValueError(f"n_levels must be an integer >= 1, got {n_levels!r}")
         if isinstance(block, bool) or not isinstance(block, numbers.Integral) or block < 1:

@@ -19,7 +19,7 @@ def test_boundary_change_is_the_difference_of_cut_weights():
         new = int(rng.integers(0, 5))
         after = labels.copy()
         after[R] = new
-        d = boundary_change(labels, R, new, g.indptr, g.indices, w[g.edge_ids], in_r)
+        d = boundary_change(R, R.size, new, labels, g.indptr, g.indices, w[g.edge_ids], in_r)
         assert d == pytest.approx(cut_weight(after, g.edges, w) - cut_weight(labels, g.edges, w), abs=1e-9)
         assert not in_r.any()
 

@@ -36,7 +36,15 @@ def colour_setting():
     return model, img, atoms
 
 
-SETTINGS = {"grey": grey_setting, "colour": colour_setting}
+def boundary_setting():
+    """The colour setting with the contrast-sensitive boundary term."""
+    _, img, atoms = colour_setting()
+    g = RegionGraph.from_labels(atoms)
+    model = ImageModel(img, atoms, g, bins=4, a0=1.0, a1=0.5, a2=0.05, kappa=0.02, boundary=0.8)
+    return model, img, atoms
+
+
+SETTINGS = {"grey": grey_setting, "colour": colour_setting, "boundary": boundary_setting}
 
 
 def edge_q(img, atoms, g):

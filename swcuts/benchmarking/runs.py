@@ -38,7 +38,7 @@ MAX_TRACE_ROWS = 300
 #: Options of ``segment`` that a sweep (``grid``) may set, with their types.
 GRID_OPTIONS = {"a0": float, "a1": float, "a2": float, "kappa": float, "bins": int,
                 "edge_scale": float, "q_max": float, "n_atoms": int, "t0": float, "t_final": float,
-                "atoms": str, "init": str}
+                "atoms": str, "init": str, "model": str}
 
 
 # ---------------------------------------------------------------------------

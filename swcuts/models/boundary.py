@@ -95,17 +95,19 @@ def cut_weight(labels, edges, weights) -> float:
 
 
 @njit(cache=True)
-def boundary_change(labels, R, new_label, indptr, indices, csr_weights, in_r):
-    """Change of the cut weight Σ_{X_i ≠ X_j} w_ij when the vertices R get
-    ``new_label``; ``csr_weights`` holds w in the CSR order of ``indices``.
+def boundary_change(R, n_r, new_label, labels, indptr, indices, csr_weights, in_r):
+    """Change of the cut weight Σ_{X_i ≠ X_j} w_ij when the vertices
+    ``R[:n_r]`` get ``new_label``; ``csr_weights`` holds w in the CSR order
+    of ``indices`` (``weights[graph.edge_ids]``).
 
     Cost O(Σ_{v∈R} deg v). ``in_r`` must be all zero on entry; it is all
     zero again on return.
     """
-    for v in R:
-        in_r[v] = 1
+    for t in range(n_r):
+        in_r[R[t]] = 1
     d = 0.0
-    for v in R:
+    for t in range(n_r):
+        v = R[t]
         old = labels[v]
         for p in range(indptr[v], indptr[v + 1]):
             u = indices[p]
@@ -119,6 +121,6 @@ def boundary_change(labels, R, new_label, indptr, indices, csr_weights, in_r):
                     d += csr_weights[p]
             elif lu != old:
                 d -= csr_weights[p]
-    for v in R:
-        in_r[v] = 0
+    for t in range(n_r):
+        in_r[R[t]] = 0
     return d

@@ -36,7 +36,8 @@ from numba import njit
 
 from ..partition import Partition
 from .base import ModelState
-from .image_kernels import (FP_A0, FP_A1, FP_A2, FP_EXP, FP_KAPPA, FP_RIDGE, N_MODEL_PARAMS,
+from .boundary import boundary_change, contrast_weights, cut_weight
+from .image_kernels import (FP_A0, FP_A1, FP_A2, FP_BOUNDARY, FP_EXP, FP_KAPPA, FP_RIDGE, N_MODEL_PARAMS,
                             label_loglik)
 from .regions import refresh_regions, region_change, region_cache, region_terms
 from .vertex_stats import add_vertex, label_sums, n_stats, pixel_source, row_source, vertex_rows
@@ -129,6 +130,9 @@ class ImageModel:
         Σ area^0.9 (area in pixels).
     kappa : float
         Weight of the complexity prior (1 is the BIC penalty).
+    boundary : float
+        Weight λ of the contrast-sensitive boundary term
+        −λ Σ_{cut edges} w_ij (:mod:`.boundary`); 0: the paper's model.
     """
 
     #: Kernels may run this model's compiled fast path: its arithmetic is in
@@ -136,7 +140,7 @@ class ImageModel:
     compiled = True
 
     def __init__(self, features, atoms, graph, *, bins=32, families=FAMILIES,
-                 a0=50.0, a1=50.0, a2=1.0, kappa=1.0, exponent=0.9):
+                 a0=50.0, a1=50.0, a2=1.0, kappa=1.0, exponent=0.9, boundary=0.0):
         features = np.asarray(features, dtype=np.float64)
         if features.ndim == 2:
             features = features[..., None]
@@ -161,6 +165,14 @@ class ImageModel:
         else:
             self._vstats = self._vertex_stats(features, atoms, graph.n_vertices)
             self.vsrc = row_source(self._vstats, self.n_channels)
+        # The boundary term (models/boundary.py): -boundary * Σ_{cut edges} w_ij.
+        self.boundary = float(boundary)
+        if self.boundary != 0.0:
+            self.boundary_weights = contrast_weights(features, atoms, graph)
+            self.boundary_csr = np.ascontiguousarray(self.boundary_weights[graph.edge_ids])
+        else:
+            self.boundary_weights = np.zeros(graph.n_edges)
+            self.boundary_csr = np.zeros(0)
 
     # ----------------------------------------------------------- statistics
     @property
@@ -234,6 +246,7 @@ class ImageModel:
         fp = np.zeros(N_MODEL_PARAMS + n_extra)
         fp[FP_KAPPA], fp[FP_RIDGE], fp[FP_A0] = self.kappa, self.ridge, self.a0
         fp[FP_A1], fp[FP_A2], fp[FP_EXP] = self.a1, self.a2, self.exponent
+        fp[FP_BOUNDARY] = self.boundary
         return fp
 
     # ------------------------------------------------------------ interface
@@ -269,7 +282,8 @@ class ImageModel:
         lstats = label_sums(inv, self.vsrc, self.n_channels, self.n_bins, used.size)
         ll = sum(self._loglik(s) for s in lstats)
         m, s = region_terms(labels, self.graph.edges, self.area, self.exponent)
-        return float(ll - self.a0 * used.size - self.a1 * m - self.a2 * s)
+        b = cut_weight(labels, self.graph.edges, self.boundary_weights) if self.boundary else 0.0
+        return float(ll - self.a0 * used.size - self.a1 * m - self.a2 * s - self.boundary * b)
 
     def delta(self, state: ModelState, R, new_label: int) -> float:
         """Change of log π when the vertices ``R`` are relabelled ``new_label``.
@@ -280,11 +294,15 @@ class ImageModel:
         R = np.asarray(R, dtype=np.int64)
         w = state.work
         g = self.graph
-        return _delta(state.partition.labels, R, int(new_label), self.vsrc, state.stats,
-                      state.loglik, state.partition.size, g.indptr, g.indices, self.area,
-                      self.n_channels, self.n_bins, self.use_family, self.kappa, self.ridge,
-                      self.a0, self.a1, self.a2, self.exponent,
-                      w.mark_c, w.mark_a, w.mark_b, w.stack, w.visited, *state.scratch)
+        d = _delta(state.partition.labels, R, int(new_label), self.vsrc, state.stats,
+                   state.loglik, state.partition.size, g.indptr, g.indices, self.area,
+                   self.n_channels, self.n_bins, self.use_family, self.kappa, self.ridge,
+                   self.a0, self.a1, self.a2, self.exponent,
+                   w.mark_c, w.mark_a, w.mark_b, w.stack, w.visited, *state.scratch)
+        if self.boundary:
+            d -= self.boundary * boundary_change(R, R.size, int(new_label), state.partition.labels,
+                                                 g.indptr, g.indices, self.boundary_csr, w.mark_c)
+        return d
 
     def apply(self, state: ModelState, R, new_label: int, delta: float) -> None:
         """Relabel ``R`` to ``new_label`` and update the caches; ``delta`` is

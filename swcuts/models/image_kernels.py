@@ -43,12 +43,13 @@ from numba import njit
 
 from ..partition import relabel_vertices
 from ..primitives import find
+from .boundary import boundary_change
 from .regions import refresh_regions
 from .vertex_stats import sum_stats
 
-# fp: the model's parameters
-FP_KAPPA, FP_RIDGE, FP_A0, FP_A1, FP_A2, FP_EXP = range(6)
-N_MODEL_PARAMS = 6
+# fp: the model's parameters (FP_BOUNDARY: λ of the boundary term, models/boundary.py)
+FP_KAPPA, FP_RIDGE, FP_A0, FP_A1, FP_A2, FP_EXP, FP_BOUNDARY = range(7)
+N_MODEL_PARAMS = 7
 # The arrays of a region index.
 REG_RID, REG_AREA, REG_IDS, REG_NFREE, REG_MARK = range(5)
 
@@ -550,11 +551,14 @@ def vertex_leave_regions(k, ell, labels, indptr, indices, area, comp_area, is_nb
 
 @njit(cache=True)
 def join_delta(R, n_r, ell, new, labels, size, lstats, lloglik, comp_root, comp_area, vsrc,
-               indptr, indices, area, use_family, n_channels, n_bins, fp, in_r, mark, roots, sR, tmp):
+               indptr, indices, area, bw, use_family, n_channels, n_bins, fp, in_r, mark, roots, sR,
+               tmp):
     """Δ log π of relabelling the connected set R (inside one region C of
     label ``ell``) to ``new``, except the change of C's own region terms
     (:func:`leave_bound`, :func:`leave_regions`). Fills ``sR`` with R's
-    statistics. Areas are read as ``comp_area[comp_root[v]]``.
+    statistics. Areas are read as ``comp_area[comp_root[v]]``; ``bw`` holds
+    the boundary weights in CSR order (read only when ``fp[FP_BOUNDARY]``
+    is not 0).
 
     Returns (Δ without C's pieces, ll of ell without R, ll of new with R,
     area of R, area of C).
@@ -584,13 +588,15 @@ def join_delta(R, n_r, ell, new, labels, size, lstats, lloglik, comp_root, comp_
         k_j, s_j, sp_j = touching_regions(R, n_r, new, labels, indptr, indices, comp_root,
                                           comp_area, in_r, mark, roots, ex)
     d += region_join_delta(k_j, s_j, sp_j, r_area, fp[FP_A1], fp[FP_A2], ex)
+    if fp[FP_BOUNDARY] != 0.0:
+        d -= fp[FP_BOUNDARY] * boundary_change(R, n_r, new, labels, indptr, indices, bw, in_r)
     return d, ll_rest, ll_new, r_area, comp_area[comp_root[R[0]]]
 
 
 @njit(cache=True)
 def relabel_delta_bounded(R, n_r, ell, new, threshold, labels, size, lstats, lloglik, comp_root,
-                          comp_area, vsrc, indptr, indices, area, use_family, n_channels, n_bins,
-                          fp, in_r, mark, roots, sR, tmp, pws):
+                          comp_area, vsrc, indptr, indices, area, bw, use_family, n_channels,
+                          n_bins, fp, in_r, mark, roots, sR, tmp, pws):
     """Δ log π of relabelling the connected set R: ell -> new when it is
     above ``threshold`` (:func:`swcuts.primitives.mh_threshold`), else NaN.
     The search of C \\ R is skipped when :func:`leave_bound` already puts Δ
@@ -601,7 +607,7 @@ def relabel_delta_bounded(R, n_r, ell, new, threshold, labels, size, lstats, llo
     """
     d, ll_rest, ll_new, r_area, c_area = join_delta(
         R, n_r, ell, new, labels, size, lstats, lloglik, comp_root, comp_area, vsrc, indptr,
-        indices, area, use_family, n_channels, n_bins, fp, in_r, mark, roots, sR, tmp)
+        indices, area, bw, use_family, n_channels, n_bins, fp, in_r, mark, roots, sR, tmp)
     if d + leave_bound(r_area, c_area, fp) <= threshold:
         return np.nan, ll_rest, ll_new
     d += leave_regions(R, n_r, ell, labels, indptr, indices, area, r_area, c_area, fp, in_r, pws)

@@ -380,3 +380,16 @@ def propose_target(ell, whole, n_labels, adj, n_adj, acc_q, acc_n, free_stack, n
     if new_label < 0:
         return -1, 0.0
     return new_label, (math.log(w_cur) - math.log(total - w_new)) - (math.log(w_new) - math.log(avail))
+
+
+#: Samplers whose compiled steps include the image posterior's boundary
+#: term (models/boundary.py) and are proved with it by exact enumeration.
+BOUNDARY_SAMPLERS = ("swc", "swc1", "swc2", "cluster-gibbs", "gibbs")
+
+
+def require_no_boundary(model, sampler: str) -> None:
+    """Refuse an image model with a boundary term in a sampler whose
+    compiled steps do not include it yet (:data:`BOUNDARY_SAMPLERS` do)."""
+    if getattr(model, "boundary", 0.0):
+        raise ValueError(f"sampler '{sampler}' does not support the boundary term yet; use "
+                         f"model='paper' or one of {', '.join(BOUNDARY_SAMPLERS)}")

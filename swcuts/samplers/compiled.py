@@ -32,7 +32,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..models.image_kernels import (FP_A0, FP_A1, FP_A2, FP_EXP, FP_KAPPA, FP_RIDGE, N_MODEL_PARAMS,
+from ..models.boundary import boundary_change
+from ..models.image_kernels import (FP_A0, FP_A1, FP_A2, FP_BOUNDARY, FP_EXP, FP_KAPPA, FP_RIDGE, N_MODEL_PARAMS,
                                     REG_AREA, REG_RID, label_join_delta, label_leave_delta,
                                     label_loglik, leave_regions, load_regions, move_regions,
                                     new_region_index, region_join_delta, relabel_delta_bounded,
@@ -69,7 +70,7 @@ def _swc1_component(labels, edges, q, Rbuf):
 @njit(cache=True)
 def run_image_kernel(kind, temps, f_state, labels, size, free_stack, n_free, lstats, lloglik,
                      regions, best_labels, vsrc, indptr, indices, edge_ids, edges,
-                     q, log1mq, area, use_family, n_channels, n_bins, fp,
+                     q, log1mq, area, bw, use_family, n_channels, n_bins, fp,
                      Rbuf, in_r, mark, stack, visited, acc_log, acc_q, acc_n, adj, roots,
                      sR, tmp, tlab, tlogw, tll, pws):
     """Run ``temps.size`` steps of a kernel on the image posterior.
@@ -124,8 +125,8 @@ def run_image_kernel(kind, temps, f_state, labels, size, free_stack, n_free, lst
             threshold = mh_threshold(T, cut + log_prop)
             d, ll_rest, ll_new = relabel_delta_bounded(
                 R, n_r, ell, new_label, threshold, labels, size, lstats, lloglik, comp_root,
-                comp_area, vsrc, indptr, indices, area, use_family, n_channels, n_bins, fp, in_r,
-                mark, roots, sR, tmp, pws)
+                comp_area, vsrc, indptr, indices, area, bw, use_family, n_channels, n_bins, fp,
+                in_r, mark, roots, sR, tmp, pws)
             if d != d:  # rejected
                 continue
             move_regions(R, n_r, ell, new_label, labels, size, free_stack, n_free, lstats, lloglik,
@@ -180,6 +181,9 @@ def run_image_kernel(kind, temps, f_state, labels, size, free_stack, n_free, lst
                                                           comp_root, comp_area, in_r, mark, roots,
                                                           ex)
                     d += region_join_delta(k_j, s_j, sp_j, r_area, a1, a2, ex)
+                    if fp[FP_BOUNDARY] != 0.0:
+                        d -= fp[FP_BOUNDARY] * boundary_change(R, n_r, lab, labels, indptr, indices,
+                                                               bw, in_r)
                     tll[t] = d
                     tlogw[t] = g + d / T
                 if tlogw[t] > best_w:
@@ -256,7 +260,8 @@ def run_compiled(kind, model, state, q, log1mq, proposal, temps, best_labels=Non
     acc = run_image_kernel(kind, temps, f_state, part.labels,
                            part.size, part.free_stack, part.n_free, state.stats, state.loglik,
                            ws.regions, best_labels, model.vsrc, g.indptr,
-                           g.indices, g.edge_ids, g.edges, q, log1mq, model.area, model.use_family,
+                           g.indices, g.edge_ids, g.edges, q, log1mq, model.area, model.boundary_csr,
+                           model.use_family,
                            model.n_channels, model.n_bins, fp, ws.Rbuf, ws.in_r, ws.mark, ws.stack,
                            ws.visited, ws.acc_log, ws.acc_q, ws.acc_n, ws.adj, ws.roots, ws.sR, ws.tmp,
                            ws.tlab, ws.tlogw, ws.tll, ws.pws)

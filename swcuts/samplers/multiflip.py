@@ -17,7 +17,7 @@ import numpy as np
 from numba import njit
 
 from ..models.image_kernels import load_regions, store_regions
-from .common import StepInfo, TargetProposal, edge_arrays, sample_components
+from .common import StepInfo, TargetProposal, edge_arrays, require_no_boundary, sample_components
 from .flips import FlipWorkspace, flip_set, model_params, record_move
 
 __all__ = ["Multiflip"]
@@ -97,6 +97,7 @@ class Multiflip:
     compiled = True
 
     def __init__(self, model, q, n_flip=2.0, proposal=None):
+        require_no_boundary(model, "multiflip")
         if not getattr(model, "compiled", False):
             raise ValueError(f"multiflip runs on the image posterior; {type(model).__name__} has no compiled path")
         if n_flip == "all":

@@ -34,7 +34,7 @@ import numpy as np
 from numba import njit
 
 from ..models.image_kernels import load_regions, store_regions
-from .common import StepInfo, TargetProposal, edge_arrays, grow_into
+from .common import StepInfo, TargetProposal, edge_arrays, grow_into, require_no_boundary
 from .flips import FlipWorkspace, flip_set, model_params, record_move, vertex_coordinates
 
 __all__ = ["Multigrid", "window_pyramid", "default_window_weights"]
@@ -241,6 +241,7 @@ class Multigrid:
     compiled = True
 
     def __init__(self, model, q, window_sizes=None, window=None, proposal=None, window_weights=None):
+        require_no_boundary(model, "multigrid")
         if not getattr(model, "compiled", False):
             raise ValueError(f"multigrid runs on the image posterior; {type(model).__name__} has no compiled path")
         self.model = model

@@ -102,7 +102,7 @@ from ..models.image_kernels import (apply_move_cached, join_label, join_regions,
                                     vertex_leave_regions)
 from ..models.mixture import MixtureModel, item_join, item_leave, item_move
 from ..partition import MemberIndex
-from .common import StepInfo, draw_anchor_pair, metropolis_hastings, seed_compiled_rng
+from .common import StepInfo, draw_anchor_pair, metropolis_hastings, require_no_boundary, seed_compiled_rng
 from .compiled import CompiledWorkspace
 
 __all__ = ["SplitMerge", "RandomSplit"]
@@ -285,6 +285,7 @@ class SplitMerge:
 
     def __init__(self, model, q=None, *, t=5, M=1, R=1, random_split=False, anchors=None,
                  compiled=None):
+        require_no_boundary(model, "split-merge")
         if getattr(model, "fixed_labels", False):
             raise ValueError(f"{type(model).__name__} has a fixed label set; split-merge needs "
                              "a partition model whose labels are names")

@@ -138,7 +138,7 @@ from numba import njit
 
 from ..models.mixture import MixtureModel, item_join, item_leave, item_move
 from ..partition import MemberIndex
-from .common import StepInfo, draw_anchor_pair, metropolis_hastings
+from .common import StepInfo, draw_anchor_pair, metropolis_hastings, require_no_boundary
 
 __all__ = ["Triadic", "Proposal", "MOVES"]
 
@@ -299,6 +299,7 @@ class Triadic:
     name = "triadic"
 
     def __init__(self, model, q=None, *, beta=0.5, anchors=None, compiled=None):
+        require_no_boundary(model, "triadic")
         if getattr(model, "fixed_labels", False):
             raise ValueError(f"{type(model).__name__} has a fixed label set; the triadic sampler "
                              "needs a partition model whose labels are names")
