@@ -252,6 +252,13 @@ def resolve_model(sampler_name, model):
     return model
 
 
+def common_model(samplers) -> str:
+    """The posterior several samplers are compared on: "contrast" when every
+    one of them supports it, else "paper" (the same target for all)."""
+    names = [_resolve_sampler(sampler) for sampler in samplers]
+    return "contrast" if names and all(n in BOUNDARY_SAMPLERS for n in names) else "paper"
+
+
 def posterior_weights(model_name, h, w, a0=None, a1=None):
     """(a0, a1, boundary) of the posterior ``model_name`` on an h x w image
     (``a0``, ``a1`` given: used as they are)."""

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
-from .api import DEFAULTS, SAMPLERS, check_options, segment
+from .api import DEFAULTS, SAMPLERS, check_options, common_model, segment
 from .atoms import ATOM_METHODS
 from .cli_benchmark import add_parsers as add_benchmark_parsers
 from .cli_benchmark import cmd_benchmark, cmd_report
@@ -278,6 +278,7 @@ def _cmd_compare(args) -> int:
     common = dict(atoms=args.atoms, n_atoms=args.n_atoms, seed=args.seed, time_budget=args.time_budget)
     for name in names:
         check_options(sampler=name, **common)
+    common["model"] = common_model(names)  # one posterior for every sampler
     outdir = Path(args.output)
     missing_dirs(outdir, COMPARE_OUTPUTS)
     image, channel_axis = _load_checked(args.image)

@@ -118,7 +118,7 @@ def make_methods(samplers=DEFAULT_SAMPLERS, peers=DEFAULT_PEERS, *, grid=None, p
     Unknown samplers, peers and options are refused with a one-line
     :class:`~swcuts.imageio.InputError` before any work starts.
     """
-    from ..api import check_options
+    from ..api import check_options, common_model
     from ..peers import PEERS
 
     if isinstance(samplers, str):
@@ -126,12 +126,13 @@ def make_methods(samplers=DEFAULT_SAMPLERS, peers=DEFAULT_PEERS, *, grid=None, p
     if isinstance(peers, str):
         peers = [peers]
     methods = []
+    model = common_model(samplers) if samplers else None  # one posterior for every sampler
     for sampler in samplers:
         for opts in parse_grid(grid):
             check_options(sampler=sampler, **opts)
             tag = ",".join(f"{k}={_format_value(v)}" for k, v in opts.items())
             methods.append(Method(f"{sampler}[{tag}]" if tag else sampler, "sampler", sampler,
-                                  tuple(opts.items())))
+                                  tuple({"model": model, **opts}.items())))
     for peer in peers:
         if peer not in PEERS:
             raise InputError(f"unknown peer '{peer}'; choose from {', '.join(PEERS)}")
