@@ -619,7 +619,8 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
         flat areas and little along image edges (:mod:`swcuts.models.boundary`;
         Boykov & Jolly 2001), with no per-region weight. Default:
         "contrast" for the samplers whose kernels have the boundary term
-        (swc, swc1, swc2, gibbs, cluster-gibbs), "paper" for the others.
+        (swc, swc1, swc2, gibbs, cluster-gibbs, multiflip, multigrid), "paper"
+        for the others.
     window_sizes : sequence of int, optional
         ``multigrid`` and ``multilevel``: sides of the square attention
         windows (default 8, 16, 32, ... up to the image's longer side;

@@ -239,6 +239,10 @@ class ConnectedMultigrid(Multigrid):
 
     name = "multigrid-connected"
 
+    def __init__(self, model, q, **kwargs):
+        require_no_boundary(model, "multilevel")  # connected_step has no boundary term yet
+        super().__init__(model, q, **kwargs)
+
     def run(self, state, rng, temperatures):
         """Run one step per temperature; returns the number accepted."""
         part = state.partition

@@ -40,3 +40,32 @@ def test_weights_of_a_constant_image_are_the_boundary_lengths():
     g = RegionGraph.from_labels(atoms)
     w = contrast_weights(np.full((4, 10, 3), 0.3), atoms, g)
     np.testing.assert_allclose(w, g.boundary_length)
+
+
+def _photo():
+    from skimage import data
+
+    return data.coffee()[::8, ::8]
+
+
+def test_energy_on_pixels_equals_the_samplers_energy_on_atoms():
+    # The boundary weight of an atom edge is the sum over its pixel pairs,
+    # so the pixel-graph energy of the result equals the run's own.
+    import swcuts
+
+    image = _photo()
+    seg = swcuts.segment(image, seed=0, steps=3000)
+    assert seg.posterior == "contrast" and seg.model.boundary > 0
+    assert swcuts.energy(image, seg.labels) == pytest.approx(seg.energy, rel=1e-9)
+    assert swcuts.energy(image, seg.labels, model="paper") != pytest.approx(seg.energy, rel=1e-6)
+
+
+def test_samplers_without_the_term_use_the_paper_model_and_refuse_contrast():
+    import swcuts
+    from swcuts.imageio import InputError
+
+    image = _photo()
+    seg = swcuts.segment(image, sampler="split-merge", seed=0, steps=20)
+    assert seg.posterior == "paper" and seg.model.boundary == 0
+    with pytest.raises(InputError, match="split-merge"):
+        swcuts.segment(image, sampler="split-merge", model="contrast")

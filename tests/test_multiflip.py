@@ -10,7 +10,7 @@ from swcuts.models import ImageModel
 from swcuts.samplers import seed_compiled_rng
 from swcuts.samplers.flips import log_falling
 from swcuts.samplers.multiflip import Multiflip
-from test_enumeration_kernels import colour_setting, grey_setting
+from test_enumeration_kernels import boundary_setting, colour_setting, grey_setting
 
 
 def pixel_setting(h=2, w=3, seed=3):
@@ -24,11 +24,18 @@ def pixel_setting(h=2, w=3, seed=3):
     return model, img, atoms
 
 
-SETTINGS = {"grey": grey_setting, "colour": colour_setting, "pixels2x3": pixel_setting}
+SETTINGS = {"grey": grey_setting, "colour": colour_setting, "pixels2x3": pixel_setting,
+            "boundary": boundary_setting}
 
 
 def edge_q(img, atoms, g, ceiling=0.7):
     return np.minimum(kl_edge_probabilities(vertex_histograms(img, atoms, bins=4), g.edges), ceiling)
+
+
+#: Samples per chain: the boundary setting's posterior is spread over more
+#: partitions, and 5,000 samples left its chi-square test at p ~ 3e-4 for
+#: one seed of four (15,000 samples: p 0.26, 0.22, 0.77 over three seeds).
+N_SAMPLES = {"boundary": 15000}
 
 
 @pytest.fixture(scope="module", params=sorted(SETTINGS))
@@ -37,15 +44,15 @@ def setting(request):
     states = set_partitions(model.n_vertices)
     p = exact_distribution(model, states)
     assert 1.0 / np.sum(p ** 2) > 5
-    return model, edge_q(img, atoms, model.graph), states, p
+    return model, edge_q(img, atoms, model.graph), states, p, N_SAMPLES.get(request.param, 5000)
 
 
 @pytest.mark.parametrize("n_flip", [1.0, "all"])
 def test_multiflip_leaves_posterior_invariant(setting, n_flip):
-    model, q, states, p = setting
+    model, q, states, p, n_samples = setting
     kernel = Multiflip(model, q, n_flip=n_flip)
-    tv, pvalue = run_visits(kernel, model, states, p, seed=11, n_samples=5000, thin=60)
-    assert_matches(tv, pvalue, p, 5000)
+    tv, pvalue = run_visits(kernel, model, states, p, seed=11, n_samples=n_samples, thin=60)
+    assert_matches(tv, pvalue, p, n_samples)
 
 
 class _NoCuts(Multiflip):

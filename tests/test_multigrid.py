@@ -10,11 +10,11 @@ from swcuts.graph import RegionGraph
 from swcuts.samplers import seed_compiled_rng
 from swcuts.samplers.multigrid import Multigrid, window_pyramid
 from swcuts.samplers.flips import vertex_coordinates
-from test_enumeration_kernels import colour_setting, grey_setting
+from test_enumeration_kernels import boundary_setting, colour_setting, grey_setting
 from test_multiflip import edge_q, pixel_setting
 
 SETTINGS = {"grey": (grey_setting, [2, 4]), "colour": (colour_setting, [2, 3]),
-            "pixels2x3": (pixel_setting, [1, 2, 3])}
+            "pixels2x3": (pixel_setting, [1, 2, 3]), "boundary": (boundary_setting, [2, 3])}
 
 
 @pytest.mark.parametrize("name", sorted(SETTINGS))

@@ -384,7 +384,7 @@ def propose_target(ell, whole, n_labels, adj, n_adj, acc_q, acc_n, free_stack, n
 
 #: Samplers whose compiled steps include the image posterior's boundary
 #: term (models/boundary.py) and are proved with it by exact enumeration.
-BOUNDARY_SAMPLERS = ("swc", "swc1", "swc2", "cluster-gibbs", "gibbs")
+BOUNDARY_SAMPLERS = ("swc", "swc1", "swc2", "cluster-gibbs", "gibbs", "multiflip", "multigrid")
 
 
 def require_no_boundary(model, sampler: str) -> None:

@@ -45,8 +45,9 @@ from .common import target_weight
 
 # fp layout of the proposal weights (after the model's own entries)
 FW_ADJ, FW_FLOOR, FW_FRESH, FW_FAR = range(N_MODEL_PARAMS, N_MODEL_PARAMS + 4)
-#: The boundary term is not in these kernels yet (their samplers refuse a
-#: model with one, see common.require_no_boundary).
+#: Boundary weights for kernels without the boundary term (multilevel's
+#: connected steps; their samplers refuse a model with one, see
+#: common.require_no_boundary).
 NO_BOUNDARY = np.zeros(0)
 
 
@@ -254,7 +255,7 @@ def record_move(d, pending, f_state, best_labels, labels, n_comp, ptr, Sbuf, old
 
 @njit(cache=True)
 def flip_set(n_comp, ptr, Sbuf, sid, T, labels, size, free_stack, n_free, lstats, lloglik,
-             regions, vsrc, indptr, indices, edge_ids, q, log1mq, area,
+             regions, vsrc, indptr, indices, edge_ids, q, log1mq, area, bw,
              use_family, n_channels, n_bins, fp, vy, vx, win, inside, inside_list, acc_q, acc_n,
              adj, new_lab, old_lab, in_r, mark, visited, roots, sR, tmp, pws):
     """One multiple-flipping move of the components of S (eq. 51).
@@ -291,7 +292,7 @@ def flip_set(n_comp, ptr, Sbuf, sid, T, labels, size, free_stack, n_free, lstats
         threshold = mh_threshold(T, rest)
         d, ll_rest, ll_new = relabel_delta_bounded(
             R, n_r, ell, new, threshold, labels, size, lstats, lloglik, comp_root, comp_area, vsrc,
-            indptr, indices, area, NO_BOUNDARY, use_family, n_channels, n_bins, fp, in_r, mark, roots,
+            indptr, indices, area, bw, use_family, n_channels, n_bins, fp, in_r, mark, roots,
             sR, tmp, pws)
         if d != d:
             return np.nan
@@ -309,7 +310,7 @@ def flip_set(n_comp, ptr, Sbuf, sid, T, labels, size, free_stack, n_free, lstats
             continue
         dc, ll_rest, ll_new, r_area, c_area = join_delta(
             R, n_r, ell, new_lab[c], labels, size, lstats, lloglik, comp_root, comp_area, vsrc,
-            indptr, indices, area, NO_BOUNDARY, use_family, n_channels, n_bins, fp, in_r, mark, roots,
+            indptr, indices, area, bw, use_family, n_channels, n_bins, fp, in_r, mark, roots,
             sR, tmp)
         dc += leave_regions(R, n_r, ell, labels, indptr, indices, area, r_area, c_area, fp, in_r,
                             pws)

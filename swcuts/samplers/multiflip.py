@@ -17,7 +17,7 @@ import numpy as np
 from numba import njit
 
 from ..models.image_kernels import load_regions, store_regions
-from .common import StepInfo, TargetProposal, edge_arrays, require_no_boundary, sample_components
+from .common import StepInfo, TargetProposal, edge_arrays, sample_components
 from .flips import FlipWorkspace, flip_set, model_params, record_move
 
 __all__ = ["Multiflip"]
@@ -28,7 +28,7 @@ _WHOLE = np.array([-1, 2**62, -1, 2**62], dtype=np.int64)
 @njit(cache=True)
 def run_multiflip(temps, n_flip, f_state, best_labels, labels, size, free_stack, n_free, lstats,
                   lloglik, regions, vsrc, indptr, indices, edge_ids, edges, q, log1mq,
-                  area, use_family, n_channels, n_bins, fp, vcoord, win, Sbuf, ptr, sid, inside,
+                  area, bw, use_family, n_channels, n_bins, fp, vcoord, win, Sbuf, ptr, sid, inside,
                   inside_list, acc_q, acc_n, adj, new_lab, old_lab, in_r, mark, visited, roots, sR, tmp, pws):
     """Run ``temps.size`` multiple-flipping steps; returns the accepted count.
 
@@ -66,7 +66,7 @@ def run_multiflip(temps, n_flip, f_state, best_labels, labels, size, free_stack,
                 sid[v] = s
         d = flip_set(n_s, ptr, Sbuf, sid, temps[step], labels, size, free_stack, n_free, lstats,
                      lloglik, regions, vsrc, indptr, indices, edge_ids, q, log1mq,
-                     area, use_family, n_channels, n_bins, fp, vcoord, vcoord, win, inside,
+                     area, bw, use_family, n_channels, n_bins, fp, vcoord, vcoord, win, inside,
                      inside_list, acc_q, acc_n, adj, new_lab, old_lab, in_r, mark, visited, roots,
                      sR, tmp, pws)
         if d != d:  # rejected
@@ -97,7 +97,6 @@ class Multiflip:
     compiled = True
 
     def __init__(self, model, q, n_flip=2.0, proposal=None):
-        require_no_boundary(model, "multiflip")
         if not getattr(model, "compiled", False):
             raise ValueError(f"multiflip runs on the image posterior; {type(model).__name__} has no compiled path")
         if n_flip == "all":
@@ -128,7 +127,7 @@ class Multiflip:
                             best_labels, part.labels, part.size, part.free_stack, part.n_free,
                             state.stats, state.loglik, ws.regions, self.vsrc,
                             g.indptr, g.indices, g.edge_ids, g.edges, self.q, self.log1mq, m.area,
-                            m.use_family, m.n_channels, m.n_bins, model_params(m, self.proposal),
+                            m.boundary_csr, m.use_family, m.n_channels, m.n_bins, model_params(m, self.proposal),
                             self._vcoord, _WHOLE, ws.Sbuf, ws.ptr, ws.sid, ws.inside, ws.inside_list,
                             ws.acc_q, ws.acc_n, ws.adj, ws.new_lab, ws.old_lab, ws.in_r, ws.mark,
                             ws.visited, ws.roots, ws.sR, ws.tmp, ws.pws)

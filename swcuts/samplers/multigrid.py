@@ -34,7 +34,7 @@ import numpy as np
 from numba import njit
 
 from ..models.image_kernels import load_regions, store_regions
-from .common import StepInfo, TargetProposal, edge_arrays, grow_into, require_no_boundary
+from .common import StepInfo, TargetProposal, edge_arrays, grow_into
 from .flips import FlipWorkspace, flip_set, model_params, record_move, vertex_coordinates
 
 __all__ = ["Multigrid", "window_pyramid", "default_window_weights"]
@@ -182,7 +182,8 @@ def window_component(fixed, sizes, cdf, h, w, pix2v, vy, vx, win, labels, q, qr,
 @njit(cache=True)
 def run_multigrid(temps, sizes, cdf, fixed, h, w, pix2v, vy, vx, f_state, best_labels, labels, size,
                   free_stack, n_free, lstats, lloglik, regions, vsrc, indptr, indices,
-                  edge_ids, q, qr, qd, log1mq, area, use_family, n_channels, n_bins, fp, win, Sbuf, ptr, sid,
+                  edge_ids, q, qr, qd, log1mq, area, bw, use_family, n_channels, n_bins, fp, win, Sbuf, ptr,
+                  sid,
                   inside, inside_list, acc_q, acc_n, adj, new_lab, old_lab, in_r, mark, visited,
                   roots, sR, tmp, pws):
     """Run ``temps.size`` multigrid steps; returns the number accepted.
@@ -204,7 +205,7 @@ def run_multigrid(temps, sizes, cdf, fixed, h, w, pix2v, vy, vx, f_state, best_l
             sid[Sbuf[t]] = 0
         d = flip_set(1, ptr, Sbuf, sid, temps[step], labels, size, free_stack, n_free, lstats,
                      lloglik, regions, vsrc, indptr, indices, edge_ids, q, log1mq,
-                     area, use_family, n_channels, n_bins, fp, vy, vx, win, inside, inside_list,
+                     area, bw, use_family, n_channels, n_bins, fp, vy, vx, win, inside, inside_list,
                      acc_q, acc_n, adj, new_lab, old_lab, in_r, mark, visited, roots, sR, tmp, pws)
         if d != d:  # rejected
             continue
@@ -241,7 +242,6 @@ class Multigrid:
     compiled = True
 
     def __init__(self, model, q, window_sizes=None, window=None, proposal=None, window_weights=None):
-        require_no_boundary(model, "multigrid")
         if not getattr(model, "compiled", False):
             raise ValueError(f"multigrid runs on the image posterior; {type(model).__name__} has no compiled path")
         self.model = model
@@ -300,7 +300,8 @@ class Multigrid:
                             h, w, self.pix2v, self.vy, self.vx, f_state, best_labels, part.labels,
                             part.size, part.free_stack, part.n_free, state.stats, state.loglik,
                             ws.regions, self.vsrc, g.indptr, g.indices,
-                            g.edge_ids, self.q, self.qr, self.qd, self.log1mq, m.area, m.use_family, m.n_channels,
+                            g.edge_ids, self.q, self.qr, self.qd, self.log1mq, m.area, m.boundary_csr,
+                            m.use_family, m.n_channels,
                             m.n_bins, model_params(m, self.proposal), win, ws.Sbuf, ws.ptr, ws.sid,
                             ws.inside, ws.inside_list, ws.acc_q, ws.acc_n, ws.adj, ws.new_lab,
                             ws.old_lab, ws.in_r, ws.mark, ws.visited, ws.roots, ws.sR, ws.tmp, ws.pws)
