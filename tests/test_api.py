@@ -271,7 +271,7 @@ def test_multigrid_from_atoms_default_budget_starts_with_swc():
     """The atoms' phase is exactly segment(sampler="swc")'s run, so the result
     is at least as good as it (same posterior, same seed)."""
     img = grey_image()
-    swc = segment(img, sampler="swc", seed=3, n_atoms=40, model="paper")  # multigrid's posterior
+    swc = segment(img, sampler="swc", seed=3, n_atoms=40)
     seg = segment(img, sampler="multigrid", seed=3, n_atoms=40)
     check_segmentation(seg, img.shape)
     i = _phase_start(seg.trace)
