@@ -26,10 +26,13 @@ The prior is eq. 59: p_o(X) ∝ exp(−a0 L − a1 m − a2 Σ_r area(r)^0.9), w
 labels and m connected regions r. Colour images carry C channels (CIELAB,
 each scaled to [0, 1]); channels are independent given the label and share
 the label's family.
+
+With ``boundary`` = λ > 0 the posterior also has the contrast-sensitive
+boundary term −λ Σ_{cut edges} w_ij of :mod:`.boundary` (``segment``'s
+model "contrast"); its Δ is added in :func:`.image_kernels.join_delta`.
 """
 
 from __future__ import annotations
-
 
 import numpy as np
 from numba import njit
@@ -37,8 +40,8 @@ from numba import njit
 from ..partition import Partition
 from .base import ModelState
 from .boundary import boundary_change, contrast_weights, cut_weight
-from .image_kernels import (FP_A0, FP_A1, FP_A2, FP_BOUNDARY, FP_EXP, FP_KAPPA, FP_RIDGE, N_MODEL_PARAMS,
-                            label_loglik)
+from .image_kernels import (FP_A0, FP_A1, FP_A2, FP_BOUNDARY, FP_EXP, FP_KAPPA, FP_RIDGE,
+                            N_MODEL_PARAMS, label_loglik)
 from .regions import refresh_regions, region_change, region_cache, region_terms
 from .vertex_stats import add_vertex, label_sums, n_stats, pixel_source, row_source, vertex_rows
 

@@ -33,8 +33,8 @@ import numpy as np
 from numba import njit
 
 from ..models.boundary import boundary_change
-from ..models.image_kernels import (FP_A0, FP_A1, FP_A2, FP_BOUNDARY, FP_EXP, FP_KAPPA, FP_RIDGE, N_MODEL_PARAMS,
-                                    REG_AREA, REG_RID, label_join_delta, label_leave_delta,
+from ..models.image_kernels import (FP_A0, FP_A1, FP_A2, FP_BOUNDARY, FP_EXP, FP_KAPPA, FP_RIDGE,
+                                    N_MODEL_PARAMS, REG_AREA, REG_RID, label_join_delta, label_leave_delta,
                                     label_loglik, leave_regions, load_regions, move_regions,
                                     new_region_index, region_join_delta, relabel_delta_bounded,
                                     stats_with, stats_without, store_regions, touching_regions)
