@@ -11,7 +11,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["RegionGraph"]
+__all__ = ["RegionGraph", "pixel_pairs"]
+
+
+
+
+def pixel_pairs(labels):
+    """Labels at both ends of every 4-adjacent pixel pair of a 2-D label
+    image (horizontal pairs first, then vertical), as two flat arrays."""
+    a = np.concatenate([labels[:, :-1].ravel(), labels[:-1, :].ravel()])
+    b = np.concatenate([labels[:, 1:].ravel(), labels[1:, :].ravel()])
+    return a, b
 
 
 @dataclass(frozen=True)
@@ -82,8 +92,7 @@ class RegionGraph:
             raise ValueError("labels must use every value 0..N-1")
 
         # 4-adjacent pixel pairs with different labels, as keys i*N + j, i < j.
-        a = np.concatenate([lab[:, :-1].ravel(), lab[:-1, :].ravel()])
-        b = np.concatenate([lab[:, 1:].ravel(), lab[1:, :].ravel()])
+        a, b = pixel_pairs(lab)
         diff = a != b
         lo = np.minimum(a[diff], b[diff])
         hi = np.maximum(a[diff], b[diff])

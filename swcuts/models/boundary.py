@@ -24,19 +24,13 @@ import numpy as np
 from numba import njit
 from scipy import ndimage as ndi
 
+from ..graph import pixel_pairs
+
 __all__ = ["contrast_weights", "boundary_change", "cut_weight", "SMOOTHING_SIGMA"]
 
 #: σ (pixels) of the Gaussian that smooths the features before their
 #: differences are taken: pixel noise alone should not look like an edge.
 SMOOTHING_SIGMA = 1.0
-
-
-def _pixel_pairs(labels):
-    """Labels of both ends of every 4-adjacent pixel pair (horizontal
-    pairs first, then vertical), as two flat arrays."""
-    a = np.concatenate([labels[:, :-1].ravel(), labels[:-1, :].ravel()])
-    b = np.concatenate([labels[:, 1:].ravel(), labels[1:, :].ravel()])
-    return a, b
 
 
 def contrast_weights(features, atoms, graph, sigma=SMOOTHING_SIGMA):
@@ -80,7 +74,7 @@ def contrast_weights(features, atoms, graph, sigma=SMOOTHING_SIGMA):
                         ((z[1:, :] - z[:-1, :]) ** 2).sum(-1).ravel()])
     mean = d.mean() if d.size else 0.0
     w = np.exp(-d / (2.0 * mean)) if mean > 0 else np.ones_like(d)
-    a, b = _pixel_pairs(np.asarray(atoms, dtype=np.int64))
+    a, b = pixel_pairs(np.asarray(atoms, dtype=np.int64))
     cut = a != b
     n = graph.n_vertices
     keys = np.minimum(a[cut], b[cut]) * n + np.maximum(a[cut], b[cut])
