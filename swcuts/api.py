@@ -2,124 +2,29 @@
 
 from __future__ import annotations
 
-import math
-import numbers
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from . import __version__
 from .anneal import TRACE_COLUMNS, AnnealResult, Schedule, Trace, anneal
-from .atoms import ATOM_METHODS, compute_atoms
+from .atoms import compute_atoms
 from .edges import kl_edge_probabilities, patch_histograms, vertex_histograms
 from .graph import RegionGraph
-from .imageio import BYTES_PER_PIXEL_VERTEX, BYTES_PER_VERTEX, InputError, check_memory, prepare_image
+from .imageio import InputError, check_memory, prepare_image
 from .models.image import ImageModel
-from .samplers import ALIASES, KERNELS
-from .samplers.common import BOUNDARY_SAMPLERS
+from .options import (  # noqa: F401 - re-exported: swcuts.api.<option> as before
+    HIERARCHICAL, SAMPLERS, PIXEL_SAMPLERS, DEFAULTS, MAX_BINS, BINS_WHY, MAX_LEVELS,
+    PIXELS_PER_ATOM, ATOM_BOUNDS, MODELS, default_n_atoms, DEFAULT_T0, DEFAULT_T0_SWC,
+    STEPS_PER_ATOM, STEPS_PER_PIXEL, MAX_PIXEL_STEPS, INITS, ATOMS_INIT_T0,
+    ATOMS_INIT_SMALLEST_WINDOW, ATOMS_INIT_TIME_SHARE, _resolve_sampler, _check_positive_int,
+    _check_real, _check_choice, resolve_model, common_model, posterior_weights, _check_seed,
+    resolve_atoms, ROW_SAMPLERS, vertex_bytes, resolve_init, _check_window_sizes, check_options,
+    _raw_hw, _check_windows_fit, default_steps)
+from .samplers import KERNELS
 from .samplers.multigrid import Multigrid, window_pyramid
 
 __all__ = ["segment", "energy", "Segmentation", "SAMPLERS", "DEFAULTS", "INITS", "multigrid_from_atoms"]
-
-#: Samplers that are not a single kernel but a schedule over a hierarchy of graphs.
-HIERARCHICAL = ("multilevel",)
-#: Sampler names accepted by ``segment(sampler=...)``.
-SAMPLERS = tuple(sorted(set(KERNELS) | set(ALIASES) | set(HIERARCHICAL)))
-#: Samplers made for the pixel lattice: with ``atoms=None`` they run on pixels.
-PIXEL_SAMPLERS = ("multigrid", "multilevel")
-
-#: Defaults of :func:`segment`; see the issue note for what they were tuned on.
-DEFAULTS = dict(
-    n_atoms=None,
-    t_final=0.05,
-    edge_scale=1.0,
-    q_max=0.95,
-    bins=32,
-    a0=None,
-    a1=None,
-    a2=5.0,
-    kappa=1.0,
-    levels=2,
-)
-#: Bounds of options whose cost grows with them: histogram bins (every
-#: label's statistics hold channels x bins numbers; an 8-bit channel has
-#: 256 levels) and the levels of the multi-level hierarchy.
-MAX_BINS = 1024
-BINS_WHY = " (an 8-bit channel has 256 levels; more bins only cost memory)"
-MAX_LEVELS = 8
-#: With ``n_atoms=None``: one atom per this many pixels, within the bounds.
-PIXELS_PER_ATOM = 80
-ATOM_BOUNDS = (100, 1000)
-#: The named image posteriors of ``segment(model=...)``. ``a0``, ``a1``: the
-#: prior weights per label and per region for an image of 10^5 pixels,
-#: scaled in proportion to the pixel count so that the prior keeps pace
-#: with the likelihood, which grows with the pixels (``a0``/``a1`` None);
-#: ``boundary``: λ of the boundary term (models/boundary.py) per pixel of
-#: boundary at 10^5 pixels, scaled by sqrt(pixels / 10^5), as boundary
-#: lengths grow. "paper" is section 5 of Barbu & Zhu; "contrast" adds the
-#: contrast-sensitive boundary term and drops the per-region weight (the
-#: boundary term does its work), chosen on the tuning half of the 30 BSDS
-#: development photos (see the README and benchmarks/boundary_term.py).
-MODELS = {
-    "paper": {"a0": 250.0, "a1": 2500.0, "boundary": 0.0},
-    "contrast": {"a0": 50.0, "a1": 0.0, "boundary": 10.0},
-}
-
-
-def default_n_atoms(n_pixels: int) -> int:
-    """Number of atoms used when ``n_atoms`` is None."""
-    lo, hi = ATOM_BOUNDS
-    return int(min(max(round(n_pixels / PIXELS_PER_ATOM), lo), hi))
-#: Start temperatures (section 5: SW-cuts T0 <= 15, Gibbs T0 >= 100).
-DEFAULT_T0 = {"gibbs": 100.0, "split-merge": 10.0, "random-split": 10.0, "reconfiguration": 10.0,
-              "srm": 10.0, "triadic": 10.0,
-              "tree-guided": 10.0}
-DEFAULT_T0_SWC = 10.0
-#: Default budget in steps per atom (on atoms other than pixels).
-STEPS_PER_ATOM = {"swc": 130, "swc1": 40, "swc2": 100, "cluster-gibbs": 40, "gibbs": 200,
-                  "multiflip": 40, "multigrid": 100, "multilevel": 100,
-                  # reconfiguration, srm: one step = one move + one Gibbs sweep
-                  "reconfiguration": 1, "srm": 1,
-                  "split-merge": 10, "random-split": 10, "triadic": 10, "tree-guided": 10}
-#: Default budget of the pixel-scale samplers on pixels (:func:`default_steps`):
-#: steps per pixel, and at most ``MAX_PIXEL_STEPS`` whatever the image size.
-#: Multigrid from atoms (``init="atoms"``) gets these after the atoms'
-#: own default (``swc``, 130 steps per atom, 1-3 s). Measured on six
-#: 481x321 photos (skimage.data) on a shared 2-core machine, refining SW
-#: cuts' result on ~1,000 SLIC atoms: 5, 10, 20 steps per pixel lowered
-#: −log π by 2.1-5.4 %, 2.4-5.9 %, 2.5-6.1 % at ~10, ~20, ~40 s CPU (most
-#: photos ~12 µs a step; coins ~27 µs): 10 per pixel takes most of the gain
-#: for half the time of 20. The cap of 5 M steps (~1 min at 12 µs; reached
-#: at 500,000 pixels, 800x625) keeps a 1-megapixel image to a few minutes
-#: instead of tens of minutes at a fixed per-pixel rate; pass ``steps`` or
-#: ``time_budget`` for longer runs. (From one label, ``init="uniform"``,
-#: a step costs ~50 µs in the larger windows: 10 per pixel took 78 s CPU
-#: on coffee.) Multilevel (100 steps per pixel before: 15 M steps, most
-#: of an hour): 4 and 10 steps per pixel took 10-15 s and 21-31 s CPU on
-#: coffee, astronaut, rocket, camera, with no consistent gain from 10
-#: (−log π within ±1.1 % of 4's; 4's within −3.7..+0.5 % of swc's default);
-#: its steps cost ~20 µs, so 4 per pixel and a 2 M cap keep it under a
-#: minute. (Measured with the multilevel of cde9275: level 0 from SLIC atoms.)
-STEPS_PER_PIXEL = {"multigrid": 10, "multilevel": 4}
-MAX_PIXEL_STEPS = {"multigrid": 5_000_000, "multilevel": 2_000_000}
-
-#: Starts of a run (``init``). "atoms" is pixel-level multigrid only.
-INITS = ("atoms", "uniform", "random")
-#: ``init="atoms"``: SW cuts (the ``swc`` kernel, its default schedule and
-#: budget) on SLIC atoms first, then multigrid on the pixels from their
-#: segmentation, from temperature ``ATOMS_INIT_T0`` with windows of side
-#: ``ATOMS_INIT_SMALLEST_WINDOW``, 2x that, ... up to the image's longer
-#: side: the atoms' result is already annealed, and what is left to do
-#: is to move boundaries inside atoms, which small windows do best (on
-#: five 481x321 photos, windows from 2 and T0 = 1 beat windows from 8 and
-#: T0 in 2..10; benchmarks/pixel_scale.py).
-ATOMS_INIT_T0 = 1.0
-ATOMS_INIT_SMALLEST_WINDOW = 2
-#: ``init="atoms"`` with a ``time_budget``: the share of it the atoms get.
-#: (With ``steps``, the steps are split in the proportion of the two
-#: phases' default budgets.)
-ATOMS_INIT_TIME_SHARE = 0.1
-
 
 @dataclass
 class Segmentation:
@@ -197,232 +102,6 @@ class Segmentation:
             **({"level_labels": [int(lv.max()) + 1 for lv in self.levels]}
                if self.levels is not None else {}),
         }
-
-
-def _resolve_sampler(sampler) -> str:
-    if not isinstance(sampler, str):
-        raise TypeError(f"sampler must be a string, one of {', '.join(SAMPLERS)}")
-    name = ALIASES.get(sampler, sampler)
-    if name not in KERNELS and name not in HIERARCHICAL:
-        raise InputError(f"unknown sampler '{sampler}'; choose one of {', '.join(SAMPLERS)}")
-    return name
-
-
-def _check_positive_int(name, value, allow_none=True, minimum=1, maximum=None, why=""):
-    """An integer >= ``minimum`` (and <= ``maximum``; ``why`` says why the bound)."""
-    if value is None and allow_none:
-        return
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {value!r}")
-    if value < minimum:
-        what = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
-        raise InputError(f"{name} must be {what}, got {value}")
-    if maximum is not None and value > maximum:
-        raise InputError(f"{name} must be at most {maximum}{why}, got {value}")
-
-
-def _check_real(name, value, *, what, allow_none=False, allow_zero=False):
-    """A finite real number > 0 (or >= 0 with ``allow_zero``); bools are refused."""
-    if value is None and allow_none:
-        return
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a number, got {value!r}")
-    if not (np.isfinite(value) and (value >= 0 if allow_zero else value > 0)):
-        raise InputError(f"{name} must be {what}, got {value}")
-
-
-def _check_choice(name, value, choices, label):
-    if not isinstance(value, str):
-        raise TypeError(f"{name} must be a string, one of {', '.join(choices)}; got {value!r}")
-    if value not in choices:
-        raise InputError(f"unknown {label} '{value}'; choose one of {', '.join(choices)}")
-
-
-def resolve_model(sampler_name, model):
-    """The posterior a run samples: ``model``, or with None "contrast" for
-    the samplers whose kernels have the boundary term
-    (:data:`~swcuts.samplers.common.BOUNDARY_SAMPLERS`) and "paper" for the others."""
-    if model is None:
-        return "contrast" if sampler_name in BOUNDARY_SAMPLERS else "paper"
-    _check_choice("model", model, MODELS, "model")
-    if MODELS[model]["boundary"] and sampler_name not in BOUNDARY_SAMPLERS:
-        raise InputError(f"model '{model}' has a boundary term that sampler '{sampler_name}' does not "
-                         f"support yet; use model='paper' or a sampler among "
-                         f"{', '.join(BOUNDARY_SAMPLERS)}")
-    return model
-
-
-def common_model(samplers) -> str:
-    """The posterior several samplers are compared on: "contrast" when every
-    one of them supports it, else "paper" (the same target for all)."""
-    names = [_resolve_sampler(sampler) for sampler in samplers]
-    return "contrast" if names and all(n in BOUNDARY_SAMPLERS for n in names) else "paper"
-
-
-def posterior_weights(model_name, h, w, a0=None, a1=None):
-    """(a0, a1, boundary) of the posterior ``model_name`` on an h x w image
-    (``a0``, ``a1`` given: used as they are)."""
-    m = MODELS[model_name]
-    scale = h * w / 1e5
-    return (m["a0"] * scale if a0 is None else a0, m["a1"] * scale if a1 is None else a1,
-            m["boundary"] * math.sqrt(scale))
-
-
-def _check_seed(seed):
-    if seed is None or isinstance(seed, (np.random.Generator, np.random.BitGenerator,
-                                         np.random.SeedSequence)):
-        return
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
-        raise TypeError(f"seed must be None, a non-negative integer or a numpy.random.Generator, got {seed!r}")
-    if seed < 0:
-        raise InputError(f"seed must be a non-negative integer, got {seed}")
-
-
-def resolve_atoms(sampler_name, atoms):
-    """The atom method a run uses: ``atoms``, or with None ``"pixels"`` for
-    the pixel-scale samplers (:data:`PIXEL_SAMPLERS`) and ``"slic"`` otherwise."""
-    if atoms is None:
-        return "pixels" if sampler_name in PIXEL_SAMPLERS else "slic"
-    return atoms
-
-
-#: Samplers that read every vertex's full statistics row (``model.vstats``),
-#: which a pixel graph makes only on demand (~1.2 KB per pixel).
-ROW_SAMPLERS = ("split-merge", "random-split", "reconfiguration", "srm", "triadic", "tree-guided")
-
-
-def vertex_bytes(sampler_name, atoms) -> int:
-    """Memory estimate per graph vertex of a run (see :func:`~swcuts.imageio.check_memory`)."""
-    if atoms == "pixels" and sampler_name not in ROW_SAMPLERS:
-        return BYTES_PER_PIXEL_VERTEX
-    return BYTES_PER_VERTEX
-
-
-def resolve_init(sampler_name, atoms, init):
-    """The start a run uses: ``init``, or with None ``"atoms"`` for
-    ``multigrid`` on pixels and ``"uniform"`` otherwise (``atoms`` as
-    resolved by :func:`resolve_atoms`)."""
-    if init is None:
-        return "atoms" if sampler_name == "multigrid" and atoms == "pixels" else "uniform"
-    return init
-
-
-def _check_window_sizes(window_sizes):
-    """None, or a non-empty sequence of positive integers; returns a tuple or None."""
-    if window_sizes is None:
-        return None
-    if isinstance(window_sizes, numbers.Integral) and not isinstance(window_sizes, bool):
-        window_sizes = (window_sizes,)
-    try:
-        sizes = tuple(window_sizes)
-    except TypeError:
-        raise TypeError(f"window_sizes must be a list of integers, got {window_sizes!r}") from None
-    if not sizes:
-        raise InputError("window_sizes must list at least one window side")
-    for s in sizes:
-        if isinstance(s, bool) or not isinstance(s, numbers.Integral):
-            raise TypeError(f"window sizes must be integers, got {s!r}")
-        if s < 1:
-            raise InputError(f"window sizes must be at least 1 pixel, got {s}")
-    return tuple(int(s) for s in sizes)
-
-
-def check_options(*, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], seed=None, steps=None,
-                  time_budget=None, t0=None, t_final=DEFAULTS["t_final"], init=None,
-                  edge_scale=DEFAULTS["edge_scale"], q_max=DEFAULTS["q_max"], bins=DEFAULTS["bins"],
-                  a0=DEFAULTS["a0"], a1=DEFAULTS["a1"], a2=DEFAULTS["a2"], kappa=DEFAULTS["kappa"],
-                  window_sizes=None, levels=DEFAULTS["levels"], model=None):
-    """Validate the options of :func:`segment` (everything but the image).
-
-    Cheap, so callers (the CLI) can refuse bad options before reading an
-    image. Returns ``(kernel name, t0)``.
-
-    Raises
-    ------
-    ValueError
-        (:class:`~swcuts.imageio.InputError`) for a bad value; the message
-        is one line that says what is wrong.
-    TypeError
-        For an argument of the wrong type.
-    """
-    name = _resolve_sampler(sampler)
-    atoms = resolve_atoms(name, atoms)
-    _check_choice("atoms", atoms, ATOM_METHODS, "atoms")
-    if name in HIERARCHICAL and atoms != "pixels":
-        raise InputError(f"sampler '{name}' forms its own atoms by cluster sampling on pixels; "
-                         f"use atoms='pixels' (the default for it), not '{atoms}'")
-    _check_window_sizes(window_sizes)
-    if window_sizes is not None and name not in ("multigrid", "multilevel"):
-        raise InputError(f"window_sizes is an option of the multigrid and multilevel samplers, "
-                         f"not of '{name}'")
-    _check_positive_int("levels", levels, allow_none=False, maximum=MAX_LEVELS,
-                        why=" (each level merges the one below; more levels hold nothing new)")
-    _check_positive_int("n_atoms", n_atoms)
-    _check_seed(seed)
-    resolve_model(name, model)
-    _check_positive_int("steps", steps)
-    _check_real("time_budget", time_budget, what="a positive number of seconds", allow_none=True)
-    if steps is not None and time_budget is not None:
-        raise InputError("give either steps or time_budget, not both")
-    if init is not None:
-        _check_choice("init", init, INITS, "init")
-    init = resolve_init(name, atoms, init)
-    if init == "atoms" and not (name == "multigrid" and atoms == "pixels"):
-        raise InputError(f"init='atoms' starts multigrid on pixels from a segmentation of SLIC atoms; "
-                         f"it needs sampler='multigrid' with atoms='pixels', not sampler '{name}' "
-                         f"on atoms '{atoms}'; use init='uniform' or 'random'")
-    if init == "random" and name in HIERARCHICAL:
-        raise InputError(f"sampler '{name}' starts from blocks of pixels under one segment; "
-                         f"init='random' does not apply to it (use init='uniform', the default)")
-    _check_real("t0", t0, what="a positive temperature", allow_none=True)
-    _check_real("t_final", t_final, what="a positive temperature")
-    if t0 is None:
-        t0 = ATOMS_INIT_T0 if init == "atoms" else DEFAULT_T0.get(name, DEFAULT_T0_SWC)
-    if t_final > t0:
-        raise InputError(f"t_final ({t_final}) must not exceed t0 ({t0}); lower t_final or raise t0")
-    _check_real("edge_scale", edge_scale, what="a positive number")
-    _check_real("q_max", q_max, what="a number in (0, 1)")
-    if not q_max < 1:
-        raise InputError(f"q_max must be a number in (0, 1), got {q_max}")
-    _check_positive_int("bins", bins, allow_none=False, minimum=2, maximum=MAX_BINS, why=BINS_WHY)
-    for nm, val in (("a0", a0), ("a1", a1)):
-        _check_real(nm, val, what="a non-negative number", allow_none=True, allow_zero=True)
-    for nm, val in (("a2", a2), ("kappa", kappa)):
-        _check_real(nm, val, what="a non-negative number", allow_zero=True)
-    return name, float(t0)
-
-
-def _raw_hw(image, channel_axis):
-    """(H, W) of an image from its shape alone, or None to leave it to prepare_image."""
-    shape = getattr(image, "shape", None)
-    try:
-        shape = tuple(int(s) for s in shape)
-    except (TypeError, ValueError):
-        return None
-    if len(shape) == 2:
-        return shape
-    if (len(shape) == 3 and isinstance(channel_axis, numbers.Integral)
-            and not isinstance(channel_axis, bool) and -3 <= channel_axis <= 2):
-        return tuple(s for i, s in enumerate(shape) if i != channel_axis % 3)
-    return None
-
-
-def _check_windows_fit(window_sizes, hw):
-    h, w = (int(t) for t in hw)
-    big = max(window_sizes)
-    if big > max(h, w):
-        raise InputError(f"window of {big} pixels is larger than the {h}x{w} image; "
-                         f"use window sizes up to {max(h, w)}")
-
-
-def default_steps(sampler_name, n_vertices, *, pixels=False) -> int:
-    """The budget in steps of a run without ``steps`` or ``time_budget``:
-    :data:`STEPS_PER_ATOM` per vertex, or on pixels (``pixels=True``) for
-    the pixel-scale samplers :data:`STEPS_PER_PIXEL` per pixel, at most
-    :data:`MAX_PIXEL_STEPS`."""
-    if pixels and sampler_name in STEPS_PER_PIXEL:
-        return int(min(STEPS_PER_PIXEL[sampler_name] * n_vertices, MAX_PIXEL_STEPS[sampler_name]))
-    return int(STEPS_PER_ATOM[sampler_name] * n_vertices)
 
 
 def build_posterior(features, atoms, n_atoms, *, seed, bins, a0, a1, a2, kappa, edge_scale, q_max,

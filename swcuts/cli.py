@@ -27,7 +27,8 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
-from .api import DEFAULTS, SAMPLERS, check_options, common_model, segment
+from .api import segment
+from .options import DEFAULTS, SAMPLERS, check_options, common_model
 from .atoms import ATOM_METHODS
 from .cli_benchmark import add_parsers as add_benchmark_parsers
 from .cli_benchmark import cmd_benchmark, cmd_report

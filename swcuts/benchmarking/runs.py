@@ -118,7 +118,7 @@ def make_methods(samplers=DEFAULT_SAMPLERS, peers=DEFAULT_PEERS, *, grid=None, p
     Unknown samplers, peers and options are refused with a one-line
     :class:`~swcuts.imageio.InputError` before any work starts.
     """
-    from ..api import check_options, common_model
+    from ..options import check_options, common_model
     from ..peers import PEERS
 
     if isinstance(samplers, str):
