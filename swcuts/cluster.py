@@ -125,7 +125,7 @@ def cluster(data, *, model="gaussian", sampler="split-merge", alpha=1.0, seed=No
         sampler_options = {}
     if not isinstance(sampler_options, dict) or not all(isinstance(k, str) for k in sampler_options):
         raise TypeError(f"sampler_options must be a dict of keyword arguments, got {sampler_options!r}")
-    from .api import _check_positive_int, _check_real
+    from .options import _check_positive_int, _check_real
 
     _check_positive_int("steps", steps)  # the same checks as segment()
     _check_real("time_budget", time_budget, what="a positive, finite number of seconds", allow_none=True)
@@ -135,7 +135,7 @@ def cluster(data, *, model="gaussian", sampler="split-merge", alpha=1.0, seed=No
         raise InputError(f"temperature must be positive, got {temperature}")
     if init not in ("one", "singletons", "random"):
         raise InputError(f"unknown init '{init}'; choose 'one', 'singletons' or 'random'")
-    from .api import _check_seed
+    from .options import _check_seed
 
     _check_seed(seed)
     values = np.asarray(data) if not isinstance(data, np.ndarray) else data
