@@ -3,7 +3,10 @@
 A region is a connected component of the subgraph of same-label edges. When
 a vertex set R is relabelled, only the components that contain R or touch
 it with the new label change; :func:`region_change` searches exactly those,
-in time proportional to their size.
+in time proportional to their size. The compiled kernels' searches
+(:func:`touching_regions`, :func:`search_pieces`, :func:`pieces_interleaved`,
+:func:`vertex_leave_pieces`) read region areas from a cache instead
+(see :mod:`.image_kernels`).
 """
 
 from __future__ import annotations
@@ -13,7 +16,10 @@ from numba import njit
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-__all__ = ["region_change", "region_terms", "region_cache", "region_cache_terms", "refresh_regions"]
+from ..primitives import find
+
+__all__ = ["region_change", "region_terms", "region_cache", "region_cache_terms", "refresh_regions",
+           "touching_regions", "search_pieces", "pieces_interleaved", "vertex_leave_pieces"]
 
 
 @njit(cache=True)
@@ -188,3 +194,207 @@ def region_cache_terms(labels, indptr, indices, area, exponent, comp_root, comp_
         m += 1
         s += a ** exponent
     return m, s
+
+
+# ------------------------------------------- the regions a move changes (compiled kernels)
+@njit(cache=True)
+def touching_regions(R, n_r, new_label, labels, indptr, indices, comp_root, comp_area, in_r, mark,
+                     roots, exponent):
+    """Regions of ``new_label`` touching R: (count, Σ area, Σ area^e).
+
+    A region's area is read at its name, ``comp_area[comp_root[u]]``: right
+    for the per-vertex cache (the root is a vertex of its region) and for
+    the region index (:func:`move_regions`)."""
+    for t in range(n_r):
+        in_r[R[t]] = 1
+    k = 0
+    s = 0.0
+    sp = 0.0
+    for t in range(n_r):
+        v = R[t]
+        for p in range(indptr[v], indptr[v + 1]):
+            u = indices[p]
+            if in_r[u] or labels[u] != new_label:
+                continue
+            r = comp_root[u]
+            if mark[r]:
+                continue
+            mark[r] = 1
+            roots[k] = r
+            k += 1
+            s += comp_area[r]
+            sp += comp_area[r] ** exponent
+    for t in range(k):
+        mark[roots[t]] = 0
+    for t in range(n_r):
+        in_r[R[t]] = 0
+    return k, s, sp
+
+
+@njit(cache=True)
+def search_pieces(R, n_r, ell, labels, indptr, indices, area, in_r, owner, queue, parent, count,
+                  garea):
+    """The interleaved search of :func:`pieces_interleaved`; leaves its
+    groups in place (``owner`` of every queued vertex, union-find ``parent``,
+    ``count`` of queued but unvisited vertices, ``garea``) for the caller to
+    read and clear. Returns (groups, queued vertices, pieces found).
+    ``in_r`` marks R on entry."""
+    tail = 0
+    n_groups = 0
+    for t in range(n_r):
+        v = R[t]
+        for p in range(indptr[v], indptr[v + 1]):
+            s = indices[p]
+            if in_r[s] or owner[s] >= 0 or labels[s] != ell:
+                continue
+            owner[s] = n_groups
+            parent[n_groups] = n_groups
+            count[n_groups] = 1
+            garea[n_groups] = area[s]
+            n_groups += 1
+            queue[tail] = s
+            tail += 1
+    n_roots = n_groups
+    growing = n_groups
+    head = 0
+    while head < tail and n_roots > 1 and growing > 1:
+        v = queue[head]
+        head += 1
+        g = find(parent, owner[v])
+        for p in range(indptr[v], indptr[v + 1]):
+            u = indices[p]
+            if in_r[u] or labels[u] != ell:
+                continue
+            if owner[u] < 0:
+                owner[u] = g
+                count[g] += 1
+                garea[g] += area[u]
+                queue[tail] = u
+                tail += 1
+            else:
+                h = find(parent, owner[u])
+                if h != g:
+                    # Two searches met: one piece. Merge h into g.
+                    growing -= 1 if count[h] > 0 else 0
+                    parent[h] = g
+                    count[g] += count[h]
+                    garea[g] += garea[h]
+                    n_roots -= 1
+        count[g] -= 1
+        if count[g] == 0:
+            growing -= 1
+    return n_groups, tail, n_roots
+
+
+@njit(cache=True)
+def pieces_interleaved(R, n_r, ell, labels, indptr, indices, area, rest_area, exponent, in_r,
+                       owner, queue, parent, count, garea):
+    """Pieces of C \\ R (C the region of label ``ell`` holding the connected
+    set R; ``rest_area`` = area of C \\ R): (count, Σ area^exponent).
+
+    Every piece holds a neighbour of R. One breadth-first search grows from
+    all those neighbours at once, merging searches that meet; it stops when
+    all have met (C \\ R is one piece, the common case) or when at most one
+    search is still growing (its area is what the others leave). The cost
+    is that of the smaller pieces, not of C. ``owner`` must be −1 on entry
+    (and is again on return); ``in_r`` zero.
+    """
+    for t in range(n_r):
+        in_r[R[t]] = 1
+    n_groups, tail, n_roots = search_pieces(R, n_r, ell, labels, indptr, indices, area, in_r,
+                                            owner, queue, parent, count, garea)
+    if n_roots == 1:
+        n_pieces = 1
+        sp = rest_area ** exponent
+    else:
+        n_pieces = 0
+        sp = 0.0
+        done = 0.0
+        open_root = -1
+        for gi in range(n_groups):
+            if parent[gi] != gi:
+                continue
+            n_pieces += 1
+            if count[gi] == 0:
+                sp += garea[gi] ** exponent
+                done += garea[gi]
+            else:
+                open_root = gi
+        if open_root >= 0:
+            sp += max(rest_area - done, 0.0) ** exponent
+    for t in range(tail):
+        owner[queue[t]] = -1
+    for t in range(n_r):
+        in_r[R[t]] = 0
+    return n_pieces, sp
+
+
+@njit(cache=True)
+def vertex_leave_pieces(k, ell, labels, indptr, indices, area, comp_area, is_nb, mark, visited, ex):
+    """Pieces of k's region (label ``ell``) once k leaves it: (count, Σ area^ex).
+
+    Each piece holds a same-label neighbour of k. The pieces are searched
+    one at a time, k blocked; as soon as every such neighbour has been
+    reached, the piece being searched is the last one and its area is the
+    region's cached area minus k and the earlier pieces (areas are whole
+    pixel counts, so the difference is exact). In a planar graph the
+    neighbours of k are usually joined by a short path around k, so the
+    search stops after a few vertices instead of covering the region.
+    ``is_nb`` and ``mark`` are zero on entry and on return.
+    """
+    n_nb = 0
+    for p in range(indptr[k], indptr[k + 1]):
+        u = indices[p]
+        if labels[u] == ell and not is_nb[u]:
+            is_nb[u] = 1
+            n_nb += 1
+    rest = comp_area[k] - area[k]
+    if n_nb <= 1:
+        for p in range(indptr[k], indptr[k + 1]):
+            is_nb[indices[p]] = 0
+        return n_nb, (rest ** ex if n_nb == 1 else 0.0)
+    mark[k] = 1
+    visited[0] = k
+    n_vis = 1
+    found = 0
+    pieces = 0
+    sp = 0.0
+    done_area = 0.0
+    for p0 in range(indptr[k], indptr[k + 1]):
+        s = indices[p0]
+        if not is_nb[s] or mark[s]:
+            continue
+        pieces += 1
+        mark[s] = 1
+        visited[n_vis] = s
+        n_vis += 1
+        found += 1
+        head = n_vis - 1
+        a = 0.0
+        last = found == n_nb
+        while head < n_vis and not last:
+            v = visited[head]
+            head += 1
+            a += area[v]
+            for p in range(indptr[v], indptr[v + 1]):
+                u = indices[p]
+                if mark[u] or labels[u] != ell:
+                    continue
+                mark[u] = 1
+                visited[n_vis] = u
+                n_vis += 1
+                if is_nb[u]:
+                    found += 1
+                    if found == n_nb:
+                        last = True
+                        break
+        if last:
+            sp += (rest - done_area) ** ex
+            break
+        sp += a ** ex
+        done_area += a
+    for h in range(n_vis):
+        mark[visited[h]] = 0
+    for p in range(indptr[k], indptr[k + 1]):
+        is_nb[indices[p]] = 0
+    return pieces, sp
