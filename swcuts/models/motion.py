@@ -1,0 +1,373 @@
+"""The two-frame motion posterior (Barbu & Zhu, section 7, eqs. 73-76).
+
+Frame 2 is the reference. Every pixel p of frame 2 has three labels: its
+velocity x⁽⁰⁾_p (one of the ``K`` displacements of a grid, or nil when p is
+half-occluded), its intensity region x⁽¹⁾_p and its object x⁽²⁾_p; objects
+are unions of intensity regions. The posterior (eq. 73)
+
+    π(X) ∝ L(I1 | I2, X⁽⁰⁾) · L(I2 | X⁽¹⁾) · π_o(X)
+
+has the optical-flow likelihood of eq. 74 (I2(p) = I1(p − x_p) plus
+Gaussian noise of deviation ``sigma`` on every channel, I1 sampled
+bilinearly; a nil pixel pays ``nil_cost`` instead), the image-segmentation
+likelihood of section 5 on level 1 (:class:`~swcuts.models.image.ImageModel`,
+which also holds the level-1 prior), and the prior of eq. 75: per object a
+velocity c_o with weight exp(−α Σ_p ‖x_p − c_o‖²), the Markov term
+β Σ ‖x_p − x_q‖ over neighbour pairs, the level-0 boundary length δ|∂V⁽⁰⁾|
+and λ₂ per object. c_o is summed out (see
+:mod:`swcuts.models.motion_kernels`); after sampling each object reports
+its most probable c_o.
+
+Departures from the paper, each to keep the kernels exact and cheap: the
+label count λ₀L⁽⁰⁾ of the velocity regions is left out (δ already charges
+every velocity boundary); level 1 is the image posterior on the atoms of
+frame 2 rather than on the velocity regions; the distance from nil to a
+velocity is a constant ``nu``.
+
+This module holds the data terms and ``log π``; the compiled Δ of a
+level-0 move is :func:`~swcuts.models.motion_kernels.cluster_log_pi`, the
+level-2 model is :class:`ObjectModel`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import cv2
+import numpy as np
+
+from ..edges import kl_edge_probabilities
+from ..graph import RegionGraph, pixel_pairs
+from ..partition import Partition
+from .base import ModelState
+from .motion_kernels import N_STATS, object_score, object_scores, pair_cost
+
+__all__ = ["MotionPosterior", "ObjectModel", "velocity_grid", "noise_sigma", "MOTION_DEFAULTS"]
+
+#: Weights of eqs. 74-75 for intensities on the 0..255 scale.
+#: ``sigma=None`` estimates the noise of the frames (:func:`noise_sigma`).
+MOTION_DEFAULTS = dict(sigma=None, nil_cost=6.0, alpha=0.5, beta=4.0, delta=2.0, nu=1.0,
+                       lambda2=200.0)
+#: Upper clip of the level-0 edge probability: q = 1 would freeze a pair
+#: with different labels (its cut factor 1 − q would be 0 both ways).
+Q0_MAX = 0.98
+
+
+def velocity_grid(max_displacement, precision):
+    """The 1-D grid −m, −m + p, …, m of one velocity axis."""
+    n = int(round(2 * max_displacement / precision)) + 1
+    return np.linspace(-max_displacement, max_displacement, n)
+
+
+def noise_sigma(frame1, frame2, floor=2.0):
+    """The deviation σ_o of eq. 74's residual: √2 times the noise of one
+    frame, at least ``floor`` (the interpolation error of the label grid).
+    The noise is Immerkær's estimate (mean |Laplacian difference| · √(π/2)/6),
+    averaged over channels and frames."""
+    kernel = np.array([[1, -2, 1], [-2, 4, -2], [1, -2, 1]], np.float32)
+    est = []
+    for f in (frame1, frame2):
+        for c in range(f.shape[2]):
+            r = cv2.filter2D(np.ascontiguousarray(f[..., c]), -1, kernel)[1:-1, 1:-1]
+            est.append(math.sqrt(math.pi / 2.0) * float(np.abs(r).mean()) / 6.0 if r.size else 0.0)
+    return max(floor, math.sqrt(2.0) * float(np.mean(est)))
+
+
+def _out_of_frame_cost(nil_cost):
+    return 4.0 * nil_cost + 10.0
+
+
+class MotionPosterior:
+    """Levels 0 and 2 of the motion posterior for one frame pair.
+
+    Parameters
+    ----------
+    frame1, frame2 : (H, W, C) float arrays, intensities on the 0..255 scale
+    grid : (n,) float array
+        One axis of the velocity labels; the labels are the n² pairs
+        (u, v) = (grid[k % n], grid[k // n]), k = 0..n² − 1, and nil = n².
+    base : (H, W, 2) float array, optional
+        The base flow w of a pyramid level: label k means velocity
+        w_p + d_k. Zero by default.
+    sigma, nil_cost, alpha, beta, delta, nu, lambda2 : float
+        Weights of eqs. 74-75 (see :data:`MOTION_DEFAULTS`).
+
+    Attributes
+    ----------
+    D : (H·W, K + 1) float32 array
+        The data cost −log L of every pixel and label (column K: nil).
+    q_right, q_down : (H·W,) float arrays
+        The level-0 edge probability to the right of and below each pixel
+        (the paper's q⁽⁰⁾: the best common displacement of the pair).
+    cu, cv : float arrays
+        The grid of object velocities c_o (covering every pixel's labels).
+    """
+
+    def __init__(self, frame1, frame2, grid, base=None, **weights):
+        params = dict(MOTION_DEFAULTS)
+        unknown = set(weights) - set(params)
+        if unknown:
+            raise TypeError(f"unknown motion weight(s): {', '.join(sorted(unknown))}")
+        params.update(weights)
+        f1 = np.asarray(frame1, np.float32)
+        f2 = np.asarray(frame2, np.float32)
+        if f1.ndim == 2:
+            f1, f2 = f1[..., None], f2[..., None]
+        if params["sigma"] is None:
+            params["sigma"] = noise_sigma(f1, f2)
+        for name, value in params.items():
+            if not (math.isfinite(value) and value >= 0):
+                raise ValueError(f"{name} must be finite and non-negative, got {value}")
+        if params["sigma"] <= 0:
+            raise ValueError("sigma must be positive")
+        self.__dict__.update(params)
+        self.shape = f2.shape[:2]
+        h, w = self.shape
+        self.grid = np.asarray(grid, np.float64)
+        n = self.grid.size
+        self.du = np.tile(self.grid, n)
+        self.dv = np.repeat(self.grid, n)
+        self.nil = n * n
+        base = np.zeros((h, w, 2)) if base is None else np.asarray(base, np.float64)
+        self.wu = np.ascontiguousarray(base[..., 0].ravel())
+        self.wv = np.ascontiguousarray(base[..., 1].ravel())
+        self.D, q_right, q_down = self._data_terms(f1, f2)
+        self.q_right, self.q_down = q_right, q_down
+        step = self.grid[1] - self.grid[0] if n > 1 else 1.0
+        self.cu = self._c_grid(self.wu, step)
+        self.cv = self._c_grid(self.wv, step)
+
+    def _c_grid(self, base, step):
+        lo = math.floor((base.min() + self.grid[0]) / step) * step
+        hi = math.ceil((base.max() + self.grid[-1]) / step) * step
+        return np.arange(lo, hi + step / 2, step)
+
+    @property
+    def n_pixels(self) -> int:
+        return self.shape[0] * self.shape[1]
+
+    @property
+    def n_labels(self) -> int:
+        """Velocity labels plus nil."""
+        return self.nil + 1
+
+    def _data_terms(self, f1, f2):
+        """Per-pixel costs of every label (eq. 74) and the level-0 edge
+        probabilities, one remap per label (no loop over pixels)."""
+        h, w = self.shape
+        ys, xs = np.mgrid[0:h, 0:w].astype(np.float32)
+        bu = self.wu.reshape(h, w).astype(np.float32)
+        bv = self.wv.reshape(h, w).astype(np.float32)
+        D = np.empty((h * w, self.nil + 1), np.float32)
+        best_r = np.full((h, max(w - 1, 0)), np.inf, np.float32)
+        best_d = np.full((max(h - 1, 0), w), np.inf, np.float32)
+        far = np.float32(_out_of_frame_cost(self.nil_cost))
+        scale = np.float32(1.0 / (2.0 * self.sigma ** 2))
+        for k in range(self.nil):
+            mx = xs - bu - np.float32(self.du[k])
+            my = ys - bv - np.float32(self.dv[k])
+            warped = cv2.remap(f1, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+            if warped.ndim == 2:
+                warped = warped[..., None]
+            diff = f2 - warped
+            cost = (diff * diff).sum(axis=2) * scale
+            outside = (mx < 0) | (mx > w - 1) | (my < 0) | (my > h - 1)
+            cost[outside] = far
+            D[:, k] = cost.ravel()
+            ad = np.abs(diff).mean(axis=2)
+            ad[outside] = np.inf
+            np.minimum(best_r, ad[:, :-1] + ad[:, 1:], out=best_r)
+            np.minimum(best_d, ad[:-1, :] + ad[1:, :], out=best_d)
+        D[:, self.nil] = self.nil_cost
+        g2 = f2.mean(axis=2)
+        q_right = np.zeros(h * w)
+        q_down = np.zeros(h * w)
+        qr = np.exp(-best_r / 7.0 - np.abs(g2[:, :-1] - g2[:, 1:]) / 10.0)
+        qd = np.exp(-best_d / 7.0 - np.abs(g2[:-1, :] - g2[1:, :]) / 10.0)
+        q_right.reshape(h, w)[:, :-1] = np.minimum(qr, Q0_MAX)
+        q_down.reshape(h, w)[:-1, :] = np.minimum(qd, Q0_MAX)
+        return D, q_right, q_down
+
+    # ----------------------------------------------------------- log π
+    def object_stats(self, x0, obj, n_objects):
+        """(n_objects, 4) statistics n, S1_u, S1_v, S2 of the non-nil
+        pixels' velocities per object."""
+        x0 = np.asarray(x0).ravel()
+        obj = np.asarray(obj).ravel()
+        ok = x0 != self.nil
+        u = self.wu[ok] + self.du[x0[ok]]
+        v = self.wv[ok] + self.dv[x0[ok]]
+        o = obj[ok]
+        out = np.zeros((n_objects, N_STATS))
+        out[:, 0] = np.bincount(o, minlength=n_objects)
+        out[:, 1] = np.bincount(o, u, minlength=n_objects)
+        out[:, 2] = np.bincount(o, v, minlength=n_objects)
+        out[:, 3] = np.bincount(o, u * u + v * v, minlength=n_objects)
+        return out
+
+    def pair_energy(self, x0) -> float:
+        """Σ over neighbour pairs of eq. 75's Markov and boundary terms."""
+        h, w = self.shape
+        x0 = np.asarray(x0).reshape(h, w)
+        idx = np.arange(h * w).reshape(h, w)
+        pa, pb = pixel_pairs(idx)
+        a, b = x0.ravel()[pa], x0.ravel()[pb]
+        ua = np.where(a == self.nil, 0.0, self.wu[pa] + self.du[np.minimum(a, self.nil - 1)])
+        va = np.where(a == self.nil, 0.0, self.wv[pa] + self.dv[np.minimum(a, self.nil - 1)])
+        ub = np.where(b == self.nil, 0.0, self.wu[pb] + self.du[np.minimum(b, self.nil - 1)])
+        vb = np.where(b == self.nil, 0.0, self.wv[pb] + self.dv[np.minimum(b, self.nil - 1)])
+        dist = np.hypot(ua - ub, va - vb)
+        one_nil = (a == self.nil) != (b == self.nil)
+        dist = np.where(one_nil, self.nu, np.where((a == self.nil) & (b == self.nil), 0.0, dist))
+        return float(self.beta * dist.sum() + self.delta * np.count_nonzero(a != b))
+
+    def log_target(self, x0, obj) -> float:
+        """log π of levels 0 and 2 (unnormalised; level 1 held fixed),
+        computed from scratch."""
+        x0 = np.asarray(x0, np.int64).ravel()
+        obj = np.asarray(obj, np.int64).ravel()
+        used, inv = np.unique(obj, return_inverse=True)
+        data = float(self.D[np.arange(x0.size), x0].astype(np.float64).sum())
+        stats = self.object_stats(x0, inv, used.size)
+        prior = float(object_scores(stats, self.cu, self.cv, self.alpha).sum())
+        return -data - self.pair_energy(x0) + prior - self.lambda2 * used.size
+
+    def flow(self, x0):
+        """(H, W, 2) flow of a velocity labelling, NaN where nil."""
+        h, w = self.shape
+        x0 = np.asarray(x0).ravel()
+        nil = x0 == self.nil
+        k = np.minimum(x0, self.nil - 1)
+        out = np.stack([self.wu + self.du[k], self.wv + self.dv[k]], axis=1)
+        out[nil] = np.nan
+        return out.reshape(h, w, 2)
+
+    def best_object_velocity(self, stats):
+        """The most probable c_o of each object given its statistics."""
+        n = np.maximum(stats[:, 0], 1e-12)
+        cu = self.cu[np.abs(self.cu[None, :] - (stats[:, 1] / n)[:, None]).argmin(axis=1)]
+        cv = self.cv[np.abs(self.cv[None, :] - (stats[:, 2] / n)[:, None]).argmin(axis=1)]
+        return np.stack([cu, cv], axis=1)
+
+    @property
+    def zero_label(self) -> int:
+        """The label of displacement (0, 0) (the base flow itself), or the
+        nearest to it."""
+        return int(np.argmin(np.hypot(self.du, self.dv)))
+
+    def winner_take_all(self):
+        """The label of least data cost at every pixel (a start state)."""
+        return np.asarray(self.D.argmin(axis=1), np.int64)
+
+
+class ObjectModel:
+    """Level 2 of the motion posterior: objects as a partition of the
+    level-2 vertices (connected intensity regions), with the level-0
+    velocities fixed. log π = Σ_o f(o) − λ₂ L⁽²⁾ (see
+    :mod:`swcuts.models.motion_kernels` for f), in the model interface of
+    the generic SW-cut kernels (:mod:`swcuts.samplers.swc`).
+
+    Parameters
+    ----------
+    graph : RegionGraph
+        Adjacency of the level-2 vertices.
+    vstats : (N, 4) float array
+        Statistics n, S1_u, S1_v, S2 of each vertex's non-nil velocities.
+    cu, cv : float arrays
+        The grid of object velocities.
+    alpha, lambda2 : float
+    """
+
+    compiled = False
+
+    def __init__(self, graph, vstats, cu, cv, alpha, lambda2):
+        self.graph = graph
+        self.vstats = np.asarray(vstats, np.float64)
+        self.cu, self.cv = np.asarray(cu, np.float64), np.asarray(cv, np.float64)
+        self.alpha, self.lambda2 = float(alpha), float(lambda2)
+
+    @property
+    def n_vertices(self) -> int:
+        return self.graph.n_vertices
+
+    def _score(self, row):
+        return object_score(row[0], row[1], row[2], row[3], self.cu, self.cv, self.alpha)
+
+    def new_state(self, labels) -> ModelState:
+        part = Partition(labels)
+        n = part.n_vertices
+        stats = np.zeros((n, N_STATS))
+        np.add.at(stats, part.labels, self.vstats)
+        loglik = np.zeros(n)
+        for lab in part.used_labels():
+            loglik[lab] = self._score(stats[lab])
+        return ModelState(part, stats, loglik, self.log_target(part.labels))
+
+    def log_target(self, labels) -> float:
+        used, inv = np.unique(np.asarray(labels), return_inverse=True)
+        stats = np.zeros((used.size, N_STATS))
+        np.add.at(stats, inv, self.vstats)
+        return float(object_scores(stats, self.cu, self.cv, self.alpha).sum()
+                     - self.lambda2 * used.size)
+
+    def delta(self, state, R, new_label) -> float:
+        R = np.asarray(R, np.int64)
+        size = state.partition.size
+        old = int(state.partition.labels[R[0]])
+        new_label = int(new_label)
+        if new_label == old:
+            return 0.0
+        moved = self.vstats[R].sum(axis=0)
+        rest = state.stats[old] - moved
+        d = -state.loglik[old] - state.loglik[new_label]
+        d += self._score(rest) if size[old] > R.size else self.lambda2
+        d += self._score(state.stats[new_label] + moved)
+        if size[new_label] == 0:
+            d -= self.lambda2
+        return float(d)
+
+    def apply(self, state, R, new_label, delta) -> None:
+        R = np.asarray(R, np.int64)
+        old = int(state.partition.labels[R[0]])
+        moved = self.vstats[R].sum(axis=0)
+        state.partition.relabel(R, int(new_label))
+        size = state.partition.size
+        state.stats[old] -= moved
+        state.stats[new_label] += moved
+        for lab in (old, int(new_label)):
+            if size[lab] > 0:
+                state.loglik[lab] = self._score(state.stats[lab])
+            else:
+                state.stats[lab] = 0.0
+                state.loglik[lab] = 0.0
+        state.log_pi += delta
+
+
+def motion_histograms(x0, region, n_regions, posterior):
+    """Per level-2 vertex, histograms of the u and of the v velocities of its
+    non-nil pixels over the object-velocity grid: (N, 2, B) counts."""
+    x0 = np.asarray(x0).ravel()
+    region = np.asarray(region).ravel()
+    ok = x0 != posterior.nil
+    k = x0[ok]
+    u = posterior.wu[ok] + posterior.du[k]
+    v = posterior.wv[ok] + posterior.dv[k]
+    r = region[ok]
+    cu, cv = posterior.cu, posterior.cv
+    bins = max(cu.size, cv.size)
+    iu = np.clip(np.rint((u - cu[0]) / (cu[1] - cu[0] if cu.size > 1 else 1.0)), 0, cu.size - 1)
+    iv = np.clip(np.rint((v - cv[0]) / (cv[1] - cv[0] if cv.size > 1 else 1.0)), 0, cv.size - 1)
+    hist = np.zeros((n_regions, 2, bins))
+    np.add.at(hist, (r, 0, iu.astype(np.int64)), 1.0)
+    np.add.at(hist, (r, 1, iv.astype(np.int64)), 1.0)
+    return hist
+
+
+def object_edge_probabilities(hist, graph):
+    """Eq. 76: q⁽²⁾ from the symmetric KL divergence of motion histograms."""
+    return kl_edge_probabilities(hist, graph.edges)
+
+
+def region_vertex_stats(posterior, x0, region, n_regions):
+    """Statistics n, S1_u, S1_v, S2 of every level-2 vertex."""
+    return posterior.object_stats(x0, region, n_regions)

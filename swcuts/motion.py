@@ -1,0 +1,337 @@
+"""Two-frame motion segmentation by multi-level SW cuts (section 7).
+
+:func:`segment_motion` labels every pixel of frame 2 with a velocity
+(level 0), an intensity region (level 1) and a moving object (level 2):
+
+1. Level 1: the image posterior of section 5 on frame 2, annealed by the
+   default SW-cut kernel (:func:`swcuts.segment`); its connected regions are
+   the vertices of level 2, and it is then held fixed.
+2. Coarse to fine over an image pyramid: at each pyramid level the velocity
+   labels are residuals around the flow of the coarser level (its result
+   doubled and upsampled), so motion larger than the label range is found
+   without a larger label set. At each pyramid level the chain alternates,
+   under one geometric temperature schedule, level 0 (multigrid cluster
+   Gibbs over velocities, :mod:`swcuts.samplers.velocity`) and level 2 (SW
+   cuts over the regions, :class:`~swcuts.samplers.swc.SWC` on
+   :class:`~swcuts.models.motion.ObjectModel`, with q⁽²⁾ from the motion
+   histograms, eq. 76, recomputed after each level-0 run), each kernel
+   invariant for its conditional (Prop. 12).
+3. After sampling, the flow of each region is refined below the label step
+   (:func:`swcuts.flow_refine.refine_flow`, ours, not the paper's).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+from skimage.measure import label as connected_label
+
+from .anneal import Trace
+from .flow_refine import refine_flow
+from .graph import RegionGraph
+from .models.motion import (MOTION_DEFAULTS, MotionPosterior, ObjectModel, motion_histograms,
+                            object_edge_probabilities, velocity_grid)
+from .samplers.swc import SWC
+from .samplers.velocity import VelocityGibbs
+
+__all__ = ["segment_motion", "MotionSegmentation", "MOTION_LIMITS"]
+
+#: Start temperature of the coarsest pyramid level and of the finer ones
+#: (which start from the coarser result), final temperature of every level.
+T0, T0_FINER, T_FINAL = 4.0, 1.0, 0.1
+#: Annealing rounds per pyramid level (each: a level-0 run, a level-2 run).
+ROUNDS = 12
+#: Largest velocity label set (labels per axis) and label table (bytes) accepted.
+MOTION_LIMITS = dict(max_labels_per_axis=41, max_label_table_bytes=4 * 2**30)
+
+
+@dataclass
+class MotionSegmentation:
+    """The result of :func:`segment_motion`.
+
+    Attributes
+    ----------
+    flow : (H, W, 2) float array
+        Velocity (u, v) in pixels of every pixel of frame 2 (frame 2 is
+        the reference: I2(x, y) ≈ I1(x − u, y − v)); NaN where occluded.
+    occluded : (H, W) bool array
+        The half-occluded pixels (the nil label).
+    regions : (H, W) int array
+        Intensity regions (level 1), labels 0..R-1.
+    objects : (H, W) int array
+        Moving objects (level 2), labels 0..K-1, largest first.
+    object_velocity : (K, 2) float array
+        The most probable velocity c_o of each object.
+    trace : Trace
+        Energy and temperature per round, all pyramid levels.
+    energy : float
+        −log π (levels 0 and 2, the finest pyramid level) of the result
+        before the sub-label refinement.
+    seconds : float
+    """
+
+    flow: np.ndarray
+    occluded: np.ndarray
+    regions: np.ndarray
+    objects: np.ndarray
+    object_velocity: np.ndarray
+    trace: Trace
+    energy: float
+    seconds: float
+
+    @property
+    def n_objects(self) -> int:
+        return int(self.object_velocity.shape[0])
+
+
+def _as_frames(frame1, frame2, channel_axis):
+    """Both frames as (H, W, C) float32 on the 0..255 scale."""
+    out = []
+    for name, f in (("frame1", frame1), ("frame2", frame2)):
+        a = np.asarray(f)
+        if a.dtype == object or not (np.issubdtype(a.dtype, np.number) or a.dtype == bool):
+            raise ValueError(f"{name} must be a numeric image array")
+        if a.ndim == 3 and channel_axis is not None:
+            if isinstance(channel_axis, bool) or not isinstance(channel_axis, (int, np.integer)):
+                raise ValueError(f"channel_axis must be an integer, got {channel_axis!r}")
+            a = np.moveaxis(a, channel_axis, -1)
+        if a.ndim == 2:
+            a = a[..., None]
+        if a.ndim != 3 or min(a.shape[:2]) < 2:
+            raise ValueError(f"{name} must be an (H, W) or (H, W, C) image of at least 2x2 pixels, "
+                             f"got shape {np.shape(f)}")
+        if np.issubdtype(a.dtype, np.integer):
+            scale = 255.0 / max(float(np.iinfo(a.dtype).max), 1.0) if a.dtype != np.uint8 else 1.0
+            a = a.astype(np.float32) * np.float32(scale)
+        else:
+            a = a.astype(np.float32)
+            if not np.all(np.isfinite(a)):
+                raise ValueError(f"{name} has NaN or infinite values")
+            if a.size and a.max() <= 1.0:
+                a = a * np.float32(255.0)
+        if a.shape[2] in (2, 4):  # drop alpha
+            a = a[..., :-1]
+        out.append(np.ascontiguousarray(a))
+    f1, f2 = out
+    if f1.shape != f2.shape:
+        raise ValueError(f"the frames differ in size or channels: {f1.shape} and {f2.shape}")
+    return f1, f2
+
+
+def _check_options(max_displacement, precision, pyramid_levels, shape, n_channels):
+    for name, v in (("max_displacement", max_displacement), ("precision", precision)):
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) \
+                or not math.isfinite(v) or v <= 0:
+            raise ValueError(f"{name} must be a positive number, got {v!r}")
+    per_axis = 2 * max_displacement / precision + 1
+    if abs(per_axis - round(per_axis)) > 1e-6:
+        raise ValueError(f"max_displacement ({max_displacement}) must be a multiple of precision "
+                         f"({precision})")
+    per_axis = int(round(per_axis))
+    if per_axis > MOTION_LIMITS["max_labels_per_axis"]:
+        raise ValueError(f"max_displacement / precision gives {per_axis} labels per axis "
+                         f"({per_axis ** 2} velocities); at most "
+                         f"{MOTION_LIMITS['max_labels_per_axis']} per axis are supported: use "
+                         "pyramid_levels for larger motion")
+    table = shape[0] * shape[1] * (per_axis ** 2 + 1) * 4
+    if table > MOTION_LIMITS["max_label_table_bytes"]:
+        gb = table / 2**30
+        raise ValueError(f"a {shape[1]}x{shape[0]} pair with {per_axis ** 2} velocity labels needs "
+                         f"about {gb:.1f} GB for its data costs (limit "
+                         f"{MOTION_LIMITS['max_label_table_bytes'] / 2**30:.0f} GB): use fewer "
+                         "labels (larger precision, smaller max_displacement) or smaller frames")
+    if pyramid_levels is not None:
+        if isinstance(pyramid_levels, bool) or not isinstance(pyramid_levels, (int, np.integer)) \
+                or not 1 <= pyramid_levels <= 8:
+            raise ValueError(f"pyramid_levels must be an integer from 1 to 8, got {pyramid_levels!r}")
+        if min(shape) >> (pyramid_levels - 1) < 8:
+            raise ValueError(f"pyramid_levels={pyramid_levels} shrinks a {shape[1]}x{shape[0]} "
+                             "pair below 8 pixels")
+    return per_axis
+
+
+def default_pyramid_levels(shape):
+    """Levels so that the coarsest image has at least ~40 pixels on its
+    shorter side, at most 4: motion up to 3·2^(levels−1) label ranges."""
+    return int(max(1, min(4, 1 + math.floor(math.log2(max(min(shape) / 40.0, 1.0))))))
+
+
+def _downsample(a, factor):
+    if factor == 1:
+        return a
+    h, w = a.shape[:2]
+    out = cv2.resize(a, (max(w // factor, 1), max(h // factor, 1)), interpolation=cv2.INTER_AREA)
+    return out if out.ndim == 3 else out[..., None]
+
+
+def _regions_at(regions, shape):
+    """Region labels resampled (nearest) to ``shape``, split into connected
+    pieces, labels 0..R-1."""
+    h, w = shape
+    ys = np.minimum((np.arange(h) + 0.5) * regions.shape[0] / h, regions.shape[0] - 1).astype(int)
+    xs = np.minimum((np.arange(w) + 0.5) * regions.shape[1] / w, regions.shape[1] - 1).astype(int)
+    small = regions[np.ix_(ys, xs)]
+    return connected_label(small + 1, connectivity=1, background=0) - 1
+
+
+def _upsample_flow(flow, shape):
+    """Flow of a coarser level at ``shape``, scaled; nil filled from the
+    nearest non-nil pixel (so that the base flow is defined everywhere)."""
+    from scipy import ndimage as ndi
+    nil = np.isnan(flow[..., 0])
+    if nil.all():
+        flow = np.zeros_like(flow)
+    elif nil.any():
+        idx = ndi.distance_transform_edt(nil, return_distances=False, return_indices=True)
+        flow = flow[idx[0], idx[1]]
+    h, w = shape
+    sy, sx = h / flow.shape[0], w / flow.shape[1]
+    up = cv2.resize(flow.astype(np.float32), (w, h), interpolation=cv2.INTER_LINEAR)
+    return np.stack([up[..., 0] * sx, up[..., 1] * sy], axis=2).astype(np.float64)
+
+
+def _snap_base(base, step):
+    """Base flow rounded to the label step, so that labels of neighbours in
+    the same object mean the same velocity."""
+    return np.round(base / step) * step
+
+
+def _anneal_level(post, regions, rng, rounds, budget_end, trace, seconds0, step0, coarsest):
+    """Alternate level 0 and level 2 under one schedule; returns the final
+    (x0, object of each region, log π, steps). The coarsest level starts
+    from the labels of least data cost, a finer one from its base flow."""
+    h, w = post.shape
+    n_reg = int(regions.max()) + 1
+    rgraph = RegionGraph.from_labels(regions)
+    region_flat = regions.ravel()
+    if coarsest:
+        x0, t0 = post.winner_take_all(), T0
+    else:
+        x0, t0 = np.full(h * w, post.zero_label, np.int64), T0_FINER
+    obj_of_region = np.arange(n_reg, dtype=np.int64)
+    temps = t0 * (T_FINAL / t0) ** np.linspace(0, 1, rounds)
+    n0 = max(h * w // 2, 200)
+    step = step0
+    log_pi = None
+    for r, T in enumerate(temps):
+        obj = obj_of_region[region_flat]
+        kernel0 = VelocityGibbs(post, obj, n_reg)
+        state0 = kernel0.new_state(x0)
+        moved = kernel0.run(state0, rng, np.full(n0, T))
+        x0 = state0.x0
+        vstats = post.object_stats(x0, region_flat, n_reg)
+        q2 = object_edge_probabilities(motion_histograms(x0, region_flat, n_reg, post), rgraph)
+        model2 = ObjectModel(rgraph, vstats, post.cu, post.cv, post.alpha, post.lambda2)
+        state2 = model2.new_state(obj_of_region)
+        kernel2 = SWC(model2, q2, compiled=False)
+        for _ in range(5 * n_reg):
+            kernel2.step(state2, rng, T)
+        obj_of_region = state2.labels.copy()
+        step += n0 + 5 * n_reg
+        log_pi = post.log_target(x0, obj_of_region[region_flat])
+        trace.append(step, time.perf_counter() - seconds0, T, -log_pi,
+                     len(np.unique(obj_of_region)), moved)
+        if budget_end is not None and time.perf_counter() > budget_end:
+            break
+    return x0, obj_of_region, log_pi, step
+
+
+def segment_motion(frame1, frame2, *, seed=None, max_displacement=3.0, precision=0.5,
+                   pyramid_levels=None, rounds=ROUNDS, time_budget=None, channel_axis=-1,
+                   refine=True, region_seconds=None, **weights) -> MotionSegmentation:
+    """Flow, intensity regions and moving objects of a frame pair.
+
+    Parameters
+    ----------
+    frame1, frame2 : (H, W) or (H, W, C) arrays
+        Two consecutive frames of the same size; frame 2 is the reference
+        (the flow is defined on its pixels). Integer or float (floats in
+        [0, 1] are taken as such, others on the 0..255 scale).
+    seed : int or numpy.random.Generator, optional
+    max_displacement, precision : float
+        The velocity labels of one pyramid level: −m ≤ u, v ≤ m in steps of
+        ``precision`` (default 3 and 1/2: the paper's 169 labels), plus nil.
+    pyramid_levels : int, optional
+        Levels of the coarse-to-fine pyramid (1: one scale). Default: enough
+        that the coarsest has ~40 pixels on its shorter side, at most 4.
+    rounds : int
+        Annealing rounds per pyramid level.
+    time_budget : float, optional
+        Seconds for the sampling; a level that runs out finishes its
+        current round and the finer levels get one round each.
+    channel_axis : int or None
+    refine : bool
+        Refine the flow below the label step per region (ours, not the paper's).
+    region_seconds : float, optional
+        Time budget of the level-1 segmentation (default: swcuts' default).
+    **weights
+        Weights of the motion posterior (:data:`swcuts.models.motion.MOTION_DEFAULTS`).
+
+    Returns
+    -------
+    MotionSegmentation
+
+    Examples
+    --------
+    >>> from swcuts.synthetic_motion import layered_pair   # doctest: +SKIP
+    >>> pair = layered_pair(seed=0)                          # doctest: +SKIP
+    >>> res = segment_motion(pair.frame1, pair.frame2, seed=0)  # doctest: +SKIP
+    >>> res.flow.shape                                       # doctest: +SKIP
+    (120, 160, 2)
+    """
+    from . import segment
+
+    t_start = time.perf_counter()
+    f1, f2 = _as_frames(frame1, frame2, channel_axis)
+    h, w = f2.shape[:2]
+    _check_options(max_displacement, precision, pyramid_levels, (h, w), f2.shape[2])
+    if isinstance(rounds, bool) or not isinstance(rounds, (int, np.integer)) or not 1 <= rounds <= 10**4:
+        raise ValueError(f"rounds must be an integer from 1 to 10000, got {rounds!r}")
+    if time_budget is not None and not (isinstance(time_budget, (int, float)) and
+                                        math.isfinite(time_budget) and time_budget > 0):
+        raise ValueError(f"time_budget must be a positive finite number of seconds, got {time_budget!r}")
+    unknown = set(weights) - set(MOTION_DEFAULTS)
+    if unknown:
+        raise TypeError(f"segment_motion() got unknown argument(s): {', '.join(sorted(unknown))}")
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    levels = default_pyramid_levels((h, w)) if pyramid_levels is None else int(pyramid_levels)
+    grid = velocity_grid(float(max_displacement), float(precision))
+
+    # Level 1: intensity regions of frame 2, then held fixed.
+    seg = segment(f2 / 255.0, seed=rng, model="contrast",
+                  time_budget=region_seconds if region_seconds is not None else None)
+    regions_full = connected_label(seg.labels + 1, connectivity=1, background=0) - 1
+
+    trace = Trace()
+    budget_end = None if time_budget is None else time.perf_counter() + float(time_budget)
+    flow = None
+    step = 0
+    for lev in range(levels - 1, -1, -1):
+        factor = 2 ** lev
+        g1, g2 = _downsample(f1, factor), _downsample(f2, factor)
+        shape = g2.shape[:2]
+        base = None if flow is None else _snap_base(_upsample_flow(flow, shape), float(precision))
+        post = MotionPosterior(g1, g2, grid, base=base, **weights)
+        regions = regions_full if factor == 1 else _regions_at(regions_full, shape)
+        n_rounds = rounds if (budget_end is None or time.perf_counter() < budget_end) else 1
+        x0, obj_of_region, log_pi, step = _anneal_level(post, regions, rng, n_rounds, budget_end,
+                                                        trace, t_start, step, flow is None)
+        flow = post.flow(x0)
+
+    objects_raw = obj_of_region[regions]
+    used, inv = np.unique(objects_raw, return_inverse=True)
+    order = np.argsort(-np.bincount(inv.ravel()), kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    objects = rank[inv.reshape(h, w)]
+    ostats = post.object_stats(np.asarray(x0), objects.ravel(), used.size)
+    velocity = post.best_object_velocity(ostats)
+    if refine:
+        flow = refine_flow(f1, f2, flow, regions_full)
+    return MotionSegmentation(flow=flow, occluded=np.isnan(flow[..., 0]), regions=regions_full,
+                              objects=objects, object_velocity=velocity, trace=trace,
+                              energy=-float(log_pi), seconds=time.perf_counter() - t_start)
