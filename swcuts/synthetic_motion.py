@@ -49,10 +49,11 @@ class MotionPair:
         ``frame2(x, y) = frame1(x - u, y - v)``. Defined (not NaN) at every
         pixel, occluded ones included (their layer's displacement).
     occluded : ndarray of bool, shape (H, W)
-        Pixels of frame 2 not visible in frame 1.
-    objects : ndarray of int64, shape (H, W)
+        Pixels of frame 2 not visible in frame 1 (for real pairs: the
+        pixels whose true flow is unknown).
+    objects : ndarray of int64, shape (H, W), or None
         Layer of every pixel of frame 2: 0 the background, ``1..K-1`` the
-        objects.
+        objects (None for real pairs without object ground truth).
     velocities : ndarray of float64, shape (K, 2)
         ``(u, v)`` of every layer.
     """
