@@ -23,7 +23,9 @@ peers' objects come from k-means on their flow
 Printed: per case, EPE (mean end-point error over the pixels with known
 truth, occluded ones included), object VoI (synthetic only), seconds, and
 peak memory (the largest resident-set growth during the call, sampled
-every 5 ms from /proc, so it includes OpenCV's and numba's buffers); then a
+every 5 ms from /proc, so it includes OpenCV's and numba's buffers, but
+misses memory the process already held; and the tracemalloc peak of Python
+and numpy allocations during the call); then a
 summary per method with the issue's targets beside it.
 """
 
@@ -36,6 +38,7 @@ import os
 import sys
 import threading
 import time
+import tracemalloc
 from pathlib import Path
 
 import numpy as np
@@ -182,13 +185,21 @@ def rectangles_solved(flow, objects, pair, *, purity=0.9, centre_tol=0.5, half=2
     return ok, f"centre EPE max {worst:.2f}"
 
 
-def run(methods: dict, kinds, n_pairs, middlebury_root=None) -> list:
-    """Run every method on every case; return rows (dicts)."""
+def run(methods: dict, kinds, n_pairs, middlebury_root=None, trace=True) -> list:
+    """Run every method on every case; return rows (dicts).
+
+    With ``trace``, :mod:`tracemalloc` records the peak of Python and numpy
+    allocations during each call (``traced_mb``; not OpenCV's own buffers)
+    beside the resident-set growth (``peak_mb``); it adds a little time to
+    code that allocates many small Python objects.
+    """
     from swcuts.motion_metrics import endpoint_error, object_voi
 
     rows = []
     for kind, name, pair in cases(kinds, n_pairs, middlebury_root):
         for mname, method in methods.items():
+            if trace:
+                tracemalloc.start()
             with _PeakRSS() as mem:
                 t0 = time.perf_counter()
                 try:
@@ -198,8 +209,12 @@ def run(methods: dict, kinds, n_pairs, middlebury_root=None) -> list:
                     flow = objects = None
                     error = f"{type(exc).__name__}: {exc}"
                 seconds = time.perf_counter() - t0
+            traced = math.nan
+            if trace:
+                traced = tracemalloc.get_traced_memory()[1] / 2 ** 20
+                tracemalloc.stop()
             row = {"kind": kind, "case": name, "method": mname, "seconds": seconds,
-                   "peak_mb": mem.growth / 2 ** 20, "epe": math.nan, "voi": math.nan, "solved": "",
+                   "peak_mb": mem.growth / 2 ** 20, "traced_mb": traced, "epe": math.nan, "voi": math.nan, "solved": "",
                    "size": f"{pair.frame2.shape[1]}x{pair.frame2.shape[0]}", "error": error or ""}
             if flow is not None:
                 flow = np.asarray(flow, dtype=np.float64)
@@ -211,7 +226,7 @@ def run(methods: dict, kinds, n_pairs, middlebury_root=None) -> list:
                     row["solved"] = ("yes, " if solved else "no, ") + detail
             rows.append(row)
             print(f"  {name:16s} {mname:10s} EPE {row['epe']:.3f}  VoI {row['voi']:.3f}  "
-                  f"{seconds:6.2f} s  {row['peak_mb']:6.1f} MB {row['solved']} {row['error']}",
+                  f"{seconds:6.2f} s  {row['peak_mb']:6.1f} MB rss {row['traced_mb']:6.1f} MB traced {row['solved']} {row['error']}",
                   file=sys.stderr, flush=True)
     return rows
 
@@ -226,11 +241,14 @@ def _f(x, fmt=".3f"):
 
 
 def print_tables(rows, methods):
-    print("\nPer pair (EPE in px over pixels with known truth; VoI in nats; peak = resident-set growth)")
-    print(f"{'case':18s} {'size':8s} {'method':10s} {'EPE':>7s} {'VoI':>7s} {'s':>7s} {'peak MB':>8s}  note")
+    print("\nPer pair (EPE in px over pixels with known truth; VoI in nats; rss MB = resident-set growth,"
+          " traced MB = tracemalloc peak)")
+    print(f"{'case':18s} {'size':8s} {'method':10s} {'EPE':>7s} {'VoI':>7s} {'s':>7s} {'rss MB':>7s} "
+          f"{'traced MB':>9s}  note")
     for r in rows:
         print(f"{r['case']:18s} {r['size']:8s} {r['method']:10s} {_f(r['epe']):>7s} {_f(r['voi']):>7s} "
-              f"{_f(r['seconds'], '.2f'):>7s} {_f(r['peak_mb'], '.1f'):>8s}  {r['solved']}{r['error']}")
+              f"{_f(r['seconds'], '.2f'):>7s} {_f(r['peak_mb'], '.1f'):>7s} {_f(r['traced_mb'], '.1f'):>9s}  "
+              f"{r['solved']}{r['error']}")
 
     def sel(kind, method, key):
         return [r[key] for r in rows if r["kind"] == kind and r["method"] == method]
@@ -256,7 +274,8 @@ def print_tables(rows, methods):
         rect = rect[0].split(",")[0] if rect else "-"
         mb = {r["case"]: r["epe"] for r in rows if r["kind"] == "middlebury" and r["method"] == m}
         mb_s = max(sel("middlebury", m, "seconds"), default=math.nan)
-        peak = max((r["peak_mb"] for r in rows if r["method"] == m), default=math.nan)
+        peak = max((max(r["peak_mb"], r["traced_mb"] if not math.isnan(r["traced_mb"]) else 0.0)
+                    for r in rows if r["method"] == m), default=math.nan)
         ok_syn = "yes" if syn_epe <= dis_syn / 2 else "no"
         ok_voi = "yes" if syn_voi <= 0.3 else "no"
         ok_s = "yes" if syn_s <= 20 else "no"
@@ -268,7 +287,7 @@ def print_tables(rows, methods):
               f"{_f(mb_s, '.2f'):>6s} {ok_mbs:>6s} {_f(peak, '.0f'):>8s}")
     print(f"\nDIS reference: synthetic EPE {dis_syn:.3f} (so the swcuts target is <= {dis_syn / 2:.3f}); "
           "Middlebury EPE " + ", ".join(f"{n} {dis_mb[n]:.3f}" for n in mb_names))
-    print("syn s / MB s: the slowest pair; peak MB: the largest resident-set growth over all pairs "
+    print("syn s / MB s: the slowest pair; peak MB: the largest of rss and traced MB over all pairs "
           "(640x480 pairs: Grove3, Urban3).")
 
 
@@ -279,6 +298,7 @@ def main(argv=None):
     ap.add_argument("--pairs", type=int, default=6, help="layered synthetic pairs")
     ap.add_argument("--middlebury", default=None, help="folder of the Middlebury sequences")
     ap.add_argument("--csv", default=None, help="also write the per-pair rows here")
+    ap.add_argument("--no-tracemalloc", action="store_true", help="time without tracemalloc running")
     args = ap.parse_args(argv)
     methods = default_methods()
     if args.methods:
@@ -288,7 +308,7 @@ def main(argv=None):
             ap.error(f"unknown or unavailable method(s): {', '.join(unknown)}; available: {', '.join(methods)}")
         methods = {m: methods[m] for m in wanted}
     kinds = tuple(k.strip() for k in args.cases.split(","))
-    rows = run(methods, kinds, args.pairs, args.middlebury)
+    rows = run(methods, kinds, args.pairs, args.middlebury, trace=not args.no_tracemalloc)
     print_tables(rows, methods)
     if args.csv:
         with open(args.csv, "w", newline="") as fh:
