@@ -110,6 +110,8 @@ def write_flo(path, flow) -> None:
     ------
     ValueError
         If ``flow`` is not ``(H, W, 2)`` with ``H, W >= 1`` or not numeric.
+    FileNotFoundError
+        If the folder of ``path`` does not exist.
 
     Examples
     --------
@@ -130,11 +132,14 @@ def write_flo(path, flow) -> None:
     body[np.isnan(body)] = UNKNOWN_FLOW
     header = np.array([FLO_MAGIC], "<f4").tobytes() + np.array([width, height], "<i4").tobytes()
     p = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent if str(p.parent) else ".")
+    if not p.parent.is_dir():
+        raise FileNotFoundError(f"cannot write {p}: folder {p.parent} does not exist")
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(header)
             fh.write(np.ascontiguousarray(body).tobytes())
+        os.chmod(tmp, 0o666 & ~_umask())  # as open() would create it, not mkstemp's 0600
         os.replace(tmp, p)
     except BaseException:
         try:
@@ -142,6 +147,20 @@ def write_flo(path, flow) -> None:
         except OSError:
             pass
         raise
+
+
+def _umask() -> int:
+    """The process umask, read without changing it where /proc allows."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 # ---------------------------------------------------------------------------
