@@ -226,7 +226,8 @@ def run(methods: dict, kinds, n_pairs, middlebury_root=None, trace=True) -> list
                     row["solved"] = ("yes, " if solved else "no, ") + detail
             rows.append(row)
             print(f"  {name:16s} {mname:10s} EPE {row['epe']:.3f}  VoI {row['voi']:.3f}  "
-                  f"{seconds:6.2f} s  {row['peak_mb']:6.1f} MB rss {row['traced_mb']:6.1f} MB traced {row['solved']} {row['error']}",
+                  f"{seconds:6.2f} s  {row['peak_mb']:6.1f} MB rss {row['traced_mb']:6.1f} MB traced "
+                  f"{row['solved']} {row['error']}",
                   file=sys.stderr, flush=True)
     return rows
 
