@@ -15,10 +15,11 @@ _EXPORTS = {
     "segment": "api", "energy": "api", "Segmentation": "api", "SAMPLERS": "api",
     "benchmark": "benchmarking",
     "cluster": "cluster", "Clustering": "cluster", "MIXTURE_MODELS": "cluster",
+    "segment_motion": "motion", "MotionSegmentation": "motion",
 }
 
 __all__ = ["segment", "energy", "benchmark", "Segmentation", "cluster", "Clustering", "SAMPLERS", "MIXTURE_MODELS",
-           "__version__"]
+           "segment_motion", "MotionSegmentation", "__version__"]
 
 
 def __getattr__(name):
