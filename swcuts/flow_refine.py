@@ -29,22 +29,32 @@ def _warp(img, flow):
     return (out if out.ndim == 3 else out[..., None]), inside
 
 
-def _region_data_cost(frame1, frame2, flow, valid, regions, n):
+def _pixel_cost(frame1, frame2, flow, valid, sigma, cap):
+    """Per pixel min(Σ_c r²/(2σ²), cap): the data cost of eq. 74 where a
+    pixel may instead be nil at cost ``cap`` (outside the frame: ``cap``)."""
     warped, inside = _warp(frame1, flow)
-    r2 = ((frame2 - warped) ** 2).sum(axis=2)
-    ok = valid & inside
-    return np.bincount(regions[ok], r2[ok], minlength=n), ok
+    r = frame2 - warped
+    e = (r * r).sum(axis=2) / (2.0 * sigma * sigma)
+    e = np.where(valid & inside, np.minimum(e, cap), cap)
+    return e, r, valid & inside & (e < cap)
 
 
-def refine_flow(frame1, frame2, flow, regions, *, iterations=5, damping=1e-3):
+def refine_flow(frame1, frame2, flow, regions, *, sigma=2.0, nil_cost=6.0, iterations=5,
+                damping=1e-3):
     """Refine ``flow`` by an affine correction per region where it lowers
     the data cost.
+
+    The cost of a pixel is that of eq. 74 capped at ``nil_cost`` (a pixel
+    that fits worse would be labelled nil), so occluded pixels neither pull
+    the fit (they get weight 0) nor decide whether it is kept.
 
     Parameters
     ----------
     frame1, frame2 : (H, W, C) float32 arrays (frame 2 the reference)
     flow : (H, W, 2) float array, NaN where nil (kept NaN)
     regions : (H, W) int array, labels 0..R-1
+    sigma, nil_cost : float
+        The noise deviation and nil cost of the motion posterior.
     iterations : int
         Gauss-Newton iterations.
     damping : float
@@ -83,21 +93,20 @@ def refine_flow(frame1, frame2, flow, regions, *, iterations=5, damping=1e-3):
     cnt = np.maximum(np.bincount(regions.ravel(), minlength=n), 1)
     xc = xs - (np.bincount(regions.ravel(), xs.ravel(), minlength=n) / cnt)[regions]
     yc = ys - (np.bincount(regions.ravel(), ys.ravel(), minlength=n) / cnt)[regions]
-    best_cost, _ = _region_data_cost(frame1, frame2, base, valid, regions, n)
+    flat = regions.ravel()
+    e0, _, _ = _pixel_cost(frame1, frame2, base, valid, sigma, nil_cost)
+    best_cost = np.bincount(flat, e0.ravel(), minlength=n)
     best = base.copy()
     cur = base.copy()
     theta = np.zeros((n, 6))
     for _ in range(iterations):
-        warped, inside = _warp(frame1, cur)
+        _, r, ok = _pixel_cost(frame1, frame2, cur, valid, sigma, nil_cost)
         gx, _ = _warp(gx1, cur)
         gy, _ = _warp(gy1, cur)
-        r = frame2 - warped
-        ok = (valid & inside)
         # Residual r(θ + dθ) ≈ r + (gx δu + gy δv): Jacobian columns per pixel.
         cols = [gx, gx * xc[..., None], gx * yc[..., None], gy, gy * xc[..., None], gy * yc[..., None]]
         lab = regions[ok]
         A = np.zeros((n, 6, 6))
-        b = np.zeros(n)
         b = np.zeros((n, 6))
         for i in range(6):
             ci = cols[i][ok]
@@ -113,7 +122,8 @@ def refine_flow(frame1, frame2, flow, regions, *, iterations=5, damping=1e-3):
         du = theta[regions, 0] + theta[regions, 1] * xc + theta[regions, 2] * yc
         dv = theta[regions, 3] + theta[regions, 4] * xc + theta[regions, 5] * yc
         cur = base + np.stack([du, dv], axis=2).astype(np.float32)
-        cost, _ = _region_data_cost(frame1, frame2, cur, valid, regions, n)
+        e, _, _ = _pixel_cost(frame1, frame2, cur, valid, sigma, nil_cost)
+        cost = np.bincount(flat, e.ravel(), minlength=n)
         better = cost < best_cost
         best_cost = np.where(better, cost, best_cost)
         take = better[regions] & valid
