@@ -78,7 +78,7 @@ def _swcuts_method():
 
     def method(frame1, frame2):
         result = swcuts.segment_motion(frame1, frame2, seed=0)
-        return result.flow, result.objects
+        return result.dense_flow(), result.objects
 
     return method
 

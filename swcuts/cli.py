@@ -32,6 +32,8 @@ from .options import DEFAULTS, SAMPLERS, check_options, common_model
 from .atoms import ATOM_METHODS
 from .cli_benchmark import add_parsers as add_benchmark_parsers
 from .cli_benchmark import cmd_benchmark, cmd_report
+from .cli_motion import add_parser as add_motion_parser
+from .cli_motion import cmd_motion
 from .outputs import json_text, missing_dirs, write_output_set
 from .report import compare_page
 from .imageio import InputError, _one_line, _show, atomic_write, load_image, save_label_png, save_npy, save_rgb_png
@@ -144,6 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--n-atoms", type=_int, default=DEFAULTS["n_atoms"], metavar="N")
     c.add_argument("--seed", type=_int, default=0, metavar="N", help="non-negative integer (default 0)")
     add_benchmark_parsers(sub, int_type=_int, float_type=_float, dir_type=_outdir)
+    add_motion_parser(sub, int_type=_int, float_type=_float, dir_type=_outdir)
     return p
 
 
@@ -334,6 +337,8 @@ def main(argv=None) -> int:
             return _cmd_segment(args)
         if args.command == "compare":
             return _cmd_compare(args)
+        if args.command == "motion":
+            return cmd_motion(args)
         if args.command == "benchmark":
             return cmd_benchmark(args)
         if args.command == "report":

@@ -42,7 +42,9 @@ __all__ = ["segment_motion", "MotionSegmentation", "MOTION_LIMITS"]
 
 #: Start temperature of the coarsest pyramid level and of the finer ones
 #: (which start from the coarser result), final temperature of every level.
-T0, T0_FINER, T_FINAL = 4.0, 1.0, 0.1
+T0, T0_FINER, T_FINAL = 1.0, 1.0, 0.1
+#: Level-0 steps per annealing round, per pixel.
+STEPS_PER_PIXEL = 1.0
 #: Annealing rounds per pyramid level (each: a level-0 run, a level-2 run).
 ROUNDS = 12
 #: Largest velocity label set (labels per axis) and label table (bytes) accepted.
@@ -86,6 +88,15 @@ class MotionSegmentation:
     @property
     def n_objects(self) -> int:
         return int(self.object_velocity.shape[0])
+
+    def dense_flow(self) -> np.ndarray:
+        """The flow with every occluded pixel given its object's velocity
+        (the context of the segmentation fills the nil label, as section 7
+        suggests): for scores that need a flow everywhere."""
+        out = self.flow.copy()
+        nil = self.occluded
+        out[nil] = self.object_velocity[self.objects[nil]]
+        return out
 
 
 def _as_frames(frame1, frame2, channel_axis):
@@ -202,19 +213,16 @@ def _snap_base(base, step):
 
 def _anneal_level(post, regions, rng, rounds, budget_end, trace, seconds0, step0, coarsest):
     """Alternate level 0 and level 2 under one schedule; returns the final
-    (x0, object of each region, log π, steps). The coarsest level starts
-    from the labels of least data cost, a finer one from its base flow."""
+    (x0, object of each region, log π, steps). Every level starts from
+    block matching around its base flow (:meth:`MotionPosterior.block_matching`)."""
     h, w = post.shape
     n_reg = int(regions.max()) + 1
     rgraph = RegionGraph.from_labels(regions)
     region_flat = regions.ravel()
-    if coarsest:
-        x0, t0 = post.winner_take_all(), T0
-    else:
-        x0, t0 = np.full(h * w, post.zero_label, np.int64), T0_FINER
+    x0, t0 = post.block_matching(), (T0 if coarsest else T0_FINER)
     obj_of_region = np.arange(n_reg, dtype=np.int64)
     temps = t0 * (T_FINAL / t0) ** np.linspace(0, 1, rounds)
-    n0 = max(h * w // 2, 200)
+    n0 = max(int(STEPS_PER_PIXEL * h * w), 200)
     step = step0
     log_pi = None
     for r, T in enumerate(temps):

@@ -205,3 +205,43 @@ def test_segment_motion_rejects_frames_of_different_size():
 
     with pytest.raises(ValueError, match="differ in size"):
         swcuts.segment_motion(np.zeros((20, 30)), np.zeros((20, 31)))
+
+
+def test_cli_motion_writes_every_output(tmp_path):
+    import skimage.io
+
+    from swcuts.cli import main
+    from swcuts.cli_motion import MOTION_OUTPUTS
+    from swcuts.io import read_flo
+    from swcuts.synthetic_motion import layered_pair
+
+    pair = layered_pair(shape=(40, 48), n_objects=1, seed=3)
+    for name, frame in (("a.png", pair.frame1), ("b.png", pair.frame2)):
+        skimage.io.imsave(tmp_path / name, (frame * 255).astype(np.uint8), check_contrast=False)
+    out = tmp_path / "out"
+    assert main(["motion", str(tmp_path / "a.png"), str(tmp_path / "b.png"), "-o", str(out),
+                 "--seed", "0", "--rounds", "3"]) == 0
+    assert sorted(p.name for p in out.iterdir()) == sorted(MOTION_OUTPUTS)
+    flow = read_flo(out / "flow.flo")
+    np.testing.assert_array_equal(np.isnan(flow), np.isnan(np.load(out / "flow.npy")))
+    np.testing.assert_allclose(np.nan_to_num(flow), np.nan_to_num(np.load(out / "flow.npy")))
+    assert skimage.io.imread(out / "flow.png").shape[:2] == (40, 48)
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--precision", "0.7"], "multiple of --precision"),
+    (["--pyramid-levels", "9"], "--pyramid-levels"),
+    (["--rounds", "0"], "--rounds"),
+])
+def test_cli_motion_bad_options_are_one_line_and_write_nothing(tmp_path, capsys, extra, message):
+    import skimage.io
+
+    from swcuts.cli import main
+
+    frame = (np.random.default_rng(0).random((24, 32)) * 255).astype(np.uint8)
+    skimage.io.imsave(tmp_path / "a.png", frame, check_contrast=False)
+    out = tmp_path / "out"
+    assert main(["motion", str(tmp_path / "a.png"), str(tmp_path / "a.png"), "-o", str(out)] + extra) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1
+    assert not out.exists()

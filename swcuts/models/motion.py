@@ -9,7 +9,9 @@ are unions of intensity regions. The posterior (eq. 73)
 
 has the optical-flow likelihood of eq. 74 (I2(p) = I1(p − x_p) plus
 Gaussian noise of deviation ``sigma`` on every channel, I1 sampled
-bilinearly; a nil pixel pays ``nil_cost`` instead), the image-segmentation
+bilinearly; a nil pixel pays ``nil_cost`` instead; ours: the variance of
+each pixel's residual also holds the rounding error of the label grid,
+(step²/12)‖∇I2‖²), the image-segmentation
 likelihood of section 5 on level 1 (:class:`~swcuts.models.image.ImageModel`,
 which also holds the level-1 prior), and the prior of eq. 75: per object a
 velocity c_o with weight exp(−α Σ_p ‖x_p − c_o‖²), the Markov term
@@ -162,7 +164,16 @@ class MotionPosterior:
         best_r = np.full((h, max(w - 1, 0)), np.inf, np.float32)
         best_d = np.full((max(h - 1, 0), w), np.inf, np.float32)
         far = np.float32(_out_of_frame_cost(self.nil_cost))
-        scale = np.float32(1.0 / (2.0 * self.sigma ** 2))
+        # Per pixel and channel 1/(2σ_p²), σ_p² = σ² + (step²/12)‖∇I2‖²: the
+        # noise plus the residual of the label grid's rounding (uniform on
+        # ±step/2 per axis), so that the true motion between two labels is
+        # not out-fitted by noisy labels.
+        step = float(self.grid[1] - self.grid[0]) if self.grid.size > 1 else 1.0
+        gx = np.stack([cv2.Sobel(f2[..., c], cv2.CV_32F, 1, 0, ksize=3) / 8.0
+                       for c in range(f2.shape[2])], axis=2)
+        gy = np.stack([cv2.Sobel(f2[..., c], cv2.CV_32F, 0, 1, ksize=3) / 8.0
+                       for c in range(f2.shape[2])], axis=2)
+        scale = (0.5 / (self.sigma ** 2 + step * step / 12.0 * (gx * gx + gy * gy))).astype(np.float32)
         for k in range(self.nil):
             mx = xs - bu - np.float32(self.du[k])
             my = ys - bv - np.float32(self.dv[k])
@@ -170,7 +181,7 @@ class MotionPosterior:
             if warped.ndim == 2:
                 warped = warped[..., None]
             diff = f2 - warped
-            cost = (diff * diff).sum(axis=2) * scale
+            cost = (diff * diff * scale).sum(axis=2)
             outside = (mx < 0) | (mx > w - 1) | (my < 0) | (my > h - 1)
             cost[outside] = far
             D[:, k] = cost.ravel()
@@ -256,8 +267,18 @@ class MotionPosterior:
         return int(np.argmin(np.hypot(self.du, self.dv)))
 
     def winner_take_all(self):
-        """The label of least data cost at every pixel (a start state)."""
+        """The label of least data cost at every pixel."""
         return np.asarray(self.D.argmin(axis=1), np.int64)
+
+    def block_matching(self, radius=2):
+        """The label of least data cost summed over the (2r+1)² window of
+        every pixel (a start state, far less noisy than
+        :meth:`winner_take_all`)."""
+        from scipy.ndimage import uniform_filter
+        h, w = self.shape
+        cube = uniform_filter(self.D.reshape(h, w, -1), size=(2 * radius + 1, 2 * radius + 1, 1),
+                              mode="nearest")
+        return np.asarray(cube.reshape(h * w, -1).argmin(axis=1), np.int64)
 
 
 class ObjectModel:

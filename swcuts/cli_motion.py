@@ -1,0 +1,118 @@
+"""``swcuts motion FRAME1 FRAME2 -o OUTDIR``: two-frame motion segmentation.
+
+Writes flow.flo (Middlebury format), flow.npy, flow.png (Middlebury colour
+coding), regions.png, objects.png, overlay.png (object boundaries over
+frame 2), trace.csv, energy.png and summary.json, as one unit (see
+:func:`swcuts.outputs.write_output_set`). Bad frames and options are one
+line and exit code 2, checked before any sampling.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+
+from .imageio import InputError, load_image, save_label_png, save_npy, save_rgb_png
+from .outputs import json_text, missing_dirs, write_output_set
+
+__all__ = ["add_parser", "cmd_motion", "MOTION_OUTPUTS"]
+
+MOTION_OUTPUTS = ("flow.flo", "flow.npy", "flow.png", "regions.png", "objects.png", "overlay.png",
+                  "trace.csv", "energy.png", "summary.json")
+
+
+def add_parser(sub, *, int_type, float_type, dir_type) -> None:
+    """Add the ``motion`` sub-command to ``sub``."""
+    m = sub.add_parser("motion", help="flow, intensity regions and moving objects of two frames")
+    m.add_argument("frame1", help="first frame (PNG, JPEG, TIFF or .npy)")
+    m.add_argument("frame2", help="second frame, the reference: the flow is defined on its pixels")
+    m.add_argument("-o", "--output", required=True, type=dir_type, help="output directory (created if missing)")
+    m.add_argument("--seed", type=int_type, default=None, metavar="N", help="non-negative integer")
+    m.add_argument("--max-displacement", type=float_type, default=3.0, metavar="PIXELS",
+                   help="velocity labels -m..m per axis at each pyramid level (default 3)")
+    m.add_argument("--precision", type=float_type, default=0.5, metavar="PIXELS",
+                   help="label step (default 0.5: with -m 3 the paper's 169 velocities)")
+    m.add_argument("--pyramid-levels", type=int_type, default=None, metavar="N",
+                   help="coarse-to-fine levels (default: by image size, at most 4)")
+    m.add_argument("--rounds", type=int_type, default=None, metavar="N",
+                   help="annealing rounds per pyramid level")
+    m.add_argument("--time-budget", type=float_type, default=None, metavar="SECONDS",
+                   help="seconds of sampling")
+    m.add_argument("--no-refine", action="store_true", help="keep the discrete flow (no sub-label fit)")
+
+
+def _frame(path):
+    image = load_image(path)
+    return np.asarray(image)
+
+
+def output_files(res, frame2) -> list:
+    """The files of ``swcuts motion`` as ``(name, writer)`` pairs, rendered
+    in memory first."""
+    from skimage.color import label2rgb
+    from skimage.segmentation import mark_boundaries
+
+    from .cli import _drawn, _energy_plot, _write_bytes
+    from .io import flow_to_color, write_flo
+
+    grey = frame2 if frame2.ndim == 2 else frame2[..., :3]
+    base = grey.astype(np.float64)
+    base = base / 255.0 if base.max() > 1.0 else base
+    overlay = mark_boundaries(base, res.objects, color=(1, 0.1, 0.1))
+    objects_rgb = label2rgb(res.objects, bg_label=-1)
+    regions_rgb = label2rgb(res.regions, bg_label=-1)
+    csv_buf = io.StringIO()
+    res.trace.write_csv(csv_buf)
+    plot = _drawn(_energy_plot, res.trace, name="energy.png")
+    known = ~res.occluded
+    summary = dict(command="motion", shape=list(res.flow.shape[:2]), n_objects=res.n_objects,
+                   n_regions=int(res.regions.max()) + 1, occluded_fraction=float(res.occluded.mean()),
+                   object_velocity=res.object_velocity.tolist(), energy=res.energy,
+                   seconds=res.seconds,
+                   mean_speed=float(np.hypot(*res.flow[known].T).mean()) if known.any() else None)
+    files = [
+        ("flow.flo", lambda p: write_flo(p, res.flow)),
+        ("flow.npy", lambda p: save_npy(p, res.flow.astype(np.float32))),
+        ("flow.png", lambda p: save_rgb_png(p, flow_to_color(res.flow))),
+        ("regions.png", lambda p: save_rgb_png(p, regions_rgb)),
+        ("objects.png", lambda p: save_rgb_png(p, objects_rgb)),
+        ("overlay.png", lambda p: save_rgb_png(p, overlay)),
+        ("trace.csv", lambda p: _write_bytes(p, csv_buf.getvalue().encode())),
+        ("summary.json", lambda p: _write_bytes(p, json_text(summary).encode())),
+    ]
+    if plot is not None:
+        files.insert(7, ("energy.png", lambda p: _write_bytes(p, plot)))
+    return files
+
+
+def cmd_motion(args) -> int:
+    """Run ``swcuts motion``."""
+    from .motion import ROUNDS, _as_frames, _check_options, segment_motion
+
+    outdir = Path(args.output)
+    missing_dirs(outdir, MOTION_OUTPUTS)
+    f1, f2 = _frame(args.frame1), _frame(args.frame2)
+    options = dict(max_displacement=args.max_displacement, precision=args.precision,
+                   pyramid_levels=args.pyramid_levels,
+                   rounds=ROUNDS if args.rounds is None else args.rounds,
+                   time_budget=args.time_budget)
+    try:  # every check of segment_motion that needs no sampling, first
+        a, b = _as_frames(f1, f2, -1)
+        _check_options(options["max_displacement"], options["precision"], options["pyramid_levels"],
+                       a.shape[:2], a.shape[2])
+        if not 1 <= options["rounds"] <= 10**4:
+            raise ValueError(f"--rounds must be from 1 to 10000, got {options['rounds']}")
+        if options["time_budget"] is not None and not 0 < options["time_budget"] <= 1e6:
+            raise ValueError(f"--time-budget must be positive and at most 1e6 seconds, got "
+                             f"{options['time_budget']}")
+    except ValueError as exc:
+        message = str(exc).replace("max_displacement", "--max-displacement").replace(
+            "pyramid_levels", "--pyramid-levels").replace("precision (", "--precision (")
+        raise InputError(message) from None
+    res = segment_motion(f1, f2, seed=args.seed, refine=not args.no_refine, **options)
+    write_output_set(outdir, output_files(res, f2))
+    print(f"{res.n_objects} objects, {int(res.regions.max()) + 1} regions, "
+          f"{100 * res.occluded.mean():.1f}% occluded, {res.seconds:.1f} s -> {outdir}")
+    return 0
