@@ -43,6 +43,9 @@ __all__ = ["segment_motion", "MotionSegmentation", "MOTION_LIMITS"]
 #: Start temperature of the coarsest pyramid level and of the finer ones
 #: (which start from the coarser result), final temperature of every level.
 T0, T0_FINER, T_FINAL = 1.0, 1.0, 0.1
+#: Label range (pixels per axis) of the pyramid levels below the coarsest,
+#: around the coarser level's flow (the coarsest has ``max_displacement``).
+FINER_RANGE = 1.5
 #: Level-0 steps per annealing round, per pixel.
 STEPS_PER_PIXEL = 1.0
 #: Annealing rounds per pyramid level (each: a level-0 run, a level-2 run).
@@ -308,6 +311,8 @@ def segment_motion(frame1, frame2, *, seed=None, max_displacement=3.0, precision
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     levels = default_pyramid_levels((h, w)) if pyramid_levels is None else int(pyramid_levels)
     grid = velocity_grid(float(max_displacement), float(precision))
+    finer = min(float(max_displacement), math.floor(FINER_RANGE / precision) * float(precision))
+    finer_grid = velocity_grid(finer, float(precision)) if finer > 0 else grid
 
     # Level 1: intensity regions of frame 2, then held fixed.
     seg = segment(f2 / 255.0, seed=rng, model="contrast",
@@ -323,7 +328,7 @@ def segment_motion(frame1, frame2, *, seed=None, max_displacement=3.0, precision
         g1, g2 = _downsample(f1, factor), _downsample(f2, factor)
         shape = g2.shape[:2]
         base = None if flow is None else _snap_base(_upsample_flow(flow, shape), float(precision))
-        post = MotionPosterior(g1, g2, grid, base=base, **weights)
+        post = MotionPosterior(g1, g2, grid if flow is None else finer_grid, base=base, **weights)
         regions = regions_full if factor == 1 else _regions_at(regions_full, shape)
         n_rounds = rounds if (budget_end is None or time.perf_counter() < budget_end) else 1
         x0, obj_of_region, log_pi, step = _anneal_level(post, regions, rng, n_rounds, budget_end,
