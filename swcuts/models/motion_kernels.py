@@ -44,21 +44,44 @@ def pair_cost(a, b, p, q, du, dv, wu, wv, nil, beta, delta, nu):
         return beta * nu + delta
     if b == nil:
         return beta * nu + delta
-    dist = math.hypot(wu[p] + du[a] - wu[q] - du[b], wv[p] + dv[a] - wv[q] - dv[b])
+    eu = wu[p] + du[a] - wu[q] - du[b]
+    ev = wv[p] + dv[a] - wv[q] - dv[b]
+    dist = math.sqrt(eu * eu + ev * ev)
     return beta * dist + (delta if a != b else 0.0)
+
+
+#: Terms below e^-TAIL of the largest are dropped from a log-sum-exp: they
+#: change it by less than the float64 rounding of the largest term.
+TAIL = 40.0
 
 
 @njit(cache=True)
 def _axis_log_sum(grid, mean, precision):
-    """log Σ_c exp(−precision (c − mean)²) over one axis of the grid."""
-    best = -math.inf
-    for t in range(grid.size):
-        e = -precision * (grid[t] - mean) ** 2
-        if e > best:
-            best = e
-    s = 0.0
-    for t in range(grid.size):
-        s += math.exp(-precision * (grid[t] - mean) ** 2 - best)
+    """log Σ_c exp(−precision (c − mean)²) over one axis of the (uniform)
+    grid, summed outward from the grid point nearest the mean until the
+    terms fall below e^-TAIL of the largest."""
+    n = grid.size
+    if n == 1:
+        return -precision * (grid[0] - mean) ** 2
+    step = grid[1] - grid[0]
+    i0 = int(round((mean - grid[0]) / step))
+    i0 = min(max(i0, 0), n - 1)
+    best = -precision * (grid[i0] - mean) ** 2
+    s = 1.0
+    i = i0 - 1
+    while i >= 0:
+        e = -precision * (grid[i] - mean) ** 2 - best
+        if e < -TAIL:
+            break
+        s += math.exp(e)
+        i -= 1
+    i = i0 + 1
+    while i < n:
+        e = -precision * (grid[i] - mean) ** 2 - best
+        if e < -TAIL:
+            break
+        s += math.exp(e)
+        i += 1
     return best + math.log(s)
 
 
