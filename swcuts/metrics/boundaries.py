@@ -50,6 +50,11 @@ def boundary_map(labels) -> np.ndarray:
     -------
     ndarray of bool
         Same shape as ``labels``.
+
+    Examples
+    --------
+    >>> boundary_map(np.array([[0, 0, 1, 1]])).astype(int)
+    array([[0, 1, 0, 0]])
     """
     labels = _as_labels(labels, "labels")
     out = np.zeros(labels.shape, dtype=bool)
@@ -102,6 +107,15 @@ def boundary_precision_recall(seg, truth, tolerance: float = 2) -> tuple[float, 
         If the shapes differ, the images are empty or ``tolerance < 0``.
     TypeError
         If either image is not of integer (or bool) dtype.
+
+    Examples
+    --------
+    >>> seg = np.zeros((8, 8), int); seg[:, 4:] = 1
+    >>> truth = np.zeros((8, 8), int); truth[:, 5:] = 1  # one pixel off
+    >>> boundary_precision_recall(seg, truth, tolerance=0)
+    (0.0, 0.0, 0.0)
+    >>> boundary_precision_recall(seg, truth, tolerance=1)
+    (1.0, 1.0, 1.0)
     """
     seg, truth = _check_pair(seg, truth)
     if not tolerance >= 0:
@@ -150,6 +164,12 @@ def boundary_f_measure(seg, truth, tolerance: float = 2) -> float:
         If the shapes differ, the images are empty or ``tolerance < 0``.
     TypeError
         If either image is not of integer (or bool) dtype.
+
+    Examples
+    --------
+    >>> seg = np.zeros((8, 8), int); seg[:, 4:] = 1
+    >>> boundary_f_measure(seg, seg.T)  # 5 of each line's 8 pixels lie within 2 px of the other
+    0.625
     """
     return boundary_precision_recall(seg, truth, tolerance)[2]
 

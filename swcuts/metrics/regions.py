@@ -174,6 +174,12 @@ def probabilistic_rand_index(seg, truths) -> float:
         or ``truths`` is an empty list.
     TypeError
         If an image is not of integer (or bool) dtype.
+
+    Examples
+    --------
+    >>> seg = np.array([[0, 0, 1, 1]])
+    >>> probabilistic_rand_index(seg, [seg, np.array([[0, 0, 0, 1]])])  # (1 + 0.5) / 2
+    0.75
     """
     seg = _as_labels(seg, "seg")
     return float(np.mean([rand_index(seg, t) for t in _truth_list(seg, truths)]))
@@ -215,6 +221,14 @@ def variation_of_information(seg, truth) -> float:
         If the shapes differ or the images are empty.
     TypeError
         If either image is not of integer (or bool) dtype.
+
+    Examples
+    --------
+    >>> seg = np.array([[0, 0, 1, 1]])
+    >>> variation_of_information(seg, seg + 3)  # the same partition
+    0.0
+    >>> round(variation_of_information(seg, np.zeros_like(seg)), 4)  # log 2
+    0.6931
     """
     seg, truth = _check_pair(seg, truth)
     return _voi_from_table(_contingency(seg, truth))
@@ -259,6 +273,14 @@ def global_consistency_error(seg, truth) -> float:
         If the shapes differ or the images are empty.
     TypeError
         If either image is not of integer (or bool) dtype.
+
+    Examples
+    --------
+    >>> seg = np.array([[0, 0, 1, 1]])
+    >>> global_consistency_error(seg, np.array([[0, 1, 2, 3]]))  # a refinement
+    0.0
+    >>> global_consistency_error(seg, np.array([[0, 0, 0, 1]]))
+    0.25
     """
     seg, truth = _check_pair(seg, truth)
     return _gce_from_table(_contingency(seg, truth))
