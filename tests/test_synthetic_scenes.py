@@ -1,6 +1,5 @@
 """Tests of swcuts.synthetic_scenes (the second, independent generator)."""
 
-import doctest
 
 import numpy as np
 import pytest
@@ -192,8 +191,3 @@ def test_bad_arguments_raise():
             make_scene(SHAPE, seed=0, **kw)
     with pytest.raises(ValueError):
         make_scene((16, 16), seed=0)
-
-
-def test_docstring_examples_run():
-    result = doctest.testmod(sc, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    assert result.attempted > 0 and result.failed == 0
