@@ -6,7 +6,6 @@ import pytest
 from scipy import ndimage as ndi
 from skimage.measure import label
 
-import swcuts.synthetic_scenes as sc
 from swcuts.synthetic_scenes import (FAMILY_MIXES, LAYOUTS, MIN_AREA_FRACTION, MIN_CONTRAST, NOISE_KINDS,
                                      NOISE_LEVELS, SPREAD_GAP, SPREAD_RATIO, make_scene, make_scene_set)
 
