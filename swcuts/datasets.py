@@ -59,6 +59,13 @@ class Sample(NamedTuple):
         The image as :func:`swcuts.imageio.load_image` reads it.
     truths : list of ndarray
         One ``(H, W)`` int64 label image per annotator, labels ``0..K-1``.
+
+    Examples
+    --------
+    >>> s = Sample("tiny", np.zeros((2, 3)), [np.zeros((2, 3), np.int64)])
+    >>> name, image, truths = s  # a named tuple
+    >>> name, image.shape, len(truths)
+    ('tiny', (2, 3), 1)
     """
 
     name: str

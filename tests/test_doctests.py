@@ -11,7 +11,22 @@ import pytest
 import swcuts
 
 #: Modules whose examples run without data from outside the repository.
-MODULES = ["swcuts.api", "swcuts.cluster", "swcuts.metrics.regions", "swcuts.metrics.boundaries", "swcuts.metrics.scores", "swcuts.peers", "swcuts.diagnostics", "swcuts.partition", "swcuts.synthetic", "swcuts.synthetic_scenes", "swcuts.datasets", "swcuts.benchmarking.runs", "swcuts.models.boundary"]
+MODULES = [
+    "swcuts.api",
+    "swcuts.cluster",
+    "swcuts.metrics.regions",
+    "swcuts.metrics.boundaries",
+    "swcuts.metrics.scores",
+    "swcuts.peers",
+    "swcuts.diagnostics",
+    "swcuts.partition",
+    "swcuts.synthetic",
+    "swcuts.synthetic_scenes",
+    "swcuts.datasets",
+    "swcuts.benchmarking.runs",
+    "swcuts.benchmarking.driver",
+    "swcuts.models.boundary",
+]
 
 
 @pytest.mark.parametrize("name", MODULES)
