@@ -14,11 +14,15 @@ a user sees them::
   ``--repeat`` runs.
 
 With ``--compiled`` it also lists the numba functions the first run
-compiled (from ``NUMBA_DEBUG_CACHE``), slowest module first, so that one
-can see which kernels the default path pays for.
+compiled (from ``NUMBA_DEBUG_CACHE``), so that one can see which kernels
+the default path pays for; with ``--profile N`` it runs the command once
+more from another empty cache, in a process that records numba's compile
+events, and prints the N functions with the longest compile time (each
+function's own time, its callees' compilation subtracted; numba's own
+overloads such as ``ol_np_empty`` show up too).
 
-Run: ``python benchmarks/first_run.py [--repeat N] [--compiled]``. Timings
-on a shared machine are noisy; compare medians of several calls.
+Run: ``python benchmarks/first_run.py [--repeat N] [--compiled] [--profile N]``.
+Timings on a shared machine are noisy; compare medians of several calls.
 """
 
 from __future__ import annotations
@@ -62,10 +66,55 @@ def compiled_functions(log: str) -> collections.Counter:
     return collections.Counter(names)
 
 
+#: Runs ``swcuts segment`` (argv[1:]) in this process and prints, to stderr,
+#: the exclusive compile seconds of every numba function it compiled.
+_PROFILER = """
+import collections, sys, time
+from numba.core import event
+own = collections.Counter()
+stack = []
+
+class Compiles(event.Listener):
+    def on_start(self, e):
+        stack.append((e.data["dispatcher"].py_func.__qualname__, time.perf_counter()))
+
+    def on_end(self, e):
+        name, start = stack.pop()
+        dt = time.perf_counter() - start
+        own[name] += dt
+        if stack:
+            own[stack[-1][0]] -= dt
+
+event.register("numba:compile", Compiles())
+from swcuts.console import main
+sys.argv = ["swcuts"] + sys.argv[1:]
+try:
+    main()
+except SystemExit:
+    pass
+for name, seconds in own.most_common():
+    print(f"PROFILE {seconds:.3f} {name}", file=sys.stderr)
+"""
+
+
+def profile_compiles(out_dir: str) -> list:
+    """(seconds, function) of every compile of one first run, longest first."""
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONPATH=str(ROOT))
+        cmd = [sys.executable, "-c", _PROFILER, "segment", str(IMAGE), "-o", out_dir, "--no-progress"]
+        done = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"profiled run failed ({done.returncode}): {done.stderr.strip()}")
+    rows = [line.split(" ", 2)[1:] for line in done.stderr.splitlines() if line.startswith("PROFILE ")]
+    return [(float(s), name) for s, name in rows]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeat", type=int, default=3, help="warm runs (median)")
     ap.add_argument("--compiled", action="store_true", help="list the functions the first run compiled")
+    ap.add_argument("--profile", type=int, default=0, metavar="N",
+                    help="print the N functions with the longest compile time")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as out:
         first, log = run_segment(cache, str(Path(out) / "first"), debug_cache=args.compiled)
@@ -81,6 +130,13 @@ def main():
         print(f"\n{sum(counts.values())} compiled signatures saved to the cache:")
         for name, n in sorted(counts.items()):
             print(f"  {name}" + (f"  x{n}" if n > 1 else ""))
+    if args.profile:
+        with tempfile.TemporaryDirectory() as out:
+            rows = profile_compiles(str(Path(out) / "profiled"))
+        print(f"\ncompile seconds of the first run, by function (own time; {len(rows)} functions, "
+              f"{sum(s for s, _ in rows):.1f} s in all):")
+        for seconds, name in rows[:args.profile]:
+            print(f"  {seconds:6.2f}  {name}")
 
 
 if __name__ == "__main__":
