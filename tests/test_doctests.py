@@ -31,6 +31,11 @@ MODULES = [
 
 @pytest.mark.parametrize("name", MODULES)
 def test_examples_run(name):
+    # Resolve the public names first: ``swcuts.cluster`` is both a function
+    # and a module, and importing the module by its name before the function
+    # was looked up would leave ``swcuts.cluster`` bound to the module.
+    for public in swcuts.__all__:
+        getattr(swcuts, public)
     module = importlib.import_module(name)
     result = doctest.testmod(module, extraglobs={"np": np, "swcuts": swcuts},
                              optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
