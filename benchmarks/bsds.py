@@ -1,4 +1,4 @@
-"""Issue-13 targets: ``swcuts benchmark`` on the 30 development BSDS500 images.
+"""Targets of the benchmark driver: ``swcuts benchmark`` on the 30 development BSDS500 images.
 
 Usage: python benchmarks/bsds.py [--budgets 1,5,30] [--workers 2] [--out benchmarks/out/bsds]
                                  [--limit N] [--skip-throughput]

@@ -1,4 +1,4 @@
-"""SW cuts at pixel scale (issue 4) and the paper's Fig. 16.
+"""SW cuts at pixel scale, and the paper's Fig. 16.
 
 Prints each measured figure next to its target:
 
@@ -335,7 +335,7 @@ def main():
     for kw in (dict(sampler="swc"), dict(sampler="multigrid", atoms="pixels"),
                dict(sampler="gibbs", atoms="pixels")):
         swcuts.segment(small, steps=200, **kw)
-    print(f"swcuts {swcuts.__version__}: pixel scale (issue 4); budgets in {args.clock} seconds; "
+    print(f"swcuts {swcuts.__version__}: pixel scale; budgets in {args.clock} seconds; "
           f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     print(f"{'measure':<62} {'value':>16} {'target':>12}")
     if 1 in only:

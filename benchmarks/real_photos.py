@@ -1,5 +1,5 @@
-"""Real-photo quality of swcuts' default segmentation (issue: a posterior
-that wins on real photos).
+"""Real-photo quality of swcuts' default segmentation: does its posterior
+win on real photos?
 
 Usage::
 

@@ -4,7 +4,7 @@ Usage::
 
     python benchmarks/sampler_speed.py [--quick] [--seconds S] [--samplers a,b,...]
 
-The target (issue 3): the cost of a move is linear in the size of the
+The target: the cost of a move is linear in the size of the
 labels it touches, not in the number of items n. Two data sets show it:
 
 * **toy** -- :func:`swcuts.models.mixture.lee_choi_gaussians` (13 Gaussian

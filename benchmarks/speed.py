@@ -1,6 +1,6 @@
 """Speed of swcuts on a 481x321 photo with about 1,000 atoms.
 
-Prints each measured figure next to the target of the core issue:
+Prints each measured figure next to its target:
 
 * SWC-2 steps per second >= 20,000; SWC-1 >= 5,000;
 * annealing to within 1% of the best energy of five long runs in <= 0.5 s;

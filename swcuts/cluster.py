@@ -42,6 +42,17 @@ class Clustering:
     log_posterior : float
         log π (unnormalised) of ``best_labels``.
     trace : Trace
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from swcuts.cluster import cluster
+    >>> x = np.array([[0, 0, 1], [0, 0, 1], [1, 1, 0], [1, 1, 0]])
+    >>> res = cluster(x, model="beta-bernoulli", sampler="gibbs", seed=0, steps=100)
+    >>> res.sampler, res.steps, res.labels.shape
+    ('gibbs', 100, (4,))
+    >>> res.log_posterior == res.model.log_target(res.best_labels)
+    True
     """
 
     labels: np.ndarray
@@ -113,6 +124,18 @@ def cluster(data, *, model="gaussian", sampler="split-merge", alpha=1.0, seed=No
     Returns
     -------
     Clustering
+
+    Examples
+    --------
+    Two well-separated groups of 20 points in the plane:
+
+    >>> import numpy as np
+    >>> from swcuts.cluster import cluster
+    >>> rng = np.random.default_rng(0)
+    >>> x = np.concatenate([rng.normal(0, 1, (20, 2)), rng.normal(10, 1, (20, 2))])
+    >>> res = cluster(x, model="gaussian", sampler="split-merge", seed=0, steps=200)
+    >>> res.n_clusters, res.labels[:20].tolist() == [0] * 20, res.labels[20:].tolist() == [1] * 20
+    (2, True, True)
     """
     if not isinstance(sampler, str):
         raise TypeError("sampler must be a string")

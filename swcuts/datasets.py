@@ -59,6 +59,13 @@ class Sample(NamedTuple):
         The image as :func:`swcuts.imageio.load_image` reads it.
     truths : list of ndarray
         One ``(H, W)`` int64 label image per annotator, labels ``0..K-1``.
+
+    Examples
+    --------
+    >>> s = Sample("tiny", np.zeros((2, 3)), [np.zeros((2, 3), np.int64)])
+    >>> name, image, truths = s  # a named tuple
+    >>> name, image.shape, len(truths)
+    ('tiny', (2, 3), 1)
     """
 
     name: str
@@ -74,12 +81,32 @@ class Dataset:
     ``ds.splits`` the splits selected (empty for layouts without splits);
     iterating yields :class:`Sample` objects in name order.
 
+    Parameters
+    ----------
+    root : pathlib.Path
+        The data set folder.
+    layout : str
+        The layout recognised (see :func:`open_dataset`).
+    splits : tuple of str
+        The splits selected.
+    items : dict
+        ``{name: (image path, tuple of ground-truth paths)}``.
+
     Examples
     --------
-    >>> ds = open_dataset("/work/shared/data/bsds500-train")  # doctest: +SKIP
-    >>> ds.layout, len(ds)                                     # doctest: +SKIP
-    ('bsds500-flat', 30)
-    >>> sample = ds.read(ds.names[0])                          # doctest: +SKIP
+    >>> import pathlib, tempfile
+    >>> from skimage.io import imsave
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> folder = pathlib.Path(tmp.name)
+    >>> picture = np.zeros((8, 10), np.uint8); picture[:, 5:] = 200
+    >>> imsave(folder / "halves.png", picture)
+    >>> np.save(folder / "halves_gt1.npy", (picture > 0).astype(int))  # one annotator
+    >>> ds = open_dataset(folder)
+    >>> ds.layout, len(ds), ds.names
+    ('folder', 1, ['halves'])
+    >>> [(s.name, s.image.shape, len(s.truths)) for s in ds]
+    [('halves', (8, 10), 1)]
+    >>> tmp.cleanup()
     """
 
     def __init__(self, root: Path, layout: str, splits: tuple, items: dict):
@@ -141,10 +168,17 @@ class Dataset:
 
         Examples
         --------
-        >>> ds = open_dataset("/work/shared/data/bsds500-train")  # doctest: +SKIP
-        >>> s = ds.read("2092")                                    # doctest: +SKIP
-        >>> s.image.shape, len(s.truths), s.truths[0].shape       # doctest: +SKIP
-        ((321, 481, 3), 7, (321, 481))
+        >>> import pathlib, tempfile
+        >>> from skimage.io import imsave
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> folder = pathlib.Path(tmp.name)
+        >>> picture = np.zeros((8, 10), np.uint8); picture[:, 5:] = 200
+        >>> imsave(folder / "halves.png", picture)
+        >>> np.save(folder / "halves_gt1.npy", (picture > 0).astype(int))  # one annotator
+        >>> s = open_dataset(folder).read("halves")
+        >>> s.image.shape, len(s.truths), s.truths[0].tolist()[0]
+        ((8, 10), 1, [0, 0, 0, 0, 0, 1, 1, 1, 1, 1])
+        >>> tmp.cleanup()
         """
         image_path, truth_paths = self._entry(name)
         image = load_image(image_path)
@@ -192,10 +226,22 @@ def open_dataset(path, split=None) -> Dataset:
 
     Examples
     --------
-    >>> ds = open_dataset("/work/shared/data/bsds500-train")  # doctest: +SKIP
-    >>> ds.layout, len(ds), ds.names[:3]                       # doctest: +SKIP
-    ('bsds500-flat', 30, ['105053', '112082', '122048'])
-    >>> ds = open_dataset("BSR/BSDS500/data", split="val")     # doctest: +SKIP
+    >>> import pathlib, tempfile
+    >>> from skimage.io import imsave
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> folder = pathlib.Path(tmp.name)
+    >>> picture = np.zeros((8, 10), np.uint8); picture[:, 5:] = 200
+    >>> imsave(folder / "halves.png", picture)
+    >>> np.save(folder / "halves_gt1.npy", (picture > 0).astype(int))  # one annotator
+    >>> open_dataset(folder).layout
+    'folder'
+    >>> tmp.cleanup()
+
+    On the BSDS500 release, one split:
+
+    >>> ds = open_dataset("BSR/BSDS500/data", split="val")  # doctest: +SKIP
+    >>> ds.layout, len(ds)                                   # doctest: +SKIP
+    ('bsds500', 100)
     """
     root = Path(os.fspath(path))
     if not root.exists():
@@ -223,10 +269,11 @@ def load(path, split=None) -> Iterator[Sample]:
     split : str, optional
         Only this split; ``None`` (default) takes every split present.
 
-    Yields
-    ------
-    Sample
-        ``(name, image, truths)``, see :meth:`Dataset.read`.
+    Returns
+    -------
+    iterator of Sample
+        ``(name, image, truths)`` per image, see :meth:`Dataset.read`;
+        each image is read when the iterator reaches it.
 
     Raises
     ------
@@ -236,9 +283,17 @@ def load(path, split=None) -> Iterator[Sample]:
 
     Examples
     --------
-    >>> for name, image, truths in load("/work/shared/data/bsds500-train"):  # doctest: +SKIP
+    >>> import pathlib, tempfile
+    >>> from skimage.io import imsave
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> folder = pathlib.Path(tmp.name)
+    >>> picture = np.zeros((8, 10), np.uint8); picture[:, 5:] = 200
+    >>> imsave(folder / "halves.png", picture)
+    >>> np.save(folder / "halves_gt1.npy", (picture > 0).astype(int))  # one annotator
+    >>> for name, image, truths in load(folder):
     ...     print(name, image.shape, len(truths))
-    105053 (321, 481, 3) 5
+    halves (8, 10) 1
+    >>> tmp.cleanup()
     """
     ds = open_dataset(path, split)  # outside the generator: errors show at the call
     return iter(ds)

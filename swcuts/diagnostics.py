@@ -196,6 +196,11 @@ def autocorrelation(x, max_lag=None) -> np.ndarray:
     ValueError
         If ``x`` is not a 1-D real series of at least 2 finite values, or
         ``max_lag`` is not an integer in ``0..n-1``.
+
+    Examples
+    --------
+    >>> autocorrelation([1.0, 2.0, 1.0, 2.0], max_lag=2)  # alternating: -0.75, then 0.5
+    array([ 1.  , -0.75,  0.5 ])
     """
     x = _as_series(x)
     n = x.size
@@ -268,6 +273,15 @@ def integrated_autocorrelation_time(x) -> float:
     ValueError
         If ``x`` is not 1-D or 2-D, has fewer than 2 draws (per chain), or
         contains NaN/inf.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> x = np.zeros(4000)
+    >>> for t in range(1, x.size):  # AR(1) with phi = 0.5: tau = (1 + phi) / (1 - phi) = 3
+    ...     x[t] = 0.5 * x[t - 1] + rng.standard_normal()
+    >>> 2.5 < integrated_autocorrelation_time(x) < 3.5
+    True
     """
     arr = _as_real(x, "x")
     if arr.ndim == 1:
@@ -318,6 +332,14 @@ def effective_sample_size(x) -> float:
     ValueError
         If ``x`` is not 1-D or 2-D, has fewer than 2 draws (per chain), or
         contains NaN/inf.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> 800 < effective_sample_size(rng.standard_normal(1000)) <= 1000  # iid: about n
+    True
+    >>> effective_sample_size(np.repeat(rng.standard_normal(100), 10)) < 200  # each value 10 times
+    True
     """
     arr = _as_real(x, "x")
     tau = integrated_autocorrelation_time(arr)
@@ -353,6 +375,14 @@ def r_hat(chains) -> float:
     ValueError
         If ``chains`` is not 2-D, has rows of fewer than 4 draws, or contains
         NaN/inf.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> round(r_hat(rng.standard_normal((4, 500))), 2)  # four chains on one target
+    1.0
+    >>> r_hat(rng.standard_normal((4, 500)) + np.arange(4)[:, None]) > 1.5  # they disagree
+    True
     """
     arr = _as_chains(chains, "chains", min_draws=4)
     m, length = arr.shape
@@ -401,6 +431,11 @@ def n_labels(samples) -> np.ndarray:
     ------
     ValueError
         If ``samples`` is not a non-empty 2-D integer array.
+
+    Examples
+    --------
+    >>> n_labels([[0, 0, 1], [7, 7, 7], [2, 5, 9]])
+    array([2, 1, 3])
     """
     samples = _as_samples(samples)
     _, counts = _label_runs(samples)
@@ -424,6 +459,11 @@ def largest_label_fraction(samples) -> np.ndarray:
     ------
     ValueError
         If ``samples`` is not a non-empty 2-D integer array.
+
+    Examples
+    --------
+    >>> largest_label_fraction([[0, 0, 0, 1], [3, 3, 5, 5]])
+    array([0.75, 0.5 ])
     """
     samples = _as_samples(samples)
     sizes, counts = _label_runs(samples)
@@ -453,6 +493,12 @@ def coassignment(samples, pairs) -> np.ndarray:
     ValueError
         If ``samples`` is not a non-empty 2-D integer array, or ``pairs`` is
         not an integer (n, 2) array of valid item indices.
+
+    Examples
+    --------
+    >>> coassignment([[0, 0, 1], [4, 2, 2]], pairs=[(0, 1), (1, 2)])
+    array([[1, 0],
+           [0, 1]], dtype=uint8)
     """
     samples = _as_samples(samples)
     p = _as_pairs(pairs, samples.shape[1], "pairs")
@@ -480,6 +526,11 @@ def edge_boundary_probability(samples, edges) -> np.ndarray:
     ValueError
         If ``samples`` is not a non-empty 2-D integer array, or ``edges`` is
         not an integer (n, 2) array of valid item indices.
+
+    Examples
+    --------
+    >>> edge_boundary_probability([[0, 0, 1], [4, 2, 2]], edges=[(0, 1), (1, 2)])
+    array([0.5, 0.5])
     """
     samples = _as_samples(samples)
     e = _as_pairs(edges, samples.shape[1], "edges")
@@ -512,6 +563,11 @@ def acceptance_by_move(move_types, accepted) -> dict:
     ValueError
         If the lengths differ, either input is not 1-D, or ``accepted`` holds
         values other than booleans / 0 / 1.
+
+    Examples
+    --------
+    >>> acceptance_by_move(["split", "merge", "split", "split"], [True, False, False, True])
+    {'split': 0.666..., 'merge': 0.0}
     """
     try:
         moves = list(move_types)
@@ -574,6 +630,16 @@ def summarize_chain(samples, pairs=None) -> dict:
     ValueError
         If ``samples`` is not a non-empty 2-D integer array, or ``pairs`` is
         not an integer (n, 2) array of valid item indices.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> chain = rng.integers(0, 2, size=(200, 5))  # 200 draws of a 5-item labelling
+    >>> s = summarize_chain(chain, pairs=[(0, 1)])
+    >>> s["n_draws"], sorted(s["n_labels"]), s["coassignment"][0]["pair"]
+    (200, ['ess', 'mean', 'tau'], (0, 1))
+    >>> round(s["coassignment"][0]["mean"], 1)  # items 0 and 1 together about half the time
+    0.5
     """
     samples = _as_samples(samples)
     p = (

@@ -18,7 +18,32 @@ __all__ = ["Partition", "MemberIndex", "canonical", "relabel_vertices"]
 @njit(cache=True)
 def relabel_vertices(labels, size, free_stack, n_free, R, n_r, new_label):
     """Move the first ``n_r`` vertices of R to ``new_label``, keeping the
-    label sizes and the free stack of unused labels consistent."""
+    label sizes and the free stack of unused labels consistent (compiled;
+    :meth:`Partition.relabel` is the same from Python).
+
+    Parameters
+    ----------
+    labels, size, free_stack, n_free : ndarray of int64
+        The arrays of a :class:`Partition`, updated in place.
+    R : ndarray of int64
+        Vertices; the first ``n_r`` of them move.
+    n_r : int
+        How many vertices of ``R`` move.
+    new_label : int
+        Their new label, used or unused.
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> part = Partition([0, 0, 1])
+    >>> relabel_vertices(part.labels, part.size, part.free_stack, part.n_free,
+    ...                  np.array([2, 0]), 1, 0)  # only vertex 2 moves
+    >>> part.labels.tolist(), part.n_labels
+    ([0, 0, 0], 1)
+    """
     if n_r == 0:  # nothing moves: a fresh new_label must stay on the free stack
         return
     if size[new_label] == 0:
@@ -52,7 +77,26 @@ def relabel_vertices(labels, size, free_stack, n_free, R, n_r, new_label):
 
 
 def canonical(labels) -> tuple:
-    """Relabel by order of first occurrence; a hashable key of the partition."""
+    """Relabel by order of first occurrence; a hashable key of the partition.
+
+    Parameters
+    ----------
+    labels : array_like of int
+        A label per item; labels are names only.
+
+    Returns
+    -------
+    tuple of int
+        The labels renamed ``0, 1, ...`` in order of first occurrence: equal
+        for two labellings exactly when they describe the same partition.
+
+    Examples
+    --------
+    >>> canonical([7, 7, 3, 9, 3])
+    (0, 0, 1, 2, 1)
+    >>> canonical([1, 1, 0, 2, 0]) == canonical([7, 7, 3, 9, 3])
+    True
+    """
     labels = np.asarray(labels)
     _, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
     rank = np.empty(first.size, dtype=np.int64)
@@ -69,6 +113,15 @@ class Partition:
         Initial label of every vertex, values in ``0..n_slots-1``.
     n_slots : int, optional
         Number of label slots; defaults to N, enough for any partition.
+
+    Examples
+    --------
+    >>> part = Partition([0, 0, 2, 2])
+    >>> part.n_labels, part.used_labels().tolist(), part.fresh_label()
+    (2, [0, 2], 1)
+    >>> part.relabel([2, 3], 1)
+    >>> part.labels.tolist(), part.compact_labels().tolist()
+    ([0, 0, 1, 1], [0, 0, 1, 1])
     """
 
     def __init__(self, labels, n_slots=None):
@@ -109,9 +162,8 @@ class Partition:
     def fresh_label(self) -> int:
         """An unused label (not removed from the free list until used).
 
-        Raises RuntimeError when every slot is in use: indexing the empty
-        free part would silently return a used label (the triadic sampler's
-        holding label was once a target that way).
+        Raises RuntimeError when every slot is in use (rather than return
+        a used label).
         """
         if self.n_free[0] == 0:
             raise RuntimeError("no unused label: every slot of the partition is in use")
@@ -143,6 +195,18 @@ class MemberIndex:
     vertices, so that check proves it is exactly the label's member set.
     A failed check (some other kernel moved vertices) rebuilds every entry
     in one O(N log N) pass. Kernels that move vertices update ``lists``.
+
+    The index takes no parameters; :meth:`members` fills it on first use.
+
+    Examples
+    --------
+    >>> part = Partition([0, 1, 0, 1])
+    >>> index = MemberIndex()
+    >>> index.members(part, 1).tolist()
+    [1, 3]
+    >>> part.relabel([3], 0)  # another kernel moves a vertex: the entry is rebuilt
+    >>> index.members(part, 0).tolist()
+    [0, 2, 3]
     """
 
     def __init__(self):

@@ -48,6 +48,13 @@ class Peer:
         Log-spaced values for tuning the main parameter.
     description : str
         One line for reports.
+
+    Examples
+    --------
+    >>> from swcuts.peers import PEERS
+    >>> peer = PEERS["felzenszwalb"]
+    >>> peer.param, peer.default
+    ('scale', 800.0)
     """
 
     name: str

@@ -334,6 +334,17 @@ def make_synthetic(shape=(120, 160), *, colour: bool = False, noise="medium", se
         long as every shape stays visible), each region 4-connected and at
         least 2 % of the image; touching regions differ by at least 0.15
         before noise.
+
+    Examples
+    --------
+    >>> image, truth = make_synthetic((32, 40), n_shapes=3, seed=0)
+    >>> image.shape, truth.shape, int(truth.max()) + 1  # background and three shapes
+    ((32, 40), (32, 40), 4)
+    >>> bool(image.min() >= 0.0 and image.max() <= 1.0)
+    True
+    >>> colour, _ = make_synthetic((32, 40), colour=True, noise="low", seed=0)
+    >>> colour.shape
+    (32, 40, 3)
     """
     h, w = (int(shape[0]), int(shape[1]))
     if h < 16 or w < 16:
@@ -384,6 +395,12 @@ def make_fig7(shape=(160, 240), seed=0, *, noise="medium"):
         Grey image in [0, 1].
     truth : ndarray of int64, shape (H, W)
         Labels 0..6 as listed above.
+
+    Examples
+    --------
+    >>> image, truth = make_fig7((32, 48), seed=1)
+    >>> image.shape, np.unique(truth).tolist()
+    ((32, 48), [0, 1, 2, 3, 4, 5, 6])
     """
     h, w = (int(shape[0]), int(shape[1]))
     if h < 32 or w < 48:

@@ -10,8 +10,8 @@ model (:mod:`swcuts.models.mixture`), next to the synthetic images of
   section 3).
 
 Their docstrings say which parts the papers specify and which are guesses.
-Each returns ``(data, labels)`` with the true labels. The old names
-``swcuts.models.mixture.jain_neal_bernoulli`` etc. still work.
+Each returns ``(data, labels)`` with the true labels; they are also
+importable from :mod:`swcuts.models.mixture`.
 """
 
 from __future__ import annotations

@@ -378,14 +378,38 @@ def make_scene(shape=(240, 320), *, n_regions=None, layout=None, family="mixed",
 
 def make_scene_set(n, *, seed, shape=(240, 320), n_regions=None, blur=0.7):
     """``n`` scenes cycling through every layout, family mix, grey and
-    colour, noise level and noise kind: scene ``i`` has layout
-    ``LAYOUTS[i % 4]``, mix ``list(FAMILY_MIXES)[i % 3]`` (12 scenes hold
-    every pair), colour if ``m % 2`` and level ``NOISE_LEVELS[m % 3]`` with
-    ``m = i + i // 4``, kind ``NOISE_KINDS[(i // 2) % 3]``
-    and seed ``seed * 100003 + i``; other arguments as in :func:`make_scene`.
+    colour, noise level and noise kind.
 
-    Returns a list of ``(name, image, labels, meta)``, ``name`` like
-    ``"s03_occlusion_mixed_grey_low_gaussian"``, ``meta`` the options.
+    Scene ``i`` has layout ``LAYOUTS[i % 4]``, mix
+    ``list(FAMILY_MIXES)[i % 3]`` (12 scenes hold every pair), colour if
+    ``m % 2`` and level ``NOISE_LEVELS[m % 3]`` with ``m = i + i // 4``,
+    kind ``NOISE_KINDS[(i // 2) % 3]`` and seed ``seed * 100003 + i``.
+
+    Parameters
+    ----------
+    n : int
+        Number of scenes.
+    seed : int
+        Seed of the set; scene ``i`` is seeded ``seed * 100003 + i``.
+    shape, n_regions, blur
+        As in :func:`make_scene`.
+
+    Returns
+    -------
+    list of tuple
+        ``(name, image, labels, meta)`` per scene: ``name`` like
+        ``"s03_occlusion_mixed_grey_low_gaussian"``, ``image`` and
+        ``labels`` as :func:`make_scene` returns them, ``meta`` the options
+        of the scene.
+
+    Examples
+    --------
+    >>> from swcuts.synthetic_scenes import make_scene_set
+    >>> scenes = make_scene_set(2, seed=0, shape=(40, 48), n_regions=3)
+    >>> [name for name, *_ in scenes]
+    ['s00_voronoi_mixed_grey_low_gaussian', 's01_blobs_shading_rgb_medium_gaussian']
+    >>> scenes[1][1].shape, scenes[1][3]["colour"]
+    ((40, 48, 3), True)
     """
     out = []
     for i in range(int(n)):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import json
-from pathlib import Path
 
 import imageio.v3 as iio
 import numpy as np
@@ -12,7 +11,7 @@ import pytest
 
 import swcuts
 from swcuts.benchmarking import driver, make_methods, parse_grid
-from swcuts.benchmarking.runs import RESULT_COLUMNS, run_id
+from swcuts.benchmarking.runs import RESULT_COLUMNS
 from swcuts.benchmarking.store import OutputFolder
 from swcuts.cli import main
 from swcuts.imageio import InputError

@@ -116,11 +116,26 @@ def test_labels_png_and_npy(seeded_run):
 
 
 @pytest.mark.parametrize("name", ["overlay.png", "atoms.png"])
-def test_overlay_images(seeded_run, name):
+def test_overlay_images(seeded_run, small_png, name):
     h, w = seeded_run["shape"]
     img = iio.imread(seeded_run["outdir"] / name)
     assert img.dtype == np.uint8
     assert img.shape == (h, w, 3)
+    # The grey input shows through everywhere but on the drawn boundaries.
+    grey = iio.imread(small_png).astype(int)
+    drawn = (img[..., 0] != img[..., 1]) | (img[..., 1] != img[..., 2])
+    assert np.abs(img[~drawn].astype(int) - grey[~drawn][:, None]).max() <= 1
+    from scipy.ndimage import binary_dilation
+    from skimage.segmentation import find_boundaries
+
+    segments = find_boundaries(np.load(seeded_run["outdir"] / "labels.npy"), mode="thick")
+    if name == "overlay.png":  # the segments' boundaries, in red, and nothing else
+        assert (img[drawn, 0] > 200).all() and (img[drawn, 1:] < 60).all()
+        assert not (drawn & ~segments).any()
+        assert not (segments & ~binary_dilation(drawn, np.ones((3, 3), bool))).any()
+    else:  # the atoms' boundaries, in cyan: a finer partition than the segments
+        assert (img[drawn, 0] < 60).all() and (img[drawn, 2] > 200).all()
+        assert drawn.sum() > (segments & drawn).sum() > 0
 
 
 def test_trace_csv(seeded_run):

@@ -5,13 +5,19 @@ import pytest
 
 import swcuts
 from swcuts.models.mixture import jain_neal_bernoulli, lee_choi_gaussians
+from swcuts.metrics import adjusted_rand_index
 from swcuts.partition import canonical
 
 
-@pytest.mark.parametrize("sampler", ["gibbs", "split-merge"])
-def test_cluster_finds_well_separated_gaussians(sampler):
+@pytest.mark.parametrize("sampler, min_ari", [("gibbs", 0.5), ("split-merge", 0.8)])
+def test_cluster_finds_well_separated_gaussians(sampler, min_ari):
     x, truth = lee_choi_gaussians(130, seed=1)
     res = swcuts.cluster(x, model="gaussian", sampler=sampler, seed=0, steps=4000, init="random")
+    # The clusters found are the true ones, mostly (seed 0 reaches an ARI of
+    # 0.63 with single-site Gibbs and 0.93 with split-merge in 4000 steps),
+    # where a random labelling is at about 0.
+    assert adjusted_rand_index(res.labels, truth) >= min_ari
+    assert abs(adjusted_rand_index(np.random.default_rng(0).integers(0, 11, 130), truth)) < 0.1
     assert res.labels.shape == (130,)
     assert set(res.labels.tolist()) == set(range(res.n_clusters))
     # The best state is at least as probable as the truth's neighbourhood start.

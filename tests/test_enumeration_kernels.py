@@ -9,7 +9,6 @@ from swcuts.edges import kl_edge_probabilities, vertex_histograms
 from swcuts.graph import RegionGraph
 from swcuts.models import ImageModel, PottsModel
 from swcuts.samplers import SWC1, SWC2, ClusterGibbs, Gibbs, SwendsenWang, seed_compiled_rng
-from swcuts.samplers.swc import _SWCBase
 
 
 def grey_setting():

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from swcuts.metrics import (
+    adjusted_rand_index,
     boundary_f_measure,
     boundary_map,
     boundary_precision_recall,
@@ -32,6 +33,20 @@ def rand_reference(seg, truth):
         total += 1
         agree += (s[p] == s[q]) == (t[p] == t[q])
     return 1.0 if total == 0 else agree / total
+
+
+def ari_reference(seg, truth):
+    """Hubert-Arabie ARI from pair counts over all unordered pairs."""
+    s, t = np.ravel(seg), np.ravel(truth)
+    both = in_s = in_t = total = 0
+    for p, q in itertools.combinations(range(s.size), 2):
+        total += 1
+        in_s += s[p] == s[q]
+        in_t += t[p] == t[q]
+        both += (s[p] == s[q]) and (t[p] == t[q])
+    expected = in_s * in_t / total if total else 0.0
+    spread = (in_s + in_t) / 2 - expected
+    return 1.0 if spread == 0 else (both - expected) / spread
 
 
 def gce_reference(seg, truth):
@@ -334,6 +349,22 @@ def test_rand_matches_pair_loop(pair):
 
 @settings(max_examples=100, deadline=None, derandomize=True)
 @given(label_images)
+def test_ari_matches_pair_count_reference(pair):
+    seg, truth = pair
+    assert adjusted_rand_index(seg, truth) == pytest.approx(ari_reference(seg, truth), abs=1e-12)
+
+
+def test_ari_by_hand():
+    # 2x2: s(nij) = 0, s(a) = s(b) = 2, C(4,2) = 6: E = 2/3, M = 2,
+    # ARI = (0 - 2/3) / (2 - 2/3) = -1/2.
+    assert adjusted_rand_index(SEG_2x2, TRUTH_2x2) == pytest.approx(-0.5)
+    assert adjusted_rand_index(SEG_2x2, SEG_2x2 + 7) == 1.0
+    # 1x4: s(nij) = 1, s(a) = 2, s(b) = 3: E = 1, M = 5/2, ARI = 0.
+    assert adjusted_rand_index(SEG_1x4, TRUTH_1x4) == pytest.approx(0.0)
+
+
+@settings(max_examples=100, deadline=None, derandomize=True)
+@given(label_images)
 def test_voi_matches_entropy_reference(pair):
     seg, truth = pair
     assert variation_of_information(seg, truth) == pytest.approx(
@@ -380,6 +411,7 @@ def test_boundaries_match_loop_reference(pair, tol):
     [
         probabilistic_rand_index,
         rand_index,
+        adjusted_rand_index,
         variation_of_information,
         global_consistency_error,
         boundary_f_measure,

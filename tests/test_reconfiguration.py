@@ -23,7 +23,6 @@ member stays" rule (which makes paths non-unique), breaks detailed balance.
 """
 
 import math
-import time
 
 import numpy as np
 import pytest
@@ -581,11 +580,12 @@ def test_segment_smoke(sampler):
     img[:, 20:] = 0.8
     img[8:20, 5:15] = 0.45
     img += 0.05 * rng.standard_normal(img.shape)
-    t = time.perf_counter()
     seg = swcuts.segment(img, sampler=sampler, steps=200, seed=0)
     assert seg.labels.shape == img.shape and seg.steps == 200
     assert seg.energy == pytest.approx(-seg.model.log_target(seg.vertex_labels), abs=1e-6)
-    assert time.perf_counter() - t < 60
+    assert seg.energy < seg.trace.energy[0]  # the run improved on its start
+    again = swcuts.segment(img, sampler=sampler, steps=200, seed=0)
+    np.testing.assert_array_equal(seg.labels, again.labels)
 
 
 def _compiled_path(cls, model, start, compiled, steps, **kwargs):

@@ -1,13 +1,11 @@
 """Tests of swcuts.synthetic_scenes (the second, independent generator)."""
 
-import doctest
 
 import numpy as np
 import pytest
 from scipy import ndimage as ndi
 from skimage.measure import label
 
-import swcuts.synthetic_scenes as sc
 from swcuts.synthetic_scenes import (FAMILY_MIXES, LAYOUTS, MIN_AREA_FRACTION, MIN_CONTRAST, NOISE_KINDS,
                                      NOISE_LEVELS, SPREAD_GAP, SPREAD_RATIO, make_scene, make_scene_set)
 
@@ -192,8 +190,3 @@ def test_bad_arguments_raise():
             make_scene(SHAPE, seed=0, **kw)
     with pytest.raises(ValueError):
         make_scene((16, 16), seed=0)
-
-
-def test_docstring_examples_run():
-    result = doctest.testmod(sc, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    assert result.attempted > 0 and result.failed == 0

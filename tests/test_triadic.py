@@ -31,7 +31,6 @@ independent for the chi-square test.
 
 import itertools
 import math
-import time
 
 import numpy as np
 import pytest
@@ -46,7 +45,7 @@ from swcuts.graph import RegionGraph
 from swcuts.models import ImageModel, PottsModel
 from swcuts.models.mixture import MixtureModel, jain_neal_bernoulli
 from swcuts.partition import canonical
-from swcuts.samplers import KERNELS, Gibbs, Triadic, seed_compiled_rng
+from swcuts.samplers import KERNELS, Gibbs, Triadic
 from swcuts.samplers.triadic import MOVES
 
 _LOG2, _LOG3 = math.log(2.0), math.log(3.0)
@@ -398,12 +397,11 @@ def _image(h=40, w=50, seed=0):
 
 def test_segment_api_smoke():
     img = _image()
-    start = time.perf_counter()
     a = swcuts.segment(img, sampler="triadic", steps=200, seed=0)
-    assert time.perf_counter() - start < 30.0
     b = swcuts.segment(img, sampler="triadic", steps=200, seed=0)
     assert a.sampler == "triadic" and a.steps == 200
     assert a.labels.shape == img.shape
     np.testing.assert_array_equal(a.labels, b.labels)
     assert a.energy == pytest.approx(-a.model.log_target(a.vertex_labels), rel=1e-9, abs=1e-6)
     assert a.accepted > 0
+    assert a.energy < a.trace.energy[0]  # the run improved on its start

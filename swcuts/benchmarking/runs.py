@@ -117,6 +117,28 @@ def make_methods(samplers=DEFAULT_SAMPLERS, peers=DEFAULT_PEERS, *, grid=None, p
 
     Unknown samplers, peers and options are refused with a one-line
     :class:`~swcuts.imageio.InputError` before any work starts.
+
+    Parameters
+    ----------
+    samplers : str or sequence of str
+        swcuts samplers (``swcuts.SAMPLERS``).
+    peers : str or sequence of str
+        Classical segmenters (``swcuts.peers.PEERS``).
+    grid : sequence of str or dict, optional
+        A sweep of ``segment``'s options (:func:`parse_grid`).
+    peer_params : dict, optional
+        ``{peer: {param: value}}``.
+
+    Returns
+    -------
+    list of Method
+        The samplers (one per option set, every one sampling the same
+        posterior) then the peers.
+
+    Examples
+    --------
+    >>> [m.name for m in make_methods(["swc"], ["felzenszwalb"], grid=["a2=1,2"])]
+    ['swc[a2=1]', 'swc[a2=2]', 'felzenszwalb']
     """
     from ..options import check_options, common_model
     from ..peers import PEERS

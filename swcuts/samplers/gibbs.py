@@ -29,9 +29,8 @@ class Gibbs(CompiledRunMixin):
     ----------
     model : partition model
     q : array, optional
-        Unused (uniform kernel signature).
-    proposal : optional
-        Unused.
+        Edge probabilities, taken so that every kernel is built as
+        ``kernel(model, q)``; single-site Gibbs does not use them.
     compiled : bool, optional
         None: the compiled path when the model offers one (the image model's
         compiled kernels, or the compiled single-item update of a mixture
@@ -45,7 +44,7 @@ class Gibbs(CompiledRunMixin):
     name = "gibbs"
     kind = _c.KIND_GIBBS
 
-    def __init__(self, model, q=None, proposal=None, compiled=None):
+    def __init__(self, model, q=None, *, compiled=None):
         self.model = model
         self.graph = getattr(model, "graph", None)  # models without a graph work too
         n_edges = self.graph.n_edges if self.graph is not None else 0

@@ -28,7 +28,7 @@ class SwendsenWang:
 
     name = "sw"
 
-    def __init__(self, model, q=None, proposal=None):
+    def __init__(self, model, q=None):
         if not getattr(model, "fixed_labels", False):
             raise ValueError("the original SW needs a Potts model with a fixed number of labels")
         if np.any(model.field != 0):

@@ -6,7 +6,6 @@ Bernoulli edges, with the cut weights γ_k of eq. 48).
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 

@@ -131,7 +131,6 @@ class MixtureModel:
         self._kind = -1 if kind is None else int(kind)
         self._params = (np.zeros(1) if kind is None
                         else np.ascontiguousarray(self.likelihood.params, dtype=np.float64))
-        self._const = math.lgamma(self.alpha) - math.lgamma(self.alpha + self.n_vertices)
         #: Item evaluations so far: |R| per :meth:`delta` call, one per
         #: (item, label) predictive in the compiled sampler paths (for
         #: benchmarks: the work a move does).

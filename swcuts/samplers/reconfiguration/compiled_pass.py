@@ -377,7 +377,6 @@ def _arm_pass(i, j, D, cells, cell_ptr, ci, cj, rest, P, a, a_inv, b_shift, fron
     forced target is out of reach (or a drawn choice had probability 0);
     log T is fl[0], Σ Δ log π fl[1]."""
     labels, size, free_stack, n_free, lstats, lloglik, vstats, _ = st
-    n = labels.size
     n_slots = size.size
     D_items = vstats.shape[1]
     li = labels[i]

@@ -1,131 +1,6 @@
-"""Triadic split-merge of van Rossum et al. (seed 000), on any partition model.
-
-The dyadic split-merge sampler moves between one and two labels; the
-triadic sampler also moves between two and three, so that a label can be
-assembled from parts of two others in one step. One update
-(:meth:`Triadic.step`):
-
-1. **Anchors.** An ordered triple t = (i, j, k) of distinct vertices, drawn
-   independently of the state: on a model with a graph a uniformly random
-   edge <i, j> in random orientation and k uniform over the neighbours of i
-   or j other than i and j (``anchors="edge"``, the default there; if that
-   set is empty, k is uniform over the other vertices); otherwise a
-   uniformly random ordered triple (``anchors="uniform"``; the paper's
-   rule).
-2. **Move type**, from the labels c_i, c_j, c_k of the anchors:
-
-   * c_i = c_j = c_k (N_S = 1): ``split12``, split the label into one
-     holding i and one holding j;
-   * c_i ≠ c_j and c_k ∈ {c_i, c_j} (N_S = 2): with probability β
-     ``merge21``, join the labels of i and j; otherwise ``split23``,
-     re-divide the items of both labels over three labels, one holding
-     each of i, j, k;
-   * c_i = c_j ≠ c_k (N_S = 2): ``noop``; no move has this case as its
-     reverse (see below);
-   * c_i, c_j, c_k distinct (N_S = 3): ``merge32``, re-divide the items
-     of the three labels between two, one holding i, one holding j.
-
-3. **Allocation** (sequential allocation, SAMS). The items of the labels
-   touched, other than the anchors of the move (i, j for 1↔2 and for the
-   3→2 move, i, j, k for the 2→3 split), are first moved to a holding
-   label H, which leaves every anchor alone in its target label; then
-   they leave H one at a time in a uniformly random order ω, item m
-   joining target g with probability
-
-       p(g) = exp(Δ_g / T) / Σ_h exp(Δ_h / T),
-       Δ_g  = log π(m → g) − log π   (the exact ``model.delta``).
-
-   For every model whose log π is a sum of per-label terms (plus terms in
-   the number of labels), Δ_g is "H without m" (the same for every g) plus
-   "g with m", so p(g) is the usual SAMS conditional of m given the items
-   already allocated. q(X' | X) = Π p of the choices made.
-4. **Accept** with the Metropolis-Hastings probability
-
-       α = min{1, [π(X')/π(X)]^(1/T) · r(X | X') q(X | X') / (r(X' | X) q(X' | X))}.
-
-**Derivation of the acceptance ratio.** The update is a mixture, over the
-anchors t and the order ω, of Metropolis-Hastings updates. Fix t and ω.
-The move type is a function of (c_i, c_j, c_k) and its reverse is a move of
-the same t:
-
-* split12 turns N_S = 1 into c_i ≠ c_j with c_k in one of them (k is an
-  allocated item); merge21 maps that class back to N_S = 1;
-* split23 turns c_i ≠ c_j, c_k ∈ {c_i, c_j} into N_S = 3; merge32 divides the
-  three labels between i's and j's, so it always ends with c_i ≠ c_j,
-  c_k ∈ {c_i, c_j}, the class split23 starts from;
-* no move ends with c_i = c_j ≠ c_k (split12 separates i and j, merge21
-  ends with N_S = 1, split23 with N_S = 3, merge32 with c_i ≠ c_j). So a
-  move leaving that class would have no reverse: the step is a no-op
-  there, which is trivially reversible. (A 2→3 split there, as a literal
-  reading of the paper's pseudo-code would do, produces N_S = 3 whose
-  3→2 reverse can never bring i and j back together.)
-
-Inside each pair of classes only one move type connects two given states
-X, X' (the label counts differ by one and say which), and the allocation
-outcome determines X' (every allocated item lands in a block with exactly
-one anchor). The selection probabilities r of the move type are: split12
-from N_S = 1 with probability 1, merge21 β, split23 1 − β, merge32 1.
-Hence
-
-    split12:  r(X | X') / r(X' | X) = β / 1          (paper's ratio β)
-    merge21:                          1 / β
-    split23:                          1 / (1 − β)    (paper's 1/(1 − β))
-    merge32:                          (1 − β) / 1
-
-and 0 < β < 1 keeps every ratio finite. The reverse proposal probability
-q(X | X') replays the allocation: a merge is deterministic (q = 1 for
-merge21's forward step and for split12's reverse, whose merge joins the
-labels of i and j), and for the other direction the same sequential
-procedure is run from the same intermediate partition, forcing every item
-to its block in the current state, multiplying the probabilities it would
-have had. The intermediate partition (anchors alone, the allocated items
-in H, everything else unchanged) depends only on t, on the set S of
-allocated items and on the labels not touched, which are the same in X
-and X' (the union of the touched labels is preserved), so the replay
-gives exactly the forward probability of the reverse move. This is the
-paper's "q as the product of the sequential probabilities", not its
-uniform-allocation formula (1/2)^(n−2) / (1/3)^(n−3), which holds only
-for uniformly random allocation. (The paper's pseudo-code also passes
-two targets to the split procedure where its own q of the 2→3 split
-needs three; here the 2→3 split allocates over i's, j's and k's labels.)
-
-The order: split12 and merge21 allocate the same set S = (touched labels)
-∖ {i, j} and draw ω uniformly over its orders in both directions.
-split23 allocates S₂₃ = (touched) ∖ {i, j, k} and merge32 allocates
-S₃₂ = S₂₃ ∪ {k}: split23 draws an order σ of S₂₃ and a position
-p ∈ {0, …, |S₂₃|} (both uniform) and its reverse replay uses σ with k
-inserted at p; merge32 draws an order τ of S₃₂ and its reverse replay uses
-τ without k. (σ, p) ↔ τ is a bijection and P(σ, p) = 1/|S₂₃|! · 1/|S₃₂|
-= 1/|S₃₂|! = P(τ), so the order probabilities cancel. With the anchor
-probability P(t) (the reverse uses the same ordered t, so P(t) cancels
-too and needs no symmetry), each (t, ω) sub-update satisfies detailed
-balance with respect to π^(1/T), and so does their mixture. The kernel's
-exact transition matrix is checked against this on small spaces in
-``tests/test_triadic.py``.
-
-**Irreducibility.** With uniform anchors, or edge anchors on a connected
-graph with at least three vertices: from any partition with two or more
-labels, some anchor triple has c_i ≠ c_j (an edge across labels), and
-then either merge21 (N_S = 2) or merge32 (N_S = 3) proposes, with positive
-probability, a partition with one label fewer; so the one-label partition
-is reachable from everywhere, and, every move having a reverse of
-positive probability, everything is reachable from it. The triadic kernel
-alone is irreducible there (aperiodic by its rejections). On a
-disconnected graph edge anchors cannot join labels that never touch; use
-``anchors="uniform"`` or interleave :class:`~swcuts.samplers.Gibbs`.
-
-**Implementation.** Moves run on the live state with ``model.delta`` /
-``model.apply`` (exact Δ log π, exact model caches); merges and the
-reverse replays too, so the state is at the proposal when α is decided,
-and a rejection moves the touched items back to their original labels
-(label names included) and restores the cached log π. Members of labels
-come from a per-state index checked in O(|label|) (rebuilt in O(N log N)
-only after another kernel relabelled vertices). One update makes
-O(|touched labels|) calls of ``model.delta``/``apply`` (at most 3 deltas
-and one apply per allocated item, forward and replay), never a pass over
-all vertices or all labels; each call costs what the model's ``delta``
-costs (for the image model, a search of the regions the item touches).
-"""
+"""The triadic split-merge kernel: anchors, move type, allocation, the
+Metropolis-Hastings decision and the revert (the derivation is in
+``docs/algorithms/triadic.md``)."""
 
 from __future__ import annotations
 
@@ -134,87 +9,16 @@ import weakref
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
-from ..models.mixture import MixtureModel, item_join, item_leave, item_move
-from ..partition import MemberIndex
-from .common import StepInfo, draw_anchor_pair, metropolis_hastings, require_no_boundary
+from ...models.mixture import MixtureModel
+from ...partition import MemberIndex
+from ..common import StepInfo, draw_anchor_pair, metropolis_hastings, require_no_boundary
+from .allocation import _allocate_mixture
 
 __all__ = ["Triadic", "Proposal", "MOVES"]
 
 #: Move types, in the order of :attr:`Triadic.counts`.
 MOVES = ("split12", "merge21", "split23", "merge32")
-
-
-@njit(cache=True)
-def _allocate_mixture(items, targets, inv_t, u, forced, labels, size, free_stack, n_free, lstats,
-                      lloglik, vstats, kind, params, log_alpha):
-    """Sequential allocation of ``items`` to ``targets`` on a mixture-model
-    state, compiled: the same allocation as :meth:`Triadic._allocate` (same
-    uniforms ``u``, or the forced choices ``forced``; the other one empty),
-    with Δ_g = leave part of the holding label + join part of target g
-    (:func:`~swcuts.models.mixture.item_leave`, :func:`~swcuts.models.mixture.item_join`).
-    The state arrays are those of
-    :meth:`~swcuts.models.mixture.MixtureModel.kernel_arrays`.
-
-    Returns
-    -------
-    log_q : float
-        Log of the product of the probabilities of the choices (−inf as in
-        :meth:`Triadic._allocate`).
-    delta : float
-        Δ log π of the moves made.
-    """
-    is_forced = forced.size > 0
-    D = vstats.shape[1]
-    nt = targets.size
-    st_a = np.empty(D)
-    st_t = np.empty((nt, D))
-    ll_t = np.empty(nt)
-    d = np.empty(nt)
-    x = np.empty(nt)
-    one = np.empty(1, np.int64)
-    log_q = 0.0
-    total = 0.0
-    for s in range(items.size):
-        v = items[s]
-        a = labels[v]
-        d_leave, ll_a = item_leave(v, a, size, lstats, lloglik, vstats, kind, params, log_alpha,
-                                   st_a)
-        mx = -np.inf
-        for g in range(nt):
-            d_join, ll_t[g] = item_join(v, targets[g], size, lstats, lloglik, vstats, kind,
-                                        params, log_alpha, st_t[g])
-            d[g] = d_leave + d_join
-            x[g] = d[g] * inv_t
-            if x[g] > mx or math.isnan(x[g]):
-                mx = x[g]
-        if mx == -np.inf or math.isnan(mx):
-            if not is_forced:
-                return -np.inf, total
-            lse = mx
-        else:
-            z = 0.0
-            for g in range(nt):
-                z += math.exp(x[g] - mx)
-            lse = mx + math.log(z)
-        if is_forced:
-            g = forced[s]
-        else:
-            r = u[s]
-            g = nt - 1
-            acc = 0.0
-            for h in range(nt):
-                acc += math.exp(x[h] - lse)
-                if r < acc:
-                    g = h
-                    break
-        lp = x[g] - lse
-        log_q += lp if not math.isnan(lp) else -np.inf
-        item_move(v, a, targets[g], labels, size, free_stack, n_free, lstats, lloglik, st_a,
-                  ll_a, st_t[g], ll_t[g], one)
-        total += d[g]
-    return log_q, total
 
 
 @dataclass

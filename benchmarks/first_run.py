@@ -1,0 +1,143 @@
+"""Wall time of the first ``swcuts segment`` on a fresh checkout, against a warm run.
+
+The first run of the default command compiles swcuts' numba kernels
+(``@njit(cache=True)``) and writes them to the numba cache; every later
+run loads them from there. This script measures both from the outside, as
+a user sees them::
+
+    swcuts segment sample_images/coffee.png -o OUT
+
+* **first run**: ``NUMBA_CACHE_DIR`` pointed at a new, empty folder (as on
+  a fresh clone, where no ``__pycache__`` holds compiled kernels); target
+  <= 5 s;
+* **warm run**: the same command again with that cache, the median of
+  ``--repeat`` runs.
+
+With ``--compiled`` it also lists the numba functions the first run
+compiled (from ``NUMBA_DEBUG_CACHE``), so that one can see which kernels
+the default path pays for; with ``--profile N`` it runs the command once
+more from another empty cache, in a process that records numba's compile
+events, and prints the N functions with the longest compile time (each
+function's own time, its callees' compilation subtracted; numba's own
+overloads such as ``ol_np_empty`` show up too).
+
+Run: ``python benchmarks/first_run.py [--repeat N] [--compiled] [--profile N]``.
+Timings on a shared machine are noisy; compare medians of several calls.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+IMAGE = ROOT / "sample_images" / "coffee.png"
+TARGET_FIRST = 5.0
+
+
+def run_segment(cache_dir: str, out_dir: str, debug_cache: bool = False) -> tuple[float, str]:
+    """Seconds of one ``swcuts segment IMAGE -o out_dir`` in a new process
+    with the given numba cache, and its standard error."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir, PYTHONPATH=str(ROOT))
+    if debug_cache:
+        env["NUMBA_DEBUG_CACHE"] = "1"
+    cmd = [sys.executable, "-m", "swcuts", "segment", str(IMAGE), "-o", out_dir, "--no-progress"]
+    start = time.perf_counter()
+    done = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"swcuts segment failed ({done.returncode}): {done.stderr.strip()}")
+    return seconds, done.stdout + done.stderr
+
+
+def compiled_functions(log: str) -> collections.Counter:
+    """Functions saved to the cache per module, from NUMBA_DEBUG_CACHE's lines
+    ``[cache] data saved to '.../module.function-LINE.pyXY.N.nbc'``."""
+    saved = re.findall(r"data saved to '([^']+)\.nbc'", log)
+    names = [Path(p).name.rsplit(".py", 1)[0] for p in saved]
+    return collections.Counter(names)
+
+
+#: Runs ``swcuts segment`` (argv[1:]) in this process and prints, to stderr,
+#: the exclusive compile seconds of every numba function it compiled.
+_PROFILER = """
+import collections, sys, time
+from numba.core import event
+own = collections.Counter()
+stack = []
+
+class Compiles(event.Listener):
+    def on_start(self, e):
+        stack.append((e.data["dispatcher"].py_func.__qualname__, time.perf_counter()))
+
+    def on_end(self, e):
+        name, start = stack.pop()
+        dt = time.perf_counter() - start
+        own[name] += dt
+        if stack:
+            own[stack[-1][0]] -= dt
+
+event.register("numba:compile", Compiles())
+from swcuts.console import main
+sys.argv = ["swcuts"] + sys.argv[1:]
+try:
+    main()
+except SystemExit:
+    pass
+for name, seconds in own.most_common():
+    print(f"PROFILE {seconds:.3f} {name}", file=sys.stderr)
+"""
+
+
+def profile_compiles(out_dir: str) -> list:
+    """(seconds, function) of every compile of one first run, longest first."""
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONPATH=str(ROOT))
+        cmd = [sys.executable, "-c", _PROFILER, "segment", str(IMAGE), "-o", out_dir, "--no-progress"]
+        done = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"profiled run failed ({done.returncode}): {done.stderr.strip()}")
+    rows = [line.split(" ", 2)[1:] for line in done.stderr.splitlines() if line.startswith("PROFILE ")]
+    return [(float(s), name) for s, name in rows]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--repeat", type=int, default=3, help="warm runs (median)")
+    ap.add_argument("--compiled", action="store_true", help="list the functions the first run compiled")
+    ap.add_argument("--profile", type=int, default=0, metavar="N",
+                    help="print the N functions with the longest compile time")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as out:
+        first, log = run_segment(cache, str(Path(out) / "first"), debug_cache=args.compiled)
+        warm = [run_segment(cache, str(Path(out) / f"warm{i}"))[0] for i in range(args.repeat)]
+    print(f"swcuts segment {IMAGE.relative_to(ROOT)} -o OUT (default options), {os.cpu_count()} cores")
+    print(f"{'measure':<44} {'seconds':>8} {'target':>8}")
+    print(f"{'first run (empty numba cache)':<44} {first:>8.2f} {'<= ' + str(TARGET_FIRST):>8}  "
+          f"{'MET' if first <= TARGET_FIRST else 'NOT MET'}")
+    print(f"{'warm run (median of ' + str(args.repeat) + ')':<44} {statistics.median(warm):>8.2f}")
+    print(f"{'compile and cache-write cost (first - warm)':<44} {first - statistics.median(warm):>8.2f}")
+    if args.compiled:
+        counts = compiled_functions(log)
+        print(f"\n{sum(counts.values())} compiled signatures saved to the cache:")
+        for name, n in sorted(counts.items()):
+            print(f"  {name}" + (f"  x{n}" if n > 1 else ""))
+    if args.profile:
+        with tempfile.TemporaryDirectory() as out:
+            rows = profile_compiles(str(Path(out) / "profiled"))
+        print(f"\ncompile seconds of the first run, by function (own time; {len(rows)} functions, "
+              f"{sum(s for s, _ in rows):.1f} s in all):")
+        for seconds, name in rows[:args.profile]:
+            print(f"  {seconds:6.2f}  {name}")
+
+
+if __name__ == "__main__":
+    main()
