@@ -30,13 +30,13 @@ def _warp(img, flow):
 
 
 def _pixel_cost(frame1, frame2, flow, valid, sigma, cap):
-    """Per pixel min(Σ_c r²/(2σ²), cap): the data cost of eq. 74 where a
-    pixel may instead be nil at cost ``cap`` (outside the frame: ``cap``)."""
+    """Per pixel min(Σ_c r²/(2σ²), cap) (a pixel that fits worse could be
+    nil at cost ``cap``), the residuals, the pixels whose source lies inside
+    frame 1, and the inliers (inside, not nil, below the cap)."""
     warped, inside = _warp(frame1, flow)
     r = frame2 - warped
-    e = (r * r).sum(axis=2) / (2.0 * sigma * sigma)
-    e = np.where(valid & inside, np.minimum(e, cap), cap)
-    return e, r, valid & inside & (e < cap)
+    e = np.minimum((r * r).sum(axis=2) / (2.0 * sigma * sigma), cap)
+    return e, r, inside, valid & inside & (e < cap)
 
 
 def refine_flow(frame1, frame2, flow, regions, *, sigma=2.0, nil_cost=6.0, iterations=5,
@@ -94,13 +94,11 @@ def refine_flow(frame1, frame2, flow, regions, *, sigma=2.0, nil_cost=6.0, itera
     xc = xs - (np.bincount(regions.ravel(), xs.ravel(), minlength=n) / cnt)[regions]
     yc = ys - (np.bincount(regions.ravel(), ys.ravel(), minlength=n) / cnt)[regions]
     flat = regions.ravel()
-    e0, _, _ = _pixel_cost(frame1, frame2, base, valid, sigma, nil_cost)
-    best_cost = np.bincount(flat, e0.ravel(), minlength=n)
     best = base.copy()
     cur = base.copy()
     theta = np.zeros((n, 6))
     for _ in range(iterations):
-        _, r, ok = _pixel_cost(frame1, frame2, cur, valid, sigma, nil_cost)
+        _, r, _, ok = _pixel_cost(frame1, frame2, cur, valid, sigma, nil_cost)
         gx, _ = _warp(gx1, cur)
         gy, _ = _warp(gy1, cur)
         # Residual r(θ + dθ) ≈ r + (gx δu + gy δv): Jacobian columns per pixel.
@@ -122,10 +120,14 @@ def refine_flow(frame1, frame2, flow, regions, *, sigma=2.0, nil_cost=6.0, itera
         du = theta[regions, 0] + theta[regions, 1] * xc + theta[regions, 2] * yc
         dv = theta[regions, 3] + theta[regions, 4] * xc + theta[regions, 5] * yc
         cur = base + np.stack([du, dv], axis=2).astype(np.float32)
-        e, _, _ = _pixel_cost(frame1, frame2, cur, valid, sigma, nil_cost)
-        cost = np.bincount(flat, e.ravel(), minlength=n)
-        better = cost < best_cost
-        best_cost = np.where(better, cost, best_cost)
+        # Compare with the best flow so far on the pixels that both keep
+        # inside frame 1 (a pixel pushed out of the frame is not evidence).
+        e, _, inside, _ = _pixel_cost(frame1, frame2, cur, valid, sigma, nil_cost)
+        e_best, _, inside_best, _ = _pixel_cost(frame1, frame2, best, valid, sigma, nil_cost)
+        both = (valid & inside & inside_best).ravel()
+        cost = np.bincount(flat[both], e.ravel()[both], minlength=n)
+        cost_best = np.bincount(flat[both], e_best.ravel()[both], minlength=n)
+        better = cost < cost_best
         take = better[regions] & valid
         best[take] = cur[take]
     out = best.astype(np.float64)

@@ -26,6 +26,8 @@ MODULES = [
     "swcuts.benchmarking.runs",
     "swcuts.benchmarking.driver",
     "swcuts.models.boundary",
+    "swcuts.motion",
+    "swcuts.flow_refine",
 ]
 
 
