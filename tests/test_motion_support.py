@@ -215,6 +215,9 @@ def test_benchmark_includes_swcuts_when_registered(monkeypatch):
             self.flow = np.zeros(f1.shape[:2] + (2,))
             self.objects = np.zeros(f1.shape[:2], np.int64)
 
+        def dense_flow(self):
+            return self.flow
+
     monkeypatch.setattr(swcuts, "segment_motion", lambda f1, f2, seed=None: Result(f1), raising=False)
     methods = bench.default_methods()
     assert "swcuts" in methods
