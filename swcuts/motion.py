@@ -253,7 +253,8 @@ def _anneal_level(post, regions, rng, rounds, budget_end, trace, seconds0, step0
 
 def segment_motion(frame1, frame2, *, seed=None, max_displacement=3.0, precision=0.5,
                    pyramid_levels=None, rounds=ROUNDS, time_budget=None, channel_axis=-1,
-                   refine=True, region_seconds=None, **weights) -> MotionSegmentation:
+                   refine=True, region_seconds=None, finer_range=FINER_RANGE,
+                   **weights) -> MotionSegmentation:
     """Flow, intensity regions and moving objects of a frame pair.
 
     Parameters
@@ -279,6 +280,9 @@ def segment_motion(frame1, frame2, *, seed=None, max_displacement=3.0, precision
         Refine the flow below the label step per region (ours, not the paper's).
     region_seconds : float, optional
         Time budget of the level-1 segmentation (default: swcuts' default).
+    finer_range : float
+        Label range (pixels per axis) of the pyramid levels below the
+        coarsest, around the coarser level's flow.
     **weights
         Weights of the motion posterior (:data:`swcuts.models.motion.MOTION_DEFAULTS`).
 
@@ -313,7 +317,7 @@ def segment_motion(frame1, frame2, *, seed=None, max_displacement=3.0, precision
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     levels = default_pyramid_levels((h, w)) if pyramid_levels is None else int(pyramid_levels)
     grid = velocity_grid(float(max_displacement), float(precision))
-    finer = min(float(max_displacement), math.floor(FINER_RANGE / precision) * float(precision))
+    finer = min(float(max_displacement), math.floor(finer_range / precision) * float(precision))
     finer_grid = velocity_grid(finer, float(precision)) if finer > 0 else grid
 
     # Level 1: intensity regions of frame 2, then held fixed.

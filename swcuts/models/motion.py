@@ -48,7 +48,7 @@ __all__ = ["MotionPosterior", "ObjectModel", "velocity_grid", "noise_sigma", "MO
 
 #: Weights of eqs. 74-75 for intensities on the 0..255 scale.
 #: ``sigma=None`` estimates the noise of the frames (:func:`noise_sigma`).
-MOTION_DEFAULTS = dict(sigma=None, nil_cost=6.0, alpha=0.5, beta=4.0, delta=2.0, nu=1.0,
+MOTION_DEFAULTS = dict(sigma=None, rounding=1.0, nil_cost=6.0, alpha=0.5, beta=4.0, delta=2.0, nu=1.0,
                        lambda2=200.0)
 #: Upper clip of the level-0 edge probability: q = 1 would freeze a pair
 #: with different labels (its cut factor 1 − q would be 0 both ways).
@@ -173,7 +173,7 @@ class MotionPosterior:
                        for c in range(f2.shape[2])], axis=2)
         gy = np.stack([cv2.Sobel(f2[..., c], cv2.CV_32F, 0, 1, ksize=3) / 8.0
                        for c in range(f2.shape[2])], axis=2)
-        scale = (0.5 / (self.sigma ** 2 + step * step / 12.0 * (gx * gx + gy * gy))).astype(np.float32)
+        scale = (0.5 / (self.sigma ** 2 + self.rounding * step * step / 12.0 * (gx * gx + gy * gy))).astype(np.float32)
         for k in range(self.nil):
             mx = xs - bu - np.float32(self.du[k])
             my = ys - bv - np.float32(self.dv[k])
@@ -277,8 +277,11 @@ class MotionPosterior:
         from scipy.ndimage import uniform_filter
         h, w = self.shape
         cube = uniform_filter(self.D.reshape(h, w, -1), size=(2 * radius + 1, 2 * radius + 1, 1),
-                              mode="nearest")
-        return np.asarray(cube.reshape(h * w, -1).argmin(axis=1), np.int64)
+                              mode="nearest").reshape(h * w, -1)
+        # Near-ties (uniform areas: the aperture problem) go to the label
+        # nearest the base flow, not to the first label of the grid.
+        cube[:, :self.nil] += np.float32(1e-3) * (self.du ** 2 + self.dv ** 2).astype(np.float32)
+        return np.asarray(cube.argmin(axis=1), np.int64)
 
 
 class ObjectModel:
