@@ -247,10 +247,7 @@ class ConnectedMultigrid(Multigrid):
         """Run one step per temperature; returns the number accepted."""
         part = state.partition
         n_slots = part.size.size
-        ws = getattr(state, "connected_ws", None)
-        if ws is None or ws.acc_n.size != n_slots or ws.in_r.size != part.n_vertices:
-            ws = state.connected_ws = ConnectedWorkspace(part.n_vertices, n_slots,
-                                                         self.model.n_stats)
+        ws = state.workspace(ConnectedWorkspace, part.n_vertices, n_slots, self.model.n_stats)
         f_state = np.array([state.log_pi])
         m, g = self.model, self.graph
         h, w = g.shape
