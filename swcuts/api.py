@@ -335,8 +335,8 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
     if options.init == "atoms":  # two runs, each on its own posterior
         run = _Run(*multigrid_from_atoms(
             features, n_atoms=options.n_atoms, seed=seed, rng=rng, posterior=options.posterior_params(),
-            steps=steps, time_budget=time_budget, t0=options.t0, t_final=t_final,
-            window_sizes=options.window_sizes, progress=progress))
+            steps=options.steps, time_budget=options.time_budget, t0=options.t0,
+            t_final=options.t_final, window_sizes=options.window_sizes, progress=progress))
     else:
         posterior = build_posterior(features, options.atoms, options.n_atoms, seed=seed,
                                     **options.posterior_params())

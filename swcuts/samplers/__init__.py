@@ -20,5 +20,6 @@ KERNELS = {spec.name: spec.kernel for spec in REGISTRY if not spec.hierarchical}
 ALIASES = {alias: spec.name for spec in REGISTRY for alias in spec.aliases}
 
 __all__ = ["KERNELS", "ALIASES", "REGISTRY", "SamplerSpec", "sampler_spec", "StepInfo",
-           "TargetProposal", "metropolis_hastings", "seed_compiled_rng", "SWC", "SWC1", "SWC2", "ClusterGibbs", "Gibbs", "SwendsenWang",
-           "SplitMerge", "RandomSplit", "Multiflip", "Multigrid", "Reconfiguration", "SRM", "TreeGuided", "Triadic"]
+           "TargetProposal", "metropolis_hastings", "seed_compiled_rng", "SWC", "SWC1", "SWC2",
+           "ClusterGibbs", "Gibbs", "SwendsenWang", "SplitMerge", "RandomSplit", "Multiflip",
+           "Multigrid", "Reconfiguration", "SRM", "TreeGuided", "Triadic"]
