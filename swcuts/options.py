@@ -21,7 +21,8 @@ from .samplers.registry import REGISTRY, SamplerSpec, find_spec
 #: Samplers that are not a single kernel but a schedule over a hierarchy of graphs.
 HIERARCHICAL = tuple(spec.name for spec in REGISTRY if spec.hierarchical)
 #: Sampler names accepted by ``segment(sampler=...)``.
-SAMPLERS = tuple(sorted({spec.name for spec in REGISTRY} | {a for spec in REGISTRY for a in spec.aliases}))
+SAMPLERS = tuple(sorted({spec.name for spec in REGISTRY}
+                        | {alias for spec in REGISTRY for alias in spec.aliases}))
 #: Samplers made for the pixel lattice: with ``atoms=None`` they run on pixels.
 PIXEL_SAMPLERS = tuple(spec.name for spec in REGISTRY if spec.default_atoms == "pixels")
 #: Samplers whose compiled steps include the image posterior's boundary
@@ -70,6 +71,8 @@ def default_n_atoms(n_pixels: int) -> int:
     """Number of atoms used when ``n_atoms`` is None."""
     lo, hi = ATOM_BOUNDS
     return int(min(max(round(n_pixels / PIXELS_PER_ATOM), lo), hi))
+
+
 #: Start temperatures by sampler (section 5: SW-cuts T0 <= 15, Gibbs T0 >= 100).
 DEFAULT_T0 = {spec.name: spec.t0 for spec in REGISTRY}
 #: The start temperature of the default SW-cut kernel (and of ``init="atoms"``'s first phase).

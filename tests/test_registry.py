@@ -5,7 +5,6 @@ import pytest
 
 import swcuts
 from swcuts import api, options
-from swcuts.cluster import MIXTURE_SAMPLERS
 from swcuts.graph import RegionGraph
 from swcuts.models.image import ImageModel
 from swcuts.models.mixture import MixtureModel
@@ -39,10 +38,18 @@ def test_tables_are_read_off_the_registry():
         assert (spec.name in options.HIERARCHICAL) == spec.hierarchical
         assert (spec.name in options.ROW_SAMPLERS) == spec.needs_rows
         assert (spec.name in BOUNDARY_SAMPLERS) == spec.boundary
-        assert (spec.name in MIXTURE_SAMPLERS) == (not spec.needs_graph)
         assert api.default_steps(spec.name, 1000) == spec.steps_per_atom * 1000
         name, t0 = api.check_options(sampler=spec.name)
         assert name == spec.name and t0 == (options.ATOMS_INIT_T0 if spec.starts_from_atoms else spec.t0)
+
+
+def test_mixture_samplers_are_those_without_a_graph():
+    # swcuts.cluster is the function (importing the module swcuts.cluster
+    # here would shadow it for later tests); its module's globals hold the table.
+    mixture_samplers = swcuts.cluster.__globals__["MIXTURE_SAMPLERS"]
+    assert mixture_samplers == tuple(s.name for s in REGISTRY if not s.needs_graph)
+    assert set(mixture_samplers) == {"gibbs", "split-merge", "random-split", "triadic",
+                                     "reconfiguration", "srm", "tree-guided"}
 
 
 def test_resolve_options_fills_the_records_defaults():
