@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -11,7 +12,7 @@ from .anneal import TRACE_COLUMNS, AnnealResult, Schedule, Trace, anneal
 from .atoms import compute_atoms
 from .edges import kl_edge_probabilities, patch_histograms, vertex_histograms
 from .graph import RegionGraph
-from .imageio import InputError, check_memory, prepare_image
+from .imageio import InputError, check_memory, prepare_image  # noqa: F401 - InputError re-exported
 from .models.image import ImageModel
 from .options import (  # noqa: F401 - re-exported: swcuts.api.<option> as before
     HIERARCHICAL, SAMPLERS, PIXEL_SAMPLERS, DEFAULTS, MAX_BINS, BINS_WHY, MAX_LEVELS,
@@ -20,8 +21,9 @@ from .options import (  # noqa: F401 - re-exported: swcuts.api.<option> as befor
     ATOMS_INIT_SMALLEST_WINDOW, ATOMS_INIT_TIME_SHARE, _resolve_sampler, _check_positive_int,
     _check_real, _check_choice, resolve_model, common_model, posterior_weights, _check_seed,
     resolve_atoms, ROW_SAMPLERS, vertex_bytes, resolve_init, _check_window_sizes, check_options,
-    _raw_hw, _check_windows_fit, default_steps)
-from .samplers import KERNELS
+    _raw_hw, _check_windows_fit, default_steps, BOUNDARY_SAMPLERS, RunOptions, resolve_options)
+from .samplers import KERNELS  # noqa: F401 - re-exported: swcuts.api.KERNELS as before
+from .samplers.registry import sampler_spec
 from .samplers.multigrid import Multigrid, window_pyramid
 
 __all__ = ["segment", "energy", "Segmentation", "SAMPLERS", "DEFAULTS", "INITS", "multigrid_from_atoms"]
@@ -148,7 +150,7 @@ def _anneal_atoms(features, n_atoms, seed, rng, posterior, *, total_steps, time_
             return np.zeros(atom_labels.size, dtype=np.int64), None
     state = model.new_state(np.zeros(n, dtype=np.int64))
     schedule = Schedule(max(DEFAULT_T0_SWC, t_final), t_final)
-    result = anneal(KERNELS["swc"](model, q), state, schedule, rng=rng, steps=steps,
+    result = anneal(sampler_spec("swc").kernel(model, q), state, schedule, rng=rng, steps=steps,
                     time_budget=time_budget, progress=progress)
     return state.partition.labels[atom_labels].ravel(), result
 
@@ -365,97 +367,128 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
     >>> seg.init, seg.graph.n_vertices, seg.n_labels
     ('atoms', 768, 2)
     """
-    name, t0 = check_options(sampler=sampler, atoms=atoms, n_atoms=n_atoms, seed=seed, steps=steps,
-                             time_budget=time_budget, t0=t0, t_final=t_final, init=init,
-                             edge_scale=edge_scale, q_max=q_max, bins=bins, a0=a0, a1=a1, a2=a2,
-                             kappa=kappa, window_sizes=window_sizes, levels=levels, model=model)
-    atoms = resolve_atoms(name, atoms)
-    init = resolve_init(name, atoms, init)
-    window_sizes = _check_window_sizes(window_sizes)
-    # Refuse an image too large for memory before converting it (which
-    # itself takes several copies of the image).
+    options = resolve_options(sampler=sampler, atoms=atoms, n_atoms=n_atoms, seed=seed, steps=steps,
+                              time_budget=time_budget, t0=t0, t_final=t_final, init=init,
+                              edge_scale=edge_scale, q_max=q_max, bins=bins, a0=a0, a1=a1, a2=a2,
+                              kappa=kappa, window_sizes=window_sizes, levels=levels, model=model)
+    features, display = _prepare(image, channel_axis, options)
+    options = options.on_image(*features.shape[:2])
+    rng = np.random.default_rng(seed)
+    if options.init == "atoms":  # two runs, each on its own posterior
+        run = _Run(*multigrid_from_atoms(
+            features, n_atoms=options.n_atoms, seed=seed, rng=rng, posterior=options.posterior_params(),
+            steps=options.steps, time_budget=options.time_budget, t0=options.t0,
+            t_final=options.t_final, window_sizes=options.window_sizes, progress=progress))
+    else:
+        posterior = build_posterior(features, options.atoms, options.n_atoms, seed=seed,
+                                    **options.posterior_params())
+        run = _run_sampler(options, features, posterior, rng, progress)
+    return _segmentation(options, run, display)
+
+
+class _Run(NamedTuple):
+    """What a run of :func:`segment` produced, before it is a Segmentation."""
+
+    atoms: np.ndarray
+    graph: RegionGraph
+    q: object
+    model: object
+    vertex_labels: np.ndarray
+    result: AnnealResult
+    levels: list = None
+
+
+def _prepare(image, channel_axis, options):
+    """The image as features and for display (:func:`~swcuts.imageio.prepare_image`),
+    refused if too large for memory or for the attention windows.
+
+    The memory check runs first on the raw shape, before the conversion
+    (which itself takes several copies of the image)."""
+    bytes_per_vertex = vertex_bytes(options.name, options.atoms)
     hw = _raw_hw(image, channel_axis)
     if hw is not None and min(hw) >= 2:
-        n_pix = hw[0] * hw[1]
-        check_memory(hw, n_pix if atoms == "pixels" else
-                     min(n_atoms if n_atoms is not None else default_n_atoms(n_pix), n_pix),
-                     bytes_per_vertex=vertex_bytes(name, atoms))
-    if hw is not None and window_sizes is not None:
-        _check_windows_fit(window_sizes, hw)
+        check_memory(hw, options.n_vertices(*hw), bytes_per_vertex=bytes_per_vertex)
+    if hw is not None and options.window_sizes is not None:
+        _check_windows_fit(options.window_sizes, hw)
     features, display = prepare_image(image, channel_axis=channel_axis)
     h, w = features.shape[:2]
-    if window_sizes is not None:
-        _check_windows_fit(window_sizes, (h, w))
-    if n_atoms is None:
-        n_atoms = default_n_atoms(h * w)
-    model_name = resolve_model(name, model)
-    a0, a1, boundary = posterior_weights(model_name, h, w, a0, a1)
-    n_vertices = h * w if atoms == "pixels" else min(n_atoms, h * w)
-    check_memory((h, w), n_vertices, bytes_per_vertex=vertex_bytes(name, atoms))
-    rng = np.random.default_rng(seed)
-    posterior = dict(bins=bins, a0=a0, a1=a1, a2=a2, kappa=kappa, edge_scale=edge_scale, q_max=q_max,
-                     boundary=boundary)
-    levels_out = None
-    if init == "atoms":
-        atom_labels, graph, q, model, vertex_labels, result = multigrid_from_atoms(
-            features, n_atoms=n_atoms, seed=seed, rng=rng, posterior=posterior, steps=steps,
-            time_budget=time_budget, t0=t0, t_final=t_final, window_sizes=window_sizes,
-            progress=progress)
-    else:
-        atom_labels, graph, q, model = build_posterior(features, atoms, n_atoms, seed=seed, **posterior)
-        n = graph.n_vertices
-        if init == "uniform":
-            init_labels = np.zeros(n, dtype=np.int64)
-        else:
-            k = max(2, int(round(np.sqrt(n))))
-            init_labels = rng.integers(0, min(k, n), size=n)
-        if steps is None and time_budget is None:
-            steps = default_steps(name, n, pixels=atoms == "pixels")
-    if name == "multilevel":
-        from .multilevel import MultiLevel, anneal_multilevel
+    if options.window_sizes is not None:
+        _check_windows_fit(options.window_sizes, (h, w))
+    check_memory((h, w), options.n_vertices(h, w), bytes_per_vertex=bytes_per_vertex)
+    return features, display
 
-        sampler_ml = MultiLevel(model, q, features, window_sizes=window_sizes, n_levels=levels,
-                                q_max=q_max, edge_scale=edge_scale)
-        result = anneal_multilevel(sampler_ml, Schedule(t0, t_final), rng=rng, steps=steps,
-                                   time_budget=time_budget, progress=progress)
-        levels_out = [np.asarray(lv) for lv in sampler_ml.best_levels]
-        if len(levels_out) > 1:
-            # The atoms of this run are the ones it sampled (level 0): the
-            # result describes the segments on them, with their own graph
-            # and the same posterior (a union of atoms has the pixel statistics).
-            atom_labels = levels_out[0]
-            graph = RegionGraph.from_labels(atom_labels)
-            model = ImageModel(features, atom_labels, graph, bins=bins, a0=a0, a1=a1, a2=a2,
-                               kappa=kappa)
-        vertex_labels = np.zeros(graph.n_vertices, dtype=np.int64)
-        vertex_labels[atom_labels.ravel()] = levels_out[-1].ravel()
-        q = None
-    elif init != "atoms":
-        state = model.new_state(init_labels)
-        kwargs = {"window_sizes": window_sizes} if window_sizes is not None else {}
-        kernel = KERNELS[name](model, q, **kwargs)
-        result = anneal(kernel, state, Schedule(t0, t_final), rng=rng, steps=steps,
-                        time_budget=time_budget, progress=progress)
-        vertex_labels = state.partition.compact_labels()
+
+def _run_sampler(options, features, posterior, rng, progress) -> _Run:
+    """Anneal ``posterior`` (:func:`build_posterior`'s tuple) with the
+    sampler of ``options`` from its start, for its budget."""
+    atom_labels, graph, q, model = posterior
+    n = graph.n_vertices
+    steps, time_budget = options.steps, options.time_budget
+    if steps is None and time_budget is None:
+        steps = options.default_steps(n)
+    schedule = Schedule(options.t0, options.t_final)
+    if options.spec.hierarchical:
+        return _run_multilevel(options, features, posterior, schedule, rng, steps, progress)
+    if options.init == "uniform":
+        init_labels = np.zeros(n, dtype=np.int64)
+    else:
+        k = max(2, int(round(np.sqrt(n))))
+        init_labels = rng.integers(0, min(k, n), size=n)
+    state = model.new_state(init_labels)
+    kwargs = {"window_sizes": options.window_sizes} if options.window_sizes is not None else {}
+    kernel = options.spec.kernel(model, q, **kwargs)
+    result = anneal(kernel, state, schedule, rng=rng, steps=steps, time_budget=time_budget,
+                    progress=progress)
+    return _Run(atom_labels, graph, q, model, state.partition.compact_labels(), result)
+
+
+def _run_multilevel(options, features, posterior, schedule, rng, steps, progress) -> _Run:
+    """The hierarchical sampler: levels of atoms formed by cluster sampling
+    on the pixels of ``posterior``, the segments on the top level."""
+    from .multilevel import anneal_multilevel
+
+    atom_labels, graph, q, model = posterior
+    sampler = options.spec.kernel(model, q, features, window_sizes=options.window_sizes,
+                                  n_levels=options.levels, q_max=options.q_max,
+                                  edge_scale=options.edge_scale)
+    result = anneal_multilevel(sampler, schedule, rng=rng, steps=steps,
+                               time_budget=options.time_budget, progress=progress)
+    levels = [np.asarray(lv) for lv in sampler.best_levels]
+    if len(levels) > 1:
+        # The atoms of this run are the ones it sampled (level 0): the
+        # result describes the segments on them, with their own graph
+        # and the same posterior (a union of atoms has the pixel statistics).
+        atom_labels = levels[0]
+        graph = RegionGraph.from_labels(atom_labels)
+        model = ImageModel(features, atom_labels, graph, bins=options.bins, a0=options.a0,
+                           a1=options.a1, a2=options.a2, kappa=options.kappa)
+    vertex_labels = np.zeros(graph.n_vertices, dtype=np.int64)
+    vertex_labels[atom_labels.ravel()] = levels[-1].ravel()
+    return _Run(atom_labels, graph, None, model, vertex_labels, result, levels)
+
+
+def _segmentation(options, run: _Run, display) -> Segmentation:
+    """The :class:`Segmentation` of a run."""
+    result = run.result
     return Segmentation(
-        levels=levels_out,
-        init=init,
-        posterior=model_name,
-        labels=vertex_labels[atom_labels],
-        atoms=atom_labels,
-        graph=graph,
-        vertex_labels=vertex_labels,
+        levels=run.levels,
+        init=options.init,
+        posterior=options.posterior,
+        labels=run.vertex_labels[run.atoms],
+        atoms=run.atoms,
+        graph=run.graph,
+        vertex_labels=run.vertex_labels,
         trace=result.trace,
         energy=result.best_energy,
-        sampler=sampler,
-        atom_method=atoms,
+        sampler=options.sampler,
+        atom_method=options.atoms,
         steps=result.steps,
         seconds=result.seconds,
         accepted=result.accepted,
-        seed=seed,
+        seed=options.seed,
         image=display,
-        edge_probabilities=q,
-        model=model,
+        edge_probabilities=run.q,
+        model=run.model,
     )
 
 

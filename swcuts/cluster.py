@@ -19,14 +19,14 @@ from .imageio import InputError
 from .models.mixture import MixtureModel
 from .partition import canonical
 from .samplers import KERNELS
+from .samplers.registry import REGISTRY, find_spec
 
 __all__ = ["cluster", "Clustering", "MIXTURE_MODELS", "MIXTURE_SAMPLERS"]
 
 #: Likelihood names accepted by ``cluster(model=...)``.
 MIXTURE_MODELS = ("beta-bernoulli", "gaussian", "lines")
 #: Samplers that need no graph, accepted by ``cluster(sampler=...)``.
-MIXTURE_SAMPLERS = ("gibbs", "split-merge", "random-split", "triadic", "reconfiguration", "srm",
-                    "tree-guided")
+MIXTURE_SAMPLERS = tuple(spec.name for spec in REGISTRY if not spec.needs_graph)
 
 
 @dataclass
@@ -140,7 +140,7 @@ def cluster(data, *, model="gaussian", sampler="split-merge", alpha=1.0, seed=No
     if not isinstance(sampler, str):
         raise TypeError("sampler must be a string")
     if sampler not in MIXTURE_SAMPLERS:
-        if sampler in KERNELS or sampler == "multilevel":
+        if find_spec(sampler) is not None:
             raise InputError(f"sampler '{sampler}' needs an image graph; for mixture data use one "
                              f"of {', '.join(MIXTURE_SAMPLERS)}")
         raise InputError(f"unknown sampler '{sampler}'; choose one of {', '.join(MIXTURE_SAMPLERS)}")

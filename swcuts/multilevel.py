@@ -1,46 +1,23 @@
 """Multi-level cluster sampling (Barbu & Zhu, section 6.3, Prop. 12, Fig. 13).
 
-A hierarchy of ``n`` label levels over the pixels. Level 0 labels the pixel
-lattice G⁽⁰⁾; the labels of level s (each one connected region, below the
-top) are the vertices of the graph G⁽ˢ⁺¹⁾ of level s + 1, with edges where
-they touch and edge probabilities from their 15-bin histograms (eq. 53).
-The top level s = n − 1 holds the segments S; the levels below hold ever
-finer groupings ("atoms" at level 0), all formed by cluster sampling. The
-joint target is
+A hierarchy of label levels over the pixels: level 0 groups the pixels
+into atoms, each level above groups the regions of the one below, and the
+top level holds the segments. The joint target is
 
     π(x⁽⁰⁾, …, x⁽ⁿ⁻¹⁾) ∝ π_img(x⁽ⁿ⁻¹⁾) · Π_{s<n−1} π_s(x⁽ˢ⁾) · 1[nested],
 
-with π_img the segmentation posterior (the one every sampler anneals) and
-π_s the same family of posterior with its own prior weights (per label
-``a0_s``, on Σ area^0.9 ``atom_a2``, complexity ``atom_kappa``). "Nested"
-is Definition 2 with one connected region per label below the top: every
-label of level s < n − 1 is connected in G⁽ˢ⁾ restricted to the edges
-inside the labels of level s + 1. Segments may be disconnected, as in π_img.
-On such states the region count m of π_s equals the label count, so π_s
-needs no a1 and does not depend on the restriction.
+π_img the segmentation posterior every sampler anneals, π_s the same
+family with its own prior weights, and "nested" that every label below the
+top is one connected region inside one label of the level above. A round
+visits the levels in increasing order; below the top the constrained SW
+cuts of :mod:`swcuts.samplers.connected` sample each level's conditional,
+at the top the ``swc`` kernel (or, with one level, multigrid on the
+pixels). Every round leaves π invariant (tests/test_multilevel.py checks
+it by exact enumeration).
 
-A round visits the levels in increasing order (section 6.3). At a level s
-below the top, with the other levels fixed, the conditional (eq. 70) is
-π_s(x⁽ˢ⁾) · 1[every label of x⁽ˢ⁾ connected in G⁽ˢ⁾|x⁽ˢ⁺¹⁾] — on level 0
-the multigrid SW cuts of :mod:`.samplers.multigrid` (attention windows) on
-the restricted pixel graph, above it SW cuts on the whole restricted graph
-(:class:`ConnectedMultigrid` with one window covering the image); a move
-that would split a label or give it a second region is rejected outright
-(its target probability is 0; a finite penalty per extra region would only
-be exact at low temperature, and one disconnected label breaks the nesting
-the levels above rely on), every other move has the kernel's own exact
-Metropolis-Hastings ratio. At the top the conditional is π_img(x⁽ⁿ⁻¹⁾): the
-default ``swc`` kernel on G⁽ⁿ⁻¹⁾, where π_img of a union of connected
-vertices is exactly the pixel posterior (same statistics, same regions), or
-with ``n_levels=1`` the plain multigrid kernel on pixels. Each level's kernel
-satisfies eq. 70, hence every round leaves π invariant (Prop. 12);
-tests/test_multilevel.py checks it by exact enumeration.
-
-After a level-s run, level s + 1 is rebuilt on the new regions of level s
-(its labels carried over: nesting makes them well defined) and level s − 1
-is restricted anew to the edges inside the new labels of level s, each
-before it next runs; every cached log π is recomputed then, so it stays
-exact.
+The derivation (the conditionals, why a move that splits a label is
+rejected outright, how the levels are rebuilt) is in
+``docs/algorithms/multilevel.md``.
 """
 
 from __future__ import annotations
@@ -57,18 +34,15 @@ from numba import njit
 from .anneal import AnnealResult, Trace
 from .atoms import compute_atoms
 from .edges import kl_edge_probabilities, vertex_histograms
-from .models.vertex_stats import label_sums
 from .graph import RegionGraph
 from .models.image import FAMILIES, ImageModel
-from .samplers import SWC, seed_compiled_rng
-from .samplers.common import StepInfo, require_no_boundary
-from .partition import relabel_vertices
-from .models.image_kernels import join_delta, leave_bound, pieces_interleaved
 from .models.regions import region_cache_terms
-from .primitives import mh_threshold
-from .samplers.common import clear_cut_sums, cut_sums, propose_target
-from .samplers.flips import FW_ADJ, FW_FLOOR, FW_FRESH, NO_BOUNDARY, model_params
-from .samplers.multigrid import Multigrid, window_component
+from .models.vertex_stats import label_sums
+from .samplers import SWC, seed_compiled_rng
+from .samplers.common import require_no_boundary
+from .samplers.connected import (  # noqa: F401 - re-exported: swcuts.multilevel.<name> as before
+    ConnectedMultigrid, ConnectedWorkspace, connected_step, label_regions, run_connected)
+from .samplers.multigrid import Multigrid
 
 __all__ = ["MultiLevel", "TwoLevel", "Level", "ConnectedMultigrid", "anneal_multilevel",
            "ATOM_DEFAULTS", "block_atoms"]
@@ -85,196 +59,6 @@ BLOCK_GROWTH = 4
 ATOM_T_MAX = 1.0
 # Level states: up to date, to be restricted anew, to be rebuilt.
 _REBIND, _REBUILD = 1, 2
-
-
-# --------------------------------------------------------------- compiled kernel
-# Below the top every label is one connected region of the level's graph,
-# so the labels are their own region index: the region of v is labels[v]
-# and its area larea[labels[v]] (the form ``comp_area[comp_root[v]]`` that
-# :func:`.flips.join_delta` reads). A move renames R only, with no search
-# of the regions it joins or leaves beyond the check that what R leaves
-# stays connected.
-@njit(cache=True)
-def connected_step(n_r, T, labels, size, free_stack, n_free, lstats, lloglik, larea, vsrc, indptr,
-                   indices, edge_ids, q, log1mq, area, use_family, n_channels, n_bins, fp, vy, vx,
-                   win, R, in_r, mark, roots, sR, tmp, acc_q, acc_n, acc_log, adj, pws):
-    """Relabel the connected set R = ``R[:n_r]`` (grown in the window, inside
-    one label) under π · 1[every label one connected region]: an SW-cut
-    move (Props. 9-10) with Δ log π returned if accepted, NaN if rejected
-    (the state is then unchanged).
-
-    The label proposal is that of :class:`.common.TargetProposal` restricted
-    to the moves that can stay in the constrained space: a label adjacent
-    to R (weight ``adjacent * (floor + mean q over the cut)``) or a fresh
-    label (``fresh``); the current one is never proposed. A label not
-    adjacent to R would get a second region (target 0), so it is not
-    proposed. Every label adjacent to R stays adjacent after the move (only
-    R changes), the current label of R is adjacent to R unless R is all of
-    it (then it is "fresh"), so the normaliser is the same in X and X' and
-    the reverse probability is computable. Partitions are the target (one
-    fresh option, as :mod:`.compiled`). A move that would leave the rest of
-    R's label in pieces is rejected (target 0).
-    """
-    ell = labels[R[0]]
-    whole = size[ell] == n_r
-    # Labels adjacent to R: sum of q and number of edges (all edges), and
-    # Σ log(1 − q) over the edges with both ends in the window (Prop. 9).
-    n_adj = cut_sums(R, n_r, labels, indptr, indices, edge_ids, q, log1mq, in_r, acc_log, acc_q,
-                     acc_n, adj, vy, vx, win)
-    fresh_ok = whole or n_free[0] > 0
-    if not whole and acc_n[ell] == 0:  # R's label not connected: not a state of the space
-        clear_cut_sums(adj, n_adj, acc_log, acc_q, acc_n)
-        return np.nan
-    new, log_prop = propose_target(ell, whole, 0, adj, n_adj, acc_q, acc_n, free_stack, n_free[0],
-                                   fp[FW_ADJ], fp[FW_FLOOR], fp[FW_FRESH] if fresh_ok else 0.0,
-                                   0.0, False)
-    cut = 0.0
-    if new >= 0:
-        cut = acc_log[new] - acc_log[ell]
-    clear_cut_sums(adj, n_adj, acc_log, acc_q, acc_n)
-    if new < 0:  # nowhere to go (or rounding ran past the last weight)
-        return np.nan
-    # MH uniform first; C's own terms are exact when C \ R stays in one
-    # piece (the bound of image_kernels.leave_bound), the only case allowed.
-    threshold = mh_threshold(T, log_prop + cut)
-    d, ll_rest, ll_new, r_area, c_area = join_delta(
-        R, n_r, ell, new, labels, size, lstats, lloglik, labels, larea, vsrc, indptr, indices,
-        area, NO_BOUNDARY, use_family, n_channels, n_bins, fp, in_r, mark, roots, sR, tmp)
-    d += leave_bound(r_area, c_area, fp)
-    if d <= threshold:
-        return np.nan
-    if not whole:
-        owner, queue, parent, count, garea = pws
-        k_p, _ = pieces_interleaved(R, n_r, ell, labels, indptr, indices, area, c_area - r_area,
-                                    1.0, in_r, owner, queue, parent, count, garea)
-        if k_p > 1:
-            return np.nan  # the rest of ell would fall apart
-    if whole:
-        lstats[ell, :] = 0.0
-        lloglik[ell] = 0.0
-        larea[ell] = 0.0
-    else:
-        lstats[ell, :] -= sR
-        lloglik[ell] = ll_rest
-        larea[ell] -= r_area
-    lstats[new, :] += sR
-    lloglik[new] = ll_new
-    larea[new] += r_area
-    relabel_vertices(labels, size, free_stack, n_free, R, n_r, new)
-    return d
-
-
-@njit(cache=True)
-def run_connected(temps, sizes, cdf, fixed, h, w, pix2v, vy, vx, f_state, labels, size,
-                  free_stack, n_free, lstats, lloglik, larea, vsrc, indptr, indices, edge_ids, q,
-                  qr, qd, log1mq, area, use_family, n_channels, n_bins, fp, win, Rbuf, in_r, mark,
-                  roots, sR, tmp, acc_q, acc_n, acc_log, adj, pws):
-    """Run ``temps.size`` constrained multigrid steps; returns the number
-    accepted and adds the change of log π to ``f_state[0]``.
-
-    Windows as :func:`.multigrid.run_multigrid` (side ``sizes[k]`` with
-    probability ``cdf[k] - cdf[k-1]``, or the fixed ``win``); ``qr``, ``qd``:
-    :func:`.multigrid.lattice_q` (empty: grow over the CSR lists).
-    """
-    accepted = 0
-    for step in range(temps.size):
-        n_r = window_component(fixed, sizes, cdf, h, w, pix2v, vy, vx, win, labels, q, qr, qd,
-                               indptr, indices, edge_ids, mark, Rbuf)
-        if n_r == 0:
-            continue
-        d = connected_step(n_r, temps[step], labels, size, free_stack, n_free, lstats, lloglik,
-                           larea, vsrc, indptr, indices, edge_ids, q, log1mq, area, use_family,
-                           n_channels, n_bins, fp, vy, vx, win, Rbuf, in_r, mark, roots, sR, tmp,
-                           acc_q, acc_n, acc_log, adj, pws)
-        if d == d:
-            accepted += 1
-            f_state[0] += d
-    return accepted
-
-
-@njit(cache=True)
-def label_regions(labels, larea, comp_root, comp_area):
-    """The per-vertex region cache of a state whose labels are connected:
-    root = first vertex of the label, area = the label's (``larea``)."""
-    rep = np.full(larea.size, -1, np.int64)
-    for v in range(labels.size):
-        lab = labels[v]
-        if rep[lab] < 0:
-            rep[lab] = v
-        comp_root[v] = rep[lab]
-        comp_area[v] = larea[lab]
-
-
-class ConnectedWorkspace:
-    """Scratch arrays of :func:`run_connected` (zero or −1 between calls)."""
-
-    def __init__(self, n_vertices, n_slots, n_stats):
-        n = n_vertices
-        self.Rbuf = np.empty(n, np.int64)
-        self.in_r = np.zeros(n, np.int8)
-        self.mark = np.zeros(max(n, n_slots), np.int8)
-        self.roots = np.empty(max(n, n_slots), np.int64)
-        self.sR = np.empty(n_stats)
-        self.tmp = np.empty(n_stats)
-        self.acc_q = np.zeros(n_slots)
-        self.acc_n = np.zeros(n_slots, np.int64)
-        self.acc_log = np.zeros(n_slots)
-        self.adj = np.empty(max(n, n_slots), np.int64)
-        self.larea = np.zeros(n_slots)
-        # pieces_interleaved: owner, queue, parent, count, area of searches
-        self.pws = (-np.ones(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64),
-                    np.zeros(n, np.int64), np.zeros(n))
-
-
-class ConnectedMultigrid(Multigrid):
-    """Multigrid SW cuts for π restricted to labellings whose every label is
-    one connected region of the model's graph (the levels below the top).
-
-    Same parameters as :class:`~swcuts.samplers.multigrid.Multigrid`
-    (window sides drawn with ``window_weights``, by default ∝ 1/side²);
-    with ``window`` covering the image it is a plain SW-cut kernel
-    (vertices drawn in proportion to their pixels). The state must start
-    connected; it stays so. See :func:`connected_step` for the move.
-    """
-
-    name = "multigrid-connected"
-
-    def __init__(self, model, q, **kwargs):
-        require_no_boundary(model, "multilevel")  # connected_step has no boundary term yet
-        super().__init__(model, q, **kwargs)
-
-    def run(self, state, rng, temperatures):
-        """Run one step per temperature; returns the number accepted."""
-        part = state.partition
-        n_slots = part.size.size
-        ws = getattr(state, "connected_ws", None)
-        if ws is None or ws.acc_n.size != n_slots or ws.in_r.size != part.n_vertices:
-            ws = state.connected_ws = ConnectedWorkspace(part.n_vertices, n_slots,
-                                                         self.model.n_stats)
-        f_state = np.array([state.log_pi])
-        m, g = self.model, self.graph
-        h, w = g.shape
-        fixed = self.window is not None
-        win = self.window.copy() if fixed else np.zeros(4, np.int64)
-        temps = np.ascontiguousarray(temperatures, dtype=np.float64)
-        larea = ws.larea
-        larea[:] = np.bincount(part.labels, weights=m.area, minlength=n_slots)
-        acc = run_connected(temps, self.sizes, self.size_cdf, fixed, h, w, self.pix2v, self.vy,
-                            self.vx, f_state, part.labels, part.size, part.free_stack, part.n_free,
-                            state.stats, state.loglik, larea, self.vsrc, g.indptr, g.indices,
-                            g.edge_ids, self.q, self.qr, self.qd, self.log1mq, m.area, m.use_family,
-                            m.n_channels, m.n_bins, model_params(m, self.proposal), win, ws.Rbuf,
-                            ws.in_r, ws.mark, ws.roots, ws.sR, ws.tmp, ws.acc_q, ws.acc_n,
-                            ws.acc_log, ws.adj, ws.pws)
-        if acc:
-            label_regions(part.labels, larea, state.comp_root, state.comp_area)
-        state.log_pi = float(f_state[0])
-        return int(acc)
-
-    def step(self, state, rng, temperature=1.0) -> StepInfo:
-        before = state.log_pi
-        acc = self.run(state, rng, np.array([temperature]))
-        return StepInfo(bool(acc), 0.0, int(acc), state.log_pi - before)
 
 
 # --------------------------------------------------------------- label helpers

@@ -1,26 +1,33 @@
 """Options of :func:`swcuts.segment`: their defaults, the named image
-posteriors, the samplers' budgets and start temperatures, and their
-validation (one place, used by the API, the command line and the
-benchmark, which check options before reading any image)."""
+posteriors, and their validation and resolution (one place, used by the
+API, the command line and the benchmark, which check options before
+reading any image). What each sampler needs and gets by default (budget,
+start temperature, atoms) is its record in
+:data:`swcuts.samplers.registry.REGISTRY`; the tables here are read off it.
+"""
 
 from __future__ import annotations
 
 import math
 import numbers
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from .atoms import ATOM_METHODS
 from .imageio import BYTES_PER_PIXEL_VERTEX, BYTES_PER_VERTEX, InputError
-from .samplers import ALIASES, KERNELS
-from .samplers.common import BOUNDARY_SAMPLERS
+from .samplers.registry import REGISTRY, SamplerSpec, find_spec
 
 #: Samplers that are not a single kernel but a schedule over a hierarchy of graphs.
-HIERARCHICAL = ("multilevel",)
+HIERARCHICAL = tuple(spec.name for spec in REGISTRY if spec.hierarchical)
 #: Sampler names accepted by ``segment(sampler=...)``.
-SAMPLERS = tuple(sorted(set(KERNELS) | set(ALIASES) | set(HIERARCHICAL)))
+SAMPLERS = tuple(sorted({spec.name for spec in REGISTRY}
+                        | {alias for spec in REGISTRY for alias in spec.aliases}))
 #: Samplers made for the pixel lattice: with ``atoms=None`` they run on pixels.
-PIXEL_SAMPLERS = ("multigrid", "multilevel")
+PIXEL_SAMPLERS = tuple(spec.name for spec in REGISTRY if spec.default_atoms == "pixels")
+#: Samplers whose compiled steps include the image posterior's boundary
+#: term (models/boundary.py) and are proved with it by exact enumeration.
+BOUNDARY_SAMPLERS = tuple(spec.name for spec in REGISTRY if spec.boundary)
 
 #: Defaults of :func:`segment`; see the issue note for what they were tuned on.
 DEFAULTS = dict(
@@ -64,38 +71,19 @@ def default_n_atoms(n_pixels: int) -> int:
     """Number of atoms used when ``n_atoms`` is None."""
     lo, hi = ATOM_BOUNDS
     return int(min(max(round(n_pixels / PIXELS_PER_ATOM), lo), hi))
-#: Start temperatures (section 5: SW-cuts T0 <= 15, Gibbs T0 >= 100).
-DEFAULT_T0 = {"gibbs": 100.0, "split-merge": 10.0, "random-split": 10.0, "reconfiguration": 10.0,
-              "srm": 10.0, "triadic": 10.0,
-              "tree-guided": 10.0}
-DEFAULT_T0_SWC = 10.0
+
+
+#: Start temperatures by sampler (section 5: SW-cuts T0 <= 15, Gibbs T0 >= 100).
+DEFAULT_T0 = {spec.name: spec.t0 for spec in REGISTRY}
+#: The start temperature of the default SW-cut kernel (and of ``init="atoms"``'s first phase).
+DEFAULT_T0_SWC = DEFAULT_T0["swc"]
 #: Default budget in steps per atom (on atoms other than pixels).
-STEPS_PER_ATOM = {"swc": 130, "swc1": 40, "swc2": 100, "cluster-gibbs": 40, "gibbs": 200,
-                  "multiflip": 40, "multigrid": 100, "multilevel": 100,
-                  # reconfiguration, srm: one step = one move + one Gibbs sweep
-                  "reconfiguration": 1, "srm": 1,
-                  "split-merge": 10, "random-split": 10, "triadic": 10, "tree-guided": 10}
+STEPS_PER_ATOM = {spec.name: spec.steps_per_atom for spec in REGISTRY}
 #: Default budget of the pixel-scale samplers on pixels (:func:`default_steps`):
-#: steps per pixel, and at most ``MAX_PIXEL_STEPS`` whatever the image size.
-#: Multigrid from atoms (``init="atoms"``) gets these after the atoms'
-#: own default (``swc``, 130 steps per atom, 1-3 s). Measured on six
-#: 481x321 photos (skimage.data) on a shared 2-core machine, refining SW
-#: cuts' result on ~1,000 SLIC atoms: 5, 10, 20 steps per pixel lowered
-#: −log π by 2.1-5.4 %, 2.4-5.9 %, 2.5-6.1 % at ~10, ~20, ~40 s CPU (most
-#: photos ~12 µs a step; coins ~27 µs): 10 per pixel takes most of the gain
-#: for half the time of 20. The cap of 5 M steps (~1 min at 12 µs; reached
-#: at 500,000 pixels, 800x625) keeps a 1-megapixel image to a few minutes
-#: instead of tens of minutes at a fixed per-pixel rate; pass ``steps`` or
-#: ``time_budget`` for longer runs. (From one label, ``init="uniform"``,
-#: a step costs ~50 µs in the larger windows: 10 per pixel took 78 s CPU
-#: on coffee.) Multilevel (100 steps per pixel before: 15 M steps, most
-#: of an hour): 4 and 10 steps per pixel took 10-15 s and 21-31 s CPU on
-#: coffee, astronaut, rocket, camera, with no consistent gain from 10
-#: (−log π within ±1.1 % of 4's; 4's within −3.7..+0.5 % of swc's default);
-#: its steps cost ~20 µs, so 4 per pixel and a 2 M cap keep it under a
-#: minute. (Measured with the multilevel of cde9275: level 0 from SLIC atoms.)
-STEPS_PER_PIXEL = {"multigrid": 10, "multilevel": 4}
-MAX_PIXEL_STEPS = {"multigrid": 5_000_000, "multilevel": 2_000_000}
+#: steps per pixel, and at most ``MAX_PIXEL_STEPS`` whatever the image size
+#: (how they were measured: :mod:`swcuts.samplers.registry`).
+STEPS_PER_PIXEL = {spec.name: spec.steps_per_pixel for spec in REGISTRY if spec.steps_per_pixel}
+MAX_PIXEL_STEPS = {spec.name: spec.max_pixel_steps for spec in REGISTRY if spec.steps_per_pixel}
 
 #: Starts of a run (``init``). "atoms" is pixel-level multigrid only.
 INITS = ("atoms", "uniform", "random")
@@ -115,13 +103,19 @@ ATOMS_INIT_SMALLEST_WINDOW = 2
 ATOMS_INIT_TIME_SHARE = 0.1
 
 
-def _resolve_sampler(sampler) -> str:
+def _sampler_spec(sampler) -> SamplerSpec:
+    """The registry record of ``sampler`` (a name or an alias), or the error."""
     if not isinstance(sampler, str):
         raise TypeError(f"sampler must be a string, one of {', '.join(SAMPLERS)}")
-    name = ALIASES.get(sampler, sampler)
-    if name not in KERNELS and name not in HIERARCHICAL:
+    spec = find_spec(sampler)
+    if spec is None:
         raise InputError(f"unknown sampler '{sampler}'; choose one of {', '.join(SAMPLERS)}")
-    return name
+    return spec
+
+
+def _resolve_sampler(sampler) -> str:
+    """The name of ``sampler``'s record (an alias resolved)."""
+    return _sampler_spec(sampler).name
 
 
 def _check_positive_int(name, value, allow_none=True, minimum=1, maximum=None, why=""):
@@ -157,11 +151,12 @@ def _check_choice(name, value, choices, label):
 def resolve_model(sampler_name, model):
     """The posterior a run samples: ``model``, or with None "contrast" for
     the samplers whose kernels have the boundary term
-    (:data:`~swcuts.samplers.common.BOUNDARY_SAMPLERS`) and "paper" for the others."""
+    (:data:`BOUNDARY_SAMPLERS`) and "paper" for the others."""
+    boundary = _sampler_spec(sampler_name).boundary
     if model is None:
-        return "contrast" if sampler_name in BOUNDARY_SAMPLERS else "paper"
+        return "contrast" if boundary else "paper"
     _check_choice("model", model, MODELS, "model")
-    if MODELS[model]["boundary"] and sampler_name not in BOUNDARY_SAMPLERS:
+    if MODELS[model]["boundary"] and not boundary:
         raise InputError(f"model '{model}' has a boundary term that sampler '{sampler_name}' does not "
                          f"support yet; use model='paper' or a sampler among "
                          f"{', '.join(BOUNDARY_SAMPLERS)}")
@@ -171,8 +166,8 @@ def resolve_model(sampler_name, model):
 def common_model(samplers) -> str:
     """The posterior several samplers are compared on: "contrast" when every
     one of them supports it, else "paper" (the same target for all)."""
-    names = [_resolve_sampler(sampler) for sampler in samplers]
-    return "contrast" if names and all(n in BOUNDARY_SAMPLERS for n in names) else "paper"
+    specs = [_sampler_spec(sampler) for sampler in samplers]
+    return "contrast" if specs and all(spec.boundary for spec in specs) else "paper"
 
 
 def posterior_weights(model_name, h, w, a0=None, a1=None):
@@ -198,18 +193,18 @@ def resolve_atoms(sampler_name, atoms):
     """The atom method a run uses: ``atoms``, or with None ``"pixels"`` for
     the pixel-scale samplers (:data:`PIXEL_SAMPLERS`) and ``"slic"`` otherwise."""
     if atoms is None:
-        return "pixels" if sampler_name in PIXEL_SAMPLERS else "slic"
+        return _sampler_spec(sampler_name).default_atoms
     return atoms
 
 
 #: Samplers that read every vertex's full statistics row (``model.vstats``),
 #: which a pixel graph makes only on demand (~1.2 KB per pixel).
-ROW_SAMPLERS = ("split-merge", "random-split", "reconfiguration", "srm", "triadic", "tree-guided")
+ROW_SAMPLERS = tuple(spec.name for spec in REGISTRY if spec.needs_rows)
 
 
 def vertex_bytes(sampler_name, atoms) -> int:
     """Memory estimate per graph vertex of a run (see :func:`~swcuts.imageio.check_memory`)."""
-    if atoms == "pixels" and sampler_name not in ROW_SAMPLERS:
+    if atoms == "pixels" and not _sampler_spec(sampler_name).needs_rows:
         return BYTES_PER_PIXEL_VERTEX
     return BYTES_PER_VERTEX
 
@@ -219,7 +214,7 @@ def resolve_init(sampler_name, atoms, init):
     ``multigrid`` on pixels and ``"uniform"`` otherwise (``atoms`` as
     resolved by :func:`resolve_atoms`)."""
     if init is None:
-        return "atoms" if sampler_name == "multigrid" and atoms == "pixels" else "uniform"
+        return "atoms" if _sampler_spec(sampler_name).starts_from_atoms and atoms == "pixels" else "uniform"
     return init
 
 
@@ -243,15 +238,99 @@ def _check_window_sizes(window_sizes):
     return tuple(int(s) for s in sizes)
 
 
-def check_options(*, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], seed=None, steps=None,
-                  time_budget=None, t0=None, t_final=DEFAULTS["t_final"], init=None,
-                  edge_scale=DEFAULTS["edge_scale"], q_max=DEFAULTS["q_max"], bins=DEFAULTS["bins"],
-                  a0=DEFAULTS["a0"], a1=DEFAULTS["a1"], a2=DEFAULTS["a2"], kappa=DEFAULTS["kappa"],
-                  window_sizes=None, levels=DEFAULTS["levels"], model=None):
-    """Validate the options of :func:`segment` (everything but the image).
+@dataclass(frozen=True)
+class RunOptions:
+    """The options of one :func:`~swcuts.segment` run, checked and resolved
+    (:func:`resolve_options`): every default that depends on the sampler is
+    filled in from its registry record; those that depend on the image
+    (``n_atoms``, the posterior's weights) by :meth:`on_image`.
+
+    Attributes
+    ----------
+    spec : SamplerSpec
+        The sampler's record (:mod:`swcuts.samplers.registry`).
+    sampler : str
+        The sampler as the caller named it (an alias stays an alias).
+    atoms, init, posterior : str
+        The atom method, the start and the named posterior (:data:`MODELS`).
+    t0 : float
+        The start temperature.
+    window_sizes : tuple of int or None
+    a0, a1, boundary : float or None
+        The posterior's weights; None (``a0``, ``a1``) or not yet scaled
+        (``boundary``) until :meth:`on_image`.
+    """
+
+    spec: SamplerSpec
+    sampler: str
+    atoms: str
+    n_atoms: object
+    seed: object
+    steps: object
+    time_budget: object
+    t0: float
+    t_final: float
+    init: str
+    edge_scale: float
+    q_max: float
+    bins: int
+    a0: object
+    a1: object
+    a2: float
+    kappa: float
+    window_sizes: object
+    levels: int
+    posterior: str
+    boundary: object = None
+
+    @property
+    def name(self) -> str:
+        """The sampler's registry name."""
+        return self.spec.name
+
+    @property
+    def on_pixels(self) -> bool:
+        return self.atoms == "pixels"
+
+    def n_vertices(self, h, w) -> int:
+        """Vertices of the run's graph on an h x w image (an estimate on atoms)."""
+        n_pix = h * w
+        if self.on_pixels:
+            return n_pix
+        return min(self.n_atoms if self.n_atoms is not None else default_n_atoms(n_pix), n_pix)
+
+    def on_image(self, h, w) -> "RunOptions":
+        """These options on an h x w image: ``n_atoms`` and the posterior's
+        weights ``a0``, ``a1``, ``boundary`` scaled to its pixel count
+        (:func:`posterior_weights`)."""
+        n_atoms = default_n_atoms(h * w) if self.n_atoms is None else self.n_atoms
+        a0, a1, boundary = posterior_weights(self.posterior, h, w, self.a0, self.a1)
+        return replace(self, n_atoms=n_atoms, a0=a0, a1=a1, boundary=boundary)
+
+    def posterior_params(self) -> dict:
+        """Keyword arguments of :func:`swcuts.api.build_posterior` (after :meth:`on_image`)."""
+        return dict(bins=self.bins, a0=self.a0, a1=self.a1, a2=self.a2, kappa=self.kappa,
+                    edge_scale=self.edge_scale, q_max=self.q_max, boundary=self.boundary)
+
+    def default_steps(self, n_vertices) -> int:
+        """The budget without ``steps`` or ``time_budget``, on ``n_vertices``."""
+        return self.spec.default_steps(n_vertices, pixels=self.on_pixels)
+
+
+def resolve_options(*, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], seed=None, steps=None,
+                    time_budget=None, t0=None, t_final=DEFAULTS["t_final"], init=None,
+                    edge_scale=DEFAULTS["edge_scale"], q_max=DEFAULTS["q_max"], bins=DEFAULTS["bins"],
+                    a0=DEFAULTS["a0"], a1=DEFAULTS["a1"], a2=DEFAULTS["a2"], kappa=DEFAULTS["kappa"],
+                    window_sizes=None, levels=DEFAULTS["levels"], model=None) -> RunOptions:
+    """Validate the options of :func:`segment` (everything but the image)
+    and resolve their defaults.
 
     Cheap, so callers (the CLI) can refuse bad options before reading an
-    image. Returns ``(kernel name, t0)``.
+    image. The arguments are those of :func:`~swcuts.segment`.
+
+    Returns
+    -------
+    RunOptions
 
     Raises
     ------
@@ -261,21 +340,22 @@ def check_options(*, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], see
     TypeError
         For an argument of the wrong type.
     """
-    name = _resolve_sampler(sampler)
+    spec = _sampler_spec(sampler)
+    name = spec.name
     atoms = resolve_atoms(name, atoms)
     _check_choice("atoms", atoms, ATOM_METHODS, "atoms")
-    if name in HIERARCHICAL and atoms != "pixels":
+    if spec.hierarchical and atoms != "pixels":
         raise InputError(f"sampler '{name}' forms its own atoms by cluster sampling on pixels; "
                          f"use atoms='pixels' (the default for it), not '{atoms}'")
-    _check_window_sizes(window_sizes)
-    if window_sizes is not None and name not in ("multigrid", "multilevel"):
-        raise InputError(f"window_sizes is an option of the multigrid and multilevel samplers, "
-                         f"not of '{name}'")
+    window_sizes = _check_window_sizes(window_sizes)
+    if window_sizes is not None and not spec.windows:
+        windowed = " and ".join(s.name for s in REGISTRY if s.windows)
+        raise InputError(f"window_sizes is an option of the {windowed} samplers, not of '{name}'")
     _check_positive_int("levels", levels, allow_none=False, maximum=MAX_LEVELS,
                         why=" (each level merges the one below; more levels hold nothing new)")
     _check_positive_int("n_atoms", n_atoms)
     _check_seed(seed)
-    resolve_model(name, model)
+    posterior = resolve_model(name, model)
     _check_positive_int("steps", steps)
     _check_real("time_budget", time_budget, what="a positive number of seconds", allow_none=True)
     if steps is not None and time_budget is not None:
@@ -283,17 +363,17 @@ def check_options(*, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], see
     if init is not None:
         _check_choice("init", init, INITS, "init")
     init = resolve_init(name, atoms, init)
-    if init == "atoms" and not (name == "multigrid" and atoms == "pixels"):
+    if init == "atoms" and not (spec.starts_from_atoms and atoms == "pixels"):
         raise InputError(f"init='atoms' starts multigrid on pixels from a segmentation of SLIC atoms; "
                          f"it needs sampler='multigrid' with atoms='pixels', not sampler '{name}' "
                          f"on atoms '{atoms}'; use init='uniform' or 'random'")
-    if init == "random" and name in HIERARCHICAL:
+    if init == "random" and spec.hierarchical:
         raise InputError(f"sampler '{name}' starts from blocks of pixels under one segment; "
                          f"init='random' does not apply to it (use init='uniform', the default)")
     _check_real("t0", t0, what="a positive temperature", allow_none=True)
     _check_real("t_final", t_final, what="a positive temperature")
     if t0 is None:
-        t0 = ATOMS_INIT_T0 if init == "atoms" else DEFAULT_T0.get(name, DEFAULT_T0_SWC)
+        t0 = ATOMS_INIT_T0 if init == "atoms" else spec.t0
     if t_final > t0:
         raise InputError(f"t_final ({t_final}) must not exceed t0 ({t0}); lower t_final or raise t0")
     _check_real("edge_scale", edge_scale, what="a positive number")
@@ -305,7 +385,29 @@ def check_options(*, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], see
         _check_real(nm, val, what="a non-negative number", allow_none=True, allow_zero=True)
     for nm, val in (("a2", a2), ("kappa", kappa)):
         _check_real(nm, val, what="a non-negative number", allow_zero=True)
-    return name, float(t0)
+    return RunOptions(spec=spec, sampler=sampler, atoms=atoms, n_atoms=n_atoms, seed=seed, steps=steps,
+                      time_budget=time_budget, t0=float(t0), t_final=t_final, init=init,
+                      edge_scale=edge_scale, q_max=q_max, bins=bins, a0=a0, a1=a1, a2=a2, kappa=kappa,
+                      window_sizes=window_sizes, levels=levels, posterior=posterior)
+
+
+def check_options(**options):
+    """Validate the options of :func:`segment` (everything but the image).
+
+    Cheap, so callers (the CLI) can refuse bad options before reading an
+    image. Takes the keyword arguments of :func:`resolve_options`. Returns
+    ``(kernel name, t0)``.
+
+    Raises
+    ------
+    ValueError
+        (:class:`~swcuts.imageio.InputError`) for a bad value; the message
+        is one line that says what is wrong.
+    TypeError
+        For an argument of the wrong type.
+    """
+    resolved = resolve_options(**options)
+    return resolved.name, resolved.t0
 
 
 def _raw_hw(image, channel_axis):
@@ -336,6 +438,4 @@ def default_steps(sampler_name, n_vertices, *, pixels=False) -> int:
     :data:`STEPS_PER_ATOM` per vertex, or on pixels (``pixels=True``) for
     the pixel-scale samplers :data:`STEPS_PER_PIXEL` per pixel, at most
     :data:`MAX_PIXEL_STEPS`."""
-    if pixels and sampler_name in STEPS_PER_PIXEL:
-        return int(min(STEPS_PER_PIXEL[sampler_name] * n_vertices, MAX_PIXEL_STEPS[sampler_name]))
-    return int(STEPS_PER_ATOM[sampler_name] * n_vertices)
+    return _sampler_spec(sampler_name).default_steps(n_vertices, pixels=pixels)

@@ -27,6 +27,12 @@ class Workspace:
 class ModelState:
     """One chain's state: the partition plus the model's per-label caches.
 
+    Models make states (``model.new_state(labels)``); kernels read and
+    change them through the model (``delta``, ``apply``) or, in compiled
+    code, through the arrays below. Every attribute is declared here (or in
+    a model's subclass); a kernel keeps its scratch space in
+    :meth:`workspace`, not in attributes of its own on the state.
+
     Attributes
     ----------
     partition : Partition
@@ -38,14 +44,43 @@ class ModelState:
         log π of the current partition (unnormalised), kept up to date by
         :meth:`apply`.
     work : Workspace
+    scratch : tuple of ndarray or None
+        The model's own scratch arrays for ``delta`` and ``apply``.
     """
 
-    def __init__(self, partition: Partition, stats, loglik, log_pi: float):
+    def __init__(self, partition: Partition, stats, loglik, log_pi: float, scratch=None):
         self.partition = partition
         self.stats = stats
         self.loglik = loglik
         self.log_pi = float(log_pi)
         self.work = Workspace(partition.n_vertices)
+        self.scratch = scratch
+        self._workspaces = {}
+
+    def workspace(self, kind, *args):
+        """The scratch object ``kind(*args)`` of this chain, made on first use.
+
+        Kernels keep their compiled scratch arrays here, one object per
+        ``kind`` (kernels that use the same kind share it, as they share
+        the chain). It is made anew when ``args`` (sizes) differ from those
+        it was made with.
+
+        Parameters
+        ----------
+        kind : type
+            The workspace class, e.g. :class:`~swcuts.samplers.compiled.CompiledWorkspace`.
+        *args
+            Its constructor's arguments.
+
+        Returns
+        -------
+        object
+            An instance of ``kind``.
+        """
+        made = self._workspaces.get(kind)
+        if made is None or made[0] != args:
+            made = self._workspaces[kind] = (args, kind(*args))
+        return made[1]
 
     @property
     def labels(self) -> np.ndarray:

@@ -45,7 +45,7 @@ from .image_kernels import (FP_A0, FP_A1, FP_A2, FP_BOUNDARY, FP_EXP, FP_KAPPA, 
 from .regions import refresh_regions, region_change, region_cache, region_terms
 from .vertex_stats import add_vertex, label_sums, n_stats, pixel_source, row_source, vertex_rows
 
-__all__ = ["ImageModel", "FAMILIES"]
+__all__ = ["ImageModel", "ImageState", "FAMILIES"]
 
 FAMILIES = ("histogram", "linear", "quadratic")
 
@@ -110,6 +110,25 @@ def _delta(labels, R, new_label, vsrc, lstats, lloglik, size, indptr, indices, a
     dm, ds = region_change(labels, R, new_label, indptr, indices, area, exponent,
                            in_r, mark_a, mark_b, stack, visited)
     return d - a1 * dm - a2 * ds
+
+
+class ImageState(ModelState):
+    """A chain state of :class:`ImageModel`: a :class:`~.base.ModelState`
+    with the cache of connected regions.
+
+    Attributes
+    ----------
+    comp_root : ndarray, shape (N,)
+        A root vertex of the connected region of every vertex (the same for
+        every vertex of a region).
+    comp_area : ndarray, shape (N,)
+        Area in pixels of the region, at its root (``comp_area[comp_root[v]]``).
+    """
+
+    def __init__(self, partition, stats, loglik, log_pi, comp_root, comp_area, scratch):
+        super().__init__(partition, stats, loglik, log_pi, scratch)
+        self.comp_root = comp_root
+        self.comp_area = comp_area
 
 
 class ImageModel:
@@ -262,7 +281,7 @@ class ImageModel:
         """Length D of a statistics row (layout of :func:`label_loglik`)."""
         return n_stats(self.n_channels, self.n_bins)
 
-    def new_state(self, labels) -> ModelState:
+    def new_state(self, labels) -> ImageState:
         """A chain state for the labelling ``labels`` (one label per vertex)."""
         part = Partition(labels)
         n = part.n_vertices
@@ -270,13 +289,12 @@ class ImageModel:
         loglik = np.zeros(n)
         for lab in part.used_labels():
             loglik[lab] = self._loglik(lstats[lab])
-        state = ModelState(part, lstats, loglik, 0.0)
-        state.log_pi = self.log_target(part.labels)
         # Root vertex and area of the connected region of every vertex.
-        state.comp_root, state.comp_area = region_cache(part.labels, self.graph.edges, self.area)
-        state.scratch = (np.empty(n + 1, np.int64), np.empty((n + 1, lstats.shape[1])),
-                         np.empty(n + 1, np.int64))
-        return state
+        comp_root, comp_area = region_cache(part.labels, self.graph.edges, self.area)
+        scratch = (np.empty(n + 1, np.int64), np.empty((n + 1, lstats.shape[1])),
+                   np.empty(n + 1, np.int64))
+        return ImageState(part, lstats, loglik, self.log_target(part.labels), comp_root, comp_area,
+                          scratch)
 
     def log_target(self, labels) -> float:
         """log π of a labelling, computed from scratch (the slow path)."""

@@ -10,27 +10,16 @@ from .tree_guided import TreeGuided
 from .triadic import Triadic
 from .multiflip import Multiflip
 from .multigrid import Multigrid
+from .registry import REGISTRY, SamplerSpec, sampler_spec
 
-#: Kernel classes by the names users type.
-KERNELS = {
-    "swc": SWC,
-    "swc1": SWC1,
-    "swc2": SWC2,
-    "cluster-gibbs": ClusterGibbs,
-    "multiflip": Multiflip,
-    "multigrid": Multigrid,
-    "gibbs": Gibbs,
-    "split-merge": SplitMerge,
-    "random-split": RandomSplit,
-    "reconfiguration": Reconfiguration,
-    "srm": SRM,
-    "triadic": Triadic,
-    "tree-guided": TreeGuided,
-}
+#: Kernel classes by the names users type (the single-kernel samplers of
+#: :data:`~.registry.REGISTRY`).
+KERNELS = {spec.name: spec.kernel for spec in REGISTRY if not spec.hierarchical}
 
 #: Other names for kernels (none yet; ``swc`` is its own tuned kernel).
-ALIASES = {}
+ALIASES = {alias: spec.name for spec in REGISTRY for alias in spec.aliases}
 
-__all__ = ["KERNELS", "ALIASES", "StepInfo", "TargetProposal", "metropolis_hastings",
-           "seed_compiled_rng", "SWC", "SWC1", "SWC2", "ClusterGibbs", "Gibbs", "SwendsenWang",
-           "SplitMerge", "RandomSplit", "Multiflip", "Multigrid", "Reconfiguration", "SRM", "TreeGuided", "Triadic"]
+__all__ = ["KERNELS", "ALIASES", "REGISTRY", "SamplerSpec", "sampler_spec", "StepInfo",
+           "TargetProposal", "metropolis_hastings", "seed_compiled_rng", "SWC", "SWC1", "SWC2",
+           "ClusterGibbs", "Gibbs", "SwendsenWang", "SplitMerge", "RandomSplit", "Multiflip",
+           "Multigrid", "Reconfiguration", "SRM", "TreeGuided", "Triadic"]

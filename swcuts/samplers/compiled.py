@@ -245,9 +245,7 @@ def run_compiled(kind, model, state, q, log1mq, proposal, temps, best_labels=Non
     log π seen, best labels array).
     """
     part = state.partition
-    ws = getattr(state, "compiled_ws", None)
-    if ws is None or not hasattr(ws, "regions"):
-        ws = state.compiled_ws = CompiledWorkspace(part.n_vertices, part.size.size, model.n_stats)
+    ws = state.workspace(CompiledWorkspace, part.n_vertices, part.size.size, model.n_stats)
     if best_labels is None:
         best_labels = part.labels.copy()
     f_state = np.array([state.log_pi, max(state.log_pi, best_log_pi)])

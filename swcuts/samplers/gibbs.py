@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..models.mixture import MixtureModel, gibbs_sweep
+from ..models.mixture import gibbs_sweep
 from . import compiled as _c
 from .common import StepInfo, TargetProposal
 from .swc import CompiledRunMixin
@@ -52,7 +52,7 @@ class Gibbs(CompiledRunMixin):
         self.q = np.zeros(n_edges)
         self.log1mq = np.zeros(n_edges)
         self.proposal = TargetProposal()
-        mixture = isinstance(model, MixtureModel) and model.compiled_likelihood
+        mixture = bool(getattr(model, "compiled_likelihood", False))
         self._mixture = mixture and compiled is not False
         self._init_compiled(None if (mixture and compiled) else compiled)
         self._item = np.zeros(1, dtype=np.int64)

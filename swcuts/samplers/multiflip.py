@@ -114,9 +114,7 @@ class Multiflip:
     def run(self, state, rng, temperatures, best_labels=None, best_log_pi=-np.inf):
         """Run one step per temperature; returns (accepted, best log π, best labels)."""
         part = state.partition
-        ws = getattr(state, "flip_ws", None)
-        if ws is None:
-            ws = state.flip_ws = FlipWorkspace(part.n_vertices, part.size.size, self.model.n_stats)
+        ws = state.workspace(FlipWorkspace, part.n_vertices, part.size.size, self.model.n_stats)
         if best_labels is None:
             best_labels = part.labels.copy()
         f_state = np.array([state.log_pi, max(state.log_pi, best_log_pi)])

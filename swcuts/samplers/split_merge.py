@@ -97,10 +97,9 @@ import weakref
 import numpy as np
 from numba import njit
 
-from ..models.image import ImageModel
 from ..models.image_kernels import (apply_move_cached, join_label, join_regions, leave_label,
                                     vertex_leave_regions)
-from ..models.mixture import MixtureModel, item_join, item_leave, item_move
+from ..models.mixture import item_join, item_leave, item_move
 from ..partition import MemberIndex
 from .common import StepInfo, draw_anchor_pair, metropolis_hastings, require_no_boundary, seed_compiled_rng
 from .compiled import CompiledWorkspace
@@ -306,13 +305,13 @@ class SplitMerge:
             raise ValueError("edge anchors need a model with a graph")
         self.anchors = anchors
         self._edges = self.graph.edges if anchors == "edge" else None
-        mixture = isinstance(model, MixtureModel) and model.compiled_likelihood
+        mixture = bool(getattr(model, "compiled_likelihood", False))
         available = bool(getattr(model, "compiled", False))
         if compiled and not (available or mixture):
             raise ValueError(f"{type(model).__name__} has no compiled kernels")
         self._gibbs_compiled = available if compiled is None else (bool(compiled) and available)
-        # Compiled restricted scans: the image model's and the mixtures'.
-        self._fast = available and compiled is not False and isinstance(model, ImageModel)
+        # Compiled restricted scans: the image model's (``model.compiled``) and the mixtures'.
+        self._fast = available and compiled is not False
         self._mixture = mixture and compiled is not False
         self._no_u = np.zeros(0)
         self._no_side = np.zeros(0, dtype=np.int8)
@@ -393,10 +392,7 @@ class SplitMerge:
     def _scan_compiled(self, state, S, side, labs, temperature, u, target) -> float:
         model = self.model
         part = state.partition
-        ws = getattr(state, "compiled_ws", None)
-        if ws is None:
-            ws = state.compiled_ws = CompiledWorkspace(part.n_vertices, part.size.size,
-                                                       model.vstats.shape[1])
+        ws = state.workspace(CompiledWorkspace, part.n_vertices, part.size.size, model.n_stats)
         self._labs[0], self._labs[1] = labs
         self._f_state[0] = state.log_pi
         g = model.graph

@@ -243,10 +243,9 @@ class MixtureModel:
         for lab in part.used_labels().tolist():
             loglik[lab] = self._lm(lstats[lab])
         log_pi = crp_log_prior(part.size, self.alpha) + float(loglik.sum())
-        state = ModelState(part, lstats, loglik, log_pi)
-        state.scratch = (np.full(n, -1, np.int64), np.empty(n + 1, np.int64),
-                         np.empty((n + 1, D)), np.empty(n + 1, np.int64))
-        return state
+        scratch = (np.full(n, -1, np.int64), np.empty(n + 1, np.int64),
+                   np.empty((n + 1, D)), np.empty(n + 1, np.int64))
+        return ModelState(part, lstats, loglik, log_pi, scratch)
 
     def _check_move(self, R, new_label):
         R = np.ascontiguousarray(R, dtype=np.int64).reshape(-1)

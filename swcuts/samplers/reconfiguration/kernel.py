@@ -23,7 +23,6 @@ import weakref
 import numpy as np
 from numba import njit
 
-from ...models.mixture import MixtureModel
 from ..common import StepInfo, draw_anchor_pair, require_no_boundary, seed_compiled_rng
 from .compiled_pass import _CompiledPass
 from .history import HISTORY_BYTES, History
@@ -245,8 +244,7 @@ class Reconfiguration:
         self.order = order
         self._P = _next_prime(n)
         available = bool(getattr(model, "compiled", False))
-        mixture = (isinstance(model, MixtureModel) and model.compiled_likelihood
-                   and self.graph is None)
+        mixture = bool(getattr(model, "compiled_likelihood", False)) and self.graph is None
         if compiled and not (available or mixture):
             raise ValueError(f"{type(model).__name__} has no compiled kernels")
         self._gibbs_compiled = available if compiled is None else (bool(compiled) and available)

@@ -158,7 +158,7 @@ class TreeGuided(_ProposalProbabilities):
         else:
             raise TypeError(f"no built-in cluster score for {type(model).__name__}; pass score=")
         self._f = fns
-        self._mixture_gibbs = (isinstance(model, MixtureModel) and model.compiled_likelihood
+        self._mixture_gibbs = (bool(getattr(model, "compiled_likelihood", False))
                                and compiled is not False)
         # Candidate graph of the tree construction.
         n = model.n_vertices

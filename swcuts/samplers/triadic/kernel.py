@@ -10,7 +10,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...models.mixture import MixtureModel
 from ...partition import MemberIndex
 from ..common import StepInfo, draw_anchor_pair, metropolis_hastings, require_no_boundary
 from .allocation import _allocate_mixture
@@ -125,7 +124,7 @@ class Triadic:
         # log r(X | X') / r(X' | X) per move type (module docstring).
         self._log_r = {"split12": math.log(beta), "merge21": -math.log(beta),
                        "split23": -math.log1p(-beta), "merge32": math.log1p(-beta)}
-        mixture = isinstance(model, MixtureModel) and model.compiled_likelihood
+        mixture = bool(getattr(model, "compiled_likelihood", False))
         # Compiled sequential allocation on mixtures with a built-in likelihood.
         self._mixture = mixture and compiled is not False
         self._no_u = np.zeros(0)

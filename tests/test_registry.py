@@ -1,0 +1,105 @@
+"""The sampler registry, the interfaces (swcuts.protocols) and the state's workspaces."""
+
+import numpy as np
+import pytest
+
+import swcuts
+from swcuts import api, options
+from swcuts.graph import RegionGraph
+from swcuts.models.image import ImageModel
+from swcuts.models.mixture import MixtureModel
+from swcuts.protocols import CompiledKernel, Kernel, Model
+from swcuts.samplers import KERNELS, REGISTRY, sampler_spec
+from swcuts.samplers.common import BOUNDARY_SAMPLERS, require_no_boundary
+from swcuts.samplers.compiled import CompiledWorkspace
+
+
+def _image_model(boundary=0.0):
+    rng = np.random.default_rng(0)
+    img = rng.random((6, 7))
+    img[:, 4:] += 1.0
+    atoms = np.arange(42).reshape(6, 7)
+    return ImageModel(img / 2, atoms, RegionGraph.from_labels(atoms), a0=1.0, a1=1.0,
+                      boundary=boundary)
+
+
+def test_every_name_has_one_record():
+    names = [spec.name for spec in REGISTRY]
+    assert len(names) == len(set(names))
+    assert set(swcuts.SAMPLERS) == set(names) | {a for s in REGISTRY for a in s.aliases}
+    assert set(KERNELS) == {s.name for s in REGISTRY if not s.hierarchical}
+
+
+def test_tables_are_read_off_the_registry():
+    for spec in REGISTRY:
+        assert options.STEPS_PER_ATOM[spec.name] == spec.steps_per_atom
+        assert options.DEFAULT_T0[spec.name] == spec.t0
+        assert (spec.name in options.PIXEL_SAMPLERS) == (spec.default_atoms == "pixels")
+        assert (spec.name in options.HIERARCHICAL) == spec.hierarchical
+        assert (spec.name in options.ROW_SAMPLERS) == spec.needs_rows
+        assert (spec.name in BOUNDARY_SAMPLERS) == spec.boundary
+        assert api.default_steps(spec.name, 1000) == spec.steps_per_atom * 1000
+        name, t0 = api.check_options(sampler=spec.name)
+        assert name == spec.name and t0 == (options.ATOMS_INIT_T0 if spec.starts_from_atoms else spec.t0)
+
+
+def test_mixture_samplers_are_those_without_a_graph():
+    # swcuts.cluster is the function (importing the module swcuts.cluster
+    # here would shadow it for later tests); its module's globals hold the table.
+    mixture_samplers = swcuts.cluster.__globals__["MIXTURE_SAMPLERS"]
+    assert mixture_samplers == tuple(s.name for s in REGISTRY if not s.needs_graph)
+    assert set(mixture_samplers) == {"gibbs", "split-merge", "random-split", "triadic",
+                                     "reconfiguration", "srm", "tree-guided"}
+
+
+def test_resolve_options_fills_the_records_defaults():
+    opts = options.resolve_options(sampler="multigrid")
+    assert opts.spec is sampler_spec("multigrid")
+    assert (opts.atoms, opts.init, opts.posterior) == ("pixels", "atoms", "contrast")
+    opts = options.resolve_options(sampler="split-merge", window_sizes=None).on_image(100, 200)
+    assert (opts.atoms, opts.init, opts.posterior) == ("slic", "uniform", "paper")
+    assert opts.n_atoms == options.default_n_atoms(100 * 200)
+    assert opts.posterior_params()["a0"] == pytest.approx(options.MODELS["paper"]["a0"] * 0.2)
+    with pytest.raises(ValueError, match="window_sizes is an option of the multigrid and multilevel"):
+        options.resolve_options(sampler="swc", window_sizes=[8])
+
+
+def test_boundary_refusal_reads_the_record():
+    model = _image_model(boundary=1.0)
+    for spec in REGISTRY:
+        if spec.boundary:
+            require_no_boundary(model, spec.name)
+        else:
+            with pytest.raises(ValueError, match="does not support the boundary term"):
+                require_no_boundary(model, spec.name)
+    require_no_boundary(_image_model(), "split-merge")
+
+
+def test_kernels_and_models_meet_the_protocols():
+    model = _image_model()
+    assert isinstance(model, Model)
+    q = np.full(model.graph.n_edges, 0.5)
+    for name, cls in KERNELS.items():
+        kernel = cls(model, q)
+        assert isinstance(kernel, Kernel), name
+        if getattr(kernel, "compiled", False):
+            assert isinstance(kernel, CompiledKernel), name
+    mix = MixtureModel(np.random.default_rng(0).normal(size=(10, 2)), likelihood="gaussian")
+    assert isinstance(mix, Model)
+
+
+def test_state_workspace_is_made_once_per_kind_and_size():
+    model = _image_model()
+    state = model.new_state(np.zeros(model.n_vertices, dtype=np.int64))
+    ws = state.workspace(CompiledWorkspace, model.n_vertices, model.n_vertices, model.n_stats)
+    assert state.workspace(CompiledWorkspace, model.n_vertices, model.n_vertices, model.n_stats) is ws
+    assert state.workspace(CompiledWorkspace, model.n_vertices, model.n_vertices + 1,
+                           model.n_stats) is not ws
+    # Kernels leave no attributes of their own on the state.
+    before = set(vars(state))
+    rng = np.random.default_rng(1)
+    for name in ("swc", "multiflip", "multigrid", "gibbs"):
+        kernel = KERNELS[name](model, np.full(model.graph.n_edges, 0.5))
+        for _ in range(5):
+            kernel.step(state, rng, 1.0)
+    assert set(vars(state)) == before
