@@ -20,7 +20,7 @@ from .options import (  # noqa: F401 - re-exported: swcuts.api.<option> as befor
     ATOMS_INIT_SMALLEST_WINDOW, ATOMS_INIT_TIME_SHARE, _resolve_sampler, _check_positive_int,
     _check_real, _check_choice, resolve_model, common_model, posterior_weights, _check_seed,
     resolve_atoms, ROW_SAMPLERS, vertex_bytes, resolve_init, _check_window_sizes, check_options,
-    _raw_hw, _check_windows_fit, default_steps)
+    _raw_hw, _check_windows_fit, default_steps, check_cost)
 from .samplers import KERNELS
 from .samplers.multigrid import Multigrid, window_pyramid
 
@@ -334,22 +334,20 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
     # itself takes several copies of the image).
     hw = _raw_hw(image, channel_axis)
     if hw is not None and min(hw) >= 2:
-        n_pix = hw[0] * hw[1]
-        check_memory(hw, n_pix if atoms == "pixels" else
-                     min(n_atoms if n_atoms is not None else default_n_atoms(n_pix), n_pix),
-                     bytes_per_vertex=vertex_bytes(name, atoms))
+        check_cost(hw, sampler=name, atoms=atoms, n_atoms=n_atoms, bins=bins, levels=levels)
     if hw is not None and window_sizes is not None:
         _check_windows_fit(window_sizes, hw)
     features, display = prepare_image(image, channel_axis=channel_axis)
     h, w = features.shape[:2]
     if window_sizes is not None:
         _check_windows_fit(window_sizes, (h, w))
+    given_n_atoms = n_atoms
     if n_atoms is None:
         n_atoms = default_n_atoms(h * w)
     model_name = resolve_model(name, model)
     a0, a1, boundary = posterior_weights(model_name, h, w, a0, a1)
-    n_vertices = h * w if atoms == "pixels" else min(n_atoms, h * w)
-    check_memory((h, w), n_vertices, bytes_per_vertex=vertex_bytes(name, atoms))
+    check_cost((h, w), sampler=name, atoms=atoms, n_atoms=given_n_atoms, bins=bins, levels=levels,
+               channels=features.shape[-1])
     rng = np.random.default_rng(seed)
     posterior = dict(bins=bins, a0=a0, a1=a1, a2=a2, kappa=kappa, edge_scale=edge_scale, q_max=q_max,
                      boundary=boundary)
@@ -468,6 +466,8 @@ def energy(image, labels, *, channel_axis=-1, bins=DEFAULTS["bins"], a0=DEFAULTS
         raise TypeError(f"labels must be an integer label image, got dtype {labels.dtype}")
     if labels.shape != (h, w):
         raise InputError(f"labels of shape {labels.shape} do not match the image's {h}x{w} pixels")
+    check_cost((h, w), sampler="multigrid", atoms="pixels", bins=bins, channels=features.shape[-1],
+               n_labels=int(np.unique(labels).size))
     a0, a1, boundary = posterior_weights(model, h, w, a0, a1)
     pixels = np.arange(h * w, dtype=np.int64).reshape(h, w)
     posterior = ImageModel(features, pixels, RegionGraph.from_labels(pixels), bins=bins, a0=a0, a1=a1,

@@ -235,7 +235,8 @@ def _cmd_segment(args) -> int:
     image, channel_axis = _load_checked(args.image)
     seg = segment(image, channel_axis=channel_axis, progress=not args.no_progress, **options)
     write_output_set(outdir, output_files(seg))
-    print(f"{seg.n_labels} segments, energy {seg.energy:.1f}, {seg.steps} steps in "
+    energy = f"{seg.energy:.1f}" if abs(seg.energy) < 1e12 else f"{seg.energy:.6g}"
+    print(f"{seg.n_labels} segments, energy {energy}, {seg.steps} steps in "
           f"{seg.seconds:.2f} s -> {outdir}")
     return 0
 

@@ -135,9 +135,11 @@ def cluster(data, *, model="gaussian", sampler="split-merge", alpha=1.0, seed=No
         raise InputError(f"temperature must be positive, got {temperature}")
     if init not in ("one", "singletons", "random"):
         raise InputError(f"unknown init '{init}'; choose 'one', 'singletons' or 'random'")
-    from .options import _check_seed
+    from .options import _check_seed, check_alpha, check_budget
 
     _check_seed(seed)
+    check_alpha(alpha)
+    check_budget(steps, time_budget)
     values = np.asarray(data) if not isinstance(data, np.ndarray) else data
     if values.dtype.kind in "iuf" and values.size and np.isfinite(values).all() \
             and np.abs(values).max() > MAX_ABS_DATA:
