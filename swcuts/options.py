@@ -519,10 +519,10 @@ def too_large_message(h, w, need, have, *, per_pixel, n_vertices=None, name=None
 
 
 def check_image_fits(h, w, name=None, *, limit_bytes=None) -> None:
-    """Refuse, before decoding it, an image too large for a run with the
-    default options (used by :func:`~swcuts.imageio.load_image` for images
+    """Refuse, before decoding it, an image too large for any run (the
+    image's own cost, with the fewest atoms; used by :func:`~swcuts.imageio.load_image` for images
     above Pillow's decompression-bomb limit)."""
-    cost = run_cost((h, w))
+    cost = run_cost((h, w), n_atoms=2)  # the image itself, whatever the atoms
     have = _memory_limit(limit_bytes)
     if have is not None and cost["total"] > have:
         raise InputError(too_large_message(h, w, cost["total"], have,
