@@ -367,9 +367,10 @@ STEPS_PER_TRACE_ROW = 4096
 #: reading pixels, not rows) the labels' rows and the scratch rows.
 ROWS_PER_VERTEX = 7
 ROWS_PER_PIXEL_VERTEX = 2
-#: Per pixel and level of ``multilevel``: its label map, the level's
-#: vertex index and the window bookkeeping (int64 each).
-BYTES_PER_LEVEL_PIXEL = 32
+#: Per pixel and level of ``multilevel``: its label map, the level's graph,
+#: statistics and window bookkeeping (measured on a 240x320 colour image:
+#: levels=8 took 58 MB more than levels=2, about 125 bytes a pixel a level).
+BYTES_PER_LEVEL_PIXEL = 160
 
 
 def _size(n_bytes: float) -> str:
