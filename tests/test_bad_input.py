@@ -95,6 +95,10 @@ def files(tmp_path_factory):
     f["huge"].write_bytes(_png_header(20000, 15000))
     f["huge16"] = d / "huge16.png"
     f["huge16"].write_bytes(_png_header(20000, 15000, bit_depth=16, colour_type=2))
+    f["data"] = d / "data"
+    f["data"].mkdir()
+    iio.imwrite(f["data"] / "a.png", img)
+    iio.imwrite(f["data"] / "a_gt.png", (np.arange(32)[None, :] >= 16).repeat(24, 0).astype(np.uint8))
     f["dir"] = d / "folder.png"
     f["dir"].mkdir()
     f["file"] = d / "a_file"
@@ -412,6 +416,42 @@ def test_compare_failed_write_keeps_the_earlier_run(files, out, capsys, monkeypa
     monkeypatch.setattr(swcuts.cli, "_write_bytes", fail)
     assert_refused(capsys, ["compare", files["img"], "-o", out, "--samplers", "swc", "--time-budget", "0.05",
                             "--n-atoms", "20"], ["No space left"], out, quiet=False)
+
+
+# ------------------------------------------------- command line: benchmark, report
+BENCHMARK_CASES = {
+    "missing": (["missing"], [], ["does not exist"]),
+    "a_file": (["img"], [], ["not a folder"]),
+    "no_layout": (["dir"], [], ["matches no data set layout"]),
+    "steps_zero": (["data"], ["--steps", "0"], ["steps"]),
+    "steps_cost": (["data"], ["--steps", str(10**15)], ["steps=", "trace"]),
+    "time_inf": (["data"], ["--time-budget", "inf"], ["time_budget"]),
+    "time_cost": (["data"], ["--time-budget", "1e9"], ["time_budget", "days"]),
+    "sampler": (["data"], ["--samplers", "nope"], ["unknown sampler"]),
+    "peer": (["data"], ["--peers", "nope"], ["unknown peer"]),
+    "seed": (["data"], ["--seeds", "-1"], ["seeds"]),
+    "limit": (["data"], ["--limit", "0"], ["limit"]),
+    "workers": (["data"], ["--workers", "0"], ["workers"]),
+    "workers_many": (["data"], ["--workers", "100000"], ["at most"]),
+    "grid_name": (["data"], ["--grid", "foo=1"], ["grid option 'foo'"]),
+    "grid_form": (["data"], ["--grid", "a0"], ["NAME=V1,V2"]),
+    "grid_bins": (["data"], ["--grid", "bins=100000"], ["bins must be at most 1024"]),
+    "split": (["data"], ["--split", "nope"], ["split"]),
+}
+
+
+@pytest.mark.parametrize("data, extra, words", BENCHMARK_CASES.values(), ids=BENCHMARK_CASES.keys())
+def test_benchmark_option(files, tmp_path, capsys, monkeypatch, data, extra, words):
+    no_work(monkeypatch)
+    path = files[data[0]] if data[0] in files else tmp_path / data[0]
+    budget = [] if "--steps" in extra or "--time-budget" in extra else ["--steps", "10"]
+    assert_refused(capsys, ["benchmark", path, "-o", tmp_path / "bench", "--no-progress", *budget, *extra],
+                   words, tmp_path / "bench")
+    assert not (tmp_path / "bench").exists()
+
+
+def test_report_without_results(files, capsys):
+    assert_refused(capsys, ["report", files["data"]], ["no results.csv"], files["data"] / "never")
 
 
 # ------------------------------------------------------------- API: segment
