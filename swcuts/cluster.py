@@ -156,6 +156,9 @@ def cluster(data, *, model="gaussian", sampler="split-merge", alpha=1.0, seed=No
     else:
         labels = rng.integers(0, max(2, int(np.sqrt(n))), size=n)
     state = mix.new_state(labels)
+    from .options import check_sampler_options
+
+    check_sampler_options(sampler, sampler_options)
     kernel = _make_kernel(sampler, mix, sampler_options)
     if steps is None and time_budget is None:
         steps = 20 * n

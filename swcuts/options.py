@@ -572,3 +572,39 @@ def check_window_count(window_sizes) -> None:
             return
         if count > MAX_WINDOW_SIZES:
             raise InputError(f"window_sizes lists {count} window sides; at most {MAX_WINDOW_SIZES} are accepted")
+
+
+#: Options of the mixture samplers (``cluster(sampler_options=...)``) whose
+#: work per step grows with them: restricted Gibbs scans and sweeps per
+#: step. At most this many each (the defaults are 0-5).
+MAX_SCANS = 1000
+SCAN_OPTIONS = {"split-merge": ("t", "M", "R"), "random-split": ("t", "M", "R"),
+                "reconfiguration": ("gibbs_sweeps",), "srm": ("gibbs_sweeps",)}
+#: Reconfiguration's default history length (states kept; two per chain at least).
+DEFAULT_MAX_HISTORY = 256
+
+
+def check_sampler_options(sampler, options) -> None:
+    """Bound the sampler options of :func:`~swcuts.cluster` that multiply its
+    work or memory: scans per step (:data:`SCAN_OPTIONS`, at most
+    :data:`MAX_SCANS`) and reconfiguration's ``n_chains`` (each chain keeps
+    two states of a history of ``max_history``, default 256).
+
+    Raises
+    ------
+    InputError
+        One line naming the option, its value and what is accepted.
+    """
+    for name in SCAN_OPTIONS.get(sampler, ()):
+        value = options.get(name)
+        if isinstance(value, numbers.Integral) and not isinstance(value, bool) and value > MAX_SCANS:
+            raise InputError(f"sampler option {name}={value} of '{sampler}' is more scans per step than "
+                             f"swcuts runs; use at most {MAX_SCANS} (more steps cost the same work)")
+    if sampler in ("reconfiguration", "srm"):
+        chains = options.get("n_chains")
+        history = options.get("max_history", DEFAULT_MAX_HISTORY)
+        if (isinstance(chains, numbers.Integral) and isinstance(history, numbers.Integral)
+                and not isinstance(chains, bool) and chains > max(history // 2, 1)):
+            raise InputError(f"sampler option n_chains={chains} of '{sampler}' needs a history of "
+                             f"{2 * chains} states (two per chain) and max_history is {history}; use at "
+                             f"most {max(history // 2, 1)} chains or raise max_history")

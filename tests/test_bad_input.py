@@ -560,6 +560,10 @@ CLUSTER_CASES = {
     "temperature": (dict(temperature=0), InputError, "temperature"),
     "sampler_option": (dict(sampler_options={"nope": 1}), InputError, "has no option"),
     "sampler_options_type": (dict(sampler_options="x"), TypeError, "sampler_options"),
+    "scans": (dict(sampler_options={"t": 10**9}), InputError, "t=1000000000"),
+    "sweeps": (dict(sampler="srm", sampler_options={"gibbs_sweeps": 10**6}), InputError, "at most 1000"),
+    "chains": (dict(sampler="reconfiguration", sampler_options={"n_chains": 10**9}), InputError,
+               "use at most 128 chains"),
 }
 
 
