@@ -99,6 +99,10 @@ def files(tmp_path_factory):
     f["data"].mkdir()
     iio.imwrite(f["data"] / "a.png", img)
     iio.imwrite(f["data"] / "a_gt.png", (np.arange(32)[None, :] >= 16).repeat(24, 0).astype(np.uint8))
+    f["big_tiff"] = d / "big.tif"
+    import tifffile
+
+    tifffile.imwrite(f["big_tiff"], np.zeros((2000, 3000), np.uint8))
     f["dir"] = d / "folder.png"
     f["dir"].mkdir()
     f["file"] = d / "a_file"
@@ -231,12 +235,15 @@ FILE_CASES = {
     "huge_png": ("huge", ["15000x20000", "too large", "GB", "megapixels", "fit"]),
     "huge_16bit_png": ("huge16", ["15000x20000", "too large", "megapixels"]),
     "long_name": (LONG + ".png", ["File name too long"]),
+    "big_tiff": ("big_tiff", ["2000x3000", "too large", "megapixels"]),
 }
 
 
 @pytest.mark.parametrize("name, words", FILE_CASES.values(), ids=FILE_CASES.keys())
 def test_segment_file(files, out, capsys, monkeypatch, name, words):
-    monkeypatch.setattr(swcuts.imageio, "available_memory", lambda: 20 * 10**9)
+    # 20 GB, and 1 GB for the TIFF (so that the test writes only 6 MB).
+    memory = 10**9 if name == "big_tiff" else 20 * 10**9
+    monkeypatch.setattr(swcuts.imageio, "available_memory", lambda: memory)
     path = files[name] if name in files else files["img"].parent / name
     assert_refused(capsys, ["segment", path, "-o", out, *RUN], words, out)
 
@@ -488,6 +495,7 @@ API_CASES = {
     "a0_nan": (dict(a0=math.nan), InputError, "a0"),
     "kappa_negative": (dict(kappa=-1.0), InputError, "kappa"),
     "q_max_one": (dict(q_max=1.0), InputError, "q_max"),
+    "huge_array": (dict(image=np.broadcast_to(np.float64(0.5), (10**5, 10**5))), InputError, "megapixels"),
 }
 
 
