@@ -100,8 +100,13 @@ def _signals_held():
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
+#: Characters of the output folder's name in its staging folder's name: a
+#: name the file system accepts (255 bytes) must leave room for the rest.
+STAGE_NAME_CHARS = 50
+
+
 def _stage_prefix(outdir: Path) -> str:
-    return f".{outdir.name}.swcuts-stage-"
+    return f".{outdir.name[:STAGE_NAME_CHARS]}.swcuts-stage-"
 
 
 def _alive(pid: int) -> bool:

@@ -279,6 +279,14 @@ def test_output_name_too_long(files, out, capsys):
                    ["File name too long"], out)
 
 
+def test_output_name_just_short_enough(files, tmp_path, capsys):
+    # 240 characters: a valid name, although its staging folder's could not be.
+    target = tmp_path / ("y" * 240)
+    assert main(["segment", str(files["img"]), "-o", str(target), *RUN]) == 0, capsys.readouterr()[1]
+    capsys.readouterr()
+    assert (target / "labels.png").is_file() and os.listdir(tmp_path) == [target.name]
+
+
 def test_output_folder_not_writable(files, out, capsys, monkeypatch):
     # As root every folder is writable: the check sees what a user would.
     real = os.access
