@@ -8,6 +8,7 @@ name, and reports every file it cannot read as one line
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 import numpy as np
@@ -52,6 +53,10 @@ def load_image(path) -> np.ndarray:
         raise InputError(f"image file '{_show(p)}' does not exist; check the path and spelling")
     if p.is_dir():
         raise InputError(f"'{_show(p)}' is a directory, not an image file; pass the path of a single image file")
+    if not stat.S_ISREG(p.stat().st_mode):
+        # A pipe would block (or be read once by one reader, not the next).
+        raise InputError(f"'{_show(p)}' is not a regular file (a pipe, socket or device); save the image "
+                         f"to a file and pass its path")
     not_image = InputError(f"'{_show(p)}' is not an image file that swcuts can read ({_READABLE})")
     try:
         with open(p, "rb") as fh:

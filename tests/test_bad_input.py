@@ -248,6 +248,17 @@ def test_segment_file(files, out, capsys, monkeypatch, name, words):
     assert_refused(capsys, ["segment", path, "-o", out, *RUN], words, out)
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes")
+def test_a_pipe_is_refused_not_waited_for(out, capsys, tmp_path):
+    os.mkfifo(tmp_path / "pipe.png")  # opening it would wait for a writer
+    assert_refused(capsys, ["segment", tmp_path / "pipe.png", "-o", out, *RUN], ["not a regular file"], out)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="no /dev/zero")
+def test_a_device_is_refused(out, capsys):
+    assert_refused(capsys, ["segment", "/dev/zero", "-o", out, *RUN], ["not a regular file"], out)
+
+
 def test_file_name_starting_with_a_dash(files, out, capsys, monkeypatch):
     monkeypatch.chdir(files["dash"].parent)
     assert_refused(capsys, ["segment", "-dash.png", "-o", out, *RUN], ["./NAME"], out)
