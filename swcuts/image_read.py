@@ -73,6 +73,7 @@ def load_image(path) -> np.ndarray:
     try:
         # The content decides before the name: a PNG saved as x.npy is a PNG.
         if head.startswith(_NPY_MAGIC):
+            _check_npy_fits(p)
             image = np.load(p, allow_pickle=False)
         elif tiff:
             image = _read_tiff(p)
@@ -125,6 +126,23 @@ def _read_generic(p: Path, exif_rotate: bool) -> np.ndarray:
     if frames > 1:
         _warn_pages(p, frames)
     return image
+
+
+def _check_npy_fits(p: Path) -> None:
+    """Refuse, before loading it, a ``.npy`` image too large for memory (its
+    shape is in its header)."""
+    fmt = np.lib.format
+    try:
+        with open(p, "rb") as fh:
+            version = fmt.read_magic(fh)
+            read = fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0
+            shape = tuple(int(s) for s in read(fh)[0])
+    except Exception:
+        return  # np.load says what is wrong
+    if len(shape) == 3 and shape[-1] > 4 and shape[0] <= 4:
+        shape = shape[1:]  # channels first
+    if len(shape) in (2, 3):
+        _check_fits(p, shape[0], shape[1])
 
 
 def _check_fits(p: Path, h: int, w: int) -> None:

@@ -103,6 +103,10 @@ def files(tmp_path_factory):
     import tifffile
 
     tifffile.imwrite(f["big_tiff"], np.zeros((2000, 3000), np.uint8))
+    f["huge_npy"] = d / "huge.npy"
+    with open(f["huge_npy"], "wb") as fh:  # the header of a 20000x15000 image, no data
+        np.lib.format.write_array_header_1_0(fh, {"descr": "|u1", "fortran_order": False,
+                                                  "shape": (15000, 20000)})
     f["dir"] = d / "folder.png"
     f["dir"].mkdir()
     f["file"] = d / "a_file"
@@ -236,6 +240,7 @@ FILE_CASES = {
     "huge_16bit_png": ("huge16", ["15000x20000", "too large", "megapixels"]),
     "long_name": (LONG + ".png", ["File name too long"]),
     "big_tiff": ("big_tiff", ["2000x3000", "too large", "megapixels"]),
+    "huge_npy": ("huge_npy", ["15000x20000", "too large", "megapixels"]),
 }
 
 
