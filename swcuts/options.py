@@ -608,3 +608,49 @@ def check_sampler_options(sampler, options) -> None:
             raise InputError(f"sampler option n_chains={chains} of '{sampler}' needs a history of "
                              f"{2 * chains} states (two per chain) and max_history is {history}; use at "
                              f"most {max(history // 2, 1)} chains or raise max_history")
+
+
+#: Per item of :func:`~swcuts.cluster`: statistics rows (the items' own,
+#: the clusters', scratch and a move's) and the partition's bookkeeping.
+MIXTURE_ROWS = 4
+MIXTURE_ITEM_BYTES = 200
+
+
+def mixture_row_length(model, n_features) -> int:
+    """Length of a statistics row of the mixture likelihood ``model``
+    (Normal-Inverse-Wishart: count, sums, sums of products; others: count, sums)."""
+    d = int(n_features)
+    return 1 + d + d * d if model == "gaussian" else 1 + max(d, 5)
+
+
+def check_cluster_cost(n_items, n_features, *, model="gaussian", sampler="split-merge", sampler_options=None,
+                       limit_bytes=None) -> int:
+    """Refuse, before any work, data that :func:`~swcuts.cluster` could not
+    hold in memory: ``n_items`` rows of statistics of
+    :func:`mixture_row_length` numbers, :data:`MIXTURE_ROWS` times (two more
+    per chain for reconfiguration).
+
+    Returns
+    -------
+    int
+        The estimate in bytes.
+
+    Raises
+    ------
+    InputError
+        One line: the estimate and how many items fit.
+    """
+    rows = MIXTURE_ROWS
+    if sampler in ("reconfiguration", "srm"):
+        chains = (sampler_options or {}).get("n_chains", 4)
+        rows += 2 * chains if isinstance(chains, numbers.Integral) and not isinstance(chains, bool) else 8
+    per_item = rows * 8 * mixture_row_length(model if isinstance(model, str) else "gaussian", n_features) \
+        + MIXTURE_ITEM_BYTES
+    need = float(n_items) * per_item
+    have = _memory_limit(limit_bytes)
+    if have is not None and need > have:
+        raise InputError(f"data of {n_items} items x {n_features} features needs about {_size(need)} for the "
+                         f"{model if isinstance(model, str) else 'given'} model's statistics but only "
+                         f"{_size(have)} is available; at most {int(have // per_item)} items fit (or use fewer "
+                         f"features)")
+    return int(need)

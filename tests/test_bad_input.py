@@ -585,6 +585,7 @@ CLUSTER_CASES = {
     "data_3d": (dict(data=np.zeros((3, 2, 2))), InputError, "2-D"),
     "data_empty": (dict(data=np.zeros((0, 2))), InputError, "at least 2"),
     "data_text": (dict(data=np.array([["a", "b"]] * 3)), InputError, "numeric"),
+    "data_memory": (dict(data=np.broadcast_to(np.float64(0.5), (10**7, 10**3))), InputError, "items fit"),
     "sampler_image": (dict(sampler="swc"), InputError, "needs an image graph"),
     "sampler_unknown": (dict(sampler="nope"), InputError, "unknown sampler"),
     "model": (dict(model="nope"), InputError, "unknown mixture likelihood"),
