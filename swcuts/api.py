@@ -21,7 +21,8 @@ from .options import (  # noqa: F401 - re-exported: swcuts.api.<option> as befor
     ATOMS_INIT_SMALLEST_WINDOW, ATOMS_INIT_TIME_SHARE, _resolve_sampler, _check_positive_int,
     _check_real, _check_choice, resolve_model, common_model, posterior_weights, _check_seed,
     resolve_atoms, ROW_SAMPLERS, vertex_bytes, resolve_init, _check_window_sizes, check_options,
-    _raw_hw, _check_windows_fit, default_steps, BOUNDARY_SAMPLERS, RunOptions, resolve_options)
+    _raw_hw, _check_windows_fit, default_steps, BOUNDARY_SAMPLERS, RunOptions, resolve_options,
+    check_cost)
 from .samplers import KERNELS  # noqa: F401 - re-exported: swcuts.api.KERNELS as before
 from .samplers.registry import sampler_spec
 from .samplers.multigrid import Multigrid, window_pyramid
@@ -404,17 +405,18 @@ def _prepare(image, channel_axis, options):
 
     The memory check runs first on the raw shape, before the conversion
     (which itself takes several copies of the image)."""
-    bytes_per_vertex = vertex_bytes(options.name, options.atoms)
     hw = _raw_hw(image, channel_axis)
     if hw is not None and min(hw) >= 2:
-        check_memory(hw, options.n_vertices(*hw), bytes_per_vertex=bytes_per_vertex)
+        check_cost(hw, sampler=options.name, atoms=options.atoms, n_atoms=options.n_atoms,
+                   bins=options.bins, levels=options.levels)
     if hw is not None and options.window_sizes is not None:
         _check_windows_fit(options.window_sizes, hw)
     features, display = prepare_image(image, channel_axis=channel_axis)
     h, w = features.shape[:2]
     if options.window_sizes is not None:
         _check_windows_fit(options.window_sizes, (h, w))
-    check_memory((h, w), options.n_vertices(h, w), bytes_per_vertex=bytes_per_vertex)
+    check_cost((h, w), sampler=options.name, atoms=options.atoms, n_atoms=options.n_atoms,
+               bins=options.bins, levels=options.levels, channels=features.shape[-1])
     return features, display
 
 
@@ -543,6 +545,8 @@ def energy(image, labels, *, channel_axis=-1, bins=DEFAULTS["bins"], a0=DEFAULTS
         raise TypeError(f"labels must be an integer label image, got dtype {labels.dtype}")
     if labels.shape != (h, w):
         raise InputError(f"labels of shape {labels.shape} do not match the image's {h}x{w} pixels")
+    check_cost((h, w), sampler="multigrid", atoms="pixels", bins=bins, channels=features.shape[-1],
+               n_labels=int(np.unique(labels).size))
     a0, a1, boundary = posterior_weights(model, h, w, a0, a1)
     pixels = np.arange(h * w, dtype=np.int64).reshape(h, w)
     posterior = ImageModel(features, pixels, RegionGraph.from_labels(pixels), bins=bins, a0=a0, a1=a1,

@@ -193,10 +193,12 @@ def _write_bytes(path, data: bytes):
     atomic_write(path, write)
 
 
-def output_files(seg) -> list:
+def output_files(seg, options=None) -> list:
     """The output files of ``swcuts segment``, as ``(name, writer)`` pairs
     for :func:`~swcuts.outputs.write_output_set` (everything is rendered
-    here, in memory; the writers only write)."""
+    here, in memory; the writers only write). ``options``: the options of
+    the run, recorded in summary.json (with the seed and ``steps``, what
+    repeats it)."""
     from skimage.segmentation import mark_boundaries
 
     overlay = mark_boundaries(seg.image, seg.labels, color=(1, 0.1, 0.1))
@@ -208,7 +210,7 @@ def output_files(seg) -> list:
     csv_buf = io.StringIO()
     seg.trace.write_csv(csv_buf)
     plot = _drawn(_energy_plot, seg.trace, name="energy.png")
-    summary = json_text(seg.summary())
+    summary = json_text({**seg.summary(), **({"options": options} if options is not None else {})})
 
     outputs = list(zip(SEGMENT_OUTPUTS,
                        (save_label_png, save_npy, save_rgb_png, save_rgb_png, _write_bytes, _write_bytes,
@@ -237,8 +239,9 @@ def _cmd_segment(args) -> int:
     missing_dirs(outdir, SEGMENT_OUTPUTS)
     image, channel_axis = _load_checked(args.image)
     seg = segment(image, channel_axis=channel_axis, progress=not args.no_progress, **options)
-    write_output_set(outdir, output_files(seg))
-    print(f"{seg.n_labels} segments, energy {seg.energy:.1f}, {seg.steps} steps in "
+    write_output_set(outdir, output_files(seg, {**options, "image": str(args.image)}))
+    energy = f"{seg.energy:.1f}" if abs(seg.energy) < 1e12 else f"{seg.energy:.6g}"
+    print(f"{seg.n_labels} segments, energy {energy}, {seg.steps} steps in "
           f"{seg.seconds:.2f} s -> {outdir}")
     return 0
 

@@ -158,10 +158,16 @@ def cluster(data, *, model="gaussian", sampler="split-merge", alpha=1.0, seed=No
         raise InputError(f"temperature must be positive, got {temperature}")
     if init not in ("one", "singletons", "random"):
         raise InputError(f"unknown init '{init}'; choose 'one', 'singletons' or 'random'")
-    from .options import _check_seed
+    from .options import _check_seed, check_alpha, check_budget, check_cluster_cost, check_sampler_options
 
     _check_seed(seed)
+    check_alpha(alpha)
+    check_budget(steps, time_budget)
+    check_sampler_options(sampler, sampler_options)
     values = np.asarray(data) if not isinstance(data, np.ndarray) else data
+    if values.ndim == 2:  # memory first: the checks below take copies
+        check_cluster_cost(values.shape[0], values.shape[1], model=model, sampler=sampler,
+                           sampler_options=sampler_options)
     if values.dtype.kind in "iuf" and values.size and np.isfinite(values).all() \
             and np.abs(values).max() > MAX_ABS_DATA:
         raise InputError(f"data values reach {np.abs(values).max():.3g}, too large for the models' "

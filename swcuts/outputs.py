@@ -12,6 +12,7 @@ next run into the same folder removes it.
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
@@ -23,7 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Sequence
 
-from .imageio import InputError, _show
+from .imageio import InputError, _short_write, _show
 
 __all__ = ["write_output_set", "missing_dirs", "json_text"]
 
@@ -99,8 +100,13 @@ def _signals_held():
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
+#: Characters of the output folder's name in its staging folder's name: a
+#: name the file system accepts (255 bytes) must leave room for the rest.
+STAGE_NAME_CHARS = 50
+
+
 def _stage_prefix(outdir: Path) -> str:
-    return f".{outdir.name}.swcuts-stage-"
+    return f".{outdir.name[:STAGE_NAME_CHARS]}.swcuts-stage-"
 
 
 def _alive(pid: int) -> bool:
@@ -173,8 +179,9 @@ def write_output_set(outdir, files: Sequence[tuple[str, Callable[[Path], object]
                     os.replace(stage / name, outdir / name)
         return [outdir / name for name in names]
     except OSError as exc:
-        raise InputError(f"cannot write the output files in '{_show(outdir)}': "
-                         f"{exc.strerror or exc}") from None
+        # numpy's "N requested and M written" (no errno) is a full disk.
+        reason = os.strerror(errno.ENOSPC) if _short_write(exc) else exc.strerror or exc
+        raise InputError(f"cannot write the output files in '{_show(outdir)}': {reason}") from None
     finally:
         if stage is not None:
             shutil.rmtree(stage, ignore_errors=True)

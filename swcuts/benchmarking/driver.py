@@ -186,12 +186,13 @@ def _failed(task: Task, error: str) -> RunResult:
 
 
 def _budget(steps, time_budget) -> str:
-    from ..options import _check_positive_int, _check_real
+    from ..options import _check_positive_int, _check_real, check_budget
 
     _check_positive_int("steps", steps)
     _check_real("time_budget", time_budget, what="a positive number of seconds", allow_none=True)
     if steps is not None and time_budget is not None:
         raise InputError("give either steps or time_budget, not both")
+    check_budget(steps, time_budget)
     if steps is not None:
         return f"steps {int(steps)}"
     if time_budget is not None:
