@@ -14,7 +14,7 @@ Modules:
 
 * :mod:`.likelihoods` — :class:`ConjugateLikelihood` and the built-in
   :class:`BetaBernoulli`, :class:`NormalInverseWishart`,
-  :class:`LineMixture` (``LIKELIHOODS`` by name);
+  :class:`LineMixture`, :class:`Multinomial` (``LIKELIHOODS`` by name);
 * :mod:`.marginals` — their log marginals in compiled code
   (:func:`log_marginal`);
 * :mod:`.moves` — compiled Δ log π of a relabelling, the single-item
@@ -35,8 +35,8 @@ from __future__ import annotations
 from ...synthetic_clusters import (JAIN_NEAL_PROBABILITIES, LEE_CHOI_MEANS, jain_neal_bernoulli,
                                    lee_choi_gaussians, rossum_lines)
 from .likelihoods import (LIKELIHOODS, LINE_NOISE_SD, LINE_PRIOR_SD, BetaBernoulli,
-                          ConjugateLikelihood, LineMixture, NormalInverseWishart)
-from .marginals import KIND_BETA_BERNOULLI, KIND_LINES, KIND_NIW, log_marginal
+                          ConjugateLikelihood, LineMixture, Multinomial, NormalInverseWishart)
+from .marginals import KIND_BETA_BERNOULLI, KIND_LINES, KIND_MULTINOMIAL, KIND_NIW, log_marginal
 from .model import AuxiliaryCycle, MixtureModel, crp_log_prior
 from .priors import NGGP, PRIORS, DirichletProcess, PartitionPrior, make_prior
 from .moves import (_sorted_insert, _sorted_remove, gibbs_sweep, item_join, item_leave, item_move,
@@ -54,6 +54,7 @@ __all__ = [
     "BetaBernoulli",
     "NormalInverseWishart",
     "LineMixture",
+    "Multinomial",
     "LIKELIHOODS",
     "crp_log_prior",
     "log_marginal",

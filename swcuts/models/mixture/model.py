@@ -369,12 +369,14 @@ class MixtureModel:
 
 
 class AuxiliaryCycle:
-    """A kernel followed by the model's auxiliary-variable move.
+    """A kernel with the model's auxiliary-variable move after every
+    ``every``-th of its steps.
 
-    One :meth:`step` is ``every`` steps of ``kernel`` (moves of the partition
-    at fixed u) and one :meth:`MixtureModel.update_auxiliary` (a move of u at
-    a fixed partition); both leave p(partition, u | X)^(1/T) invariant, so
-    the cycle does. Other attributes are the kernel's.
+    Each :meth:`step` is one step of ``kernel`` (a move of the partition at
+    fixed u); every ``every``-th one is followed by
+    :meth:`MixtureModel.update_auxiliary` (a move of u at a fixed partition).
+    Both leave p(partition, u | X)^(1/T) invariant, so their deterministic
+    cycle does. Other attributes are the kernel's.
 
     Parameters
     ----------
@@ -391,11 +393,14 @@ class AuxiliaryCycle:
         self.every = int(every)
         if self.every < 1:
             raise ValueError(f"every must be a positive integer, got {every!r}")
+        self._count = 0
 
     def step(self, state, rng, temperature=1.0):
-        for _ in range(self.every):
-            info = self.kernel.step(state, rng, temperature)
-        self.model.update_auxiliary(state, rng, temperature)
+        info = self.kernel.step(state, rng, temperature)
+        self._count += 1
+        if self._count == self.every:
+            self._count = 0
+            self.model.update_auxiliary(state, rng, temperature)
         return info
 
     def __getattr__(self, name):

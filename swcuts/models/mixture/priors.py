@@ -254,8 +254,7 @@ class NGGP(PartitionPrior):
                                                                  for m in sizes.tolist())
         if u is None:
             return float(part + self.log_u_integral(n, k))
-        return float(part + k * s * math.log1p(u) + self.log_u_density(u, n, k)
-                     - math.lgamma(n))
+        return float(part + self.log_u_density(u, n, k) - math.lgamma(n))
 
     # ----------------------------------------------------------- u moves
     def initial_u(self, n):
@@ -311,8 +310,7 @@ class NGGP(PartitionPrior):
             else:
                 right = v1
         u1 = math.exp(v1)
-        d = (self.log_u_density(u1, n, k) + k * self.sigma * math.log1p(u1)
-             - self.log_u_density(u, n, k) - k * self.sigma * math.log1p(u))
+        d = self.log_u_density(u1, n, k) - self.log_u_density(u, n, k)
         return u1, d
 
     def __repr__(self):
