@@ -14,7 +14,8 @@ from scipy import integrate, stats
 import swcuts
 from enumeration import compare, exact_distribution, iid_tv, set_partitions
 from swcuts.imageio import InputError
-from swcuts.models.mixture import NGGP, AuxiliaryCycle, DirichletProcess, MixtureModel, crp_log_prior
+from swcuts.models.mixture import (NGGP, AuxiliaryCycle, DirichletProcess, MixtureModel,
+                                   crp_log_prior)
 from swcuts.partition import canonical
 from swcuts.samplers import (SRM, Gibbs, RandomSplit, Reconfiguration, SplitMerge, TreeGuided,
                              Triadic, seed_compiled_rng)

@@ -18,7 +18,7 @@ from ..base import ModelState
 from .likelihoods import LIKELIHOODS, _data_matrix
 from .marginals import log_marginal
 from .moves import _gather, _prior_change, _store, gibbs_sweep, mixture_delta
-from .priors import DirichletProcess, PartitionPrior, make_prior
+from .priors import DirichletProcess, make_prior
 
 
 def crp_log_prior(sizes, alpha: float) -> float:
@@ -402,6 +402,14 @@ class AuxiliaryCycle:
             self._count = 0
             self.model.update_auxiliary(state, rng, temperature)
         return info
+
+    def step_all(self, states, rng, temperature=1.0) -> list:
+        """The kernel's multi-chain iteration (e.g. ``Reconfiguration``),
+        then one u move per chain."""
+        infos = self.kernel.step_all(states, rng, temperature)
+        for state in states:
+            self.model.update_auxiliary(state, rng, temperature)
+        return infos
 
     def __getattr__(self, name):
         if name == "run":
