@@ -412,6 +412,7 @@ class AuxiliaryCycle:
         return infos
 
     def __getattr__(self, name):
-        if name == "run":
+        kernel = self.__dict__.get("kernel")
+        if name == "run" or kernel is None:  # no compiled run: the u move is Python
             raise AttributeError(name)
-        return getattr(self.__dict__["kernel"], name)
+        return getattr(kernel, name)
