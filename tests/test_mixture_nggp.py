@@ -253,3 +253,16 @@ def test_enumeration_catches_a_frozen_u(nggp_posterior):
     counts = nggp_visits(Gibbs(model), model, 1, n, 12, move_u=False, u=1.0)
     tv, pvalue = compare(counts, STATES6, p)
     assert pvalue < 1e-3 and tv > 1.5 * iid_tv(p, n)
+
+
+def test_annealing_driver_keeps_the_joint_exact():
+    """anneal(keep_best=True) leaves the state at its best labels with
+    log π of (labels, u), whichever u the state holds."""
+    from swcuts.anneal import Schedule, anneal
+
+    x = np.random.default_rng(0).integers(0, 2, (20, 4))
+    model = MixtureModel(x, "beta-bernoulli", prior="nggp", sigma=0.3)
+    state = model.new_state(np.zeros(20, dtype=np.int64))
+    anneal(AuxiliaryCycle(SplitMerge(model)), state, Schedule(1.0, 1.0),
+           rng=np.random.default_rng(1), steps=100)
+    assert state.log_pi == pytest.approx(model.log_target(state.labels, state.u), abs=1e-8)
