@@ -202,6 +202,8 @@ def anneal(kernel, state, schedule: Schedule, *, rng, steps=None, time_budget=No
         # Leave the chain at the best state, with exact caches and energy.
         if not np.array_equal(best_labels, state.partition.labels):
             state.__dict__.update(model.new_state(best_labels).__dict__)
+        elif getattr(state, "u", None) is not None:  # an NGGP mixture: log π of (labels, u)
+            state.log_pi = model.log_target(state.partition.labels, state.u)
         else:
             state.log_pi = model.log_target(state.partition.labels)
         best_energy = -state.log_pi

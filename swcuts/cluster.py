@@ -1,10 +1,12 @@
 """Clustering API for mixture data: ``swcuts.cluster(data, ...)``.
 
 The partition samplers that need no graph (single-site Gibbs, split-merge,
-random split, triadic, reconfiguration, tree-guided) run on a Dirichlet-
-process mixture (:mod:`swcuts.models.mixture`) at temperature 1, i.e. they
-sample the posterior; the result is the last state, the best state seen and
-the trace.
+random split, triadic, reconfiguration, sRM, tree-guided) run on a Dirichlet-
+process or NGGP mixture (:mod:`swcuts.models.mixture`) at temperature 1,
+i.e. they sample the posterior; the result is the last state, the best state
+seen and the trace. Under the NGGP with σ > 0 each kernel step is followed
+by the exact move of the prior's auxiliary variable u
+(:class:`~swcuts.models.mixture.AuxiliaryCycle`).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import numpy as np
 
 from .anneal import Schedule, Trace, anneal
 from .imageio import InputError
-from .models.mixture import MixtureModel
+from .models.mixture import AuxiliaryCycle, MixtureModel
 from .partition import canonical
 from .samplers import KERNELS
 from .samplers.registry import REGISTRY, find_spec
@@ -24,7 +26,7 @@ from .samplers.registry import REGISTRY, find_spec
 __all__ = ["cluster", "Clustering", "MIXTURE_MODELS", "MIXTURE_SAMPLERS"]
 
 #: Likelihood names accepted by ``cluster(model=...)``.
-MIXTURE_MODELS = ("beta-bernoulli", "gaussian", "lines")
+MIXTURE_MODELS = ("beta-bernoulli", "gaussian", "lines", "multinomial")
 #: Samplers that need no graph, accepted by ``cluster(sampler=...)``.
 MIXTURE_SAMPLERS = tuple(spec.name for spec in REGISTRY if not spec.needs_graph)
 
@@ -40,8 +42,14 @@ class Clustering:
     best_labels : (n,) int array
         The highest-posterior state seen.
     log_posterior : float
-        log π (unnormalised) of ``best_labels``.
+        log π (unnormalised) of ``best_labels``: log p(partition, X), with
+        the NGGP's u integrated out numerically.
     trace : Trace
+        Its energies are −log π of the chain's states: −log p(partition, u, X)
+        under the NGGP with σ > 0 (Lee & Choi's joint).
+    u : float or None
+        The NGGP's auxiliary variable in the last state (None for the DP and
+        for σ = 0).
 
     Examples
     --------
@@ -64,6 +72,7 @@ class Clustering:
     seconds: float
     accepted: int
     model: MixtureModel
+    u: float = None
 
     @property
     def n_clusters(self) -> int:
@@ -89,16 +98,19 @@ def _make_kernel(sampler, mix, options):
 MAX_ABS_DATA = 1e100
 
 
-def cluster(data, *, model="gaussian", sampler="split-merge", alpha=1.0, seed=None, steps=None,
-            time_budget=None, init="one", temperature=1.0, sampler_options=None,
+def cluster(data, *, model="gaussian", sampler="split-merge", alpha=1.0, prior="dp", seed=None,
+            steps=None, time_budget=None, init="one", temperature=1.0, sampler_options=None,
             **model_kwargs) -> Clustering:
-    """Sample a Dirichlet-process mixture posterior over partitions of ``data``.
+    """Sample a Dirichlet-process or NGGP mixture posterior over partitions
+    of ``data``.
 
     Parameters
     ----------
     data : (n, d) array
         Binary data for ``beta-bernoulli``, real data for ``gaussian``,
-        2-D points (x, y) for ``lines``.
+        2-D points (x, y) for ``lines``, non-negative integer counts (one
+        row of category counts per item, e.g. a bag of words) for
+        ``multinomial``.
     model : str or likelihood instance
         One of :data:`MIXTURE_MODELS`.
     sampler : str
@@ -106,7 +118,11 @@ def cluster(data, *, model="gaussian", sampler="split-merge", alpha=1.0, seed=No
         ``split-merge``, ``random-split``, ``triadic``, ``reconfiguration``,
         ``srm``, ``tree-guided``.
     alpha : float
-        Concentration of the CRP prior (> 0).
+        Concentration of the DP (> 0); the NGGP's total mass parameter.
+    prior : {"dp", "nggp"} or PartitionPrior
+        The partition prior. With ``"nggp"`` the keyword ``sigma`` is its
+        discount σ ∈ [0, 1) (default 0, the DP; a lines likelihood's noise
+        is then given as ``model=LineMixture(sigma=...)``).
     seed : int or numpy.random.Generator, optional
     steps, time_budget :
         Budget in kernel steps (default 20 per item) or in seconds.
@@ -119,7 +135,8 @@ def cluster(data, *, model="gaussian", sampler="split-merge", alpha=1.0, seed=No
         ``triadic``, ``{"t": 5, "M": 1, "R": 1}`` for ``split-merge``,
         ``{"n_chains": 4}`` for ``reconfiguration`` (at least 2 chains).
     **model_kwargs
-        Hyperparameters of the likelihood.
+        Hyperparameters of the likelihood (``sigma``: the NGGP's discount
+        when ``prior="nggp"``).
 
     Returns
     -------
@@ -173,7 +190,7 @@ def cluster(data, *, model="gaussian", sampler="split-merge", alpha=1.0, seed=No
         raise InputError(f"data values reach {np.abs(values).max():.3g}, too large for the models' "
                          f"statistics (at most {MAX_ABS_DATA:.0e}); rescale the data, e.g. standardise "
                          f"each column")
-    mix = MixtureModel(data, model, alpha=alpha, **model_kwargs)
+    mix = MixtureModel(data, model, alpha=alpha, prior=prior, **model_kwargs)
     n = mix.n_vertices
     rng = np.random.default_rng(seed)
     if init == "one":
@@ -184,6 +201,9 @@ def cluster(data, *, model="gaussian", sampler="split-merge", alpha=1.0, seed=No
         labels = rng.integers(0, max(2, int(np.sqrt(n))), size=n)
     state = mix.new_state(labels)
     kernel = _make_kernel(sampler, mix, sampler_options)
+    if mix.prior.has_auxiliary:
+        # One u move per kernel step (per sweep of n single-site updates).
+        kernel = AuxiliaryCycle(kernel, every=n if sampler == "gibbs" else 1)
     if steps is None and time_budget is None:
         steps = 20 * n
     result = anneal(kernel, state, Schedule(float(temperature), float(temperature)), rng=rng,
@@ -199,4 +219,5 @@ def cluster(data, *, model="gaussian", sampler="split-merge", alpha=1.0, seed=No
         seconds=result.seconds,
         accepted=result.accepted,
         model=mix,
+        u=getattr(state, "u", None),
     )

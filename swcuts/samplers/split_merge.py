@@ -178,7 +178,7 @@ def _scan_image(S, side, labs, inv_t, u, target, f_state, labels, size, free_sta
 
 @njit(cache=True)
 def _scan_mixture(S, side, labs, inv_t, u, target, labels, size, free_stack, n_free, lstats,
-                  lloglik, vstats, kind, params, log_alpha):
+                  lloglik, vstats, kind, params, prior):
     """One restricted Gibbs scan over S on a mixture-model state, compiled.
 
     The same scan as :meth:`SplitMerge._scan` (same uniforms ``u``, or the
@@ -202,9 +202,9 @@ def _scan_mixture(S, side, labs, inv_t, u, target, labels, size, free_stack, n_f
         b = 1 - a
         la = labs[a]
         lb = labs[b]
-        d_leave, ll_a = item_leave(k, la, size, lstats, lloglik, vstats, kind, params, log_alpha,
+        d_leave, ll_a = item_leave(k, la, size, lstats, lloglik, vstats, kind, params, prior,
                                    st_a)
-        d_join, ll_b = item_join(k, lb, size, lstats, lloglik, vstats, kind, params, log_alpha,
+        d_join, ll_b = item_join(k, lb, size, lstats, lloglik, vstats, kind, params, prior,
                                  st_b)
         d = d_leave + d_join
         x = d * inv_t

@@ -1,7 +1,9 @@
-"""Conjugate Dirichlet-process mixtures: the split-merge samplers' own targets.
+"""Conjugate Dirichlet-process and NGGP mixtures: the split-merge samplers'
+own targets.
 
 The target is the posterior over partitions of n items under a Chinese
-restaurant process prior with concentration α and a conjugate likelihood
+restaurant process prior with concentration α, or a normalized generalized
+gamma process prior with its auxiliary variable u, and a conjugate likelihood
 whose cluster parameters are integrated out. A cluster's log marginal
 likelihood depends on its summed sufficient statistics only, so that the
 change of log π when a set R of items is relabelled costs
@@ -12,13 +14,16 @@ Modules:
 
 * :mod:`.likelihoods` — :class:`ConjugateLikelihood` and the built-in
   :class:`BetaBernoulli`, :class:`NormalInverseWishart`,
-  :class:`LineMixture` (``LIKELIHOODS`` by name);
+  :class:`LineMixture`, :class:`Multinomial` (``LIKELIHOODS`` by name);
 * :mod:`.marginals` — their log marginals in compiled code
   (:func:`log_marginal`);
 * :mod:`.moves` — compiled Δ log π of a relabelling, the single-item
   moves :func:`item_leave`, :func:`item_join`, :func:`item_move` and
   :func:`gibbs_sweep`;
-* :mod:`.model` — :func:`crp_log_prior` and :class:`MixtureModel`.
+* :mod:`.priors` — the partition priors :class:`DirichletProcess` and
+  :class:`NGGP` and their compiled weights;
+* :mod:`.model` — :func:`crp_log_prior`, :class:`MixtureModel` and
+  :class:`AuxiliaryCycle`.
 
 The papers' synthetic data sets (:func:`jain_neal_bernoulli`,
 :func:`lee_choi_gaussians`, :func:`rossum_lines`) live in
@@ -30,18 +35,26 @@ from __future__ import annotations
 from ...synthetic_clusters import (JAIN_NEAL_PROBABILITIES, LEE_CHOI_MEANS, jain_neal_bernoulli,
                                    lee_choi_gaussians, rossum_lines)
 from .likelihoods import (LIKELIHOODS, LINE_NOISE_SD, LINE_PRIOR_SD, BetaBernoulli,
-                          ConjugateLikelihood, LineMixture, NormalInverseWishart)
-from .marginals import KIND_BETA_BERNOULLI, KIND_LINES, KIND_NIW, log_marginal
-from .model import MixtureModel, crp_log_prior
+                          ConjugateLikelihood, LineMixture, Multinomial, NormalInverseWishart)
+from .marginals import KIND_BETA_BERNOULLI, KIND_LINES, KIND_MULTINOMIAL, KIND_NIW, log_marginal
+from .model import AuxiliaryCycle, MixtureModel, crp_log_prior
+from .priors import NGGP, PRIORS, DirichletProcess, PartitionPrior, make_prior
 from .moves import (_sorted_insert, _sorted_remove, gibbs_sweep, item_join, item_leave, item_move,
                     mixture_delta)
 
 __all__ = [
     "MixtureModel",
+    "AuxiliaryCycle",
+    "PartitionPrior",
+    "DirichletProcess",
+    "NGGP",
+    "PRIORS",
+    "make_prior",
     "ConjugateLikelihood",
     "BetaBernoulli",
     "NormalInverseWishart",
     "LineMixture",
+    "Multinomial",
     "LIKELIHOODS",
     "crp_log_prior",
     "log_marginal",

@@ -2,10 +2,10 @@
 
 A likelihood maps items to sufficient statistics (``stats``), which add up
 over a cluster, and a cluster's statistics to its log marginal likelihood
-(``log_marginal``), the cluster parameters being integrated out. Three
+(``log_marginal``), the cluster parameters being integrated out. Four
 built-in ones, the likelihoods of the seed papers' benchmarks:
-:class:`BetaBernoulli`, :class:`NormalInverseWishart` and
-:class:`LineMixture`; they evaluate the marginal in compiled code
+:class:`BetaBernoulli`, :class:`NormalInverseWishart`, :class:`LineMixture`
+and :class:`Multinomial`; they evaluate the marginal in compiled code
 (:func:`~.marginals.log_marginal`). Also the checks of user data and
 hyperparameters.
 """
@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from ...imageio import InputError
-from .marginals import KIND_BETA_BERNOULLI, KIND_LINES, KIND_NIW, log_marginal
+from .marginals import KIND_BETA_BERNOULLI, KIND_LINES, KIND_MULTINOMIAL, KIND_NIW, log_marginal
 
 
 def _data_matrix(data, allow_1d=True) -> np.ndarray:
@@ -376,9 +376,84 @@ class LineMixture(ConjugateLikelihood):
                 f"prior_cov={self.prior_cov.tolist()})")
 
 
+class Multinomial(ConjugateLikelihood):
+    """Count vectors (e.g. bags of words), each Multinomial(N_i, θ) with a
+    symmetric Dirichlet base measure θ ~ Dir(β, ..., β) over V categories
+    (Lee & Choi section 4.3: the NIPS corpus with β = 0.1).
+
+    A cluster of items with category counts s_v (summed over its items) and
+    total count N = Σ_v s_v has the Dirichlet-multinomial marginal
+
+        m = Π_i [N_i! / Π_v x_iv!] · Γ(Vβ) / Γ(Vβ + N) · Π_v Γ(β + s_v) / Γ(β),
+
+    the probability of the count vectors themselves (the multinomial
+    coefficients do not depend on the partition; they make ``m`` a
+    normalised probability of the counts).
+
+    Parameters
+    ----------
+    beta : float
+        Concentration of the symmetric Dirichlet (> 0). Default 0.1.
+
+    Notes
+    -----
+    Data: an (n, V) array of non-negative integer counts (V ≥ 2; an item
+    may be all zeros). Statistics layout: [n, N, Σ log coefficients, s_1,
+    ..., s_V]; the counts are integers, so they never drift.
+    """
+
+    name = "multinomial"
+    kind = KIND_MULTINOMIAL
+
+    def __init__(self, beta=0.1):
+        self.beta = _positive(beta, "multinomial beta")
+        self.n_categories = None
+        self.params = None
+
+    def validate(self, data) -> np.ndarray:
+        x = _data_matrix(data)
+        if x.shape[1] < 2:
+            raise InputError(f"multinomial data needs at least 2 categories (columns), "
+                             f"got {x.shape[1]}")
+        if np.any(x < 0) or np.any(x != np.round(x)):
+            raise InputError("multinomial data must be non-negative integer counts")
+        if x.sum(axis=1).max() > 2.0 ** 52:
+            raise InputError("multinomial counts too large for exact float64 sums")
+        return x
+
+    def bind(self, data):
+        new = copy.copy(self)
+        V = int(np.shape(data)[1])
+        new.n_categories = V
+        b = new.beta
+        new.params = np.array([b, V * b, math.lgamma(V * b), math.lgamma(b)])
+        return new
+
+    @property
+    def stat_size(self) -> int:
+        return 3 + self.n_categories
+
+    def stats(self, x) -> np.ndarray:
+        from scipy.special import gammaln
+
+        x = np.asarray(x, dtype=np.float64)
+        one = x.ndim == 1
+        x = np.atleast_2d(x)
+        st = np.empty((x.shape[0], 3 + x.shape[1]))
+        st[:, 0] = 1.0
+        st[:, 1] = x.sum(axis=1)
+        st[:, 2] = gammaln(st[:, 1] + 1.0) - gammaln(x + 1.0).sum(axis=1)
+        st[:, 3:] = x
+        return st[0] if one else st
+
+    def __repr__(self):
+        return f"Multinomial(beta={self.beta:g})"
+
+
 #: Likelihoods by the names users type.
 LIKELIHOODS = {
     "beta-bernoulli": BetaBernoulli,
     "gaussian": NormalInverseWishart,
     "lines": LineMixture,
+    "multinomial": Multinomial,
 }

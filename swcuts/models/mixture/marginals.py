@@ -16,6 +16,7 @@ from numba import njit
 KIND_BETA_BERNOULLI = 0
 KIND_NIW = 1
 KIND_LINES = 2
+KIND_MULTINOMIAL = 3
 
 _LOG_PI = math.log(math.pi)
 _LOG_2PI = math.log(2.0 * math.pi)
@@ -114,13 +115,27 @@ def _lm_lines(st, p):
 
 
 @njit(cache=True)
+def _lm_multinomial(st, p):
+    """Layout of ``st``: [n, N, Σ log multinomial coefficients, s_1, ...,
+    s_V] (items, total count, the items' log(N_i! / Π_v x_iv!) summed, the
+    count of each category); ``p`` = [β, Vβ, lgamma(Vβ), lgamma(β)]."""
+    beta = p[0]
+    s = st[2] + p[2] - math.lgamma(p[1] + st[1])
+    for v in range(3, st.size):
+        if st[v] != 0.0:  # a zero count contributes lgamma(β) − lgamma(β) = 0
+            s += math.lgamma(beta + st[v]) - p[3]
+    return s
+
+
+@njit(cache=True)
 def log_marginal(kind, st, params):
     """Log marginal likelihood of one cluster from its statistics vector.
 
     Parameters
     ----------
     kind : int
-        ``KIND_BETA_BERNOULLI``, ``KIND_NIW`` or ``KIND_LINES``.
+        ``KIND_BETA_BERNOULLI``, ``KIND_NIW``, ``KIND_LINES`` or
+        ``KIND_MULTINOMIAL``.
     st : ndarray of float64
         The cluster's sufficient statistics (the likelihood's layout).
     params : ndarray of float64
@@ -134,4 +149,6 @@ def log_marginal(kind, st, params):
         return _lm_beta_bernoulli(st, params)
     if kind == KIND_NIW:
         return _lm_niw(st, params)
+    if kind == KIND_MULTINOMIAL:
+        return _lm_multinomial(st, params)
     return _lm_lines(st, params)

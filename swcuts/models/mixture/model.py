@@ -1,7 +1,9 @@
-"""The Dirichlet-process mixture posterior over partitions of data items:
-the CRP prior (:func:`crp_log_prior`) and :class:`MixtureModel`, the model
-interface (``new_state``, ``log_target``, ``delta``, ``apply``) that the
-samplers run on.
+"""The mixture posterior over partitions of data items under a Dirichlet-
+process or NGGP prior (:mod:`.priors`): the CRP prior
+(:func:`crp_log_prior`), :class:`MixtureModel`, the model interface
+(``new_state``, ``log_target``, ``delta``, ``apply``, ``update_auxiliary``)
+that the samplers run on, and :class:`AuxiliaryCycle`, which adds the
+prior's auxiliary-variable move to any kernel.
 """
 
 from __future__ import annotations
@@ -13,9 +15,10 @@ import numpy as np
 from ...imageio import InputError
 from ...partition import Partition
 from ..base import ModelState
-from .likelihoods import LIKELIHOODS, _data_matrix, _positive
+from .likelihoods import LIKELIHOODS, _data_matrix
 from .marginals import log_marginal
 from .moves import _gather, _prior_change, _store, gibbs_sweep, mixture_delta
+from .priors import DirichletProcess, make_prior
 
 
 def crp_log_prior(sizes, alpha: float) -> float:
@@ -34,11 +37,7 @@ def crp_log_prior(sizes, alpha: float) -> float:
     float
         L log α + Σ_k lgamma(n_k) + lgamma(α) − lgamma(α + n).
     """
-    sizes = np.asarray(sizes, dtype=np.int64)
-    sizes = sizes[sizes > 0]
-    n = int(sizes.sum())
-    return float(sizes.size * math.log(alpha) + sum(math.lgamma(s) for s in sizes.tolist())
-                 + math.lgamma(alpha) - math.lgamma(alpha + n))
+    return DirichletProcess(alpha).log_prior(sizes)
 
 
 class _FixedUniform:
@@ -52,7 +51,8 @@ class _FixedUniform:
 
 
 class MixtureModel:
-    """Dirichlet-process mixture posterior over partitions of data items.
+    """Mixture posterior over partitions of data items, under a Dirichlet
+    process or an NGGP prior.
 
     Parameters
     ----------
@@ -63,12 +63,18 @@ class MixtureModel:
         The cluster likelihood, by name or as an instance (which may be
         unbound; the model binds a copy to the data).
     alpha : float
-        CRP concentration α > 0.
+        Concentration α > 0 of the DP (the NGGP's total mass parameter).
+    prior : {"dp", "nggp"} or PartitionPrior
+        The partition prior (:mod:`.priors`). An instance carries its own
+        α (``alpha`` is then ignored).
     **likelihood_kwargs
         Passed to the likelihood class when it is given by name, e.g.
         ``a``, ``b`` (Beta-Bernoulli), ``mu0``, ``kappa0``, ``nu0``,
         ``Psi0``, ``preset`` (Gaussian), ``sigma``, ``prior_mean``,
-        ``prior_cov`` (lines).
+        ``prior_cov`` (lines), ``beta`` (multinomial). With
+        ``prior="nggp"`` the keyword ``sigma`` is the NGGP discount
+        σ ∈ [0, 1) instead (give a lines likelihood's noise through a
+        :class:`LineMixture` instance then).
 
     Attributes
     ----------
@@ -76,6 +82,7 @@ class MixtureModel:
     likelihood : ConjugateLikelihood
         The bound likelihood.
     alpha : float
+    prior : PartitionPrior
     vstats : ndarray (n, D)
         Per-item sufficient statistics.
     graph : None
@@ -87,7 +94,13 @@ class MixtureModel:
     :meth:`log_target` (slow, from scratch), :meth:`delta` (exact change of
     log π for a relabelling, O(|R| · D), state unchanged) and :meth:`apply`.
     A state caches per label slot the summed statistics (``state.stats``) and
-    the log marginal likelihood (``state.loglik``, 0 for empty slots).
+    the log marginal likelihood (``state.loglik``, 0 for empty slots), and
+    holds the prior's auxiliary variable ``state.u`` (None for the DP and
+    for the NGGP with σ = 0) with the prior parameters ``state.prior`` that
+    the compiled moves take. ``state.log_pi`` is log p(partition, X) for
+    the DP and log p(partition, u, X) for the NGGP with σ > 0 (Lee & Choi's
+    joint); the partitions' moves change it at fixed u and
+    :meth:`update_auxiliary` moves u.
 
     Raises
     ------
@@ -100,7 +113,10 @@ class MixtureModel:
 
     graph = None
 
-    def __init__(self, data, likelihood="beta-bernoulli", alpha=1.0, **likelihood_kwargs):
+    def __init__(self, data, likelihood="beta-bernoulli", alpha=1.0, prior="dp",
+                 **likelihood_kwargs):
+        sigma = likelihood_kwargs.pop("sigma", None) if prior == "nggp" else None
+        self.prior = make_prior(prior, alpha, sigma)
         if isinstance(likelihood, str):
             cls = LIKELIHOODS.get(likelihood)
             if cls is None:
@@ -118,8 +134,8 @@ class MixtureModel:
         else:
             raise TypeError(f"likelihood must be one of {', '.join(LIKELIHOODS)} or a "
                             f"ConjugateLikelihood, got {type(likelihood).__name__}")
-        self.alpha = _positive(alpha, "alpha")
-        self.log_alpha = math.log(self.alpha)
+        self.alpha = self.prior.alpha
+        self.log_alpha = self.prior.log_alpha
         validate = getattr(lik, "validate", None)
         self.data = validate(data) if callable(validate) else _data_matrix(data)
         bind = getattr(lik, "bind", None)
@@ -159,10 +175,12 @@ class MixtureModel:
                              f"dtype {labels.dtype}")
         return labels.astype(np.int64)
 
-    def log_prior(self, labels) -> float:
-        """CRP log prior of a labelling (labels are names only)."""
+    def log_prior(self, labels, u=None) -> float:
+        """Log prior of a labelling (labels are names only): log p(partition)
+        with u integrated out when ``u`` is None, else log p(partition, u)
+        (NGGP with σ > 0; the DP ignores ``u``)."""
         labels = self._labels(labels)
-        return crp_log_prior(np.bincount(labels), self.alpha)
+        return self.prior.log_prior(np.bincount(labels), u)
 
     def log_likelihood(self, labels) -> float:
         """Σ_k log m(x_{V_k}) of a labelling, from scratch."""
@@ -186,13 +204,15 @@ class MixtureModel:
         -------
         tuple
             ``(labels, size, free_stack, n_free, lstats, lloglik, vstats,
-            kind, params, log_alpha)``: the partition's arrays, the state's
-            per-label caches (all updated in place by the compiled moves)
-            and the model's constants. Only for :attr:`compiled_likelihood`.
+            kind, params, prior)``: the partition's arrays, the state's
+            per-label caches (all updated in place by the compiled moves),
+            the model's constants and the state's prior parameters
+            [c, σ, lgamma(1 − σ)] (:mod:`.priors`). Only for
+            :attr:`compiled_likelihood`.
         """
         part = state.partition
         return (part.labels, part.size, part.free_stack, part.n_free, state.stats, state.loglik,
-                self.vstats, self._kind, self._params, self.log_alpha)
+                self.vstats, self._kind, self._params, state.prior)
 
     def gibbs_sweep(self, state, rng, temperature=1.0, n_updates=None) -> float:
         """Random-scan single-site Gibbs: ``n_updates`` (default n) updates
@@ -227,12 +247,17 @@ class MixtureModel:
         return float(d)
 
     # ---------------------------------------------------------- interface
-    def log_target(self, labels) -> float:
-        """log π of a labelling, computed from scratch (the slow path)."""
-        return self.log_prior(labels) + self.log_likelihood(labels)
+    def log_target(self, labels, u=None) -> float:
+        """log π of a labelling, computed from scratch (the slow path): the
+        log posterior of the partition (u integrated out when ``u`` is None)
+        or, for the NGGP with σ > 0 and a given ``u``, of (partition, u) —
+        what ``state.log_pi`` tracks."""
+        return self.log_prior(labels, u) + self.log_likelihood(labels)
 
-    def new_state(self, labels) -> ModelState:
-        """A chain state for ``labels`` (one label per item, values 0..n-1)."""
+    def new_state(self, labels, u=None) -> ModelState:
+        """A chain state for ``labels`` (one label per item, values 0..n-1)
+        and the prior's auxiliary variable ``u`` (default
+        :meth:`PartitionPrior.initial_u`; ignored without one)."""
         labels = self._labels(labels)
         part = Partition(labels)
         n = part.n_vertices
@@ -242,10 +267,19 @@ class MixtureModel:
         loglik = np.zeros(n)
         for lab in part.used_labels().tolist():
             loglik[lab] = self._lm(lstats[lab])
-        log_pi = crp_log_prior(part.size, self.alpha) + float(loglik.sum())
+        if self.prior.has_auxiliary:
+            u = self.prior.initial_u(n) if u is None else float(u)
+            if not (math.isfinite(u) and u > 0.0):
+                raise ValueError(f"the auxiliary variable u must be a finite number > 0, got {u!r}")
+        else:
+            u = None
+        log_pi = self.prior.log_prior(part.size, u) + float(loglik.sum())
         scratch = (np.full(n, -1, np.int64), np.empty(n + 1, np.int64),
                    np.empty((n + 1, D)), np.empty(n + 1, np.int64))
-        return ModelState(part, lstats, loglik, log_pi, scratch)
+        state = ModelState(part, lstats, loglik, log_pi, scratch)
+        state.u = u
+        state.prior = self.prior.params(u)
+        return state
 
     def _check_move(self, R, new_label):
         R = np.ascontiguousarray(R, dtype=np.int64).reshape(-1)
@@ -269,13 +303,13 @@ class MixtureModel:
         slot_of, out_labels, out_stats, out_counts = state.scratch
         if self._kind >= 0:
             return mixture_delta(part.labels, part.size, R, new_label, self.vstats, state.stats,
-                                 state.loglik, self._kind, self._params, self.log_alpha,
+                                 state.loglik, self._kind, self._params, state.prior,
                                  state.work.mark_c, slot_of, out_labels, out_stats, out_counts)
         k = _gather(part.labels, part.size, R, new_label, self.vstats, state.stats,
                     state.work.mark_c, slot_of, out_labels, out_stats, out_counts)
         if k == 1:
             return 0.0
-        d = _prior_change(k, out_labels, out_counts, part.size, self.log_alpha)
+        d = _prior_change(k, out_labels, out_counts, part.size, state.prior)
         for t in range(k):
             lab = int(out_labels[t])
             if out_counts[t] > 0:
@@ -309,6 +343,76 @@ class MixtureModel:
         part.relabel(R, new_label)
         state.log_pi += float(delta)
 
+    def update_auxiliary(self, state, rng, temperature=1.0) -> float:
+        """The exact move of the prior's auxiliary variable u given the
+        partition (:meth:`NGGP.update_u`, a slice sampler on log u); refreshes
+        ``state.prior`` and ``state.log_pi``. No random number is drawn when
+        the prior has no auxiliary variable (the DP, the NGGP with σ = 0).
+
+        Returns
+        -------
+        float
+            The change of log π.
+        """
+        if not self.prior.has_auxiliary:
+            return 0.0
+        part = state.partition
+        u, d = self.prior.update_u(state.u, part.n_vertices, part.n_labels, rng, temperature)
+        state.u = u
+        state.prior[:] = self.prior.params(u)
+        state.log_pi += d
+        return float(d)
+
     def __repr__(self):
         n, d = self.data.shape
-        return f"MixtureModel(n={n}, d={d}, likelihood={self.likelihood!r}, alpha={self.alpha:g})"
+        return f"MixtureModel(n={n}, d={d}, likelihood={self.likelihood!r}, prior={self.prior!r})"
+
+
+class AuxiliaryCycle:
+    """A kernel with the model's auxiliary-variable move after every
+    ``every``-th of its steps.
+
+    Each :meth:`step` is one step of ``kernel`` (a move of the partition at
+    fixed u); every ``every``-th one is followed by
+    :meth:`MixtureModel.update_auxiliary` (a move of u at a fixed partition).
+    Both leave p(partition, u | X)^(1/T) invariant, so their deterministic
+    cycle does. Other attributes are the kernel's.
+
+    Parameters
+    ----------
+    kernel : object with ``model`` and ``step(state, rng, temperature)``
+    every : int
+        Kernel steps per u move.
+    """
+
+    compiled = False
+
+    def __init__(self, kernel, every=1):
+        self.kernel = kernel
+        self.model = kernel.model
+        self.every = int(every)
+        if self.every < 1:
+            raise ValueError(f"every must be a positive integer, got {every!r}")
+        self._count = 0
+
+    def step(self, state, rng, temperature=1.0):
+        info = self.kernel.step(state, rng, temperature)
+        self._count += 1
+        if self._count == self.every:
+            self._count = 0
+            self.model.update_auxiliary(state, rng, temperature)
+        return info
+
+    def step_all(self, states, rng, temperature=1.0) -> list:
+        """The kernel's multi-chain iteration (e.g. ``Reconfiguration``),
+        then one u move per chain."""
+        infos = self.kernel.step_all(states, rng, temperature)
+        for state in states:
+            self.model.update_auxiliary(state, rng, temperature)
+        return infos
+
+    def __getattr__(self, name):
+        kernel = self.__dict__.get("kernel")
+        if name == "run" or kernel is None:  # no compiled run: the u move is Python
+            raise AttributeError(name)
+        return getattr(kernel, name)

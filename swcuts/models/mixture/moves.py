@@ -16,6 +16,7 @@ from numba import njit
 
 from ...partition import relabel_vertices
 from .marginals import log_marginal
+from .priors import prior_item_join, prior_item_leave, prior_size_change
 
 
 # ---------------------------------------------------------------------------
@@ -74,25 +75,17 @@ def _gather(labels, size, R, new_label, vstats, lstats, mark, slot_of,
 
 
 @njit(cache=True)
-def _prior_change(k, out_labels, out_counts, size, log_alpha):
-    """Change of the CRP log prior for the touched labels."""
+def _prior_change(k, out_labels, out_counts, size, prior):
+    """Change of the partition's log prior for the touched labels
+    (``prior``: the state's prior parameters, :mod:`.priors`)."""
     d = 0.0
     for t in range(k):
-        before = size[out_labels[t]]
-        after = out_counts[t]
-        if after > 0:
-            d += math.lgamma(after)
-            if before == 0:
-                d += log_alpha
-        if before > 0:
-            d -= math.lgamma(before)
-            if after == 0:
-                d -= log_alpha
+        d += prior_size_change(prior, size[out_labels[t]], out_counts[t])
     return d
 
 
 @njit(cache=True)
-def mixture_delta(labels, size, R, new_label, vstats, lstats, lloglik, kind, params, log_alpha,
+def mixture_delta(labels, size, R, new_label, vstats, lstats, lloglik, kind, params, prior,
                   mark, slot_of, out_labels, out_stats, out_counts):
     """Exact change of log π when the items R get ``new_label`` (compiled).
 
@@ -104,7 +97,7 @@ def mixture_delta(labels, size, R, new_label, vstats, lstats, lloglik, kind, par
                 out_labels, out_stats, out_counts)
     if k == 1:
         return 0.0
-    d = _prior_change(k, out_labels, out_counts, size, log_alpha)
+    d = _prior_change(k, out_labels, out_counts, size, prior)
     for t in range(k):
         lab = out_labels[t]
         if out_counts[t] > 0:
@@ -134,21 +127,22 @@ def _store(k, out_labels, out_stats, out_counts, lstats, lloglik, kind, params):
 # The state arrays, in the order every compiled sampler takes them (see
 # MixtureModel.kernel_arrays): labels, size, free_stack, n_free (the
 # Partition's), lstats, lloglik (the per-label caches), vstats, kind,
-# params, log_alpha (the model's). Moving item v from label a to label b
+# params (the model's), prior (the state's prior parameters [c, σ,
+# lgamma(1 − σ)], :mod:`.priors`). Moving item v from label a to label b
 # changes log π by a "leave" part that depends on a only and a "join" part
 # that depends on b only, which is what makes a restricted scan or a Gibbs
 # update cost O(D) per candidate label.
 
 
 @njit(cache=True)
-def item_leave(v, a, size, lstats, lloglik, vstats, kind, params, log_alpha, st_out):
+def item_leave(v, a, size, lstats, lloglik, vstats, kind, params, prior, st_out):
     """Change of log π from item ``v`` leaving its label ``a``.
 
     Parameters
     ----------
     v, a : int
         The item and its current label.
-    size, lstats, lloglik, vstats, kind, params, log_alpha
+    size, lstats, lloglik, vstats, kind, params, prior
         State and model arrays (see :meth:`MixtureModel.kernel_arrays`).
     st_out : ndarray of float64, shape (D,)
         Receives the statistics of ``a`` without ``v`` (exact zeros when
@@ -157,7 +151,7 @@ def item_leave(v, a, size, lstats, lloglik, vstats, kind, params, log_alpha, st_
     Returns
     -------
     d : float
-        The leave part of Δ log π (CRP prior and marginal of ``a``).
+        The leave part of Δ log π (partition prior and marginal of ``a``).
     ll : float
         The log marginal of ``a`` without ``v`` (0 when it empties).
     """
@@ -166,14 +160,13 @@ def item_leave(v, a, size, lstats, lloglik, vstats, kind, params, log_alpha, st_
         for q in range(st_out.size):
             st_out[q] = lstats[a, q] - vstats[v, q]
         ll = log_marginal(kind, st_out, params)
-        # lgamma(n − 1) − lgamma(n) = −log(n − 1)
-        return ll - lloglik[a] - math.log(n_after), ll
+        return ll - lloglik[a] + prior_item_leave(prior, size[a]), ll
     st_out[:] = 0.0
-    return -lloglik[a] - log_alpha, 0.0  # lgamma(1) = 0
+    return -lloglik[a] + prior_item_leave(prior, 1), 0.0
 
 
 @njit(cache=True)
-def item_join(v, b, size, lstats, lloglik, vstats, kind, params, log_alpha, st_out):
+def item_join(v, b, size, lstats, lloglik, vstats, kind, params, prior, st_out):
     """Change of log π from item ``v`` (not in ``b``) joining label ``b``.
 
     ``b`` may be an unused slot (a new cluster; its statistics are exact
@@ -187,8 +180,8 @@ def item_join(v, b, size, lstats, lloglik, vstats, kind, params, log_alpha, st_o
     ll = log_marginal(kind, st_out, params)
     nb = size[b]
     if nb > 0:
-        return ll - lloglik[b] + math.log(nb), ll
-    return ll + log_alpha, ll
+        return ll - lloglik[b] + prior_item_join(prior, nb), ll
+    return ll + prior_item_join(prior, 0), ll
 
 
 @njit(cache=True)
@@ -230,7 +223,7 @@ def _sorted_remove(arr, n, x):
 
 @njit(cache=True)
 def gibbs_sweep(items, u, inv_t, labels, size, free_stack, n_free, lstats, lloglik, vstats, kind,
-                params, log_alpha):
+                params, prior):
     """Single-site Gibbs updates of ``items`` in turn (compiled).
 
     Item v is relabelled from π(x_v = k | rest)^(1/T) over every existing
@@ -265,7 +258,7 @@ def gibbs_sweep(items, u, inv_t, labels, size, free_stack, n_free, lstats, llogl
         v = items[s]
         a = labels[v]
         whole = size[a] == 1
-        d_leave, ll_a = item_leave(v, a, size, lstats, lloglik, vstats, kind, params, log_alpha,
+        d_leave, ll_a = item_leave(v, a, size, lstats, lloglik, vstats, kind, params, prior,
                                    st_a)
         nt = 0
         mx = 0.0
@@ -277,7 +270,7 @@ def gibbs_sweep(items, u, inv_t, labels, size, free_stack, n_free, lstats, llogl
                 logw[nt] = 0.0
             else:
                 d_join, _ = item_join(v, b, size, lstats, lloglik, vstats, kind, params,
-                                      log_alpha, st_b)
+                                      prior, st_b)
                 logw[nt] = (d_leave + d_join) * inv_t
                 evals += 1
             tlab[nt] = b
@@ -290,7 +283,7 @@ def gibbs_sweep(items, u, inv_t, labels, size, free_stack, n_free, lstats, llogl
         else:
             b = free_stack[n_free[0] - 1]
             d_join, _ = item_join(v, b, size, lstats, lloglik, vstats, kind, params,
-                                  log_alpha, st_b)
+                                  prior, st_b)
             tlab[nt] = b
             logw[nt] = (d_leave + d_join) * inv_t
             evals += 1
@@ -312,7 +305,7 @@ def gibbs_sweep(items, u, inv_t, labels, size, free_stack, n_free, lstats, llogl
         if b == a:
             continue
         fresh = size[b] == 0
-        d_join, ll_b = item_join(v, b, size, lstats, lloglik, vstats, kind, params, log_alpha,
+        d_join, ll_b = item_join(v, b, size, lstats, lloglik, vstats, kind, params, prior,
                                  st_b)
         item_move(v, a, b, labels, size, free_stack, n_free, lstats, lloglik, st_a, ll_a, st_b,
                   ll_b, one)

@@ -18,6 +18,7 @@ import numpy as np
 from numba import njit
 
 from ...models.mixture import _sorted_insert, _sorted_remove, log_marginal
+from ...models.mixture.priors import prior_item_join, prior_item_leave, prior_size_change
 
 # Returned by a forced target that no label fits.
 _FAIL = -3
@@ -36,7 +37,7 @@ def _set_stats(R, vstats, out):
 
 
 @njit(cache=True, inline="always")
-def _set_leave(stR, nR, a, size, lstats, lloglik, kind, params, log_alpha, st_out):
+def _set_leave(stR, nR, a, size, lstats, lloglik, kind, params, prior, st_out):
     """Δ log π of the nR items with statistics stR leaving label a (the
     "leave" part) and a's log marginal afterwards (0 when it empties)."""
     n_after = size[a] - nR
@@ -44,15 +45,15 @@ def _set_leave(stR, nR, a, size, lstats, lloglik, kind, params, log_alpha, st_ou
         for q in range(st_out.size):
             st_out[q] = lstats[a, q] - stR[q]
         ll = log_marginal(kind, st_out, params)
-        if nR == 1:  # lgamma(n - 1) - lgamma(n)
-            return ll - lloglik[a] - math.log(n_after), ll
-        return ll - lloglik[a] + math.lgamma(n_after) - math.lgamma(size[a]), ll
+        if nR == 1:
+            return ll - lloglik[a] + prior_item_leave(prior, size[a]), ll
+        return ll - lloglik[a] + prior_size_change(prior, size[a], n_after), ll
     st_out[:] = 0.0
-    return -lloglik[a] - log_alpha - math.lgamma(size[a]), 0.0
+    return -lloglik[a] + prior_size_change(prior, size[a], 0), 0.0
 
 
 @njit(cache=True, inline="always")
-def _set_join(stR, nR, b, size, lstats, lloglik, kind, params, log_alpha, st_out):
+def _set_join(stR, nR, b, size, lstats, lloglik, kind, params, prior, st_out):
     """The "join" part of the same items joining label b (an unused slot:
     a new label)."""
     for q in range(st_out.size):
@@ -61,9 +62,9 @@ def _set_join(stR, nR, b, size, lstats, lloglik, kind, params, log_alpha, st_out
     nb = size[b]
     if nb > 0:
         if nR == 1:
-            return ll - lloglik[b] + math.log(nb), ll
-        return ll - lloglik[b] + math.lgamma(nb + nR) - math.lgamma(nb), ll
-    return ll + log_alpha + math.lgamma(nR), ll
+            return ll - lloglik[b] + prior_item_join(prior, nb), ll
+        return ll - lloglik[b] + prior_size_change(prior, nb, nb + nR), ll
+    return ll + prior_size_change(prior, 0, nR), ll
 
 
 @njit(cache=True)
@@ -115,11 +116,11 @@ def _relabel(labels, size, free_stack, n_free, pos, R, new_label):
 def _move_set(R, stR, new, st, mp, tmp_a, tmp_b):
     """Move the items R (one label) to ``new``; returns the Δ log π."""
     labels, size, free_stack, n_free, lstats, lloglik, vstats, pos = st
-    kind, params, log_alpha = mp
+    kind, params, prior = mp
     own = labels[R[0]]
     nR = R.size
-    d1, ll_a = _set_leave(stR, nR, own, size, lstats, lloglik, kind, params, log_alpha, tmp_a)
-    d2, ll_b = _set_join(stR, nR, new, size, lstats, lloglik, kind, params, log_alpha, tmp_b)
+    d1, ll_a = _set_leave(stR, nR, own, size, lstats, lloglik, kind, params, prior, tmp_a)
+    d2, ll_b = _set_join(stR, nR, new, size, lstats, lloglik, kind, params, prior, tmp_b)
     lstats[own, :] = tmp_a
     lloglik[own] = ll_a
     lstats[new, :] = tmp_b

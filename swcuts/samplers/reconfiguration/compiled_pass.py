@@ -50,7 +50,7 @@ def _forced_target_c(a1, own, whole, fresh, size, bi, bj, target, zi, zj, li, lj
 
 @njit(cache=True)
 def _update_set_c(R, forced, labels, size, free_stack, n_free, lstats, lloglik, vstats, kind,
-                  params, log_alpha, mode, u, script, branch, inv_t, cnt, fl, joined, used,
+                  params, prior, mode, u, script, branch, inv_t, cnt, fl, joined, used,
                   target, zi, zj, li, lj, placed, stay, cntc, size_start, cands, logw, t0, t1, t2,
                   st, mp, log, parked, adjacent, indptr, indices, mark):
     """One update of the set R (:meth:`_Pass._update_set`): its own label,
@@ -106,11 +106,11 @@ def _update_set_c(R, forced, labels, size, free_stack, n_free, lstats, lloglik, 
             return False
     if nc > 1:
         _set_stats(R, vstats, t0)
-        d_leave, _ = _set_leave(t0, nR, own, size, lstats, lloglik, kind, params, log_alpha, t1)
+        d_leave, _ = _set_leave(t0, nR, own, size, lstats, lloglik, kind, params, prior, t1)
         logw[0] = 0.0
         for t in range(1, nc):
             d_join, _ = _set_join(t0, nR, cands[t], size, lstats, lloglik, kind, params,
-                                  log_alpha, t2)
+                                  prior, t2)
             logw[t] = (d_leave + d_join) * inv_t
         cnt[_C_EVALS] += nR * (nc - 1)
         k = _choose_c(logw, nc, forced_k, mode, u, script, branch, cnt, fl)
@@ -137,7 +137,7 @@ def _d_phase(cells, cell_ptr, rest, forced, st, mp, ch, cnt, fl, log, joined, us
     parked label becomes an ordinary label once it is updated), then every
     other item of D alone. False when the forced target is out of reach."""
     labels, size, free_stack, n_free, lstats, lloglik, vstats, _ = st
-    kind, params, log_alpha = mp
+    kind, params, prior = mp
     mode, u, script, branch, inv_t = ch
     cands, logw, t0, t1, t2 = work
     target, target_size, fx, placed, stay, cntc, size_start = fo
@@ -147,7 +147,7 @@ def _d_phase(cells, cell_ptr, rest, forced, st, mp, ch, cnt, fl, log, joined, us
         cell = cells[cell_ptr[c]:cell_ptr[c + 1]]
         own = labels[cell[0]]
         if not _update_set_c(cell, forced, labels, size, free_stack, n_free, lstats, lloglik,
-                             vstats, kind, params, log_alpha, mode, u, script, branch, inv_t, cnt,
+                             vstats, kind, params, prior, mode, u, script, branch, inv_t, cnt,
                              fl, joined, used, target, zi, zj, li, lj, placed, stay, cntc,
                              size_start, cands, logw, t0, t1, t2, st, mp, log, parked, adjacent,
                              indptr, indices, mark):
@@ -157,7 +157,7 @@ def _d_phase(cells, cell_ptr, rest, forced, st, mp, ch, cnt, fl, log, joined, us
             cnt[_C_NUSED] = _sorted_insert(used, cnt[_C_NUSED], own)
     for t in range(rest.size):
         if not _update_set_c(rest[t:t + 1], forced, labels, size, free_stack, n_free, lstats,
-                             lloglik, vstats, kind, params, log_alpha, mode, u, script, branch,
+                             lloglik, vstats, kind, params, prior, mode, u, script, branch,
                              inv_t, cnt, fl, joined, used, target, zi, zj, li, lj, placed, stay,
                              cntc, size_start, cands, logw, t0, t1, t2, st, mp, log, parked,
                              adjacent, indptr, indices, mark):
@@ -227,7 +227,7 @@ def _final_check_c(changed, log, n_items, labels, size, target, target_size):
 
 @njit(cache=True)
 def _outside_one(x, forced, target, zi, zj, labels, size, lstats, lloglik, vstats, kind, params,
-                 log_alpha, joined, mode, u, script, branch, inv_t, cnt, fl, logw, t0, t1, t2, st,
+                 prior, joined, mode, u, script, branch, inv_t, cnt, fl, logw, t0, t1, t2, st,
                  mp, log, used, parked, one):
     """:meth:`_Pass._update_outside` of the outside item x: stay, or join
     the label of i or of j, unless eq. 17 locks it (the last original
@@ -257,12 +257,12 @@ def _outside_one(x, forced, target, zi, zj, labels, size, lstats, lloglik, vstat
         return True
     for q in range(t0.size):
         t0[q] = vstats[x, q]
-    d_leave, _ = _set_leave(t0, 1, own, size, lstats, lloglik, kind, params, log_alpha, t1)
+    d_leave, _ = _set_leave(t0, 1, own, size, lstats, lloglik, kind, params, prior, t1)
     logw[0] = 0.0
-    d_join, _ = _set_join(t0, 1, bi, size, lstats, lloglik, kind, params, log_alpha, t2)
+    d_join, _ = _set_join(t0, 1, bi, size, lstats, lloglik, kind, params, prior, t2)
     logw[1] = (d_leave + d_join) * inv_t
     if nc == 3:
-        d_join, _ = _set_join(t0, 1, bj, size, lstats, lloglik, kind, params, log_alpha, t2)
+        d_join, _ = _set_join(t0, 1, bj, size, lstats, lloglik, kind, params, prior, t2)
         logw[2] = (d_leave + d_join) * inv_t
     cnt[_C_EVALS] += nc - 1
     k = _choose_c(logw, nc, forced_k, mode, u, script, branch, cnt, fl)
@@ -277,7 +277,7 @@ def _outside_one(x, forced, target, zi, zj, labels, size, lstats, lloglik, vstat
 
 @njit(cache=True)
 def _outside_phase(D, P, a_inv, b_shift, forced, target, zi, zj, labels, size, lstats, lloglik,
-                   vstats, kind, params, log_alpha, joined, mode, u, script, branch, inv_t, cnt,
+                   vstats, kind, params, prior, joined, mode, u, script, branch, inv_t, cnt,
                    fl, logw, t0, t1, t2, st, mp, log, used, parked):
     """Phase 2b for every item outside D, in the item order (the affine
     permutation key x -> ((x + b) a) mod P, walked by its inverse without
@@ -298,7 +298,7 @@ def _outside_phase(D, P, a_inv, b_shift, forced, target, zi, zj, labels, size, l
         if x >= n or inD[x]:
             continue
         if not _outside_one(x, forced, target, zi, zj, labels, size, lstats, lloglik, vstats,
-                            kind, params, log_alpha, joined, mode, u, script, branch, inv_t, cnt,
+                            kind, params, prior, joined, mode, u, script, branch, inv_t, cnt,
                             fl, logw, t0, t1, t2, st, mp, log, used, parked, one):
             return False
     return True
@@ -328,7 +328,7 @@ def _sort_by_key(queue, lo, hi, P, a, b):
 
 @njit(cache=True)
 def _frontier_phase(D, indptr, indices, P, a, b, forced, target, zi, zj, labels, size, lstats,
-                    lloglik, vstats, kind, params, log_alpha, joined, mode, u, script, branch,
+                    lloglik, vstats, kind, params, prior, joined, mode, u, script, branch,
                     inv_t, cnt, fl, logw, t0, t1, t2, st, mp, log, used, parked):
     """Phase 2b on a graph of the items (:meth:`_Pass._frontier`): breadth
     first from the outside neighbours of the labels of i and j (each batch
@@ -355,7 +355,7 @@ def _frontier_phase(D, indptr, indices, P, a, b, forced, target, zi, zj, labels,
         h = queue[head]
         head += 1
         if not _outside_one(h, forced, target, zi, zj, labels, size, lstats, lloglik, vstats,
-                            kind, params, log_alpha, joined, mode, u, script, branch, inv_t, cnt,
+                            kind, params, prior, joined, mode, u, script, branch, inv_t, cnt,
                             fl, logw, t0, t1, t2, st, mp, log, used, parked, one):
             return False
         if labels[h] == bi or labels[h] == bj:
@@ -423,16 +423,16 @@ def _arm_pass(i, j, D, cells, cell_ptr, ci, cj, rest, P, a, a_inv, b_shift, fron
         return False
     # Phase 2b: the outside items (every one, or the frontier on a graph).
     mode, u, script, branch, inv_t = ch
-    kind, params, log_alpha = mp
+    kind, params, prior = mp
     fx = fo[2]
     if frontier:
         ok = _frontier_phase(D, f_indptr, f_indices, P, a, b_shift, forced, fo[0], fx[_F_ZI],
                              fx[_F_ZJ], labels, size, lstats, lloglik, vstats, kind, params,
-                             log_alpha, joined, mode, u, script, branch, inv_t, cnt, fl, work[1],
+                             prior, joined, mode, u, script, branch, inv_t, cnt, fl, work[1],
                              work[2], work[3], work[4], st, mp, log, used, parked)
     else:
         ok = _outside_phase(D, P, a_inv, b_shift, forced, fo[0], fx[_F_ZI], fx[_F_ZJ], labels,
-                            size, lstats, lloglik, vstats, kind, params, log_alpha, joined, mode,
+                            size, lstats, lloglik, vstats, kind, params, prior, joined, mode,
                             u, script, branch, inv_t, cnt, fl, work[1], work[2], work[3], work[4],
                             st, mp, log, used, parked)
     if not ok:

@@ -31,6 +31,7 @@ from numba import njit
 
 from ...models.image import label_loglik
 from ...models.mixture import log_marginal
+from ...models.mixture.priors import prior_log_factor
 
 
 # ---------------------------------------------------------------------------
@@ -48,9 +49,11 @@ def _score_any(st, n, sp):
 
     ``sp[0]`` selects the model: SCORE_IMAGE, sp[1:] = [C, B, use_hist,
     use_lin, use_quad, kappa, ridge, a0 + a1, a2, exponent]; SCORE_MIXTURE,
-    sp[1:] = [likelihood kind, log α, likelihood params...] (the DP
-    potential κ(n) m(x)). The plain-Python helpers rebind this name to a
-    user's score.
+    sp[1:] = [likelihood kind, the partition prior's parameters (3,
+    :mod:`swcuts.models.mixture.priors`), likelihood params...] (the
+    potential κ(n) m(x) with log κ(n) = f(n), the prior's cluster factor;
+    log α + lgamma(n) for the DP). The plain-Python helpers rebind this name
+    to a user's score.
     """
     if sp[0] == SCORE_IMAGE:
         uf = np.empty(3, np.bool_)
@@ -59,7 +62,7 @@ def _score_any(st, n, sp):
         uf[2] = sp[5] > 0.5
         ll = label_loglik(st, int(sp[1]), int(sp[2]), uf, sp[6], sp[7])
         return ll - sp[8] - sp[9] * st[0] ** sp[10]
-    return log_marginal(int(sp[1]), st, sp[3:]) + sp[2] + math.lgamma(n)
+    return prior_log_factor(sp[2:5], n, log_marginal(int(sp[1]), st, sp[5:]))
 
 
 # ---------------------------------------------------------------------------

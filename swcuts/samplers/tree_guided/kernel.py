@@ -28,6 +28,7 @@ import numpy as np
 
 from ...models.image import ImageModel
 from ...models.mixture import MixtureModel
+from ...models.mixture.priors import prior_log_factor
 from ...partition import MemberIndex
 from ..common import StepInfo, metropolis_hastings, require_no_boundary
 from ..targets import gibbs_relabel
@@ -144,15 +145,17 @@ class TreeGuided(_ProposalProbabilities):
         elif isinstance(model, MixtureModel):
             lik = model.likelihood
             kind = getattr(lik, "kind", None)
+            # The tree potentials use the prior's weights at a fixed u (the
+            # initial one): a state-independent proposal, so that MH stays
+            # exact while u moves (docs/algorithms/mixture.md).
+            prior = model.prior.params(model.prior.initial_u(model.n_vertices))
             if kind is None:
-                log_alpha = math.log(model.alpha)
-
                 def custom(st, n, sp, _lm=lik.log_marginal):
-                    return float(_lm(st)) + log_alpha + math.lgamma(n)
+                    return float(prior_log_factor(prior, n, float(_lm(st))))
 
                 fns = _Fns(False, np.zeros(1), custom)
             else:
-                sp = np.concatenate(([SCORE_MIXTURE, float(kind), math.log(model.alpha)],
+                sp = np.concatenate(([SCORE_MIXTURE, float(kind)], prior,
                                      np.asarray(lik.params, dtype=np.float64)))
                 fns = _Fns(use_compiled, sp)
         else:

@@ -14,7 +14,7 @@ from ...models.mixture import item_join, item_leave, item_move
 
 @njit(cache=True)
 def _allocate_mixture(items, targets, inv_t, u, forced, labels, size, free_stack, n_free, lstats,
-                      lloglik, vstats, kind, params, log_alpha):
+                      lloglik, vstats, kind, params, prior):
     """Sequential allocation of ``items`` to ``targets`` on a mixture-model
     state, compiled: the same allocation as :meth:`Triadic._allocate` (same
     uniforms ``u``, or the forced choices ``forced``; the other one empty),
@@ -45,12 +45,12 @@ def _allocate_mixture(items, targets, inv_t, u, forced, labels, size, free_stack
     for s in range(items.size):
         v = items[s]
         a = labels[v]
-        d_leave, ll_a = item_leave(v, a, size, lstats, lloglik, vstats, kind, params, log_alpha,
+        d_leave, ll_a = item_leave(v, a, size, lstats, lloglik, vstats, kind, params, prior,
                                    st_a)
         mx = -np.inf
         for g in range(nt):
             d_join, ll_t[g] = item_join(v, targets[g], size, lstats, lloglik, vstats, kind,
-                                        params, log_alpha, st_t[g])
+                                        params, prior, st_t[g])
             d[g] = d_leave + d_join
             x[g] = d[g] * inv_t
             if x[g] > mx or math.isnan(x[g]):
