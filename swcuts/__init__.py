@@ -14,7 +14,7 @@ __version__ = "0.1.0"
 _EXPORTS = {
     "segment": "api", "energy": "api", "Segmentation": "api", "SAMPLERS": "api",
     "benchmark": "benchmarking",
-    "cluster": "cluster", "Clustering": "cluster", "MIXTURE_MODELS": "cluster",
+    "cluster": "clustering", "Clustering": "clustering", "MIXTURE_MODELS": "clustering",
     "segment_motion": "motion", "MotionSegmentation": "motion",
 }
 

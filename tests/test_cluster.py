@@ -82,3 +82,14 @@ def test_cluster_errors_speak_of_what_the_user_gave():
         swcuts.cluster(x, steps=10, seed=1.5)
     with pytest.raises(ValueError, match="rescale the data"):
         swcuts.cluster(np.full((20, 2), 1e300), steps=10)
+
+
+def test_importing_the_clustering_module_keeps_swcuts_cluster_the_function():
+    import importlib
+
+    import swcuts
+
+    importlib.import_module("swcuts.clustering")
+    assert callable(swcuts.cluster)
+    res = swcuts.cluster(np.array([[0, 1], [0, 1], [1, 0]]), model="beta-bernoulli", seed=0, steps=10)
+    assert res.labels.shape == (3,)

@@ -44,9 +44,8 @@ def test_tables_are_read_off_the_registry():
 
 
 def test_mixture_samplers_are_those_without_a_graph():
-    # swcuts.cluster is the function (importing the module swcuts.cluster
-    # here would shadow it for later tests); its module's globals hold the table.
-    mixture_samplers = swcuts.cluster.__globals__["MIXTURE_SAMPLERS"]
+    from swcuts.clustering import MIXTURE_SAMPLERS as mixture_samplers
+
     assert mixture_samplers == tuple(s.name for s in REGISTRY if not s.needs_graph)
     assert set(mixture_samplers) == {"gibbs", "split-merge", "random-split", "triadic",
                                      "reconfiguration", "srm", "tree-guided"}

@@ -54,7 +54,7 @@ class Clustering:
     Examples
     --------
     >>> import numpy as np
-    >>> from swcuts.cluster import cluster
+    >>> from swcuts.clustering import cluster
     >>> x = np.array([[0, 0, 1], [0, 0, 1], [1, 1, 0], [1, 1, 0]])
     >>> res = cluster(x, model="beta-bernoulli", sampler="gibbs", seed=0, steps=100)
     >>> res.sampler, res.steps, res.labels.shape
@@ -147,7 +147,7 @@ def cluster(data, *, model="gaussian", sampler="split-merge", alpha=1.0, prior="
     Two well-separated groups of 20 points in the plane:
 
     >>> import numpy as np
-    >>> from swcuts.cluster import cluster
+    >>> from swcuts.clustering import cluster
     >>> rng = np.random.default_rng(0)
     >>> x = np.concatenate([rng.normal(0, 1, (20, 2)), rng.normal(10, 1, (20, 2))])
     >>> res = cluster(x, model="gaussian", sampler="split-merge", seed=0, steps=200)
