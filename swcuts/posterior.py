@@ -542,7 +542,8 @@ def sample_model(model, q, *, atoms, n_samples=100, thin=None, chains=4, sampler
         Start temperature of the annealing (1: no annealing).
     anneal_steps, pilot_steps : int, optional
         Steps per chain (default :data:`ANNEAL_STEPS_PER_ATOM`,
-        :data:`PILOT_STEPS_PER_ATOM` per atom).
+        :data:`PILOT_STEPS_PER_ATOM` per atom). ``pilot_steps=0``: no
+        pilot (then ``thin`` must be given).
     starts : list of (n_atoms,) int arrays, optional
         The chains' starts (default: one label, then random labellings).
 
@@ -601,9 +602,10 @@ def sample_model(model, q, *, atoms, n_samples=100, thin=None, chains=4, sampler
             # Exact cached log π before sampling (the driver keeps it exact; cheap to be sure).
             ch.state.log_pi = model.log_target(ch.state.partition.labels)
 
-    # 2. Pilot at T = 1: burn-in, and the autocorrelation time in steps.
-    n_rec = PILOT_RECORDS
-    rec = max(1, pilot_steps // n_rec)
+    # 2. Pilot at T = 1: burn-in, and the autocorrelation time in steps,
+    # measured on its second half (the first half is burn-in).
+    n_rec = PILOT_RECORDS if pilot_steps > 0 else 0
+    rec = max(1, pilot_steps // max(n_rec, 1))
     pilot_e = np.zeros((chains, n_rec))
     pilot_k = np.zeros((chains, n_rec))
     pilot_end = None if share is None else PILOT_TIME_SHARE * share
@@ -617,10 +619,14 @@ def sample_model(model, q, *, atoms, n_samples=100, thin=None, chains=4, sampler
             ch.advance(rec)
             pilot_e[c, r] = -ch.state.log_pi
             pilot_k[c, r] = ch.state.partition.n_labels
-    pilot_e, pilot_k = pilot_e[:, :rec_done], pilot_k[:, :rec_done]
-    tau_rec = _tau_of([pilot_e, pilot_k])
+    half = rec_done // 2
+    pilot_e, pilot_k = pilot_e[:, half:rec_done], pilot_k[:, half:rec_done]
+    rec_done -= half
+    tau_rec = _tau_of([pilot_e, pilot_k]) if rec_done >= 4 else math.nan
     tau_steps = tau_rec * rec if math.isfinite(tau_rec) else math.nan
     if thin is None:
+        if n_rec == 0:
+            raise ValueError("without a pilot run (pilot_steps=0) give thin")
         thin = max(1, int(math.ceil(tau_steps))) if math.isfinite(tau_steps) else rec
         if math.isfinite(tau_rec) and tau_rec * 20 > rec_done:
             warnings.append(f"the pilot run ({rec_done} records) is short for the measured "
