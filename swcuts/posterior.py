@@ -123,6 +123,7 @@ class PosteriorSamples:
     posterior: str = None
     image: np.ndarray = field(repr=False, default=None)
     model: object = field(repr=False, default=None)
+    phase_seconds: dict = field(default_factory=dict)
 
     @property
     def n_samples(self) -> int:
@@ -273,6 +274,7 @@ class PosteriorSamples:
             "tau_steps": _num(self.tau_steps),
             "steps": int(self.steps),
             "seconds": round(float(self.seconds), 3),
+            "phase_seconds": {k_: round(float(v), 3) for k_, v in self.phase_seconds.items()},
             "best_energy": float(self.best_energy),
             "best_segments": int(self.best_labels.max()) + 1,
             "r_hat": {k_: _num(v) for k_, v in self.r_hat.items()},
@@ -589,6 +591,7 @@ def sample_model(model, q, *, atoms, n_samples=100, thin=None, chains=4, sampler
     pilot_steps = PILOT_STEPS_PER_ATOM * n if pilot_steps is None else int(pilot_steps)
     share = None if time_budget is None else time_budget / chains
 
+    phases = {}
     # 1. Anneal every chain to T = 1 (not below).
     for ch in runs:
         if t0 > 1.0 and anneal_steps > 0:
@@ -602,6 +605,7 @@ def sample_model(model, q, *, atoms, n_samples=100, thin=None, chains=4, sampler
             # Exact cached log π before sampling (the driver keeps it exact; cheap to be sure).
             ch.state.log_pi = model.log_target(ch.state.partition.labels)
 
+    phases["anneal"] = time.perf_counter() - clock
     # 2. Pilot at T = 1: burn-in, and the autocorrelation time in steps,
     # measured on its second half (the first half is burn-in).
     n_rec = PILOT_RECORDS if pilot_steps > 0 else 0
@@ -633,6 +637,7 @@ def sample_model(model, q, *, atoms, n_samples=100, thin=None, chains=4, sampler
                             f"autocorrelation time ({tau_rec:.1f} records): thin={thin} steps "
                             f"may be too small; use a longer pilot or a larger thin")
 
+    phases["pilot"] = time.perf_counter() - clock - phases["anneal"]
     # 3. Sample at T = 1, chains in turn.
     samples = np.zeros((chains, per_chain, n), dtype=np.int16 if n < 32768 else np.int32)
     energies = np.zeros((chains, per_chain))
@@ -653,7 +658,7 @@ def sample_model(model, q, *, atoms, n_samples=100, thin=None, chains=4, sampler
             samples[c, i] = ch.state.partition.compact_labels()
             energies[c, i] = -ch.state.log_pi
             n_segs[c, i] = ch.state.partition.n_labels
-    del t_start
+    phases["sampling"] = time.perf_counter() - t_start
     samples, energies, n_segs = samples[:, :kept], energies[:, :kept], n_segs[:, :kept]
     r_hat, ess = _diagnose(energies, n_segs)
     for stat, value in r_hat.items():
@@ -691,6 +696,7 @@ def sample_model(model, q, *, atoms, n_samples=100, thin=None, chains=4, sampler
         posterior=posterior,
         image=image,
         model=model,
+        phase_seconds=phases,
     )
 
 
