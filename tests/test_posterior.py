@@ -173,3 +173,20 @@ def test_sample_posterior_on_an_image_is_reproducible_and_consistent():
     assert a.best_energy <= a.energies.min() + 1e-6
     c = a.coassignment(int(a.atoms[0, 0]))
     assert c[a.atoms[0, 0]] == 1.0 and c.shape == (a.graph.n_vertices,)
+
+
+def test_write_posterior_outputs(tmp_path):
+    from swcuts.posterior_outputs import POSTERIOR_FILES, write_posterior_outputs
+
+    model, img, atoms = colour_setting()
+    ps = sample_model(model, edge_q(img, atoms, model.graph), atoms=atoms, n_samples=40, chains=2,
+                      sampler="swc2", seed=1, anneal_steps=100, pilot_steps=400)
+    paths = write_posterior_outputs(ps, tmp_path / "out")
+    assert sorted(p.name for p in paths) == sorted(POSTERIOR_FILES)
+    assert np.allclose(np.load(tmp_path / "out" / "boundary_prob.npy"), ps.boundary_probability())
+    for name in ("boundary_prob.png", "stability.png", "segments_hist.png"):
+        assert (tmp_path / "out" / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    import json
+
+    summary = json.loads((tmp_path / "out" / "posterior_summary.json").read_text())
+    assert summary["n_samples"] == 40 and summary["warnings"] == ps.warnings
