@@ -182,7 +182,7 @@ class PosteriorSamples:
         --------
         >>> ps = _demo()
         >>> b = ps.boundary_probability()
-        >>> b.shape == ps.atoms.shape and 0.0 <= b.min() and b.max() <= 1.0
+        >>> b.shape == ps.atoms.shape and bool(0.0 <= b.min() and b.max() <= 1.0)
         True
         """
         return pixel_boundary_probability(self.labels, self.atoms, mode=mode)

@@ -190,3 +190,22 @@ def test_write_posterior_outputs(tmp_path):
 
     summary = json.loads((tmp_path / "out" / "posterior_summary.json").read_text())
     assert summary["n_samples"] == 40 and summary["warnings"] == ps.warnings
+
+
+@pytest.mark.parametrize("name", ["swcuts.posterior", "swcuts.posterior_outputs"])
+def test_examples_run(name):
+    import doctest
+    import importlib
+
+    import swcuts
+
+    module = importlib.import_module(name)
+    result = doctest.testmod(module, extraglobs={"np": np, "swcuts": swcuts},
+                             optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0
+
+
+def test_public_names():
+    import swcuts
+
+    assert swcuts.sample_posterior is sample_posterior and swcuts.PosteriorSamples is PosteriorSamples
