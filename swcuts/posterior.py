@@ -620,7 +620,7 @@ def sample_model(model, q, *, atoms, n_samples=100, thin=None, chains=4, sampler
     rec_done = n_rec
     for c, ch in enumerate(runs):
         start = time.perf_counter()
-        for r in range(n_rec):
+        for r in range(rec_done):  # later chains: as many records as the first
             if pilot_end is not None and time.perf_counter() - start > pilot_end and r >= 8:
                 rec_done = min(rec_done, r)
                 break
@@ -693,7 +693,7 @@ def sample_model(model, q, *, atoms, n_samples=100, thin=None, chains=4, sampler
         r_hat=r_hat,
         ess=ess,
         warnings=warnings,
-        sampler=name if isinstance(sampler, str) else name,
+        sampler=name,
         seconds=time.perf_counter() - clock,
         steps=int(sum(ch.steps for ch in runs)),
         seed=seed,
