@@ -209,3 +209,12 @@ def test_public_names():
     import swcuts
 
     assert swcuts.sample_posterior is sample_posterior and swcuts.PosteriorSamples is PosteriorSamples
+
+
+@pytest.mark.parametrize("kw", [dict(n_samples=0), dict(chains=0), dict(thin=0), dict(t0=0.5),
+                                dict(time_budget=-1.0), dict(pilot_steps=0)])
+def test_bad_options_are_refused(kw):
+    model, img, atoms = grey_setting()
+    with pytest.raises(ValueError):
+        sample_model(model, edge_q(img, atoms, model.graph), atoms=atoms, n_samples=kw.pop("n_samples", 8),
+                     chains=kw.pop("chains", 2), seed=0, anneal_steps=10, **kw)
