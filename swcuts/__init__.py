@@ -16,10 +16,11 @@ _EXPORTS = {
     "benchmark": "benchmarking",
     "cluster": "clustering", "Clustering": "clustering", "MIXTURE_MODELS": "clustering",
     "segment_motion": "motion", "MotionSegmentation": "motion",
+    "sample_posterior": "posterior", "PosteriorSamples": "posterior",
 }
 
 __all__ = ["segment", "energy", "benchmark", "Segmentation", "cluster", "Clustering", "SAMPLERS", "MIXTURE_MODELS",
-           "segment_motion", "MotionSegmentation", "__version__"]
+           "segment_motion", "MotionSegmentation", "sample_posterior", "PosteriorSamples", "__version__"]
 
 
 def __getattr__(name):
