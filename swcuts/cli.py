@@ -131,6 +131,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "up to the image size; 2,4,8,... for multigrid from atoms)")
     s.add_argument("--levels", type=_int, default=None, metavar="N",
                    help="multilevel: number of levels above the pixels (default 2: atoms, segments)")
+    s.add_argument("--posterior-samples", type=_int, default=None, metavar="N",
+                   help="also draw N samples of the posterior at T = 1 (swcuts.sample_posterior) and "
+                        "write boundary_prob.png/.npy, stability.png, segments_hist.png and "
+                        "posterior_summary.json (atom samplers only)")
     s.add_argument("--no-progress", action="store_true", help="never show a progress bar")
 
     c = sub.add_parser("compare", help="run several samplers on one image and plot -log π over seconds")
@@ -235,15 +239,39 @@ def _cmd_segment(args) -> int:
         print(f"swcuts: warning: --levels applies to the multilevel sampler only; ignored by '{args.sampler}'",
               file=sys.stderr)
     check_options(**options)
+    _check_posterior_samples(args)
     outdir = Path(args.output)
     missing_dirs(outdir, SEGMENT_OUTPUTS)
     image, channel_axis = _load_checked(args.image)
     seg = segment(image, channel_axis=channel_axis, progress=not args.no_progress, **options)
-    write_output_set(outdir, output_files(seg, {**options, "image": str(args.image)}))
+    files = output_files(seg, {**options, "image": str(args.image)})
+    if args.posterior_samples:
+        from .posterior import sample_posterior
+        from .posterior_outputs import posterior_output_files
+
+        post = sample_posterior(image, n_samples=args.posterior_samples, sampler=args.sampler,
+                                seed=args.seed, model=args.model, n_atoms=args.n_atoms,
+                                channel_axis=channel_axis)
+        files += posterior_output_files(post)
+        for line in post.warnings:
+            print(f"swcuts: warning: {line}", file=sys.stderr)
+    write_output_set(outdir, files)
     energy = f"{seg.energy:.1f}" if abs(seg.energy) < 1e12 else f"{seg.energy:.6g}"
     print(f"{seg.n_labels} segments, energy {energy}, {seg.steps} steps in "
           f"{seg.seconds:.2f} s -> {outdir}")
     return 0
+
+
+def _check_posterior_samples(args):
+    """``--posterior-samples``: a count from 1 to 10000, with a sampler on atoms."""
+    n = args.posterior_samples
+    if n is None:
+        return
+    if not 1 <= n <= 10_000:
+        raise InputError(f"--posterior-samples must be from 1 to 10000, got {n}")
+    if args.sampler in ("multigrid", "multilevel") or args.atoms == "pixels":
+        raise InputError("--posterior-samples samples on atoms: use an atom sampler (e.g. swc), "
+                         f"not '{args.sampler}' on {args.atoms or 'its default'} atoms")
 
 
 def _load_checked(path):

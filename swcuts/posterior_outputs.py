@@ -12,7 +12,7 @@ import numpy as np
 
 from .outputs import json_text, write_output_set
 
-__all__ = ["write_posterior_outputs", "POSTERIOR_FILES"]
+__all__ = ["write_posterior_outputs", "posterior_output_files", "POSTERIOR_FILES"]
 
 #: The files :func:`write_posterior_outputs` writes.
 POSTERIOR_FILES = ("boundary_prob.png", "boundary_prob.npy", "stability.png", "segments_hist.png",
@@ -99,6 +99,22 @@ def _hist_plot(samples) -> bytes:
     return _png(fig)
 
 
+def posterior_output_files(samples) -> list:
+    """The files of :func:`write_posterior_outputs` as ``(name, writer)``
+    pairs for :func:`~swcuts.outputs.write_output_set` (so that a command
+    can write them in one unit with its own files)."""
+    bp = samples.boundary_probability()
+    return [
+        ("boundary_prob.png", lambda p: Path(p).write_bytes(_map_plot(
+            bp, f"boundary probability ({samples.n_samples} posterior samples)", "P(boundary)",
+            "magma", None))),
+        ("boundary_prob.npy", lambda p: np.save(p, bp.astype(np.float32))),
+        ("stability.png", lambda p: Path(p).write_bytes(_stability_plot(samples))),
+        ("segments_hist.png", lambda p: Path(p).write_bytes(_hist_plot(samples))),
+        ("posterior_summary.json", lambda p: Path(p).write_text(json_text(samples.summary()))),
+    ]
+
+
 def write_posterior_outputs(samples, outdir) -> list:
     """Write the maps and summaries of posterior samples into ``outdir``.
 
@@ -129,14 +145,4 @@ def write_posterior_outputs(samples, outdir) -> list:
     >>> sorted(p.name for p in paths)[:2]
     ['boundary_prob.npy', 'boundary_prob.png']
     """
-    bp = samples.boundary_probability()
-    files = [
-        ("boundary_prob.png", lambda p: Path(p).write_bytes(_map_plot(
-            bp, f"boundary probability ({samples.n_samples} posterior samples)", "P(boundary)",
-            "magma", None))),
-        ("boundary_prob.npy", lambda p: np.save(p, bp.astype(np.float32))),
-        ("stability.png", lambda p: Path(p).write_bytes(_stability_plot(samples))),
-        ("segments_hist.png", lambda p: Path(p).write_bytes(_hist_plot(samples))),
-        ("posterior_summary.json", lambda p: Path(p).write_text(json_text(samples.summary()))),
-    ]
-    return write_output_set(outdir, files)
+    return write_output_set(outdir, posterior_output_files(samples))

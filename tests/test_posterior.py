@@ -218,3 +218,29 @@ def test_bad_options_are_refused(kw):
     with pytest.raises(ValueError):
         sample_model(model, edge_q(img, atoms, model.graph), atoms=atoms, n_samples=kw.pop("n_samples", 8),
                      chains=kw.pop("chains", 2), seed=0, anneal_steps=10, **kw)
+
+
+def test_cli_segment_writes_posterior_maps_with_its_outputs(tmp_path, capsys):
+    import skimage.io
+
+    from swcuts.cli import SEGMENT_OUTPUTS, main
+    from swcuts.posterior_outputs import POSTERIOR_FILES
+
+    rng = np.random.default_rng(0)
+    img = np.zeros((24, 32), np.uint8)
+    img[:, 16:] = 200
+    img = np.clip(img + rng.normal(0, 10, img.shape), 0, 255).astype(np.uint8)
+    skimage.io.imsave(tmp_path / "a.png", img, check_contrast=False)
+    out = tmp_path / "out"
+    assert main(["segment", str(tmp_path / "a.png"), "-o", str(out), "--seed", "0", "--steps", "500",
+                 "--posterior-samples", "5", "--no-progress"]) == 0
+    names = {p.name for p in out.iterdir()}
+    assert set(SEGMENT_OUTPUTS) <= names and set(POSTERIOR_FILES) <= names
+    bp = np.load(out / "boundary_prob.npy")
+    assert bp.shape == (24, 32) and 0 <= bp.min() and bp.max() <= 1
+    # The step edge between the halves is a boundary in (nearly) every sample.
+    assert bp[:, 15:17].mean() > 0.5 > bp[:, :10].mean()
+    assert main(["segment", str(tmp_path / "a.png"), "-o", str(tmp_path / "bad"),
+                 "--posterior-samples", "0"]) == 2
+    assert "--posterior-samples" in capsys.readouterr().err
+    assert not (tmp_path / "bad").exists()
