@@ -21,8 +21,8 @@ from .options import (  # noqa: F401 - re-exported: swcuts.api.<option> as befor
     ATOMS_INIT_SMALLEST_WINDOW, ATOMS_INIT_TIME_SHARE, _resolve_sampler, _check_positive_int,
     _check_real, _check_choice, resolve_model, common_model, posterior_weights, _check_seed,
     resolve_atoms, ROW_SAMPLERS, vertex_bytes, resolve_init, _check_window_sizes, check_options,
-    _raw_hw, _check_windows_fit, default_steps, BOUNDARY_SAMPLERS, RunOptions, resolve_options,
-    check_cost)
+    _raw_hw, _check_windows_fit, default_steps, BOUNDARY_SAMPLERS, RunOptions, resolve_options)
+from .costs import check_cost
 from .samplers import KERNELS  # noqa: F401 - re-exported: swcuts.api.KERNELS as before
 from .samplers.registry import sampler_spec
 from .samplers.multigrid import Multigrid, window_pyramid

@@ -175,7 +175,8 @@ def cluster(data, *, model="gaussian", sampler="split-merge", alpha=1.0, prior="
         raise InputError(f"temperature must be positive, got {temperature}")
     if init not in ("one", "singletons", "random"):
         raise InputError(f"unknown init '{init}'; choose 'one', 'singletons' or 'random'")
-    from .options import _check_seed, check_alpha, check_budget, check_cluster_cost, check_sampler_options
+    from .costs import check_alpha, check_budget, check_cluster_cost, check_sampler_options
+    from .options import _check_seed
 
     _check_seed(seed)
     check_alpha(alpha)

@@ -147,8 +147,8 @@ def _check_npy_fits(p: Path) -> None:
 
 def _check_fits(p: Path, h: int, w: int) -> None:
     """Refuse, before decoding it, an image of ``h`` x ``w`` pixels too large
-    to segment in the memory available (:func:`swcuts.options.check_image_fits`)."""
-    from .options import check_image_fits
+    to segment in the memory available (:func:`swcuts.costs.check_image_fits`)."""
+    from .costs import check_image_fits
 
     check_image_fits(int(h), int(w), name=_show(p))
 

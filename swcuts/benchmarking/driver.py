@@ -186,7 +186,8 @@ def _failed(task: Task, error: str) -> RunResult:
 
 
 def _budget(steps, time_budget) -> str:
-    from ..options import _check_positive_int, _check_real, check_budget
+    from ..costs import check_budget
+    from ..options import _check_positive_int, _check_real
 
     _check_positive_int("steps", steps)
     _check_real("time_budget", time_budget, what="a positive number of seconds", allow_none=True)
