@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+import numbers
+
 import numpy as np
 
 from . import __version__
@@ -56,6 +58,10 @@ class Segmentation:
         are unions of the previous level's.
     posterior : str
         The image posterior sampled (``segment(model=...)``, :data:`MODELS`).
+    samples : PosteriorSamples or None
+        With ``segment(posterior_samples=N)``: N samples of the posterior at
+        T = 1 (:func:`swcuts.sample_posterior`, its own chains), with the
+        boundary probability and segment stability maps.
 
     Examples
     --------
@@ -86,6 +92,7 @@ class Segmentation:
     levels: list = field(repr=False, default=None)
     init: str = None
     posterior: str = None
+    samples: object = field(repr=False, default=None)
 
     @property
     def n_labels(self) -> int:
@@ -262,7 +269,7 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
             channel_axis=-1, edge_scale=DEFAULTS["edge_scale"], q_max=DEFAULTS["q_max"],
             bins=DEFAULTS["bins"], a0=DEFAULTS["a0"], a1=DEFAULTS["a1"], a2=DEFAULTS["a2"],
             kappa=DEFAULTS["kappa"], window_sizes=None, levels=DEFAULTS["levels"], model=None,
-            progress=False) -> Segmentation:
+            progress=False, posterior_samples=None) -> Segmentation:
     """Segment an image by annealing its posterior with a partition sampler.
 
     Parameters
@@ -336,6 +343,10 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
         atoms). Must be at least 1.
     progress : bool
         Show a progress bar on a terminal.
+    posterior_samples : int, optional
+        Also draw this many samples of the posterior at T = 1 with the same
+        sampler and posterior (:func:`swcuts.sample_posterior`; samplers on
+        atoms only), in :attr:`Segmentation.samples`.
 
     Returns
     -------
@@ -372,6 +383,7 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
                               time_budget=time_budget, t0=t0, t_final=t_final, init=init,
                               edge_scale=edge_scale, q_max=q_max, bins=bins, a0=a0, a1=a1, a2=a2,
                               kappa=kappa, window_sizes=window_sizes, levels=levels, model=model)
+    _check_posterior_samples(posterior_samples, options)
     features, display = _prepare(image, channel_axis, options)
     options = options.on_image(*features.shape[:2])
     rng = np.random.default_rng(seed)
@@ -384,7 +396,24 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
         posterior = build_posterior(features, options.atoms, options.n_atoms, seed=seed,
                                     **options.posterior_params())
         run = _run_sampler(options, features, posterior, rng, progress)
-    return _segmentation(options, run, display)
+    seg = _segmentation(options, run, display)
+    if posterior_samples:
+        from .posterior import sample_posterior
+
+        seg.samples = sample_posterior(image, n_samples=posterior_samples, sampler=sampler, seed=seed,
+                                       model=model, n_atoms=n_atoms, channel_axis=channel_axis)
+    return seg
+
+
+def _check_posterior_samples(n, options) -> None:
+    """``posterior_samples``: None, or a count from 1 to 10000 with a sampler on atoms."""
+    if n is None:
+        return
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or not 1 <= n <= 10_000:
+        raise InputError(f"posterior_samples must be an integer from 1 to 10000, got {n!r}")
+    if options.spec.runs_on != "atoms" or options.atoms == "pixels" or options.init == "atoms":
+        raise InputError("posterior_samples samples on atoms: use a sampler on atoms (e.g. swc), "
+                         f"not '{options.name}' on {options.atoms} atoms")
 
 
 class _Run(NamedTuple):

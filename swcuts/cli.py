@@ -243,17 +243,14 @@ def _cmd_segment(args) -> int:
     outdir = Path(args.output)
     missing_dirs(outdir, SEGMENT_OUTPUTS)
     image, channel_axis = _load_checked(args.image)
-    seg = segment(image, channel_axis=channel_axis, progress=not args.no_progress, **options)
+    seg = segment(image, channel_axis=channel_axis, progress=not args.no_progress,
+                  posterior_samples=args.posterior_samples, **options)
     files = output_files(seg, {**options, "image": str(args.image)})
-    if args.posterior_samples:
-        from .posterior import sample_posterior
+    if seg.samples is not None:
         from .posterior_outputs import posterior_output_files
 
-        post = sample_posterior(image, n_samples=args.posterior_samples, sampler=args.sampler,
-                                seed=args.seed, model=args.model, n_atoms=args.n_atoms,
-                                channel_axis=channel_axis)
-        files += posterior_output_files(post)
-        for line in post.warnings:
+        files += posterior_output_files(seg.samples)
+        for line in seg.samples.warnings:
             print(f"swcuts: warning: {line}", file=sys.stderr)
     write_output_set(outdir, files)
     energy = f"{seg.energy:.1f}" if abs(seg.energy) < 1e12 else f"{seg.energy:.6g}"
@@ -263,15 +260,19 @@ def _cmd_segment(args) -> int:
 
 
 def _check_posterior_samples(args):
-    """``--posterior-samples``: a count from 1 to 10000, with a sampler on atoms."""
-    n = args.posterior_samples
-    if n is None:
+    """``--posterior-samples``, checked before the image is read (the
+    message names the flag; :func:`segment` checks it again)."""
+    from .api import _check_posterior_samples as check
+    from .options import resolve_options
+
+    if args.posterior_samples is None:
         return
-    if not 1 <= n <= 10_000:
-        raise InputError(f"--posterior-samples must be from 1 to 10000, got {n}")
-    if args.sampler in ("multigrid", "multilevel") or args.atoms == "pixels":
-        raise InputError("--posterior-samples samples on atoms: use an atom sampler (e.g. swc), "
-                         f"not '{args.sampler}' on {args.atoms or 'its default'} atoms")
+    options = resolve_options(sampler=args.sampler, atoms=args.atoms, n_atoms=args.n_atoms,
+                              init=args.init, model=args.model)
+    try:
+        check(args.posterior_samples, options)
+    except InputError as exc:
+        raise InputError(str(exc).replace("posterior_samples", "--posterior-samples", 1)) from None
 
 
 def _load_checked(path):

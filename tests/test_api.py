@@ -549,3 +549,16 @@ def test_cluster_validates_budgets_like_segment():
 def test_fractional_channel_axis_is_refused():
     with pytest.raises(ValueError, match="channel_axis must be an int"):
         swcuts.segment(np.zeros((3, 24, 32)), channel_axis=1.5)
+
+
+def test_segment_with_posterior_samples_and_its_bad_values():
+    image = np.zeros((24, 32))
+    image[:, 16:] = 1.0
+    seg = swcuts.segment(image, seed=0, steps=200, n_atoms=20, posterior_samples=20)
+    assert seg.samples is not None and seg.samples.n_samples == 20  # over all chains
+    assert seg.samples.boundary_probability().shape == image.shape
+    for bad in (0, 2.5, True):
+        with pytest.raises(ValueError, match="posterior_samples"):
+            swcuts.segment(image, steps=10, posterior_samples=bad)
+    with pytest.raises(ValueError, match="on atoms"):
+        swcuts.segment(image, sampler="multigrid", steps=10, posterior_samples=3)
