@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .imageio import InputError, load_image, save_label_png, save_npy, save_rgb_png
+from .imageio import InputError, load_image, save_npy, save_rgb_png
 from .outputs import json_text, missing_dirs, write_output_set
 
 __all__ = ["add_parser", "cmd_motion", "MOTION_OUTPUTS"]
@@ -99,9 +99,9 @@ def cmd_motion(args) -> int:
                    rounds=ROUNDS if args.rounds is None else args.rounds,
                    time_budget=args.time_budget)
     try:  # every check of segment_motion that needs no sampling, first
-        a, b = _as_frames(f1, f2, -1)
+        a, _ = _as_frames(f1, f2, -1)
         _check_options(options["max_displacement"], options["precision"], options["pyramid_levels"],
-                       a.shape[:2], a.shape[2])
+                       a.shape[:2])
         if not 1 <= options["rounds"] <= 10**4:
             raise ValueError(f"--rounds must be from 1 to 10000, got {options['rounds']}")
         if options["time_budget"] is not None and not 0 < options["time_budget"] <= 1e6:

@@ -140,7 +140,7 @@ def _as_frames(frame1, frame2, channel_axis):
     return f1, f2
 
 
-def _check_options(max_displacement, precision, pyramid_levels, shape, n_channels):
+def _check_options(max_displacement, precision, pyramid_levels, shape):
     for name, v in (("max_displacement", max_displacement), ("precision", precision)):
         if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) \
                 or not math.isfinite(v) or v <= 0:
@@ -232,7 +232,7 @@ def _anneal_level(post, regions, rng, rounds, budget_end, trace, seconds0, step0
     n0 = int(min(max(STEPS_PER_PIXEL * h * w, 200), MAX_ROUND_STEPS))
     step = step0
     log_pi = None
-    for r, T in enumerate(temps):
+    for T in temps:
         obj = obj_of_region[region_flat]
         kernel0 = VelocityGibbs(post, obj, n_reg)
         state0 = kernel0.new_state(x0)
@@ -309,7 +309,7 @@ def segment_motion(frame1, frame2, *, seed=None, max_displacement=3.0, precision
     t_start = time.perf_counter()
     f1, f2 = _as_frames(frame1, frame2, channel_axis)
     h, w = f2.shape[:2]
-    _check_options(max_displacement, precision, pyramid_levels, (h, w), f2.shape[2])
+    _check_options(max_displacement, precision, pyramid_levels, (h, w))
     if isinstance(rounds, bool) or not isinstance(rounds, (int, np.integer)) or not 1 <= rounds <= 10**4:
         raise ValueError(f"rounds must be an integer from 1 to 10000, got {rounds!r}")
     if time_budget is not None and not (isinstance(time_budget, (int, float)) and

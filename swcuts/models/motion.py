@@ -39,10 +39,10 @@ import cv2
 import numpy as np
 
 from ..edges import kl_edge_probabilities
-from ..graph import RegionGraph, pixel_pairs
+from ..graph import pixel_pairs
 from ..partition import Partition
 from .base import ModelState
-from .motion_kernels import N_STATS, object_score, object_scores, pair_cost
+from .motion_kernels import N_STATS, object_score, object_scores
 
 __all__ = ["MotionPosterior", "ObjectModel", "velocity_grid", "noise_sigma", "MOTION_DEFAULTS"]
 
