@@ -192,7 +192,8 @@ def test_write_posterior_outputs(tmp_path):
     assert summary["n_samples"] == 40 and summary["warnings"] == ps.warnings
 
 
-@pytest.mark.parametrize("name", ["swcuts.posterior", "swcuts.posterior_outputs"])
+@pytest.mark.parametrize("name", ["swcuts.posterior", "swcuts.posterior_samples",
+                                  "swcuts.posterior_outputs"])
 def test_examples_run(name):
     import doctest
     import importlib
