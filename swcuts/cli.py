@@ -7,7 +7,10 @@ level 0 being the atoms it sampled). ``swcuts compare IMAGE -o OUTDIR
 --samplers swc,gibbs,...`` runs several samplers on the same image and
 posterior for the same time and writes comparison.csv, comparison.png,
 compare.html and summary.json. ``swcuts benchmark DATA -o OUTDIR`` runs
-samplers and classical segmenters on a data set (:mod:`swcuts.cli_benchmark`). Bad input
+samplers and classical segmenters on a data set (:mod:`swcuts.cli_benchmark`); ``swcuts
+motion FRAME1 FRAME2 -o OUTDIR`` segments the motion of two frames
+(:mod:`swcuts.cli_motion`); ``segment --posterior-samples N`` adds the
+posterior maps (:mod:`swcuts.posterior_outputs`). Bad input
 exits with code 2 and one line on stderr, before any work starts and
 without creating anything. Every file is written to a temporary name and
 renamed, and if writing fails the files already written are removed again,
