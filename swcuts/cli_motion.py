@@ -43,11 +43,6 @@ def add_parser(sub, *, int_type, float_type, dir_type) -> None:
     m.add_argument("--no-refine", action="store_true", help="keep the discrete flow (no sub-label fit)")
 
 
-def _frame(path):
-    image = load_image(path)
-    return np.asarray(image)
-
-
 def output_files(res, frame2) -> list:
     """The files of ``swcuts motion`` as ``(name, writer)`` pairs, rendered
     in memory first."""
@@ -93,7 +88,7 @@ def cmd_motion(args) -> int:
 
     outdir = Path(args.output)
     missing_dirs(outdir, MOTION_OUTPUTS)
-    f1, f2 = _frame(args.frame1), _frame(args.frame2)
+    f1, f2 = np.asarray(load_image(args.frame1)), np.asarray(load_image(args.frame2))
     options = dict(max_displacement=args.max_displacement, precision=args.precision,
                    pyramid_levels=args.pyramid_levels,
                    rounds=ROUNDS if args.rounds is None else args.rounds,

@@ -13,27 +13,18 @@ Python loop over pixels.
 
 from __future__ import annotations
 
-import cv2
 import numpy as np
 
+from .motion_metrics import frame_gradient, warp_frame1
+
 __all__ = ["refine_flow"]
-
-
-def _warp(img, flow):
-    h, w = flow.shape[:2]
-    ys, xs = np.mgrid[0:h, 0:w].astype(np.float32)
-    mx = (xs - flow[..., 0]).astype(np.float32)
-    my = (ys - flow[..., 1]).astype(np.float32)
-    out = cv2.remap(img, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-    inside = (mx >= 0) & (mx <= w - 1) & (my >= 0) & (my <= h - 1)
-    return (out if out.ndim == 3 else out[..., None]), inside
 
 
 def _pixel_cost(frame1, frame2, flow, valid, sigma, cap):
     """Per pixel min(Σ_c r²/(2σ²), cap) (a pixel that fits worse could be
     nil at cost ``cap``), the residuals, the pixels whose source lies inside
     frame 1, and the inliers (inside, not nil, below the cap)."""
-    warped, inside = _warp(frame1, flow)
+    warped, inside = warp_frame1(frame1, flow, with_inside=True)
     r = frame2 - warped
     e = np.minimum((r * r).sum(axis=2) / (2.0 * sigma * sigma), cap)
     return e, r, inside, valid & inside & (e < cap)
@@ -84,10 +75,7 @@ def refine_flow(frame1, frame2, flow, regions, *, sigma=2.0, nil_cost=6.0, itera
     n = int(regions.max()) + 1
     valid = ~np.isnan(flow[..., 0])
     base = np.where(valid[..., None], flow, 0.0).astype(np.float32)
-    gx1 = np.stack([cv2.Sobel(frame1[..., c], cv2.CV_32F, 1, 0, ksize=3) / 8.0
-                    for c in range(frame1.shape[2])], axis=2)
-    gy1 = np.stack([cv2.Sobel(frame1[..., c], cv2.CV_32F, 0, 1, ksize=3) / 8.0
-                    for c in range(frame1.shape[2])], axis=2)
+    gx1, gy1 = frame_gradient(frame1)
     ys, xs = np.mgrid[0:h, 0:w].astype(np.float64)
     # Coordinates centred per region keep the normal equations well scaled.
     cnt = np.maximum(np.bincount(regions.ravel(), minlength=n), 1)
@@ -99,8 +87,8 @@ def refine_flow(frame1, frame2, flow, regions, *, sigma=2.0, nil_cost=6.0, itera
     theta = np.zeros((n, 6))
     for _ in range(iterations):
         _, r, _, ok = _pixel_cost(frame1, frame2, cur, valid, sigma, nil_cost)
-        gx, _ = _warp(gx1, cur)
-        gy, _ = _warp(gy1, cur)
+        gx = warp_frame1(gx1, cur)
+        gy = warp_frame1(gy1, cur)
         # Residual r(θ + dθ) ≈ r + (gx δu + gy δv): Jacobian columns per pixel.
         cols = [gx, gx * xc[..., None], gx * yc[..., None], gy, gy * xc[..., None], gy * yc[..., None]]
         lab = regions[ok]

@@ -33,8 +33,9 @@ from skimage.measure import label as connected_label
 from .anneal import Trace
 from .flow_refine import refine_flow
 from .graph import RegionGraph
+from .edges import kl_edge_probabilities
 from .models.motion import (MOTION_DEFAULTS, MotionPosterior, ObjectModel, motion_histograms,
-                            object_edge_probabilities, velocity_grid)
+                            velocity_grid)
 from .samplers.swc import SWC
 from .samplers.velocity import VelocityGibbs
 
@@ -232,14 +233,15 @@ def _anneal_level(post, regions, rng, rounds, budget_end, trace, seconds0, step0
     n0 = int(min(max(STEPS_PER_PIXEL * h * w, 200), MAX_ROUND_STEPS))
     step = step0
     log_pi = None
+    kernel0 = VelocityGibbs(post, obj_of_region[region_flat], n_reg)
     for T in temps:
-        obj = obj_of_region[region_flat]
-        kernel0 = VelocityGibbs(post, obj, n_reg)
+        kernel0.set_objects(obj_of_region[region_flat])
         state0 = kernel0.new_state(x0)
         moved = kernel0.run(state0, rng, np.full(n0, T))
         x0 = state0.x0
         vstats = post.object_stats(x0, region_flat, n_reg)
-        q2 = object_edge_probabilities(motion_histograms(x0, region_flat, n_reg, post), rgraph)
+        # Eq. 76: q⁽²⁾ from the symmetric KL of the regions' motion histograms.
+        q2 = kl_edge_probabilities(motion_histograms(x0, region_flat, n_reg, post), rgraph.edges)
         model2 = ObjectModel(rgraph, vstats, post.cu, post.cv, post.alpha, post.lambda2)
         state2 = model2.new_state(obj_of_region)
         kernel2 = SWC(model2, q2, compiled=False)

@@ -6,7 +6,7 @@
   vectors ``(u, v, 1)``, in degrees [1]_;
 * :func:`object_voi`: variation of information between object label
   images (:func:`swcuts.metrics.variation_of_information`);
-* :func:`warp_frame1` / :func:`warp_residual`: frame 1 brought onto the
+* :func:`warp_frame1` (the one warp of swcuts), :func:`frame_gradient` and :func:`warp_residual`: frame 1 brought onto the
   grid of frame 2 by a flow (bilinear), and the photometric residual, to
   check a flow and its convention: ``frame2(x) ~ frame1(x - flow(x))``.
 
@@ -30,7 +30,8 @@ import numpy as np
 from .io import UNKNOWN_FLOW_THRESH
 from .metrics import variation_of_information
 
-__all__ = ["endpoint_error", "angular_error", "object_voi", "flow_scores", "warp_frame1", "warp_residual"]
+__all__ = ["endpoint_error", "angular_error", "object_voi", "flow_scores", "warp_frame1", "frame_gradient",
+           "warp_residual"]
 
 
 def _pair(flow, truth, mask):
@@ -150,22 +151,28 @@ def flow_scores(flow, truth, mask=None) -> dict:
     return {"epe": endpoint_error(flow, truth, mask), "ae": angular_error(flow, truth, mask)}
 
 
-def warp_frame1(frame1, flow) -> np.ndarray:
+def warp_frame1(frame1, flow, *, with_inside=False):
     """Frame 1 sampled at ``x - flow(x)``: the prediction of frame 2.
 
-    Bilinear interpolation; points outside frame 1 take the nearest border
-    value; NaN flow gives NaN.
+    Bilinear interpolation (OpenCV ``remap``, positions to 1/32 pixel);
+    points outside frame 1 take the nearest border value; NaN flow gives
+    NaN. The one warp of swcuts: the motion posterior's data term and the
+    flow refinement use it too.
 
     Parameters
     ----------
     frame1 : array_like, shape (H, W) or (H, W, C)
     flow : array_like, shape (H, W, 2)
         ``(u, v)`` on the grid of frame 2.
+    with_inside : bool
+        Also return where ``x - flow(x)`` lies inside frame 1.
 
     Returns
     -------
     numpy.ndarray
-        float64, the shape of ``frame1``.
+        The shape of ``frame1``; float32 for a float32 frame, else float64.
+    inside : (H, W) bool array
+        With ``with_inside``.
 
     Examples
     --------
@@ -175,24 +182,46 @@ def warp_frame1(frame1, flow) -> np.ndarray:
     >>> warp_frame1(f1, np.full((3, 5, 2), [1.0, 0.0]))[1].tolist()
     [0.0, 0.0, 1.0, 2.0, 3.0]
     """
-    from scipy import ndimage
+    import cv2
 
-    img = np.asarray(frame1, dtype=np.float64)
-    f = np.asarray(flow, dtype=np.float64)
+    img = np.asarray(frame1)
+    img = img if img.dtype == np.float32 else img.astype(np.float64)
+    f = np.asarray(flow, dtype=np.float32)
     h, w = img.shape[:2]
     if f.shape != (h, w, 2):
         raise ValueError(f"flow must have shape {(h, w, 2)}, got {f.shape}")
     bad = ~np.isfinite(f).all(-1)
-    f = np.where(bad[..., None], 0.0, f)
-    ys, xs = np.mgrid[0:h, 0:w].astype(np.float64)
-    coords = np.stack([ys - f[..., 1], xs - f[..., 0]])
-    if img.ndim == 2:
-        out = ndimage.map_coordinates(img, coords, order=1, mode="nearest")
-    else:
-        out = np.stack([ndimage.map_coordinates(img[..., c], coords, order=1, mode="nearest")
-                        for c in range(img.shape[2])], -1)
+    f = np.where(bad[..., None], np.float32(0.0), f)
+    ys, xs = np.mgrid[0:h, 0:w].astype(np.float32)
+    mx, my = xs - f[..., 0], ys - f[..., 1]
+    out = cv2.remap(img, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    if img.ndim == 3 and out.ndim == 2:  # OpenCV drops a single channel
+        out = out[..., None]
     out[bad] = np.nan
-    return out
+    if not with_inside:
+        return out
+    return out, ~bad & (mx >= 0) & (mx <= w - 1) & (my >= 0) & (my <= h - 1)
+
+
+def frame_gradient(frame):
+    """(∂x, ∂y) of every channel of an (H, W, C) float32 frame (3x3 Sobel / 8):
+    two (H, W, C) float32 arrays.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from swcuts.motion_metrics import frame_gradient
+    >>> gx, gy = frame_gradient(np.tile(np.arange(6, dtype=np.float32), (4, 1))[..., None])
+    >>> float(gx[2, 2, 0]), float(gy[2, 2, 0])
+    (1.0, 0.0)
+    """
+    import cv2
+
+    gx = np.stack([cv2.Sobel(frame[..., c], cv2.CV_32F, 1, 0, ksize=3) / 8.0
+                   for c in range(frame.shape[2])], axis=2)
+    gy = np.stack([cv2.Sobel(frame[..., c], cv2.CV_32F, 0, 1, ksize=3) / 8.0
+                   for c in range(frame.shape[2])], axis=2)
+    return gx, gy
 
 
 def warp_residual(frame1, frame2, flow, mask=None) -> float:

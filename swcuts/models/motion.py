@@ -38,10 +38,10 @@ import math
 import cv2
 import numpy as np
 
-from ..edges import kl_edge_probabilities
 from ..graph import pixel_pairs
 from ..partition import Partition
 from .base import ModelState
+from ..motion_metrics import frame_gradient, warp_frame1
 from .motion_kernels import N_STATS, object_score, object_scores
 
 __all__ = ["MotionPosterior", "ObjectModel", "velocity_grid", "noise_sigma", "MOTION_DEFAULTS"]
@@ -163,9 +163,7 @@ class MotionPosterior:
         """Per-pixel costs of every label (eq. 74) and the level-0 edge
         probabilities, one remap per label (no loop over pixels)."""
         h, w = self.shape
-        ys, xs = np.mgrid[0:h, 0:w].astype(np.float32)
-        bu = self.wu.reshape(h, w).astype(np.float32)
-        bv = self.wv.reshape(h, w).astype(np.float32)
+        base = np.stack([self.wu.reshape(h, w), self.wv.reshape(h, w)], axis=2).astype(np.float32)
         D = np.empty((h * w, self.nil + 1), np.float32)
         best_r = np.full((h, max(w - 1, 0)), np.inf, np.float32)
         best_d = np.full((max(h - 1, 0), w), np.inf, np.float32)
@@ -175,20 +173,14 @@ class MotionPosterior:
         # ±step/2 per axis), so that the true motion between two labels is
         # not out-fitted by noisy labels.
         step = float(self.grid[1] - self.grid[0]) if self.grid.size > 1 else 1.0
-        gx = np.stack([cv2.Sobel(f2[..., c], cv2.CV_32F, 1, 0, ksize=3) / 8.0
-                       for c in range(f2.shape[2])], axis=2)
-        gy = np.stack([cv2.Sobel(f2[..., c], cv2.CV_32F, 0, 1, ksize=3) / 8.0
-                       for c in range(f2.shape[2])], axis=2)
+        gx, gy = frame_gradient(f2)
         scale = (0.5 / (self.sigma ** 2 + self.rounding * step * step / 12.0 * (gx * gx + gy * gy))).astype(np.float32)
         for k in range(self.nil):
-            mx = xs - bu - np.float32(self.du[k])
-            my = ys - bv - np.float32(self.dv[k])
-            warped = cv2.remap(f1, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-            if warped.ndim == 2:
-                warped = warped[..., None]
+            d_k = np.array([self.du[k], self.dv[k]], np.float32)
+            warped, inside = warp_frame1(f1, base + d_k, with_inside=True)
             diff = f2 - warped
             cost = (diff * diff * scale).sum(axis=2)
-            outside = (mx < 0) | (mx > w - 1) | (my < 0) | (my > h - 1)
+            outside = ~inside
             cost[outside] = far
             D[:, k] = cost.ravel()
             ad = np.abs(diff).mean(axis=2)
@@ -266,20 +258,10 @@ class MotionPosterior:
         cv = self.cv[np.abs(self.cv[None, :] - (stats[:, 2] / n)[:, None]).argmin(axis=1)]
         return np.stack([cu, cv], axis=1)
 
-    @property
-    def zero_label(self) -> int:
-        """The label of displacement (0, 0) (the base flow itself), or the
-        nearest to it."""
-        return int(np.argmin(np.hypot(self.du, self.dv)))
-
-    def winner_take_all(self):
-        """The label of least data cost at every pixel."""
-        return np.asarray(self.D.argmin(axis=1), np.int64)
-
     def block_matching(self, radius=2):
         """The label of least data cost summed over the (2r+1)² window of
-        every pixel (a start state, far less noisy than
-        :meth:`winner_take_all`)."""
+        every pixel (a start state, far less noisy than the label of least
+        cost of each pixel alone)."""
         from scipy.ndimage import uniform_filter
         h, w = self.shape
         cube = uniform_filter(self.D.reshape(h, w, -1), size=(2 * radius + 1, 2 * radius + 1, 1),
@@ -391,13 +373,3 @@ def motion_histograms(x0, region, n_regions, posterior):
     np.add.at(hist, (r, 0, iu.astype(np.int64)), 1.0)
     np.add.at(hist, (r, 1, iv.astype(np.int64)), 1.0)
     return hist
-
-
-def object_edge_probabilities(hist, graph):
-    """Eq. 76: q⁽²⁾ from the symmetric KL divergence of motion histograms."""
-    return kl_edge_probabilities(hist, graph.edges)
-
-
-def region_vertex_stats(posterior, x0, region, n_regions):
-    """Statistics n, S1_u, S1_v, S2 of every level-2 vertex."""
-    return posterior.object_stats(x0, region, n_regions)

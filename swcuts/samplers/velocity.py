@@ -113,6 +113,14 @@ class VelocityGibbs:
         self._axis_v = np.empty(posterior.grid.size)
         self.use_cut = not _omit_cut
 
+    def set_objects(self, obj):
+        """Give the pixels new object labels (the level-2 state changed);
+        ``new_state`` then computes the statistics under them."""
+        obj = np.ascontiguousarray(obj, np.int64).ravel()
+        if obj.shape != self.obj.shape or obj.max(initial=0) >= self.n_objects:
+            raise ValueError(f"objects must be {self.obj.size} labels below {self.n_objects}")
+        self.obj = obj
+
     def new_state(self, x0):
         """(labels, object statistics, log π) for a velocity labelling."""
         x0 = np.ascontiguousarray(x0, np.int64).ravel().copy()
