@@ -108,37 +108,32 @@ class MotionSegmentation:
 
 
 def _as_frames(frame1, frame2, channel_axis):
-    """Both frames as (H, W, C) float32 on the 0..255 scale."""
-    out = []
-    for name, f in (("frame1", frame1), ("frame2", frame2)):
-        a = np.asarray(f)
-        if a.dtype == object or not (np.issubdtype(a.dtype, np.number) or a.dtype == bool):
-            raise ValueError(f"{name} must be a numeric image array")
-        if a.ndim == 3 and channel_axis is not None:
-            if isinstance(channel_axis, bool) or not isinstance(channel_axis, (int, np.integer)):
-                raise ValueError(f"channel_axis must be an integer, got {channel_axis!r}")
-            a = np.moveaxis(a, channel_axis, -1)
-        if a.ndim == 2:
-            a = a[..., None]
-        if a.ndim != 3 or min(a.shape[:2]) < 2:
-            raise ValueError(f"{name} must be an (H, W) or (H, W, C) image of at least 2x2 pixels, "
-                             f"got shape {np.shape(f)}")
-        if np.issubdtype(a.dtype, np.integer):
-            scale = 255.0 / max(float(np.iinfo(a.dtype).max), 1.0) if a.dtype != np.uint8 else 1.0
-            a = a.astype(np.float32) * np.float32(scale)
-        else:
-            a = a.astype(np.float32)
-            if not np.all(np.isfinite(a)):
-                raise ValueError(f"{name} has NaN or infinite values")
-            if a.size and a.max() <= 1.0:
-                a = a * np.float32(255.0)
-        if a.shape[2] in (2, 4):  # drop alpha
-            a = a[..., :-1]
-        out.append(np.ascontiguousarray(a))
-    f1, f2 = out
-    if f1.shape != f2.shape:
-        raise ValueError(f"the frames differ in size or channels: {f1.shape} and {f2.shape}")
-    return f1, f2
+    """Both frames as (H, W, C) float32 on the 0..255 scale, C = 1 or 3.
+
+    Validated and scaled by :func:`~swcuts.imageio.prepare_image` (its
+    display image: grey or RGB, alpha dropped) with the two frames side by
+    side, so that a min..max rescale (floats outside [0, 1], wide integers)
+    is the same for both and their intensities stay comparable."""
+    from .imageio import prepare_image
+
+    a1, a2 = np.asarray(frame1), np.asarray(frame2)
+    if a1.ndim == 3 and a2.ndim == 3 and channel_axis is not None:
+        if isinstance(channel_axis, bool) or not isinstance(channel_axis, (int, np.integer)):
+            raise ValueError(f"channel_axis must be an integer, got {channel_axis!r}")
+        if not -3 <= channel_axis <= 2:
+            raise ValueError(f"channel_axis {channel_axis} is out of range for 3-D frames")
+        a1, a2 = np.moveaxis(a1, channel_axis, -1), np.moveaxis(a2, channel_axis, -1)
+    if a1.shape != a2.shape:
+        raise ValueError(f"the frames differ in size or channels: {a1.shape} and {a2.shape}")
+    if a1.ndim not in (2, 3):
+        raise ValueError(f"the frames must be (H, W) or (H, W, C) images, got shape {a1.shape}")
+    if min(a1.shape[:2]) < 2:
+        raise ValueError(f"the frames are {a1.shape[0]}x{a1.shape[1]}; at least 2x2 pixels are needed")
+    _, display = prepare_image(np.concatenate([a1, a2], axis=1), channel_axis=-1)
+    display = display if display.ndim == 3 else display[..., None]
+    both = (display * 255.0).astype(np.float32)
+    w = a1.shape[1]
+    return np.ascontiguousarray(both[:, :w]), np.ascontiguousarray(both[:, w:])
 
 
 def _check_options(max_displacement, precision, pyramid_levels, shape):
