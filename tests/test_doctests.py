@@ -19,6 +19,7 @@ MODULES = [
     "swcuts.metrics.scores",
     "swcuts.peers",
     "swcuts.diagnostics",
+    "swcuts.partition_stats",
     "swcuts.partition",
     "swcuts.synthetic",
     "swcuts.synthetic_scenes",
