@@ -198,15 +198,22 @@ class MotionPosterior:
         return D, q_right, q_down
 
     # ----------------------------------------------------------- log π
+    def velocities(self, x0):
+        """(u, v, nil) of a velocity labelling: every pixel's velocity
+        w_p + d_k (0 where nil) and the nil mask, flat arrays."""
+        x0 = np.asarray(x0).ravel()
+        nil = x0 == self.nil
+        k = np.where(nil, 0, x0)
+        u = np.where(nil, 0.0, self.wu + self.du[k])
+        v = np.where(nil, 0.0, self.wv + self.dv[k])
+        return u, v, nil
+
     def object_stats(self, x0, obj, n_objects):
         """(n_objects, 4) statistics n, S1_u, S1_v, S2 of the non-nil
         pixels' velocities per object."""
-        x0 = np.asarray(x0).ravel()
-        obj = np.asarray(obj).ravel()
-        ok = x0 != self.nil
-        u = self.wu[ok] + self.du[x0[ok]]
-        v = self.wv[ok] + self.dv[x0[ok]]
-        o = obj[ok]
+        u, v, nil = self.velocities(x0)
+        ok = ~nil
+        u, v, o = u[ok], v[ok], np.asarray(obj).ravel()[ok]
         out = np.zeros((n_objects, N_STATS))
         out[:, 0] = np.bincount(o, minlength=n_objects)
         out[:, 1] = np.bincount(o, u, minlength=n_objects)
@@ -221,13 +228,9 @@ class MotionPosterior:
         idx = np.arange(h * w).reshape(h, w)
         pa, pb = pixel_pairs(idx)
         a, b = x0.ravel()[pa], x0.ravel()[pb]
-        ua = np.where(a == self.nil, 0.0, self.wu[pa] + self.du[np.minimum(a, self.nil - 1)])
-        va = np.where(a == self.nil, 0.0, self.wv[pa] + self.dv[np.minimum(a, self.nil - 1)])
-        ub = np.where(b == self.nil, 0.0, self.wu[pb] + self.du[np.minimum(b, self.nil - 1)])
-        vb = np.where(b == self.nil, 0.0, self.wv[pb] + self.dv[np.minimum(b, self.nil - 1)])
-        dist = np.hypot(ua - ub, va - vb)
-        one_nil = (a == self.nil) != (b == self.nil)
-        dist = np.where(one_nil, self.nu, np.where((a == self.nil) & (b == self.nil), 0.0, dist))
+        u, v, nil = self.velocities(x0)
+        dist = np.hypot(u[pa] - u[pb], v[pa] - v[pb])
+        dist = np.where(nil[pa] != nil[pb], self.nu, np.where(nil[pa], 0.0, dist))
         return float(self.beta * dist.sum() + self.delta * np.count_nonzero(a != b))
 
     def log_target(self, x0, obj) -> float:
@@ -244,10 +247,8 @@ class MotionPosterior:
     def flow(self, x0):
         """(H, W, 2) flow of a velocity labelling, NaN where nil."""
         h, w = self.shape
-        x0 = np.asarray(x0).ravel()
-        nil = x0 == self.nil
-        k = np.minimum(x0, self.nil - 1)
-        out = np.stack([self.wu + self.du[k], self.wv + self.dv[k]], axis=1)
+        u, v, nil = self.velocities(x0)
+        out = np.stack([u, v], axis=1)
         out[nil] = np.nan
         return out.reshape(h, w, 2)
 
@@ -358,18 +359,13 @@ class ObjectModel:
 def motion_histograms(x0, region, n_regions, posterior):
     """Per level-2 vertex, histograms of the u and of the v velocities of its
     non-nil pixels over the object-velocity grid: (N, 2, B) counts."""
-    x0 = np.asarray(x0).ravel()
-    region = np.asarray(region).ravel()
-    ok = x0 != posterior.nil
-    k = x0[ok]
-    u = posterior.wu[ok] + posterior.du[k]
-    v = posterior.wv[ok] + posterior.dv[k]
-    r = region[ok]
-    cu, cv = posterior.cu, posterior.cv
-    bins = max(cu.size, cv.size)
-    iu = np.clip(np.rint((u - cu[0]) / (cu[1] - cu[0] if cu.size > 1 else 1.0)), 0, cu.size - 1)
-    iv = np.clip(np.rint((v - cv[0]) / (cv[1] - cv[0] if cv.size > 1 else 1.0)), 0, cv.size - 1)
-    hist = np.zeros((n_regions, 2, bins))
-    np.add.at(hist, (r, 0, iu.astype(np.int64)), 1.0)
-    np.add.at(hist, (r, 1, iv.astype(np.int64)), 1.0)
+    u, v, nil = posterior.velocities(x0)
+    ok = ~nil
+    r = np.asarray(region).ravel()[ok]
+    bins = max(posterior.cu.size, posterior.cv.size)
+    hist = np.empty((n_regions, 2, bins))
+    for axis, (vel, grid) in enumerate(((u[ok], posterior.cu), (v[ok], posterior.cv))):
+        step = grid[1] - grid[0] if grid.size > 1 else 1.0
+        idx = np.clip(np.rint((vel - grid[0]) / step), 0, grid.size - 1).astype(np.int64)
+        hist[:, axis] = np.bincount(r * bins + idx, minlength=n_regions * bins).reshape(n_regions, bins)
     return hist
