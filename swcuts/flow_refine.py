@@ -1,14 +1,18 @@
 """Sub-label refinement of a discrete flow: one affine motion per region.
 
 Discrete velocity labels cap the accuracy of the flow at about a quarter
-of the label step. After sampling, each intensity region gets an affine
-correction δ(x, y) = (a0 + a1 x + a2 y, b0 + b1 x + b2 y) of its flow,
-fitted by Gauss-Newton on the data term of eq. 74 (the linearised
-residual I2(p) − I1(p − f(p)) summed over the region's non-nil pixels and
-every channel). A region keeps the refined flow only where it lowers that
-data term; elsewhere the discrete answer stays. This step is ours, not
-the paper's. Every sum is a ``bincount`` over region labels, never a
-Python loop over pixels.
+of the label step, and a sampled labelling also carries label noise (a
+pixel whose true motion lies between two labels takes either). After
+sampling, each intensity region gets an affine flow
+f(x, y) = (a0 + a1 x + a2 y, b0 + b1 x + b2 y), started from the
+least-squares affine fit of its discrete flow and fitted by damped
+Gauss-Newton (Levenberg-Marquardt) on the data term of eq. 74 (the
+linearised residual I2(p) − I1(p − f(p)) summed over the region's non-nil
+pixels and every channel). A region keeps the affine flow only where it
+lowers its energy, the capped data term plus the Markov term β‖f_p − f_q‖
+of eq. 75 over its neighbour pairs; elsewhere the discrete answer stays.
+This step is ours, not the paper's. Every sum is a ``bincount`` over
+region labels, never a Python loop over pixels.
 """
 
 from __future__ import annotations
@@ -18,6 +22,9 @@ import numpy as np
 from .motion_metrics import frame_gradient, warp_frame1
 
 __all__ = ["refine_flow"]
+
+#: Regions with fewer non-nil pixels than this fit a translation only.
+MIN_AFFINE_PIXELS = 30
 
 
 def _pixel_cost(frame1, frame2, flow, valid, sigma, cap):
@@ -30,26 +37,74 @@ def _pixel_cost(frame1, frame2, flow, valid, sigma, cap):
     return e, r, inside, valid & inside & (e < cap)
 
 
-def refine_flow(frame1, frame2, flow, regions, *, sigma=2.0, nil_cost=6.0, iterations=5,
+def _pair_cost(flow, regions, valid, n):
+    """Per region Σ ‖f_p − f_q‖ over its 4-neighbour pairs of non-nil
+    pixels inside it (the Markov term of eq. 75 without β)."""
+    out = np.zeros(n)
+    for a, b in ((np.s_[:, :-1], np.s_[:, 1:]), (np.s_[:-1, :], np.s_[1:, :])):
+        same = (regions[a] == regions[b]) & valid[a] & valid[b]
+        d = np.hypot(*(flow[a] - flow[b])[same].T)
+        out += np.bincount(regions[a][same], d, minlength=n)
+    return out
+
+
+def _affine(theta, regions, xc, yc):
+    u = theta[regions, 0] + theta[regions, 1] * xc + theta[regions, 2] * yc
+    v = theta[regions, 3] + theta[regions, 4] * xc + theta[regions, 5] * yc
+    return np.stack([u, v], axis=2).astype(np.float32)
+
+
+def _solve(A, b, damping, translation_only):
+    """Per region the damped solution of A x = b (Levenberg-Marquardt:
+    the ridge is relative to each diagonal entry); regions in
+    ``translation_only`` solve for the translation, their affine terms 0."""
+    A = A.copy()
+    b = b.copy()
+    aff = np.array([1, 2, 4, 5])
+    t = np.nonzero(translation_only)[0]
+    if t.size:
+        A[np.ix_(t, aff, np.arange(6))] = 0.0
+        A[np.ix_(t, np.arange(6), aff)] = 0.0
+        A[np.ix_(t, aff, aff)] = np.eye(4)
+        b[np.ix_(t, aff)] = 0.0
+    diag = np.einsum("nii->ni", A)
+    A = A + np.einsum("ni,ij->nij", damping * diag + 1e-9, np.eye(6))
+    return np.linalg.solve(A, b[..., None])[..., 0]
+
+
+def _normal_equations(cols, r, lab, n):
+    A = np.zeros((n, 6, 6))
+    b = np.zeros((n, 6))
+    for i in range(6):
+        b[:, i] = np.bincount(lab, (cols[i] * r).sum(axis=1), minlength=n)
+        for j in range(i, 6):
+            A[:, i, j] = A[:, j, i] = np.bincount(lab, (cols[i] * cols[j]).sum(axis=1), minlength=n)
+    return A, b
+
+
+def refine_flow(frame1, frame2, flow, regions, *, sigma=2.0, nil_cost=6.0, beta=4.0, iterations=5,
                 damping=1e-3):
-    """Refine ``flow`` by an affine correction per region where it lowers
-    the data cost.
+    """Refine ``flow`` to an affine flow per region where that lowers the
+    region's energy.
 
     The cost of a pixel is that of eq. 74 capped at ``nil_cost`` (a pixel
     that fits worse would be labelled nil), so occluded pixels neither pull
-    the fit (they get weight 0) nor decide whether it is kept.
+    the fit (they get weight 0) nor decide whether it is kept; the Markov
+    term β Σ ‖f_p − f_q‖ over the region's neighbour pairs is added, so
+    label noise that fits the noise of the frames is not kept for that.
 
     Parameters
     ----------
     frame1, frame2 : (H, W, C) float32 arrays (frame 2 the reference)
     flow : (H, W, 2) float array, NaN where nil (kept NaN)
     regions : (H, W) int array, labels 0..R-1
-    sigma, nil_cost : float
-        The noise deviation and nil cost of the motion posterior.
+    sigma, nil_cost, beta : float
+        The noise deviation, nil cost and Markov weight of the motion posterior.
     iterations : int
         Gauss-Newton iterations.
     damping : float
-        Ridge added to the normal equations (relative to their trace).
+        Ridge added to the normal equations, relative to each diagonal
+        entry (Levenberg-Marquardt).
 
     Returns
     -------
@@ -77,47 +132,41 @@ def refine_flow(frame1, frame2, flow, regions, *, sigma=2.0, nil_cost=6.0, itera
     base = np.where(valid[..., None], flow, 0.0).astype(np.float32)
     gx1, gy1 = frame_gradient(frame1)
     ys, xs = np.mgrid[0:h, 0:w].astype(np.float64)
-    # Coordinates centred per region keep the normal equations well scaled.
-    cnt = np.maximum(np.bincount(regions.ravel(), minlength=n), 1)
-    xc = xs - (np.bincount(regions.ravel(), xs.ravel(), minlength=n) / cnt)[regions]
-    yc = ys - (np.bincount(regions.ravel(), ys.ravel(), minlength=n) / cnt)[regions]
     flat = regions.ravel()
-    best = base.copy()
-    cur = base.copy()
-    theta = np.zeros((n, 6))
+    # Coordinates centred per region keep the normal equations well scaled.
+    cnt = np.maximum(np.bincount(flat, minlength=n), 1)
+    xc = xs - (np.bincount(flat, xs.ravel(), minlength=n) / cnt)[regions]
+    yc = ys - (np.bincount(flat, ys.ravel(), minlength=n) / cnt)[regions]
+    small = np.bincount(regions[valid], minlength=n) < MIN_AFFINE_PIXELS
+    # Start: the least-squares affine fit of the discrete flow per region.
+    ones = np.ones_like(xc)
+    cols = [c[valid][:, None] for c in (ones, xc, yc)]
+    A3, bu = _normal_equations(cols + [0 * cols[0]] * 3, base[valid][:, :1], regions[valid], n)
+    _, bv = _normal_equations(cols + [0 * cols[0]] * 3, base[valid][:, 1:], regions[valid], n)
+    A = np.zeros((n, 6, 6))
+    A[:, :3, :3] = A[:, 3:, 3:] = A3[:, :3, :3]
+    theta = _solve(A, np.concatenate([bu[:, :3], bv[:, :3]], axis=1), 1e-6, small)
     for _ in range(iterations):
+        cur = _affine(theta, regions, xc, yc)
         _, r, _, ok = _pixel_cost(frame1, frame2, cur, valid, sigma, nil_cost)
-        gx = warp_frame1(gx1, cur)
-        gy = warp_frame1(gy1, cur)
+        gx = warp_frame1(gx1, cur)[ok]
+        gy = warp_frame1(gy1, cur)[ok]
+        x_ok, y_ok = xc[ok][:, None], yc[ok][:, None]
         # Residual r(θ + dθ) ≈ r + (gx δu + gy δv): Jacobian columns per pixel.
-        cols = [gx, gx * xc[..., None], gx * yc[..., None], gy, gy * xc[..., None], gy * yc[..., None]]
-        lab = regions[ok]
-        A = np.zeros((n, 6, 6))
-        b = np.zeros((n, 6))
-        for i in range(6):
-            ci = cols[i][ok]
-            b[:, i] = np.bincount(lab, (ci * r[ok]).sum(axis=1), minlength=n)
-            for j in range(i, 6):
-                A[:, i, j] = A[:, j, i] = np.bincount(lab, (ci * cols[j][ok]).sum(axis=1), minlength=n)
-        tr = np.trace(A, axis1=1, axis2=2)[:, None, None]
-        A = A + (damping * tr + 1e-9) * np.eye(6)[None]
+        A, b = _normal_equations([gx, gx * x_ok, gx * y_ok, gy, gy * x_ok, gy * y_ok], r[ok], regions[ok], n)
         # r = I2 − I1(p − f): d r / d f = +∇I1, so the step solving
         # A dθ = −Jᵀ r lowers Σ r².
-        step = -np.linalg.solve(A, b[..., None])[..., 0]
-        theta = theta + step
-        du = theta[regions, 0] + theta[regions, 1] * xc + theta[regions, 2] * yc
-        dv = theta[regions, 3] + theta[regions, 4] * xc + theta[regions, 5] * yc
-        cur = base + np.stack([du, dv], axis=2).astype(np.float32)
-        # Compare with the best flow so far on the pixels that both keep
-        # inside frame 1 (a pixel pushed out of the frame is not evidence).
-        e, _, inside, _ = _pixel_cost(frame1, frame2, cur, valid, sigma, nil_cost)
-        e_best, _, inside_best, _ = _pixel_cost(frame1, frame2, best, valid, sigma, nil_cost)
-        both = (valid & inside & inside_best).ravel()
-        cost = np.bincount(flat[both], e.ravel()[both], minlength=n)
-        cost_best = np.bincount(flat[both], e_best.ravel()[both], minlength=n)
-        better = cost < cost_best
-        take = better[regions] & valid
-        best[take] = cur[take]
-    out = best.astype(np.float64)
+        theta = theta - _solve(A, b, damping, small)
+    cur = _affine(theta, regions, xc, yc)
+    # Compare on the pixels that both keep inside frame 1 (a pixel pushed
+    # out of the frame is not evidence).
+    e, _, inside, _ = _pixel_cost(frame1, frame2, cur, valid, sigma, nil_cost)
+    e0, _, inside0, _ = _pixel_cost(frame1, frame2, base, valid, sigma, nil_cost)
+    both = (valid & inside & inside0).ravel()
+    cost = np.bincount(flat[both], e.ravel()[both], minlength=n) + beta * _pair_cost(cur, regions, valid, n)
+    cost0 = np.bincount(flat[both], e0.ravel()[both], minlength=n) + beta * _pair_cost(base, regions, valid, n)
+    take = (cost < cost0)[regions] & valid
+    out = base.astype(np.float64)
+    out[take] = cur[take]
     out[~valid] = np.nan
     return out
