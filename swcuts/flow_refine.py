@@ -10,7 +10,9 @@ Gauss-Newton (Levenberg-Marquardt) on the data term of eq. 74 (the
 linearised residual I2(p) − I1(p − f(p)) summed over the region's non-nil
 pixels and every channel). A region keeps the affine flow only where it
 lowers its energy, the capped data term plus the Markov term β‖f_p − f_q‖
-of eq. 75 over its neighbour pairs; elsewhere the discrete answer stays.
+of eq. 75 over its neighbour pairs (and, given the objects, the pull
+α‖f_p − c_o‖² to its object's velocity); elsewhere the discrete answer
+stays.
 This step is ours, not the paper's. Every sum is a ``bincount`` over
 region labels, never a Python loop over pixels.
 """
@@ -25,6 +27,8 @@ __all__ = ["refine_flow"]
 
 #: Regions with fewer non-nil pixels than this fit a translation only.
 MIN_AFFINE_PIXELS = 30
+#: Inlier scale of the first Gauss-Newton iterations (then 1).
+GNC = (8.0, 4.0, 2.0)
 
 
 def _pixel_cost(frame1, frame2, flow, valid, sigma, cap):
@@ -82,10 +86,53 @@ def _normal_equations(cols, r, lab, n):
     return A, b
 
 
-def refine_flow(frame1, frame2, flow, regions, *, sigma=2.0, nil_cost=6.0, beta=4.0, iterations=5,
-                damping=1e-3):
+def _region_median(values, regions, valid, n):
+    """Per region the median of ``values`` over its valid pixels (0 if none)."""
+    lab = regions[valid]
+    val = values[valid]
+    order = np.lexsort((val, lab))
+    lab, val = lab[order], val[order]
+    cnt = np.bincount(lab, minlength=n)
+    start = np.concatenate([[0], np.cumsum(cnt)[:-1]])
+    out = np.zeros(n)
+    has = cnt > 0
+    out[has] = val[start[has] + (cnt[has] - 1) // 2]
+    return out
+
+
+def _gauss_newton(frame1, frame2, theta, regions, xc, yc, valid, gx1, gy1, sigma, nil_cost,
+                  iterations, damping, translation_only):
+    """``iterations`` damped Gauss-Newton steps on the capped data term from
+    the affine parameters ``theta`` (n, 6); returns the affine flow."""
+    n = theta.shape[0]
+    for it in range(iterations):
+        cur = _affine(theta, regions, xc, yc)
+        # Graduated: the first iterations admit residuals up to GNC[it]
+        # times larger as inliers (a step edge half a pixel off is far out
+        # at the true sigma, yet it is what fixes a uniform region's motion).
+        scale = GNC[it] if it < len(GNC) else 1.0
+        _, r, _, ok = _pixel_cost(frame1, frame2, cur, valid, sigma * scale, nil_cost)
+        gx = warp_frame1(gx1, cur)[ok]
+        gy = warp_frame1(gy1, cur)[ok]
+        x_ok, y_ok = xc[ok][:, None], yc[ok][:, None]
+        # Residual r(θ + dθ) ≈ r + (gx δu + gy δv): Jacobian columns per pixel.
+        A, b = _normal_equations([gx, gx * x_ok, gx * y_ok, gy, gy * x_ok, gy * y_ok], r[ok],
+                                 regions[ok], n)
+        # r = I2 − I1(p − f): d r / d f = +∇I1, so the step solving
+        # A dθ = −Jᵀ r lowers Σ r².
+        theta = theta - _solve(A, b, damping, translation_only)
+    return _affine(theta, regions, xc, yc)
+
+
+def refine_flow(frame1, frame2, flow, regions, *, sigma=2.0, nil_cost=6.0, beta=4.0, alpha=0.0,
+                objects=None, object_velocity=None, iterations=6, damping=1e-3):
     """Refine ``flow`` to an affine flow per region where that lowers the
     region's energy.
+
+    Three candidates per region are fitted by damped Gauss-Newton: an
+    affine flow from the least-squares affine fit of the discrete flow, an
+    affine flow and a translation from its median; the region keeps the
+    candidate of least energy, or its discrete flow if that is lower.
 
     The cost of a pixel is that of eq. 74 capped at ``nil_cost`` (a pixel
     that fits worse would be labelled nil), so occluded pixels neither pull
@@ -98,8 +145,13 @@ def refine_flow(frame1, frame2, flow, regions, *, sigma=2.0, nil_cost=6.0, beta=
     frame1, frame2 : (H, W, C) float32 arrays (frame 2 the reference)
     flow : (H, W, 2) float array, NaN where nil (kept NaN)
     regions : (H, W) int array, labels 0..R-1
-    sigma, nil_cost, beta : float
-        The noise deviation, nil cost and Markov weight of the motion posterior.
+    sigma, nil_cost, beta, alpha : float
+        The noise deviation, nil cost, Markov weight and object pull of
+        the motion posterior (alpha counts only with ``objects``).
+    objects : (H, W) int array, optional
+    object_velocity : (K, 2) float array, optional
+        Each pixel's object and the objects' velocities c_o: with them the
+        energy also holds eq. 75's α Σ ‖f_p − c_o‖².
     iterations : int
         Gauss-Newton iterations.
     damping : float
@@ -138,35 +190,42 @@ def refine_flow(frame1, frame2, flow, regions, *, sigma=2.0, nil_cost=6.0, beta=
     xc = xs - (np.bincount(flat, xs.ravel(), minlength=n) / cnt)[regions]
     yc = ys - (np.bincount(flat, ys.ravel(), minlength=n) / cnt)[regions]
     small = np.bincount(regions[valid], minlength=n) < MIN_AFFINE_PIXELS
-    # Start: the least-squares affine fit of the discrete flow per region.
+    # Starts: the least-squares affine fit of the discrete flow per region,
+    # and its per-region median as a translation (robust to stray labels);
+    # the latter is fitted once as an affine flow and once as a translation
+    # (uniform regions, where the data cannot fix an affine flow).
     ones = np.ones_like(xc)
     cols = [c[valid][:, None] for c in (ones, xc, yc)]
-    A3, bu = _normal_equations(cols + [0 * cols[0]] * 3, base[valid][:, :1], regions[valid], n)
-    _, bv = _normal_equations(cols + [0 * cols[0]] * 3, base[valid][:, 1:], regions[valid], n)
+    zero = [np.zeros_like(cols[0])] * 3
+    A3, bu = _normal_equations(cols + zero, base[valid][:, :1], regions[valid], n)
+    _, bv = _normal_equations(cols + zero, base[valid][:, 1:], regions[valid], n)
     A = np.zeros((n, 6, 6))
     A[:, :3, :3] = A[:, 3:, 3:] = A3[:, :3, :3]
-    theta = _solve(A, np.concatenate([bu[:, :3], bv[:, :3]], axis=1), 1e-6, small)
-    for _ in range(iterations):
-        cur = _affine(theta, regions, xc, yc)
-        _, r, _, ok = _pixel_cost(frame1, frame2, cur, valid, sigma, nil_cost)
-        gx = warp_frame1(gx1, cur)[ok]
-        gy = warp_frame1(gy1, cur)[ok]
-        x_ok, y_ok = xc[ok][:, None], yc[ok][:, None]
-        # Residual r(θ + dθ) ≈ r + (gx δu + gy δv): Jacobian columns per pixel.
-        A, b = _normal_equations([gx, gx * x_ok, gx * y_ok, gy, gy * x_ok, gy * y_ok], r[ok], regions[ok], n)
-        # r = I2 − I1(p − f): d r / d f = +∇I1, so the step solving
-        # A dθ = −Jᵀ r lowers Σ r².
-        theta = theta - _solve(A, b, damping, small)
-    cur = _affine(theta, regions, xc, yc)
-    # Compare on the pixels that both keep inside frame 1 (a pixel pushed
+    ls = _solve(A, np.concatenate([bu[:, :3], bv[:, :3]], axis=1), 1e-6, small)
+    med = np.zeros((n, 6))
+    med[:, 0] = _region_median(base[..., 0], regions, valid, n)
+    med[:, 3] = _region_median(base[..., 1], regions, valid, n)
+    cand = [base]
+    for theta, trans in ((ls, small), (med, small), (med, np.ones(n, bool))):
+        cand.append(_gauss_newton(frame1, frame2, theta, regions, xc, yc, valid, gx1, gy1, sigma,
+                                  nil_cost, iterations, damping, trans))
+    # Compare on the pixels that all keep inside frame 1 (a pixel pushed
     # out of the frame is not evidence).
-    e, _, inside, _ = _pixel_cost(frame1, frame2, cur, valid, sigma, nil_cost)
-    e0, _, inside0, _ = _pixel_cost(frame1, frame2, base, valid, sigma, nil_cost)
-    both = (valid & inside & inside0).ravel()
-    cost = np.bincount(flat[both], e.ravel()[both], minlength=n) + beta * _pair_cost(cur, regions, valid, n)
-    cost0 = np.bincount(flat[both], e0.ravel()[both], minlength=n) + beta * _pair_cost(base, regions, valid, n)
-    take = (cost < cost0)[regions] & valid
-    out = base.astype(np.float64)
-    out[take] = cur[take]
+    costs, inside_all = [], valid.copy()
+    for f in cand:
+        e, _, inside, _ = _pixel_cost(frame1, frame2, f, valid, sigma, nil_cost)
+        costs.append(e)
+        inside_all &= inside
+    both = inside_all.ravel()
+    energy = np.stack([np.bincount(flat[both], e.ravel()[both], minlength=n)
+                       + beta * _pair_cost(f, regions, valid, n)
+                       for e, f in zip(costs, cand)])
+    if objects is not None and alpha > 0:
+        c = np.asarray(object_velocity, np.float64)[np.asarray(objects)]
+        for i, f in enumerate(cand):
+            d2 = ((f - c) ** 2).sum(axis=2)
+            energy[i] += alpha * np.bincount(regions[valid], d2[valid], minlength=n)
+    pick = energy.argmin(axis=0)[regions]
+    out = np.take_along_axis(np.stack(cand), pick[None, ..., None], axis=0)[0].astype(np.float64)
     out[~valid] = np.nan
     return out
