@@ -10,9 +10,10 @@ Gauss-Newton (Levenberg-Marquardt) on the data term of eq. 74 (the
 linearised residual I2(p) − I1(p − f(p)) summed over the region's non-nil
 pixels and every channel). A region keeps the affine flow only where it
 lowers its energy, the capped data term plus the Markov term β‖f_p − f_q‖
-of eq. 75 over its neighbour pairs (and, given the objects, the pull
-α‖f_p − c_o‖² to its object's velocity); elsewhere the discrete answer
-stays.
+of eq. 75 over its neighbour pairs; elsewhere the discrete answer stays.
+Then OpenCV's variational refinement (the per-pixel step inside DIS) is
+started from that flow and kept per region where it lowers the same
+energy.
 This step is ours, not the paper's. Every sum is a ``bincount`` over
 region labels, never a Python loop over pixels.
 """
@@ -124,8 +125,51 @@ def _gauss_newton(frame1, frame2, theta, regions, xc, yc, valid, gx1, gy1, sigma
     return _affine(theta, regions, xc, yc)
 
 
-def refine_flow(frame1, frame2, flow, regions, *, sigma=2.0, nil_cost=6.0, beta=4.0, alpha=0.0,
-                objects=None, object_velocity=None, iterations=6, damping=1e-3):
+def _pick(frame1, frame2, cand, regions, valid, sigma, nil_cost, beta):
+    """Per region the candidate flow of least energy (capped data term plus
+    β × Markov term; eq. 75's pull α‖f_p − c_o‖² to one velocity per object
+    is left out: on real scenes, whose objects slant and turn, it would
+    prefer a translation with a far worse data term). A pixel whose
+    source falls outside frame 1 is compared with frame 1's nearest border
+    pixel, like any other at a cost of at most ``nil_cost``: it is not left
+    out (a candidate would win by pushing pixels out of the frame) nor
+    charged in full (the true flow at the frame's edge may point out)."""
+    n = int(regions.max()) + 1
+    energy = []
+    for f in cand:
+        e, _, _, _ = _pixel_cost(frame1, frame2, f, valid, sigma, nil_cost)
+        energy.append(np.bincount(regions[valid], e[valid], minlength=n)
+                      + beta * _pair_cost(f, regions, valid, n))
+    energy = np.stack(energy)
+    pick = energy.argmin(axis=0)[regions]
+    return np.take_along_axis(np.stack(cand), pick[None, ..., None], axis=0)[0]
+
+
+def _grey8(frame):
+    return np.clip(np.rint(frame.mean(axis=2)), 0, 255).astype(np.uint8)
+
+
+def _variational(frame1, frame2, flow, valid):
+    """OpenCV's variational refinement of ``flow`` (nil pixels start from
+    their nearest non-nil neighbour), in swcuts' convention: OpenCV's
+    ``calc(I0, I1, F)`` has I0(x) = I1(x + F(x)), so I0 = frame 2,
+    I1 = frame 1 and F = −flow."""
+    import cv2
+    from scipy import ndimage as ndi
+
+    start = np.asarray(flow, np.float32)
+    if not valid.all():
+        if not valid.any():
+            return start
+        idx = ndi.distance_transform_edt(~valid, return_distances=False, return_indices=True)
+        start = start[idx[0], idx[1]]
+    vr = cv2.VariationalRefinement_create()
+    F = vr.calc(_grey8(frame2), _grey8(frame1), np.ascontiguousarray(-start))
+    return -np.asarray(F, np.float32)
+
+
+def refine_flow(frame1, frame2, flow, regions, *, sigma=2.0, nil_cost=6.0, beta=4.0, dense=True,
+                iterations=6, damping=1e-3):
     """Refine ``flow`` to an affine flow per region where that lowers the
     region's energy.
 
@@ -145,13 +189,11 @@ def refine_flow(frame1, frame2, flow, regions, *, sigma=2.0, nil_cost=6.0, beta=
     frame1, frame2 : (H, W, C) float32 arrays (frame 2 the reference)
     flow : (H, W, 2) float array, NaN where nil (kept NaN)
     regions : (H, W) int array, labels 0..R-1
-    sigma, nil_cost, beta, alpha : float
-        The noise deviation, nil cost, Markov weight and object pull of
-        the motion posterior (alpha counts only with ``objects``).
-    objects : (H, W) int array, optional
-    object_velocity : (K, 2) float array, optional
-        Each pixel's object and the objects' velocities c_o: with them the
-        energy also holds eq. 75's α Σ ‖f_p − c_o‖².
+    sigma, nil_cost, beta : float
+        The noise deviation, nil cost and Markov weight of the motion posterior.
+    dense : bool
+        Also try OpenCV's variational refinement (per pixel) from the
+        chosen flow, kept per region where it lowers the energy.
     iterations : int
         Gauss-Newton iterations.
     damping : float
@@ -209,23 +251,12 @@ def refine_flow(frame1, frame2, flow, regions, *, sigma=2.0, nil_cost=6.0, beta=
     for theta, trans in ((ls, small), (med, small), (med, np.ones(n, bool))):
         cand.append(_gauss_newton(frame1, frame2, theta, regions, xc, yc, valid, gx1, gy1, sigma,
                                   nil_cost, iterations, damping, trans))
-    # Compare on the pixels that all keep inside frame 1 (a pixel pushed
-    # out of the frame is not evidence).
-    costs, inside_all = [], valid.copy()
-    for f in cand:
-        e, _, inside, _ = _pixel_cost(frame1, frame2, f, valid, sigma, nil_cost)
-        costs.append(e)
-        inside_all &= inside
-    both = inside_all.ravel()
-    energy = np.stack([np.bincount(flat[both], e.ravel()[both], minlength=n)
-                       + beta * _pair_cost(f, regions, valid, n)
-                       for e, f in zip(costs, cand)])
-    if objects is not None and alpha > 0:
-        c = np.asarray(object_velocity, np.float64)[np.asarray(objects)]
-        for i, f in enumerate(cand):
-            d2 = ((f - c) ** 2).sum(axis=2)
-            energy[i] += alpha * np.bincount(regions[valid], d2[valid], minlength=n)
-    pick = energy.argmin(axis=0)[regions]
-    out = np.take_along_axis(np.stack(cand), pick[None, ..., None], axis=0)[0].astype(np.float64)
+    out = _pick(frame1, frame2, cand, regions, valid, sigma, nil_cost, beta)
+    if dense:
+        # A dense variational refinement (OpenCV's, as inside DIS) started
+        # from that flow, kept per region where it lowers the energy too.
+        vr = _variational(frame1, frame2, out, valid)
+        out = _pick(frame1, frame2, [out, vr], regions, valid, sigma, nil_cost, beta)
+    out = out.astype(np.float64)
     out[~valid] = np.nan
     return out

@@ -352,7 +352,7 @@ def segment_motion(frame1, frame2, *, seed=None, max_displacement=3.0, precision
     velocity = post.best_object_velocity(ostats)
     if refine:
         flow = refine_flow(f1, f2, flow, regions_full, sigma=post.sigma, nil_cost=post.nil_cost,
-                           beta=post.beta, alpha=post.alpha, objects=objects, object_velocity=velocity)
+                           beta=post.beta)
     return MotionSegmentation(flow=flow, occluded=np.isnan(flow[..., 0]), regions=regions_full,
                               objects=objects, object_velocity=velocity, trace=trace,
                               energy=-float(log_pi), seconds=time.perf_counter() - t_start)
