@@ -145,31 +145,34 @@ def _pick(frame1, frame2, cand, regions, valid, sigma, nil_cost, beta):
     return np.take_along_axis(np.stack(cand), pick[None, ..., None], axis=0)[0]
 
 
+def _fill_nearest(flow, valid):
+    """``flow`` with every invalid pixel given its nearest valid pixel's value."""
+    if valid.all() or not valid.any():
+        return flow
+    from scipy import ndimage as ndi
+
+    idx = ndi.distance_transform_edt(~valid, return_distances=False, return_indices=True)
+    return flow[idx[0], idx[1]]
+
+
 def _grey8(frame):
     return np.clip(np.rint(frame.mean(axis=2)), 0, 255).astype(np.uint8)
 
 
-def _variational(frame1, frame2, flow, valid):
-    """OpenCV's variational refinement of ``flow`` (nil pixels start from
-    their nearest non-nil neighbour), in swcuts' convention: OpenCV's
+def _variational(frame1, frame2, flow):
+    """OpenCV's variational refinement of ``flow`` (defined everywhere, nil
+    pixels filled), in swcuts' convention: OpenCV's
     ``calc(I0, I1, F)`` has I0(x) = I1(x + F(x)), so I0 = frame 2,
     I1 = frame 1 and F = −flow."""
     import cv2
-    from scipy import ndimage as ndi
 
-    start = np.asarray(flow, np.float32)
-    if not valid.all():
-        if not valid.any():
-            return start
-        idx = ndi.distance_transform_edt(~valid, return_distances=False, return_indices=True)
-        start = start[idx[0], idx[1]]
     vr = cv2.VariationalRefinement_create()
-    F = vr.calc(_grey8(frame2), _grey8(frame1), np.ascontiguousarray(-start))
+    F = vr.calc(_grey8(frame2), _grey8(frame1), np.ascontiguousarray(-np.asarray(flow, np.float32)))
     return -np.asarray(F, np.float32)
 
 
 def refine_flow(frame1, frame2, flow, regions, *, sigma=2.0, nil_cost=6.0, beta=4.0, dense=True,
-                iterations=6, damping=1e-3):
+                iterations=6, damping=1e-3, return_filled=False):
     """Refine ``flow`` to an affine flow per region where that lowers the
     region's energy.
 
@@ -202,7 +205,13 @@ def refine_flow(frame1, frame2, flow, regions, *, sigma=2.0, nil_cost=6.0, beta=
 
     Returns
     -------
-    (H, W, 2) float array
+    flow : (H, W, 2) float array
+        NaN where ``flow`` is NaN.
+    filled : (H, W, 2) float array
+        With ``return_filled``: the same flow with a value at the nil
+        pixels too, that of their region's chosen candidate (an affine
+        flow extends over its whole region; the discrete flow and the
+        variational refinement's start take their nearest non-nil pixel's).
 
     Examples
     --------
@@ -223,7 +232,7 @@ def refine_flow(frame1, frame2, flow, regions, *, sigma=2.0, nil_cost=6.0, beta=
     regions = np.asarray(regions, np.int64)
     n = int(regions.max()) + 1
     valid = ~np.isnan(flow[..., 0])
-    base = np.where(valid[..., None], flow, 0.0).astype(np.float32)
+    base = _fill_nearest(np.where(valid[..., None], flow, 0.0).astype(np.float32), valid)
     gx1, gy1 = frame_gradient(frame1)
     ys, xs = np.mgrid[0:h, 0:w].astype(np.float64)
     flat = regions.ravel()
@@ -255,8 +264,9 @@ def refine_flow(frame1, frame2, flow, regions, *, sigma=2.0, nil_cost=6.0, beta=
     if dense:
         # A dense variational refinement (OpenCV's, as inside DIS) started
         # from that flow, kept per region where it lowers the energy too.
-        vr = _variational(frame1, frame2, out, valid)
+        vr = _variational(frame1, frame2, out)
         out = _pick(frame1, frame2, [out, vr], regions, valid, sigma, nil_cost, beta)
-    out = out.astype(np.float64)
+    filled = out.astype(np.float64)
+    out = filled.copy()
     out[~valid] = np.nan
-    return out
+    return (out, filled) if return_filled else out

@@ -82,6 +82,9 @@ class MotionSegmentation:
         −log π (levels 0 and 2, the finest pyramid level) of the result
         before the sub-label refinement.
     seconds : float
+    filled_flow : (H, W, 2) float array or None
+        The refined flow with a value at the occluded pixels too (their
+        region's refined motion); None without the refinement.
     """
 
     flow: np.ndarray
@@ -92,15 +95,19 @@ class MotionSegmentation:
     trace: Trace
     energy: float
     seconds: float
+    filled_flow: np.ndarray | None = None
 
     @property
     def n_objects(self) -> int:
         return int(self.object_velocity.shape[0])
 
     def dense_flow(self) -> np.ndarray:
-        """The flow with every occluded pixel given its object's velocity
-        (the context of the segmentation fills the nil label, as section 7
-        suggests): for scores that need a flow everywhere."""
+        """The flow with every occluded pixel given a velocity from its
+        context, as section 7 suggests: its region's refined motion
+        (``filled_flow``) or, without the refinement, its object's velocity.
+        For scores that need a flow everywhere."""
+        if self.filled_flow is not None:
+            return self.filled_flow.copy()
         out = self.flow.copy()
         nil = self.occluded
         out[nil] = self.object_velocity[self.objects[nil]]
@@ -350,9 +357,11 @@ def segment_motion(frame1, frame2, *, seed=None, max_displacement=3.0, precision
     objects = rank[inv.reshape(h, w)]
     ostats = post.object_stats(np.asarray(x0), objects.ravel(), used.size)
     velocity = post.best_object_velocity(ostats)
+    filled = None
     if refine:
-        flow = refine_flow(f1, f2, flow, regions_full, sigma=post.sigma, nil_cost=post.nil_cost,
-                           beta=post.beta)
+        flow, filled = refine_flow(f1, f2, flow, regions_full, sigma=post.sigma, nil_cost=post.nil_cost,
+                                   beta=post.beta, return_filled=True)
     return MotionSegmentation(flow=flow, occluded=np.isnan(flow[..., 0]), regions=regions_full,
                               objects=objects, object_velocity=velocity, trace=trace,
-                              energy=-float(log_pi), seconds=time.perf_counter() - t_start)
+                              energy=-float(log_pi), seconds=time.perf_counter() - t_start,
+                              filled_flow=filled)
