@@ -17,7 +17,10 @@
    histograms, eq. 76, recomputed after each level-0 run), each kernel
    invariant for its conditional (Prop. 12).
 3. After sampling, the flow of each region is refined below the label step
-   (:func:`swcuts.flow_refine.refine_flow`, ours, not the paper's).
+   (:func:`swcuts.flow_refine.refine_flow`, ours, not the paper's): affine
+   fits per region and a variational per-pixel step, each kept per region
+   only where it lowers the data + Markov energy; occluded pixels get their
+   region's refined motion in ``filled_flow`` / :meth:`MotionSegmentation.dense_flow`.
 """
 
 from __future__ import annotations
