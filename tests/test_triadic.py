@@ -37,7 +37,7 @@ import pytest
 from scipy import stats
 
 from enumeration import assert_matches, chain_visits, exact_distribution, iid_tv, set_partitions
-from test_enumeration_kernels import colour_setting, grey_setting, paper_twin
+from test_enumeration_kernels import colour_setting, grey_setting, image4_boundary, paper_twin
 
 import swcuts
 import swcuts.api
@@ -58,15 +58,6 @@ def image5():
     img = np.array([[0.2, 0.3, 0.25, 0.7, 0.8], [0.3, 0.2, 0.75, 0.8, 0.9]])[..., None]
     g = RegionGraph.from_labels(atoms)
     return ImageModel(img, atoms, g, bins=4, a0=0.5, a1=0.5, a2=0.1, kappa=0.05)
-
-
-def image4_boundary():
-    """Four atoms of a 2x4 grey image (a 4-cycle) with the boundary term of
-    the "contrast" posterior (λ = 0.5: without it π is 0.23 away in TV)."""
-    atoms = np.array([[0, 0, 1, 1], [2, 2, 3, 3]])
-    img = np.array([[0.2, 0.3, 0.7, 0.8], [0.3, 0.75, 0.8, 0.9]])[..., None]
-    g = RegionGraph.from_labels(atoms)
-    return ImageModel(img, atoms, g, bins=4, a0=0.5, a1=0.5, a2=0.1, kappa=0.05, boundary=0.5)
 
 
 def mixture(n, seed=1):
@@ -175,7 +166,7 @@ def test_exact_transition_matrix_is_reversible(case, image5_kernel):
 def test_exact_transition_matrix_with_the_boundary_term():
     """The "contrast" posterior: the exact kernel is reversible and
     irreducible; the kernel with λ forced to 0 is not reversible for it."""
-    model = image4_boundary()
+    model = image4_boundary()[0]
     states = set_partitions(4)
     p = exact_distribution(model, states)
     assert 1.0 / np.sum(p ** 2) > 5
