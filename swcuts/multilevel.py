@@ -29,7 +29,6 @@ import sys
 import time
 
 import numpy as np
-from numba import njit
 
 from .anneal import AnnealResult, Trace
 from .atoms import compute_atoms
@@ -41,7 +40,8 @@ from .models.regions import region_cache_terms
 from .models.vertex_stats import label_sums
 from .samplers import SWC, seed_compiled_rng
 from .samplers.connected import (  # noqa: F401 - re-exported: swcuts.multilevel.<name> as before
-    ConnectedMultigrid, ConnectedWorkspace, connected_step, label_regions, run_connected)
+    ConnectedMultigrid, ConnectedWorkspace, connected_step, label_regions, restrict_graph,
+    run_connected)
 from .samplers.multigrid import Multigrid
 
 __all__ = ["MultiLevel", "TwoLevel", "Level", "ConnectedMultigrid", "anneal_multilevel",
@@ -84,43 +84,6 @@ def compact(labels):
     rank = np.empty(first.size, dtype=np.int64)
     rank[np.argsort(first)] = np.arange(first.size)
     return rank[inverse.ravel()]
-
-
-@njit(cache=True)
-def _filter_csr(indptr, indices, edge_ids, new_id):
-    """CSR lists keeping the edges with ``new_id >= 0`` (renamed to it), in
-    their order."""
-    n = indptr.size - 1
-    out_ptr = np.zeros(n + 1, np.int64)
-    k = 0
-    for p in range(indices.size):
-        if new_id[edge_ids[p]] >= 0:
-            k += 1
-    out_idx = np.empty(k, np.int64)
-    out_eid = np.empty(k, np.int64)
-    k = 0
-    for v in range(n):
-        for p in range(indptr[v], indptr[v + 1]):
-            e = new_id[edge_ids[p]]
-            if e >= 0:
-                out_idx[k] = indices[p]
-                out_eid[k] = e
-                k += 1
-        out_ptr[v + 1] = k
-    return out_ptr, out_idx, out_eid
-
-
-def restrict_graph(graph, keep):
-    """``graph.subgraph(keep)`` (the same vertices and pixels, the edges
-    where ``keep``, renumbered in order) by filtering the CSR lists."""
-    keep = np.asarray(keep, dtype=bool)
-    new_id = np.cumsum(keep) - 1
-    new_id[~keep] = -1
-    indptr, indices, edge_ids = _filter_csr(graph.indptr, graph.indices, graph.edge_ids, new_id)
-    return RegionGraph(n_vertices=graph.n_vertices, edges=graph.edges[keep],
-                       boundary_length=graph.boundary_length[keep], indptr=indptr, indices=indices,
-                       edge_ids=edge_ids, pixel_count=graph.pixel_count, pixel_ptr=graph.pixel_ptr,
-                       pixel_index=graph.pixel_index, shape=graph.shape)
 
 
 def _first_pixels(graph):

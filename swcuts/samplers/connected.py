@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..graph import RegionGraph
 from ..models.image_kernels import join_delta, leave_bound, pieces_interleaved
 from ..partition import relabel_vertices
 from ..primitives import mh_threshold
@@ -19,7 +20,7 @@ from .flips import FW_ADJ, FW_FLOOR, FW_FRESH, model_params
 from .multigrid import Multigrid, window_component
 
 __all__ = ["ConnectedMultigrid", "ConnectedWorkspace", "connected_step", "run_connected",
-           "label_regions"]
+           "label_regions", "restrict_graph"]
 
 
 # Below the top every label is one connected region of the level's graph,
@@ -139,6 +140,43 @@ def label_regions(labels, larea, comp_root, comp_area):
             rep[lab] = v
         comp_root[v] = rep[lab]
         comp_area[v] = larea[lab]
+
+
+@njit(cache=True)
+def _filter_csr(indptr, indices, edge_ids, new_id):
+    """CSR lists keeping the edges with ``new_id >= 0`` (renamed to it), in
+    their order."""
+    n = indptr.size - 1
+    out_ptr = np.zeros(n + 1, np.int64)
+    k = 0
+    for p in range(indices.size):
+        if new_id[edge_ids[p]] >= 0:
+            k += 1
+    out_idx = np.empty(k, np.int64)
+    out_eid = np.empty(k, np.int64)
+    k = 0
+    for v in range(n):
+        for p in range(indptr[v], indptr[v + 1]):
+            e = new_id[edge_ids[p]]
+            if e >= 0:
+                out_idx[k] = indices[p]
+                out_eid[k] = e
+                k += 1
+        out_ptr[v + 1] = k
+    return out_ptr, out_idx, out_eid
+
+
+def restrict_graph(graph, keep):
+    """``graph.subgraph(keep)`` (the same vertices and pixels, the edges
+    where ``keep``, renumbered in order) by filtering the CSR lists."""
+    keep = np.asarray(keep, dtype=bool)
+    new_id = np.cumsum(keep) - 1
+    new_id[~keep] = -1
+    indptr, indices, edge_ids = _filter_csr(graph.indptr, graph.indices, graph.edge_ids, new_id)
+    return RegionGraph(n_vertices=graph.n_vertices, edges=graph.edges[keep],
+                       boundary_length=graph.boundary_length[keep], indptr=indptr, indices=indices,
+                       edge_ids=edge_ids, pixel_count=graph.pixel_count, pixel_ptr=graph.pixel_ptr,
+                       pixel_index=graph.pixel_index, shape=graph.shape)
 
 
 class ConnectedWorkspace:
