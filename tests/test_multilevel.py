@@ -423,7 +423,8 @@ def test_bad_level_counts_are_refused(bad):
 
 @pytest.mark.parametrize("kw", [dict(window_sizes=[11]), dict(window_sizes=[0]), dict(block=0),
                                 dict(atom_a0=[1.0, 2.0]), dict(q_max=0.0), dict(start="slice"),
-                                dict(start_atoms=0), dict(start_atoms=2.5)])
+                                dict(start_atoms=0), dict(start_atoms=2.5),
+                                dict(atom_boundary=-1.0), dict(atom_boundary="1")])
 def test_bad_options_are_refused_before_any_work(kw, monkeypatch):
     model, img, q = two_region_image(8, 10)
 
