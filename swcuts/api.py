@@ -23,7 +23,7 @@ from .options import (  # noqa: F401 - re-exported: swcuts.api.<option> as befor
     ATOMS_INIT_SMALLEST_WINDOW, ATOMS_INIT_TIME_SHARE, _resolve_sampler, _check_positive_int,
     _check_real, _check_choice, resolve_model, common_model, posterior_weights, _check_seed,
     resolve_atoms, ROW_SAMPLERS, vertex_bytes, resolve_init, _check_window_sizes, check_options,
-    _raw_hw, _check_windows_fit, default_steps, BOUNDARY_SAMPLERS, RunOptions, resolve_options)
+    _raw_hw, _check_windows_fit, default_steps, DEFAULT_MODEL, RunOptions, resolve_options)
 from .costs import check_cost
 from .samplers import KERNELS  # noqa: F401 - re-exported: swcuts.api.KERNELS as before
 from .samplers.registry import sampler_spec
@@ -329,9 +329,8 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
         contrast-sensitive boundary term that pays for boundaries across
         flat areas and little along image edges (:mod:`swcuts.models.boundary`;
         Boykov & Jolly 2001), with no per-region weight. Default:
-        "contrast" for the samplers whose kernels have the boundary term
-        (swc, swc1, swc2, gibbs, cluster-gibbs, multiflip, multigrid), "paper"
-        for the others.
+        "contrast", for every sampler (each one's moves include the
+        boundary term, proved by exact enumeration).
     window_sizes : sequence of int, optional
         ``multigrid`` and ``multilevel``: sides of the square attention
         windows (default 8, 16, 32, ... up to the image's longer side;
@@ -492,7 +491,8 @@ def _run_multilevel(options, features, posterior, schedule, rng, steps, progress
         atom_labels = levels[0]
         graph = RegionGraph.from_labels(atom_labels)
         model = ImageModel(features, atom_labels, graph, bins=options.bins, a0=options.a0,
-                           a1=options.a1, a2=options.a2, kappa=options.kappa)
+                           a1=options.a1, a2=options.a2, kappa=options.kappa,
+                           boundary=options.boundary)
     vertex_labels = np.zeros(graph.n_vertices, dtype=np.int64)
     vertex_labels[atom_labels.ravel()] = levels[-1].ravel()
     return _Run(atom_labels, graph, None, model, vertex_labels, result, levels)

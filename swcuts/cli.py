@@ -124,8 +124,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "from SW cuts on SLIC atoms (atoms; its default); default uniform otherwise")
     s.add_argument("--edge-scale", type=_float, default=DEFAULTS["edge_scale"])
     s.add_argument("--model", default=None, metavar="{contrast,paper}",
-                   help="image posterior: the paper's (section 5), or with a contrast-sensitive boundary "
-                        "term (default for swc, swc1, swc2, gibbs, cluster-gibbs, multiflip, multigrid; paper for the others)")
+                   help="image posterior: with a contrast-sensitive boundary term (contrast, the "
+                        "default for every sampler), or the paper's (section 5)")
     s.add_argument("--a0", type=_float, default=DEFAULTS["a0"], help="prior weight per label")
     s.add_argument("--a1", type=_float, default=DEFAULTS["a1"], help="prior weight per region")
     s.add_argument("--a2", type=_float, default=DEFAULTS["a2"], help="prior weight on sum of area^0.9")

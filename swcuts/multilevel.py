@@ -29,19 +29,19 @@ import sys
 import time
 
 import numpy as np
-from numba import njit
 
 from .anneal import AnnealResult, Trace
 from .atoms import compute_atoms
 from .edges import kl_edge_probabilities, vertex_histograms
 from .graph import RegionGraph
+from .models.boundary import cut_weight, edge_weights, pair_weights
 from .models.image import FAMILIES, ImageModel
 from .models.regions import region_cache_terms
 from .models.vertex_stats import label_sums
 from .samplers import SWC, seed_compiled_rng
-from .samplers.common import require_no_boundary
 from .samplers.connected import (  # noqa: F401 - re-exported: swcuts.multilevel.<name> as before
-    ConnectedMultigrid, ConnectedWorkspace, connected_step, label_regions, run_connected)
+    ConnectedMultigrid, ConnectedWorkspace, connected_step, label_regions, restrict_graph,
+    run_connected)
 from .samplers.multigrid import Multigrid
 
 __all__ = ["MultiLevel", "TwoLevel", "Level", "ConnectedMultigrid", "anneal_multilevel",
@@ -84,43 +84,6 @@ def compact(labels):
     rank = np.empty(first.size, dtype=np.int64)
     rank[np.argsort(first)] = np.arange(first.size)
     return rank[inverse.ravel()]
-
-
-@njit(cache=True)
-def _filter_csr(indptr, indices, edge_ids, new_id):
-    """CSR lists keeping the edges with ``new_id >= 0`` (renamed to it), in
-    their order."""
-    n = indptr.size - 1
-    out_ptr = np.zeros(n + 1, np.int64)
-    k = 0
-    for p in range(indices.size):
-        if new_id[edge_ids[p]] >= 0:
-            k += 1
-    out_idx = np.empty(k, np.int64)
-    out_eid = np.empty(k, np.int64)
-    k = 0
-    for v in range(n):
-        for p in range(indptr[v], indptr[v + 1]):
-            e = new_id[edge_ids[p]]
-            if e >= 0:
-                out_idx[k] = indices[p]
-                out_eid[k] = e
-                k += 1
-        out_ptr[v + 1] = k
-    return out_ptr, out_idx, out_eid
-
-
-def restrict_graph(graph, keep):
-    """``graph.subgraph(keep)`` (the same vertices and pixels, the edges
-    where ``keep``, renumbered in order) by filtering the CSR lists."""
-    keep = np.asarray(keep, dtype=bool)
-    new_id = np.cumsum(keep) - 1
-    new_id[~keep] = -1
-    indptr, indices, edge_ids = _filter_csr(graph.indptr, graph.indices, graph.edge_ids, new_id)
-    return RegionGraph(n_vertices=graph.n_vertices, edges=graph.edges[keep],
-                       boundary_length=graph.boundary_length[keep], indptr=indptr, indices=indices,
-                       edge_ids=edge_ids, pixel_count=graph.pixel_count, pixel_ptr=graph.pixel_ptr,
-                       pixel_index=graph.pixel_index, shape=graph.shape)
 
 
 def _first_pixels(graph):
@@ -207,6 +170,11 @@ class MultiLevel:
         rising geometrically towards the segments' a0.
     atom_a2, atom_kappa : float
         Prior weight on Σ area^0.9 and complexity weight of those levels.
+    atom_boundary : float, optional
+        Weight λ of the boundary term (:mod:`swcuts.models.boundary`) of
+        those levels; default: the model's (``model.boundary``). The top
+        always has the model's. Its weights w_ij are the sums over the
+        pixel pairs across each edge, at every level.
     q_max, edge_scale : float
         Edge probabilities above the pixels: eq. 53 on 15-bin histograms,
         divergences divided by ``edge_scale``, clipped at ``q_max``.
@@ -233,8 +201,7 @@ class MultiLevel:
     def __init__(self, model, q, features, *, n_levels=2, start="slic", start_atoms=None, block=8,
                  window_sizes=None, atom_a0=ATOM_DEFAULTS["atom_a0"],
                  atom_a2=ATOM_DEFAULTS["atom_a2"], atom_kappa=ATOM_DEFAULTS["atom_kappa"],
-                 q_max=0.95, edge_scale=1.0):
-        require_no_boundary(model, "multilevel")
+                 atom_boundary=None, q_max=0.95, edge_scale=1.0):
         if isinstance(n_levels, bool) or not isinstance(n_levels, numbers.Integral) or n_levels < 1:
             raise ValueError(f"n_levels must be an integer >= 1, got {n_levels!r}")
         if isinstance(block, bool) or not isinstance(block, numbers.Integral) or block < 1:
@@ -249,6 +216,10 @@ class MultiLevel:
             raise ValueError("multi-level sampling runs on a pixel graph (atoms='pixels')")
         if not q_max > 0 or not edge_scale > 0:
             raise ValueError(f"q_max and edge_scale must be positive, got {q_max}, {edge_scale}")
+        atom_boundary = model.boundary if atom_boundary is None else atom_boundary
+        if isinstance(atom_boundary, bool) or not isinstance(atom_boundary, numbers.Real) \
+                or not atom_boundary >= 0:
+            raise ValueError(f"atom_boundary must be a non-negative number, got {atom_boundary!r}")
         features = np.asarray(features, dtype=np.float64)
         if features.ndim == 2:
             features = features[..., None]
@@ -267,6 +238,11 @@ class MultiLevel:
         self.q_max, self.edge_scale = float(q_max), float(edge_scale)
         self.atom_a0 = self._level_a0(atom_a0)
         self.atom_a2, self.atom_kappa = float(atom_a2), float(atom_kappa)
+        self.atom_boundary = float(atom_boundary)
+        # exp(−β‖z_p − z_q‖²) of every pixel pair, once: the boundary
+        # weights of every level's graph are sums of them.
+        self._pairs = (pair_weights(features) if model.boundary or self.atom_boundary
+                       else None)
         self.families = [f for f, u in zip(FAMILIES, model.use_family) if u]
         h, w = g.shape
         if start == "slic" and self.top >= 1:
@@ -300,16 +276,22 @@ class MultiLevel:
         """π_s (below the top, a1 = 0) or π_img (top) on the vertices ``atoms_img``."""
         m = self.model
         if s == self.top:
-            a0, a1, a2, kappa = m.a0, m.a1, m.a2, m.kappa
+            a0, a1, a2, kappa, lam = m.a0, m.a1, m.a2, m.kappa, m.boundary
         else:
             a0, a1, a2, kappa = self.atom_a0[s], 0.0, self.atom_a2, self.atom_kappa
+            lam = self.atom_boundary
         if s == 0:
             base = copy.copy(m)
             base.a0, base.a1, base.a2, base.kappa = a0, a1, a2, kappa
+            if lam != m.boundary:
+                atoms_img = np.arange(graph.n_vertices).reshape(graph.shape)
+                base.set_boundary(lam, edge_weights(self._pairs, atoms_img, graph) if lam else None)
             return base
         base = ImageModel(self.features, atoms_img, graph, bins=m.n_bins, families=self.families,
                           a0=a0, a1=a1, a2=a2, kappa=kappa, exponent=m.exponent)
         base.ridge = m.ridge
+        if lam:
+            base.set_boundary(lam, edge_weights(self._pairs, atoms_img, graph))
         return base
 
     def _build_all(self, pix):
@@ -357,12 +339,15 @@ class MultiLevel:
         sub = restrict_graph(g, keep)
         m = copy.copy(lv.base)
         m.graph = sub
+        if m.boundary:
+            m.set_boundary(m.boundary, lv.base.boundary_weights[keep])
         lv.model = m
         st = lv.state
         n_reg, s_area = region_cache_terms(st.labels, sub.indptr, sub.indices, m.area, m.exponent,
                                            st.comp_root, st.comp_area, st.work.stack)
         L = st.partition.n_labels
-        st.log_pi = float(st.loglik.sum() - m.a0 * L - m.a1 * n_reg - m.a2 * s_area)
+        b = m.boundary * cut_weight(st.labels, sub.edges, m.boundary_weights) if m.boundary else 0.0
+        st.log_pi = float(st.loglik.sum() - m.a0 * L - m.a1 * n_reg - m.a2 * s_area - b)
         if s == 0:
             lv.kernel = self.constrained_kernel(m, lv.q[keep], window_sizes=self.window_sizes)
         else:

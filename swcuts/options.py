@@ -25,9 +25,6 @@ SAMPLERS = tuple(sorted({spec.name for spec in REGISTRY}
                         | {alias for spec in REGISTRY for alias in spec.aliases}))
 #: Samplers made for the pixel lattice: with ``atoms=None`` they run on pixels.
 PIXEL_SAMPLERS = tuple(spec.name for spec in REGISTRY if spec.default_atoms == "pixels")
-#: Samplers whose compiled steps include the image posterior's boundary
-#: term (models/boundary.py) and are proved with it by exact enumeration.
-BOUNDARY_SAMPLERS = tuple(spec.name for spec in REGISTRY if spec.boundary)
 
 #: Defaults of :func:`segment`; see the issue note for what they were tuned on.
 DEFAULTS = dict(
@@ -65,6 +62,9 @@ MODELS = {
     "paper": {"a0": 250.0, "a1": 2500.0, "boundary": 0.0},
     "contrast": {"a0": 50.0, "a1": 0.0, "boundary": 10.0},
 }
+#: The posterior of a run without ``model``, for every sampler (every
+#: sampler's moves include the boundary term, proved by exact enumeration).
+DEFAULT_MODEL = "contrast"
 
 
 def default_n_atoms(n_pixels: int) -> int:
@@ -149,25 +149,21 @@ def _check_choice(name, value, choices, label):
 
 
 def resolve_model(sampler_name, model):
-    """The posterior a run samples: ``model``, or with None "contrast" for
-    the samplers whose kernels have the boundary term
-    (:data:`BOUNDARY_SAMPLERS`) and "paper" for the others."""
-    boundary = _sampler_spec(sampler_name).boundary
+    """The posterior a run of ``sampler_name`` samples: ``model``, or
+    :data:`DEFAULT_MODEL` with None (the same for every sampler)."""
+    _sampler_spec(sampler_name)
     if model is None:
-        return "contrast" if boundary else "paper"
+        return DEFAULT_MODEL
     _check_choice("model", model, MODELS, "model")
-    if MODELS[model]["boundary"] and not boundary:
-        raise InputError(f"model '{model}' has a boundary term that sampler '{sampler_name}' does not "
-                         f"support yet; use model='paper' or a sampler among "
-                         f"{', '.join(BOUNDARY_SAMPLERS)}")
     return model
 
 
 def common_model(samplers) -> str:
-    """The posterior several samplers are compared on: "contrast" when every
-    one of them supports it, else "paper" (the same target for all)."""
-    specs = [_sampler_spec(sampler) for sampler in samplers]
-    return "contrast" if specs and all(spec.boundary for spec in specs) else "paper"
+    """The posterior several samplers are compared on (one target for
+    all): :data:`DEFAULT_MODEL`, which every sampler supports."""
+    for sampler in samplers:
+        _sampler_spec(sampler)
+    return DEFAULT_MODEL
 
 
 def posterior_weights(model_name, h, w, a0=None, a1=None):

@@ -40,8 +40,8 @@ class Model(Protocol):
     graph : RegionGraph or None
         The adjacency graph of the items (absent or None for mixture data).
     boundary : float
-        Optional. Weight λ of the boundary term (0 or absent: none); kernels
-        whose registry record has ``boundary=False`` refuse a non-zero one.
+        Optional. Weight λ of the boundary term (0 or absent: none); every
+        kernel's Δ log π includes it.
     compiled : bool
         Optional. True when kernels may run the model's compiled arithmetic.
     compiled_likelihood : bool

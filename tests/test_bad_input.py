@@ -188,7 +188,6 @@ OPTION_CASES = {
     "init_atoms_swc": (["--init", "atoms"], ["init='atoms'"]),
     "init_random_multilevel": (["--sampler", "multilevel", "--init", "random"], ["init='random'"]),
     "model": (["--model", "nope"], ["unknown model"]),
-    "model_boundary": (["--sampler", "split-merge", "--model", "contrast"], ["boundary term"]),
     "levels_zero": (["--sampler", "multilevel", "--levels", "0"], ["levels"]),
     "levels_huge": (["--sampler", "multilevel", "--levels", "1000000"], ["levels must be at most 8"]),
     "window_zero": (["--sampler", "multigrid", "--window-sizes", "0"], ["window sizes"]),

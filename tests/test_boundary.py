@@ -60,12 +60,26 @@ def test_energy_on_pixels_equals_the_samplers_energy_on_atoms():
     assert swcuts.energy(image, seg.labels, model="paper") != pytest.approx(seg.energy, rel=1e-6)
 
 
-def test_samplers_without_the_term_use_the_paper_model_and_refuse_contrast():
+def test_contrast_is_every_samplers_default_and_paper_stays_available():
+    from swcuts import options
+    from swcuts.samplers import REGISTRY
+
+    names = [spec.name for spec in REGISTRY]
+    assert {options.resolve_model(name, None) for name in names} == {"contrast"}
+    assert options.common_model(names) == "contrast"
+    assert all(options.resolve_model(name, "paper") == "paper" for name in names)
+
+
+@pytest.mark.parametrize("sampler,steps", [("split-merge", 20), ("multilevel", 3000)])
+def test_samplers_energy_is_the_contrast_energy_on_pixels(sampler, steps):
+    # The samplers that refused "contrast" before; multilevel's result is
+    # described on its own atoms, with the boundary weights summed there.
     import swcuts
-    from swcuts.imageio import InputError
 
     image = _photo()
-    seg = swcuts.segment(image, sampler="split-merge", seed=0, steps=20)
-    assert seg.posterior == "paper" and seg.model.boundary == 0
-    with pytest.raises(InputError, match="split-merge"):
-        swcuts.segment(image, sampler="split-merge", model="contrast")
+    seg = swcuts.segment(image, sampler=sampler, seed=0, steps=steps)
+    assert seg.posterior == "contrast" and seg.model.boundary > 0
+    assert swcuts.energy(image, seg.labels) == pytest.approx(seg.energy, rel=1e-9)
+    paper = swcuts.segment(image, sampler=sampler, seed=0, steps=steps, model="paper")
+    assert paper.posterior == "paper" and paper.model.boundary == 0
+    assert swcuts.energy(image, paper.labels, model="paper") == pytest.approx(paper.energy, rel=1e-9)

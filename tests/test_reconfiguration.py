@@ -28,7 +28,7 @@ import numpy as np
 import pytest
 
 from enumeration import compare, exact_distribution, iid_tv, set_partitions, visit_counts
-from test_enumeration_kernels import colour_setting, grey_setting
+from test_enumeration_kernels import colour_setting, grey_setting, image4_boundary, paper_twin
 
 import swcuts
 import swcuts.api
@@ -262,6 +262,25 @@ def test_detailed_balance_holds_for_every_item_order(compiled):
     K, states, most = exact_kernel(model, kernel, HIST4, _orders(kernel, (1, 0), (3, 2)))
     assert most == 1
     assert balance_error(model, K, states) < 1e-10
+
+
+@pytest.mark.parametrize("cls", [Reconfiguration, SRM], ids=["reconfiguration", "srm"])
+def test_boundary_term_move_satisfies_detailed_balance_exactly(cls):
+    """The "contrast" posterior (four atoms in a cycle): exact; the same
+    kernel with λ forced to 0 is not (checked on one of the two: both
+    reach the model through the same ``model.delta``)."""
+    model = image4_boundary()[0]
+    kw = {} if cls is SRM else {"history": [np.array(h) for h in HIST4]}
+    hist = None if cls is SRM else HIST4
+    errors = []
+    for m in ((model,) if cls is SRM else (model, paper_twin(model))):
+        kernel = cls(m, **kw)
+        K, states, most = exact_kernel(m, kernel, hist, _orders(kernel, (1, 0)))
+        assert most == 1
+        assert (K.sum() - np.trace(K)) / len(states) > 0.1
+        errors.append(balance_error(model, K, states))
+    assert errors[0] < 1e-10
+    assert cls is SRM or errors[1] > 1e-3
 
 
 class _NoReverse(Reconfiguration):

@@ -10,7 +10,6 @@ from swcuts.models.image import ImageModel
 from swcuts.models.mixture import MixtureModel
 from swcuts.protocols import CompiledKernel, Kernel, Model
 from swcuts.samplers import KERNELS, REGISTRY, sampler_spec
-from swcuts.samplers.common import BOUNDARY_SAMPLERS, require_no_boundary
 from swcuts.samplers.compiled import CompiledWorkspace
 
 
@@ -37,7 +36,6 @@ def test_tables_are_read_off_the_registry():
         assert (spec.name in options.PIXEL_SAMPLERS) == (spec.default_atoms == "pixels")
         assert (spec.name in options.HIERARCHICAL) == spec.hierarchical
         assert (spec.name in options.ROW_SAMPLERS) == spec.needs_rows
-        assert (spec.name in BOUNDARY_SAMPLERS) == spec.boundary
         assert api.default_steps(spec.name, 1000) == spec.steps_per_atom * 1000
         name, t0 = api.check_options(sampler=spec.name)
         assert name == spec.name and t0 == (options.ATOMS_INIT_T0 if spec.starts_from_atoms else spec.t0)
@@ -56,22 +54,11 @@ def test_resolve_options_fills_the_records_defaults():
     assert opts.spec is sampler_spec("multigrid")
     assert (opts.atoms, opts.init, opts.posterior) == ("pixels", "atoms", "contrast")
     opts = options.resolve_options(sampler="split-merge", window_sizes=None).on_image(100, 200)
-    assert (opts.atoms, opts.init, opts.posterior) == ("slic", "uniform", "paper")
+    assert (opts.atoms, opts.init, opts.posterior) == ("slic", "uniform", "contrast")
     assert opts.n_atoms == options.default_n_atoms(100 * 200)
-    assert opts.posterior_params()["a0"] == pytest.approx(options.MODELS["paper"]["a0"] * 0.2)
+    assert opts.posterior_params()["a0"] == pytest.approx(options.MODELS["contrast"]["a0"] * 0.2)
     with pytest.raises(ValueError, match="window_sizes is an option of the multigrid and multilevel"):
         options.resolve_options(sampler="swc", window_sizes=[8])
-
-
-def test_boundary_refusal_reads_the_record():
-    model = _image_model(boundary=1.0)
-    for spec in REGISTRY:
-        if spec.boundary:
-            require_no_boundary(model, spec.name)
-        else:
-            with pytest.raises(ValueError, match="does not support the boundary term"):
-                require_no_boundary(model, spec.name)
-    require_no_boundary(_image_model(), "split-merge")
 
 
 def test_kernels_and_models_meet_the_protocols():

@@ -39,12 +39,13 @@ from scipy.sparse.csgraph import connected_components
 from scipy.special import expit
 
 from enumeration import assert_matches, chain_visits, exact_distribution, iid_tv, set_partitions
-from test_enumeration_kernels import colour_setting, grey_setting
+from test_enumeration_kernels import colour_setting, grey_boundary_setting, grey_setting
 
 import swcuts
 import swcuts.api
 from swcuts.graph import RegionGraph
 from swcuts.models import ImageModel, PottsModel
+from swcuts.models.image_kernels import FP_BOUNDARY
 from swcuts.samplers import KERNELS, Gibbs, RandomSplit, SplitMerge, seed_compiled_rng
 
 SETTINGS = {"grey": grey_setting, "colour": colour_setting}
@@ -173,7 +174,7 @@ def test_exact_kernel_at_temperature_2_is_invariant():
         assert np.abs(p @ P - p).max() < 1e-12
 
 
-def _transition_counts(kernel, model, states, seed, n_steps, temperature=1.0):
+def _transition_counts(kernel, model, states, seed, n_steps, temperature=1.0, check_cache=True):
     index = {s: k for k, s in enumerate(states)}
     rng = np.random.default_rng(seed)
     state = model.new_state(np.zeros(model.n_vertices, dtype=np.int64))
@@ -184,7 +185,8 @@ def _transition_counts(kernel, model, states, seed, n_steps, temperature=1.0):
         nxt = index[_key(state.labels)]
         counts[cur, nxt] += 1
         cur = nxt
-    assert state.log_pi == pytest.approx(model.log_target(state.labels), abs=1e-6)
+    if check_cache:
+        assert state.log_pi == pytest.approx(model.log_target(state.labels), abs=1e-6)
     return counts
 
 
@@ -237,6 +239,37 @@ def test_kernel_transitions_at_temperature_2():
     counts = _transition_counts(SplitMerge(model), model, states, seed=8, n_steps=20000,
                                 temperature=2.0)
     assert transition_test(counts, P) > 1e-3
+
+
+# The "contrast" posterior: the restricted scans' Δ log π includes the
+# boundary term (split and merge use model.delta, which has it).
+BOUNDARY_STEPS = 8000
+
+
+@pytest.fixture(scope="module")
+def exact_boundary():
+    model, _, _ = grey_boundary_setting()
+    states = set_partitions(model.n_vertices)
+    logp = _log_target(model, states)
+    return model, states, {"split-merge": exact_split_merge_matrix(model, states, logp, t=5),
+                           "random-split": exact_split_merge_matrix(model, states, logp,
+                                                                    random_split=True)}
+
+
+@pytest.mark.parametrize("cls", [SplitMerge, RandomSplit], ids=lambda c: c.name)
+def test_boundary_setting_transitions_match_the_exact_kernel(exact_boundary, cls):
+    model, states, mats = exact_boundary
+    counts = _transition_counts(cls(model), model, states, seed=2024, n_steps=BOUNDARY_STEPS)
+    assert transition_test(counts, mats[cls.name]) > 1e-3
+
+
+def test_transition_test_catches_scans_without_the_boundary_term(exact_boundary):
+    model, states, mats = exact_boundary
+    kernel = SplitMerge(model)
+    kernel._fp[FP_BOUNDARY] = 0.0  # λ forced to 0 in the restricted scans
+    counts = _transition_counts(kernel, model, states, seed=2024, n_steps=BOUNDARY_STEPS,
+                                check_cache=False)
+    assert transition_test(counts, mats["split-merge"]) < 1e-3
 
 
 class _WithoutProposalRatio(SplitMerge):
@@ -346,12 +379,13 @@ def _pixel_model(h=12, w=12, seed=0):
                       a2=0.1, kappa=0.05)
 
 
-@pytest.mark.parametrize("which", ["colour", "pixels"])
+@pytest.mark.parametrize("which", ["colour", "boundary", "pixels"])
 def test_compiled_and_generic_scans_make_the_same_moves(which):
     """The compiled restricted scan (with its early-stopping region search)
     makes exactly the moves of the generic path through model.delta."""
-    if which == "colour":
-        model, n_steps = colour_setting()[0], 1500
+    if which in ("colour", "boundary"):
+        make = colour_setting if which == "colour" else grey_boundary_setting
+        model, n_steps = make()[0], 1500
         init = np.zeros(model.n_vertices, dtype=np.int64)
     else:
         model, n_steps = _pixel_model(), 60
@@ -469,8 +503,9 @@ def _image(h=60, w=80, seed=0):
 
 @pytest.mark.parametrize("cls", [SplitMerge, RandomSplit], ids=lambda c: c.name)
 def test_steps_on_a_segment_sized_image_model(cls):
-    # atoms, graph and the paper's model (split-merge has no boundary term yet)
-    seg = swcuts.segment(_image(), sampler="swc", steps=10, seed=0, model="paper")
+    # atoms, graph and the default ("contrast") model
+    seg = swcuts.segment(_image(), sampler="swc", steps=10, seed=0)
+    assert seg.model.boundary > 0
     model = seg.model
     kernel = cls(model)
     rng = np.random.default_rng(0)

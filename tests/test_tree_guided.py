@@ -37,7 +37,7 @@ from scipy import stats
 from scipy.sparse.csgraph import connected_components
 
 from enumeration import compare, exact_distribution, iid_tv, set_partitions, visit_counts
-from test_enumeration_kernels import colour_setting, grey_setting
+from test_enumeration_kernels import colour_setting, grey_setting, image4_boundary, paper_twin
 
 import swcuts
 import swcuts.api
@@ -67,6 +67,10 @@ def mixture6():
 
 def grey():
     return grey_setting()[0]
+
+
+def boundary4():
+    return image4_boundary()[0]
 
 
 # ---------------------------------------------------------------------------
@@ -216,6 +220,8 @@ EXACT_CASES = {
     "mixture5-T2": (mixture5, 2.0),
     "mixture-ties": (mixture_ties, 1.0),
     "grey": (grey, 1.0),
+    # The "contrast" posterior (boundary term), four atoms in a cycle.
+    "boundary4": (boundary4, 1.0),
     # Trees induced by the fixed global tree (the default for mixtures
     # above 100 items), on the small mixtures.
     "mixture5-global": (mixture5, 1.0, "global"),
@@ -287,6 +293,15 @@ def test_paths_split_outcomes_have_one_path_merges_one_per_anchor():
     assert n_merges > 50
 
 
+def test_global_move_without_the_boundary_term_fails_detailed_balance():
+    """Negative control of the boundary setting: the kernel with λ forced
+    to 0 (its acceptance and proposal without the term)."""
+    model, states, p, _, _, _ = exact_matrix("boundary4", boundary4)
+    K, _ = global_matrices(TreeGuided(paper_twin(model), moves="global"), states)
+    assert balance_violation(K, p) > 0.1
+    assert np.abs(p @ K - p).max() > 1e-2
+
+
 # ---------------------------------------------------------------------------
 # 2. One-step draws against the exact transition matrix
 # ---------------------------------------------------------------------------
@@ -356,6 +371,25 @@ def test_chain_leaves_posterior_invariant(case):
     if moves != "local":
         rates = kernel.acceptance_rates()
         assert 0 < rates["split"] < 1 and 0 < rates["merge"] < 1
+
+
+def test_local_moves_on_the_boundary_setting():
+    """Local and global moves together on the "contrast" posterior (the
+    local move's Gibbs updates go through ``model.delta``, which has the
+    boundary term); with λ forced to 0 the visits are off."""
+    model = boundary4()
+    states = set_partitions(4)
+    p = exact_distribution(model, states)
+    results = []
+    for m, n in ((model, 1500), (paper_twin(model), 500)):
+        rng = np.random.default_rng(2024)
+        kernel = TreeGuided(m, moves="both")
+        state = m.new_state(np.zeros(4, dtype=np.int64))
+        counts = visit_counts(kernel, state, rng, n_samples=n, thin=2, burn=50)
+        results.append((*compare(counts, states, p), iid_tv(p, n)))
+    (tv, pvalue, floor), (tv0, pvalue0, floor0) = results
+    assert tv < 1.5 * floor and pvalue > 1e-3, f"TV {tv:.3f} (floor {floor:.3f}), p {pvalue:.2g}"
+    assert tv0 > 3 * floor0 and pvalue0 < 1e-3
 
 
 # ---------------------------------------------------------------------------

@@ -37,7 +37,7 @@ import pytest
 from scipy import stats
 
 from enumeration import assert_matches, chain_visits, exact_distribution, iid_tv, set_partitions
-from test_enumeration_kernels import colour_setting, grey_setting
+from test_enumeration_kernels import colour_setting, grey_setting, image4_boundary, paper_twin
 
 import swcuts
 import swcuts.api
@@ -161,6 +161,21 @@ def test_exact_transition_matrix_is_reversible(case, image5_kernel):
     assert _irreducible(K)
     off = K - np.diag(np.diag(K))
     assert off.sum() > 0.2  # the chain does move
+
+
+def test_exact_transition_matrix_with_the_boundary_term():
+    """The "contrast" posterior: the exact kernel is reversible and
+    irreducible; the kernel with λ forced to 0 is not reversible for it."""
+    model = image4_boundary()[0]
+    states = set_partitions(4)
+    p = exact_distribution(model, states)
+    assert 1.0 / np.sum(p ** 2) > 5
+    K = exact_kernel(Triadic(model, beta=0.3), model, states)
+    assert max(_balance_errors(K, p)) < 1e-10
+    assert _irreducible(K)
+    twin = paper_twin(model)
+    balance, stationarity = _balance_errors(exact_kernel(Triadic(twin, beta=0.3), twin, states), p)
+    assert balance > 1e-2 and stationarity > 1e-2
 
 
 class _NoBeta(Triadic):

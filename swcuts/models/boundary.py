@@ -26,11 +26,69 @@ from scipy import ndimage as ndi
 
 from ..graph import pixel_pairs
 
-__all__ = ["contrast_weights", "boundary_change", "cut_weight", "SMOOTHING_SIGMA"]
+__all__ = ["contrast_weights", "pair_weights", "edge_weights", "boundary_change", "boundary_delta",
+           "cut_weight", "SMOOTHING_SIGMA"]
 
 #: σ (pixels) of the Gaussian that smooths the features before their
 #: differences are taken: pixel noise alone should not look like an edge.
 SMOOTHING_SIGMA = 1.0
+
+
+def pair_weights(features, sigma=SMOOTHING_SIGMA):
+    """exp(−β ‖z_p − z_q‖²) of every 4-adjacent pixel pair of an image.
+
+    Parameters
+    ----------
+    features : (H, W) or (H, W, C) float array
+        The model's image features.
+    sigma : float
+        Smoothing of the features before differencing (pixels; 0: none).
+
+    Returns
+    -------
+    float64 array
+        One weight per pixel pair, in the order of
+        :func:`swcuts.graph.pixel_pairs` (horizontal pairs first): 1 across
+        a flat area, near 0 across a strong edge.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> image = np.zeros((2, 3)); image[:, 2] = 1.0
+    >>> print(np.round(pair_weights(image, sigma=0), 2))    # 4 horizontal, 3 vertical pairs
+    [1.   0.17 1.   0.17 1.   1.   1.  ]
+    """
+    z = np.asarray(features, dtype=np.float64)
+    if z.ndim == 2:
+        z = z[..., None]
+    if sigma > 0:
+        z = ndi.gaussian_filter(z, sigma=(sigma, sigma, 0), mode="nearest")
+    d = np.concatenate([((z[:, 1:] - z[:, :-1]) ** 2).sum(-1).ravel(),
+                        ((z[1:, :] - z[:-1, :]) ** 2).sum(-1).ravel()])
+    mean = d.mean() if d.size else 0.0
+    return np.exp(-d / (2.0 * mean)) if mean > 0 else np.ones_like(d)
+
+
+def edge_weights(pairs, atoms, graph):
+    """Boundary weights w_ij of the edges of an atom graph from the weights
+    of the pixel pairs (:func:`pair_weights`): for each edge of
+    ``graph.edges``, the sum over the pixel pairs across it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from swcuts.graph import RegionGraph
+    >>> atoms = np.array([[0, 0, 1]] * 2)
+    >>> edge_weights(np.arange(7.0), atoms, RegionGraph.from_labels(atoms))   # pairs 1 and 3
+    array([4.])
+    """
+    a, b = pixel_pairs(np.asarray(atoms, dtype=np.int64))
+    cut = a != b
+    n = graph.n_vertices
+    keys = np.minimum(a[cut], b[cut]) * n + np.maximum(a[cut], b[cut])
+    edge_keys = graph.edges[:, 0] * n + graph.edges[:, 1]
+    return np.bincount(np.searchsorted(edge_keys, keys), weights=np.asarray(pairs)[cut],
+                       minlength=graph.n_edges)
 
 
 def contrast_weights(features, atoms, graph, sigma=SMOOTHING_SIGMA):
@@ -52,7 +110,7 @@ def contrast_weights(features, atoms, graph, sigma=SMOOTHING_SIGMA):
     (E,) float64 array
         For each edge of ``graph.edges``, Σ exp(−β ‖z_p − z_q‖²) over the
         pixel pairs across it: at most ``graph.boundary_length``, near 0
-        along a strong edge.
+        along a strong edge (:func:`edge_weights` of :func:`pair_weights`).
 
     Examples
     --------
@@ -65,21 +123,7 @@ def contrast_weights(features, atoms, graph, sigma=SMOOTHING_SIGMA):
     >>> print(np.round(w / graph.boundary_length, 2))   # per pixel pair: only the edge is cheap
     [1.   0.01 1.  ]
     """
-    z = np.asarray(features, dtype=np.float64)
-    if z.ndim == 2:
-        z = z[..., None]
-    if sigma > 0:
-        z = ndi.gaussian_filter(z, sigma=(sigma, sigma, 0), mode="nearest")
-    d = np.concatenate([((z[:, 1:] - z[:, :-1]) ** 2).sum(-1).ravel(),
-                        ((z[1:, :] - z[:-1, :]) ** 2).sum(-1).ravel()])
-    mean = d.mean() if d.size else 0.0
-    w = np.exp(-d / (2.0 * mean)) if mean > 0 else np.ones_like(d)
-    a, b = pixel_pairs(np.asarray(atoms, dtype=np.int64))
-    cut = a != b
-    n = graph.n_vertices
-    keys = np.minimum(a[cut], b[cut]) * n + np.maximum(a[cut], b[cut])
-    edge_keys = graph.edges[:, 0] * n + graph.edges[:, 1]
-    return np.bincount(np.searchsorted(edge_keys, keys), weights=w[cut], minlength=graph.n_edges)
+    return edge_weights(pair_weights(features, sigma), atoms, graph)
 
 
 def cut_weight(labels, edges, weights) -> float:
@@ -118,3 +162,14 @@ def boundary_change(R, n_r, new_label, labels, indptr, indices, csr_weights, in_
     for t in range(n_r):
         in_r[R[t]] = 0
     return d
+
+
+@njit(cache=True)
+def boundary_delta(lam, R, n_r, new_label, labels, indptr, indices, csr_weights, in_r):
+    """The boundary term's part of Δ log π when the vertices ``R[:n_r]``
+    get ``new_label``: −λ · :func:`boundary_change` (0 when λ = 0, and
+    ``csr_weights`` is then not read: it may be empty). Every kernel adds
+    the term through this function."""
+    if lam == 0.0:
+        return 0.0
+    return -lam * boundary_change(R, n_r, new_label, labels, indptr, indices, csr_weights, in_r)

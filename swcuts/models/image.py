@@ -39,7 +39,7 @@ from numba import njit
 
 from ..partition import Partition
 from .base import ModelState
-from .boundary import boundary_change, contrast_weights, cut_weight
+from .boundary import boundary_delta, contrast_weights, cut_weight
 from .image_kernels import (FP_A0, FP_A1, FP_A2, FP_BOUNDARY, FP_EXP, FP_KAPPA, FP_RIDGE,
                             N_MODEL_PARAMS, label_loglik)
 from .regions import refresh_regions, region_change, region_cache, region_terms
@@ -188,12 +188,39 @@ class ImageModel:
             self._vstats = self._vertex_stats(features, atoms, graph.n_vertices)
             self.vsrc = row_source(self._vstats, self.n_channels)
         # The boundary term (models/boundary.py): -boundary * Σ_{cut edges} w_ij.
+        self.set_boundary(boundary, contrast_weights(features, atoms, graph) if boundary else None)
+
+    def set_boundary(self, boundary, weights=None) -> None:
+        """Set the boundary term −λ Σ_{cut edges} w_ij (:mod:`.boundary`).
+
+        Parameters
+        ----------
+        boundary : float
+            Its weight λ (0: none; ``weights`` is then not needed).
+        weights : (E,) float array, optional
+            w_ij of every edge of ``self.graph`` (:func:`.boundary.contrast_weights`).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from swcuts.graph import RegionGraph
+        >>> atoms = np.array([[0, 0, 1]] * 2)
+        >>> m = ImageModel(np.full((2, 3), 0.5), atoms, RegionGraph.from_labels(atoms))
+        >>> before = m.log_target(np.array([0, 1]))
+        >>> m.set_boundary(3.0, np.array([2.0]))
+        >>> m.log_target(np.array([0, 1])) - before
+        -6.0
+        """
         self.boundary = float(boundary)
         if self.boundary != 0.0:
-            self.boundary_weights = contrast_weights(features, atoms, graph)
-            self.boundary_csr = np.ascontiguousarray(self.boundary_weights[graph.edge_ids])
+            weights = np.asarray(weights, dtype=np.float64)
+            if weights.shape != (self.graph.n_edges,):
+                raise ValueError(f"need one boundary weight per edge ({self.graph.n_edges}), "
+                                 f"got shape {weights.shape}")
+            self.boundary_weights = weights
+            self.boundary_csr = np.ascontiguousarray(weights[self.graph.edge_ids])
         else:
-            self.boundary_weights = np.zeros(graph.n_edges)
+            self.boundary_weights = np.zeros(self.graph.n_edges)
             self.boundary_csr = np.zeros(0)
 
     # ----------------------------------------------------------- statistics
@@ -321,8 +348,8 @@ class ImageModel:
                    self.a0, self.a1, self.a2, self.exponent,
                    w.mark_c, w.mark_a, w.mark_b, w.stack, w.visited, *state.scratch)
         if self.boundary:
-            d -= self.boundary * boundary_change(R, R.size, int(new_label), state.partition.labels,
-                                                 g.indptr, g.indices, self.boundary_csr, w.mark_c)
+            d += boundary_delta(self.boundary, R, R.size, int(new_label), state.partition.labels,
+                                g.indptr, g.indices, self.boundary_csr, w.mark_c)
         return d
 
     def apply(self, state: ModelState, R, new_label: int, delta: float) -> None:

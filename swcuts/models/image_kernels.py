@@ -43,7 +43,7 @@ from numba import njit
 
 from ..partition import relabel_vertices
 from ..primitives import find
-from .boundary import boundary_change
+from .boundary import boundary_delta
 from .regions import (pieces_interleaved, refresh_regions, search_pieces, touching_regions,  # noqa: F401
                       vertex_leave_pieces)
 from .vertex_stats import sum_stats
@@ -385,8 +385,7 @@ def join_delta(R, n_r, ell, new, labels, size, lstats, lloglik, comp_root, comp_
         k_j, s_j, sp_j = touching_regions(R, n_r, new, labels, indptr, indices, comp_root,
                                           comp_area, in_r, mark, roots, ex)
     d += region_join_delta(k_j, s_j, sp_j, r_area, fp[FP_A1], fp[FP_A2], ex)
-    if fp[FP_BOUNDARY] != 0.0:
-        d -= fp[FP_BOUNDARY] * boundary_change(R, n_r, new, labels, indptr, indices, bw, in_r)
+    d += boundary_delta(fp[FP_BOUNDARY], R, n_r, new, labels, indptr, indices, bw, in_r)
     return d, ll_rest, ll_new, r_area, comp_area[comp_root[R[0]]]
 
 

@@ -380,29 +380,3 @@ def propose_target(ell, whole, n_labels, adj, n_adj, acc_q, acc_n, free_stack, n
     if new_label < 0:
         return -1, 0.0
     return new_label, (math.log(w_cur) - math.log(total - w_new)) - (math.log(w_new) - math.log(avail))
-
-
-def boundary_samplers() -> tuple:
-    """The samplers whose compiled steps include the image posterior's
-    boundary term (models/boundary.py) and are proved with it by exact
-    enumeration: those with ``boundary`` in :data:`~.registry.REGISTRY`."""
-    from .registry import REGISTRY  # the registry imports every kernel module
-
-    return tuple(spec.name for spec in REGISTRY if spec.boundary)
-
-
-def __getattr__(name):
-    # BOUNDARY_SAMPLERS, read off the registry on first use (PEP 562).
-    if name == "BOUNDARY_SAMPLERS":
-        return boundary_samplers()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def require_no_boundary(model, sampler: str) -> None:
-    """Refuse an image model with a boundary term in a sampler whose
-    compiled steps do not include it yet (its registry record says so)."""
-    from .registry import sampler_spec
-
-    if getattr(model, "boundary", 0.0) and not sampler_spec(sampler).boundary:
-        raise ValueError(f"sampler '{sampler}' does not support the boundary term yet; use "
-                         f"model='paper' or one of {', '.join(boundary_samplers())}")

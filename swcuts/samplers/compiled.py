@@ -32,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..models.boundary import boundary_change
+from ..models.boundary import boundary_delta
 from ..models.image_kernels import (FP_A0, FP_A1, FP_A2, FP_BOUNDARY, FP_EXP, FP_KAPPA, FP_RIDGE,
                                     N_MODEL_PARAMS, REG_AREA, REG_RID, label_join_delta, label_leave_delta,
                                     label_loglik, leave_regions, load_regions, move_regions,
@@ -181,9 +181,8 @@ def run_image_kernel(kind, temps, f_state, labels, size, free_stack, n_free, lst
                                                           comp_root, comp_area, in_r, mark, roots,
                                                           ex)
                     d += region_join_delta(k_j, s_j, sp_j, r_area, a1, a2, ex)
-                    if fp[FP_BOUNDARY] != 0.0:
-                        d -= fp[FP_BOUNDARY] * boundary_change(R, n_r, lab, labels, indptr, indices,
-                                                               bw, in_r)
+                    d += boundary_delta(fp[FP_BOUNDARY], R, n_r, lab, labels, indptr, indices,
+                                        bw, in_r)
                     tll[t] = d
                     tlogw[t] = g + d / T
                 if tlogw[t] > best_w:

@@ -11,15 +11,16 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..graph import RegionGraph
 from ..models.image_kernels import join_delta, leave_bound, pieces_interleaved
 from ..partition import relabel_vertices
 from ..primitives import mh_threshold
-from .common import StepInfo, clear_cut_sums, cut_sums, propose_target, require_no_boundary
-from .flips import FW_ADJ, FW_FLOOR, FW_FRESH, NO_BOUNDARY, model_params
+from .common import StepInfo, clear_cut_sums, cut_sums, propose_target
+from .flips import FW_ADJ, FW_FLOOR, FW_FRESH, model_params
 from .multigrid import Multigrid, window_component
 
 __all__ = ["ConnectedMultigrid", "ConnectedWorkspace", "connected_step", "run_connected",
-           "label_regions"]
+           "label_regions", "restrict_graph"]
 
 
 # Below the top every label is one connected region of the level's graph,
@@ -30,7 +31,7 @@ __all__ = ["ConnectedMultigrid", "ConnectedWorkspace", "connected_step", "run_co
 # stays connected.
 @njit(cache=True)
 def connected_step(n_r, T, labels, size, free_stack, n_free, lstats, lloglik, larea, vsrc, indptr,
-                   indices, edge_ids, q, log1mq, area, use_family, n_channels, n_bins, fp, vy, vx,
+                   indices, edge_ids, q, log1mq, area, bw, use_family, n_channels, n_bins, fp, vy, vx,
                    win, R, in_r, mark, roots, sR, tmp, acc_q, acc_n, acc_log, adj, pws):
     """Relabel the connected set R = ``R[:n_r]`` (grown in the window, inside
     one label) under π · 1[every label one connected region]: an SW-cut
@@ -47,7 +48,9 @@ def connected_step(n_r, T, labels, size, free_stack, n_free, lstats, lloglik, la
     it (then it is "fresh"), so the normaliser is the same in X and X' and
     the reverse probability is computable. Partitions are the target (one
     fresh option, as :mod:`.compiled`). A move that would leave the rest of
-    R's label in pieces is rejected (target 0).
+    R's label in pieces is rejected (target 0). Δ log π is
+    :func:`~swcuts.models.image_kernels.join_delta`'s, with the boundary
+    term of the "contrast" posterior (``bw``: its weights in CSR order).
     """
     ell = labels[R[0]]
     whole = size[ell] == n_r
@@ -73,7 +76,7 @@ def connected_step(n_r, T, labels, size, free_stack, n_free, lstats, lloglik, la
     threshold = mh_threshold(T, log_prop + cut)
     d, ll_rest, ll_new, r_area, c_area = join_delta(
         R, n_r, ell, new, labels, size, lstats, lloglik, labels, larea, vsrc, indptr, indices,
-        area, NO_BOUNDARY, use_family, n_channels, n_bins, fp, in_r, mark, roots, sR, tmp)
+        area, bw, use_family, n_channels, n_bins, fp, in_r, mark, roots, sR, tmp)
     d += leave_bound(r_area, c_area, fp)
     if d <= threshold:
         return np.nan
@@ -101,8 +104,8 @@ def connected_step(n_r, T, labels, size, free_stack, n_free, lstats, lloglik, la
 @njit(cache=True)
 def run_connected(temps, sizes, cdf, fixed, h, w, pix2v, vy, vx, f_state, labels, size,
                   free_stack, n_free, lstats, lloglik, larea, vsrc, indptr, indices, edge_ids, q,
-                  qr, qd, log1mq, area, use_family, n_channels, n_bins, fp, win, Rbuf, in_r, mark,
-                  roots, sR, tmp, acc_q, acc_n, acc_log, adj, pws):
+                  qr, qd, log1mq, area, bw, use_family, n_channels, n_bins, fp, win, Rbuf, in_r,
+                  mark, roots, sR, tmp, acc_q, acc_n, acc_log, adj, pws):
     """Run ``temps.size`` constrained multigrid steps; returns the number
     accepted and adds the change of log π to ``f_state[0]``.
 
@@ -117,7 +120,7 @@ def run_connected(temps, sizes, cdf, fixed, h, w, pix2v, vy, vx, f_state, labels
         if n_r == 0:
             continue
         d = connected_step(n_r, temps[step], labels, size, free_stack, n_free, lstats, lloglik,
-                           larea, vsrc, indptr, indices, edge_ids, q, log1mq, area, use_family,
+                           larea, vsrc, indptr, indices, edge_ids, q, log1mq, area, bw, use_family,
                            n_channels, n_bins, fp, vy, vx, win, Rbuf, in_r, mark, roots, sR, tmp,
                            acc_q, acc_n, acc_log, adj, pws)
         if d == d:
@@ -137,6 +140,43 @@ def label_regions(labels, larea, comp_root, comp_area):
             rep[lab] = v
         comp_root[v] = rep[lab]
         comp_area[v] = larea[lab]
+
+
+@njit(cache=True)
+def _filter_csr(indptr, indices, edge_ids, new_id):
+    """CSR lists keeping the edges with ``new_id >= 0`` (renamed to it), in
+    their order."""
+    n = indptr.size - 1
+    out_ptr = np.zeros(n + 1, np.int64)
+    k = 0
+    for p in range(indices.size):
+        if new_id[edge_ids[p]] >= 0:
+            k += 1
+    out_idx = np.empty(k, np.int64)
+    out_eid = np.empty(k, np.int64)
+    k = 0
+    for v in range(n):
+        for p in range(indptr[v], indptr[v + 1]):
+            e = new_id[edge_ids[p]]
+            if e >= 0:
+                out_idx[k] = indices[p]
+                out_eid[k] = e
+                k += 1
+        out_ptr[v + 1] = k
+    return out_ptr, out_idx, out_eid
+
+
+def restrict_graph(graph, keep):
+    """``graph.subgraph(keep)`` (the same vertices and pixels, the edges
+    where ``keep``, renumbered in order) by filtering the CSR lists."""
+    keep = np.asarray(keep, dtype=bool)
+    new_id = np.cumsum(keep) - 1
+    new_id[~keep] = -1
+    indptr, indices, edge_ids = _filter_csr(graph.indptr, graph.indices, graph.edge_ids, new_id)
+    return RegionGraph(n_vertices=graph.n_vertices, edges=graph.edges[keep],
+                       boundary_length=graph.boundary_length[keep], indptr=indptr, indices=indices,
+                       edge_ids=edge_ids, pixel_count=graph.pixel_count, pixel_ptr=graph.pixel_ptr,
+                       pixel_index=graph.pixel_index, shape=graph.shape)
 
 
 class ConnectedWorkspace:
@@ -173,10 +213,6 @@ class ConnectedMultigrid(Multigrid):
 
     name = "multigrid-connected"
 
-    def __init__(self, model, q, **kwargs):
-        require_no_boundary(model, "multilevel")  # connected_step has no boundary term yet
-        super().__init__(model, q, **kwargs)
-
     def run(self, state, rng, temperatures):
         """Run one step per temperature; returns the number accepted."""
         part = state.partition
@@ -193,7 +229,8 @@ class ConnectedMultigrid(Multigrid):
         acc = run_connected(temps, self.sizes, self.size_cdf, fixed, h, w, self.pix2v, self.vy,
                             self.vx, f_state, part.labels, part.size, part.free_stack, part.n_free,
                             state.stats, state.loglik, larea, self.vsrc, g.indptr, g.indices,
-                            g.edge_ids, self.q, self.qr, self.qd, self.log1mq, m.area, m.use_family,
+                            g.edge_ids, self.q, self.qr, self.qd, self.log1mq, m.area,
+                            m.boundary_csr, m.use_family,
                             m.n_channels, m.n_bins, model_params(m, self.proposal), win, ws.Rbuf,
                             ws.in_r, ws.mark, ws.roots, ws.sR, ws.tmp, ws.acc_q, ws.acc_n,
                             ws.acc_log, ws.adj, ws.pws)

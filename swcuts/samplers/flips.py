@@ -45,10 +45,6 @@ from .common import target_weight
 
 # fp layout of the proposal weights (after the model's own entries)
 FW_ADJ, FW_FLOOR, FW_FRESH, FW_FAR = range(N_MODEL_PARAMS, N_MODEL_PARAMS + 4)
-#: Boundary weights for kernels without the boundary term (multilevel's
-#: connected steps; their samplers refuse a model with one, see
-#: common.require_no_boundary).
-NO_BOUNDARY = np.zeros(0)
 
 
 @njit(cache=True)

@@ -3,9 +3,8 @@
 A :class:`SamplerSpec` says how to build the sampler (its kernel factory),
 how long and how hot it runs by default (start temperature, budget per
 atom and per pixel), what it runs on (atoms, pixels, or a hierarchy it
-forms itself), what the posterior and the state must offer it (the
-boundary term of the "contrast" posterior, every vertex's statistics row,
-a graph) and which options apply to it (attention windows, a start from
+forms itself), what the posterior and the state must offer it (every
+vertex's statistics row, a graph) and which options apply to it (attention windows, a start from
 SLIC atoms). Every table of :mod:`swcuts.options` (``STEPS_PER_ATOM``,
 ``DEFAULT_T0``, ``PIXEL_SAMPLERS``, ...) and :data:`~swcuts.samplers.KERNELS`
 is read off :data:`REGISTRY`, so a new sampler is one record here.
@@ -64,9 +63,6 @@ class SamplerSpec:
     steps_per_pixel, max_pixel_steps : int or None
         Default budget on pixels: steps per pixel, and at most this many
         steps whatever the image size (None: ``steps_per_atom`` per pixel).
-    boundary : bool
-        Its steps include the boundary term of the "contrast" posterior
-        (:mod:`swcuts.models.boundary`), proved so by exact enumeration.
     needs_rows : bool
         It reads every vertex's full statistics row (``model.vstats``),
         which a pixel graph makes only on demand (~1.2 KB per pixel).
@@ -89,7 +85,6 @@ class SamplerSpec:
     runs_on: str = "atoms"
     steps_per_pixel: Optional[int] = None
     max_pixel_steps: Optional[int] = None
-    boundary: bool = False
     needs_rows: bool = False
     needs_graph: bool = True
     windows: bool = False
@@ -143,18 +138,21 @@ class SamplerSpec:
 # (Measured with the multilevel of cde9275: level 0 from SLIC atoms.)
 #
 # The order of the records is the order of the lists derived from them
-# (BOUNDARY_SAMPLERS, cluster's MIXTURE_SAMPLERS).
+# (cluster's MIXTURE_SAMPLERS).
+#
+# Every sampler's moves include the boundary term of the "contrast"
+# posterior (swcuts.models.boundary), proved by exact enumeration.
 
 #: Every sampler of ``segment(sampler=...)``, one record each.
 REGISTRY = (
-    SamplerSpec("swc", SWC, 130, boundary=True),
-    SamplerSpec("swc1", SWC1, 40, boundary=True),
-    SamplerSpec("swc2", SWC2, 100, boundary=True),
-    SamplerSpec("cluster-gibbs", ClusterGibbs, 40, boundary=True),
-    SamplerSpec("gibbs", Gibbs, 200, t0=100.0, boundary=True, needs_graph=False),
-    SamplerSpec("multiflip", Multiflip, 40, boundary=True),
+    SamplerSpec("swc", SWC, 130),
+    SamplerSpec("swc1", SWC1, 40),
+    SamplerSpec("swc2", SWC2, 100),
+    SamplerSpec("cluster-gibbs", ClusterGibbs, 40),
+    SamplerSpec("gibbs", Gibbs, 200, t0=100.0, needs_graph=False),
+    SamplerSpec("multiflip", Multiflip, 40),
     SamplerSpec("multigrid", Multigrid, 100, runs_on="pixels", steps_per_pixel=10,
-                max_pixel_steps=5_000_000, boundary=True, windows=True, starts_from_atoms=True),
+                max_pixel_steps=5_000_000, windows=True, starts_from_atoms=True),
     SamplerSpec("split-merge", SplitMerge, 10, needs_rows=True, needs_graph=False),
     SamplerSpec("random-split", RandomSplit, 10, needs_rows=True, needs_graph=False),
     SamplerSpec("triadic", Triadic, 10, needs_rows=True, needs_graph=False),

@@ -97,11 +97,12 @@ import weakref
 import numpy as np
 from numba import njit
 
-from ..models.image_kernels import (apply_move_cached, join_label, join_regions, leave_label,
-                                    vertex_leave_regions)
+from ..models.boundary import boundary_delta
+from ..models.image_kernels import (FP_BOUNDARY, apply_move_cached, join_label, join_regions,
+                                    leave_label, vertex_leave_regions)
 from ..models.mixture import item_join, item_leave, item_move
 from ..partition import MemberIndex
-from .common import StepInfo, draw_anchor_pair, metropolis_hastings, require_no_boundary, seed_compiled_rng
+from .common import StepInfo, draw_anchor_pair, metropolis_hastings, seed_compiled_rng
 from .compiled import CompiledWorkspace
 
 __all__ = ["SplitMerge", "RandomSplit"]
@@ -125,15 +126,16 @@ def _log_sigmoid_c(x):
 
 @njit(cache=True)
 def _scan_image(S, side, labs, inv_t, u, target, f_state, labels, size, free_stack, n_free,
-                lstats, lloglik, comp_root, comp_area, vstats, indptr, indices, area, use_family,
-                n_channels, n_bins, fp, R1, in_r, mark, visited, roots, tmp_a, tmp_b):
+                lstats, lloglik, comp_root, comp_area, vstats, indptr, indices, area, bw,
+                use_family, n_channels, n_bins, fp, R1, in_r, mark, visited, roots, tmp_a, tmp_b):
     """One restricted Gibbs scan over S on an image-model state, compiled.
 
     The same scan as :meth:`SplitMerge._scan` with Δ log π of moving one
     vertex k between the two labels from the cached statistics and regions
     (as the compiled Gibbs kernel computes it): the two labels' likelihoods
-    with and without k, the pieces of k's region once k leaves it, and the
-    regions of the other label that k joins. Both labels stay non-empty
+    with and without k, the pieces of k's region once k leaves it, the
+    regions of the other label that k joins, and the boundary term
+    (``bw``: the boundary weights in CSR order). Both labels stay non-empty
     (they hold the anchors), so the label-count prior does not change.
     ``u`` holds one uniform per item (drawn scans) and ``target`` is empty,
     or ``target`` holds the forced sides. ``f_state[0]`` (log π) is
@@ -158,6 +160,7 @@ def _scan_image(S, side, labs, inv_t, u, target, f_state, labels, size, free_sta
                                   visited, fp)
         d += join_regions(R1, 1, lb, area[k], False, labels, indptr, indices, comp_root, comp_area,
                           in_r, mark, roots, fp)
+        d += boundary_delta(fp[FP_BOUNDARY], R1, 1, lb, labels, indptr, indices, bw, in_r)
         x = d * inv_t
         lp_move = _log_sigmoid_c(x)
         if forced:
@@ -284,7 +287,6 @@ class SplitMerge:
 
     def __init__(self, model, q=None, *, t=5, M=1, R=1, random_split=False, anchors=None,
                  compiled=None):
-        require_no_boundary(model, "split-merge")
         if getattr(model, "fixed_labels", False):
             raise ValueError(f"{type(model).__name__} has a fixed label set; split-merge needs "
                              "a partition model whose labels are names")
@@ -401,7 +403,8 @@ class SplitMerge:
                             target if target is not None else self._no_target, self._f_state,
                             part.labels, part.size, part.free_stack, part.n_free, state.stats,
                             state.loglik, state.comp_root, state.comp_area, model.vstats,
-                            g.indptr, g.indices, model.area, model.use_family, model.n_channels,
+                            g.indptr, g.indices, model.area, model.boundary_csr, model.use_family,
+                            model.n_channels,
                             model.n_bins, self._fp, self._one, ws.in_r, ws.mark, ws.visited,
                             ws.roots, ws.sR, ws.tmp)
         state.log_pi = float(self._f_state[0])

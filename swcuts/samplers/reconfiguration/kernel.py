@@ -23,7 +23,7 @@ import weakref
 import numpy as np
 from numba import njit
 
-from ..common import StepInfo, draw_anchor_pair, require_no_boundary, seed_compiled_rng
+from ..common import StepInfo, draw_anchor_pair, seed_compiled_rng
 from .compiled_pass import _CompiledPass
 from .history import HISTORY_BYTES, History
 from .passes import _NEG_INF, _Order, _Pass, _RngChooser, _ranges
@@ -172,7 +172,6 @@ class Reconfiguration:
     def __init__(self, model, q=None, *, n_chains=4, history="second-half", srm=False,
                  compiled=None, gibbs_sweeps=1, anchors=None, outside=None, order="random",
                  max_history=256, neighbours=10):
-        require_no_boundary(model, "reconfiguration")
         if getattr(model, "fixed_labels", False):
             raise ValueError(f"{type(model).__name__} has a fixed label set; reconfiguration "
                              "moves need a partition model whose labels are names")

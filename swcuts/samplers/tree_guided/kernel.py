@@ -30,7 +30,7 @@ from ...models.image import ImageModel
 from ...models.mixture import MixtureModel
 from ...models.mixture.priors import prior_log_factor
 from ...partition import MemberIndex
-from ..common import StepInfo, metropolis_hastings, require_no_boundary
+from ..common import StepInfo, metropolis_hastings
 from ..targets import gibbs_relabel
 from .algorithms import SCORE_IMAGE, SCORE_MIXTURE, _Fns
 from .ratio import _ProposalProbabilities
@@ -97,7 +97,6 @@ class TreeGuided(_ProposalProbabilities):
     def __init__(self, model, q=None, *, moves="both", global_prob=0.5, G=20, merge_floor=1e-3,
                  split_floor=0.05, new_weight=1.0, local_max=16, local_floor=0.5,
                  neighbours="auto", trees="auto", ratio="exact", score=None, compiled=None):
-        require_no_boundary(model, "tree-guided")
         if getattr(model, "fixed_labels", False):
             raise ValueError(f"{type(model).__name__} has a fixed label set; tree-guided MCMC "
                              "needs a partition model whose labels are names")

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...partition import MemberIndex
-from ..common import StepInfo, draw_anchor_pair, metropolis_hastings, require_no_boundary
+from ..common import StepInfo, draw_anchor_pair, metropolis_hastings
 from .allocation import _allocate_mixture
 
 __all__ = ["Triadic", "Proposal", "MOVES"]
@@ -102,7 +102,6 @@ class Triadic:
     name = "triadic"
 
     def __init__(self, model, q=None, *, beta=0.5, anchors=None, compiled=None):
-        require_no_boundary(model, "triadic")
         if getattr(model, "fixed_labels", False):
             raise ValueError(f"{type(model).__name__} has a fixed label set; the triadic sampler "
                              "needs a partition model whose labels are names")
