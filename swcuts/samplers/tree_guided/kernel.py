@@ -30,11 +30,30 @@ from ...models.image import ImageModel
 from ...models.mixture import MixtureModel
 from ...models.mixture.priors import prior_log_factor
 from ...partition import MemberIndex
-from ..common import StepInfo, metropolis_hastings, require_no_boundary
+from ..common import StepInfo, require_no_boundary
 from ..targets import gibbs_relabel
 from .algorithms import SCORE_IMAGE, SCORE_MIXTURE, _Fns
 from .ratio import _ProposalProbabilities
 from .trees import Tree, _floored_log_softmax, _knn_csr, _leaf_groups, _Rest, _SetInfo
+
+
+#: Slack of the bound-first test: the exact log q sums replayed paths whose
+#: rounding may put it a few ulps off the bound's terms.
+_BOUND_SLACK = 1e-9
+
+
+def _bound_first(rng, bound, exact):
+    """Metropolis-Hastings with the uniform drawn first: accept iff
+    log u < log α. ``bound`` is an upper bound of log α; ``exact()``, the
+    exact log α, is called only when log u falls below the bound (else the
+    move is rejected, whatever its exact ratio: the same decision).
+    Returns (accepted, log α, or the bound when it rejected)."""
+    u = rng.random()
+    log_u = math.log(u) if u > 0.0 else -math.inf
+    if log_u >= bound + _BOUND_SLACK:
+        return False, bound
+    log_alpha = exact()
+    return log_u < log_alpha, log_alpha
 
 
 class TreeGuided(_ProposalProbabilities):
@@ -387,10 +406,16 @@ class TreeGuided(_ProposalProbabilities):
         parts = [tree.items[g] for g in np.split(order, bounds)]
         parts.sort(key=lambda p: int(p[0]))
         pinfos = [self._info(p) for p in parts]
-        fwd, rev = self._log_qs("split", [cinfo], pinfos, rest, temperature, path_lq)
+        rev = self._log_q_merge(pinfos, rest, temperature)
         moved = n - max(p.size for p in parts)
         if rev == -math.inf:
             return StepInfo(False, -math.inf, moved, 0.0, "split")
+
+        def exact_fwd():  # log q(X*|X) >= the drawn path's path_lq
+            if self.ratio == "paper":
+                return path_lq
+            return self._log_q_split(cinfo, rest, pinfos, temperature)
+
         # The largest part keeps the label c; the others get fresh labels.
         keep = max(range(len(parts)), key=lambda g: parts[g].size)
         movers = [parts[g] for g in range(len(parts)) if g != keep]
@@ -400,8 +425,9 @@ class TreeGuided(_ProposalProbabilities):
         if len(movers) == 1:
             fresh = state.partition.fresh_label()
             d = model.delta(state, movers[0], fresh)
-            log_alpha = d / temperature + rev - fwd
-            if metropolis_hastings(log_alpha, rng):
+            ok, log_alpha = _bound_first(rng, d / temperature + rev - path_lq,
+                                         lambda: d / temperature + rev - exact_fwd())
+            if ok:
                 model.apply(state, movers[0], fresh, d)
                 lists[c], lists[fresh] = parts[keep], movers[0]
                 self.counts["split"][1] += 1
@@ -414,8 +440,9 @@ class TreeGuided(_ProposalProbabilities):
             model.apply(state, R, fresh, dd)
             fresh_labels.append(fresh)
         d = state.log_pi - log_pi0
-        log_alpha = d / temperature + rev - fwd
-        if metropolis_hastings(log_alpha, rng):
+        ok, log_alpha = _bound_first(rng, d / temperature + rev - path_lq,
+                                     lambda: d / temperature + rev - exact_fwd())
+        if ok:
             self.counts["split"][1] += 1
             lists[c] = parts[keep]
             for fresh, R in zip(fresh_labels, movers):
@@ -437,9 +464,18 @@ class TreeGuided(_ProposalProbabilities):
         dst = P_labs[keep]
         movers = [(P_labs[g], P[g].items) for g in range(len(P)) if g != keep]
         moved = int(sum(R.size for _, R in movers))
-        fwd, rev = self._log_qs("merge", Ps, [uinfo], rest, temperature, anchor_lq)
-        if rev == -math.inf:
-            return StepInfo(False, -math.inf, moved, 0.0, "merge")
+        fwd = anchor_lq if self.ratio == "paper" else self._log_q_merge(Ps, rest, temperature)
+        # log q(X|X*) <= the anchor part of the reverse split (no tree needed):
+        # the tree of U and its split paths are built only when that bound
+        # does not already reject the move.
+        rev_bound = self._log_q_anchor(uinfo, rest, temperature)
+
+        def exact(d):
+            tree = self.tree(uinfo.items)
+            rev = rev_bound + self._split_tree_logsum(tree, [p.items for p in Ps], temperature,
+                                                      best=self.ratio == "paper")
+            return d / temperature + rev - fwd
+
         model = self.model
         log_pi0 = state.log_pi
         lists = self._members_index(state).lists
@@ -452,8 +488,8 @@ class TreeGuided(_ProposalProbabilities):
         if len(movers) == 1:
             R = movers[0][1]
             d = model.delta(state, R, dst)
-            log_alpha = d / temperature + rev - fwd
-            if metropolis_hastings(log_alpha, rng):
+            ok, log_alpha = _bound_first(rng, d / temperature + rev_bound - fwd, lambda: exact(d))
+            if ok:
                 model.apply(state, R, dst, d)
                 commit()
                 self.counts["merge"][1] += 1
@@ -463,8 +499,8 @@ class TreeGuided(_ProposalProbabilities):
             dd = model.delta(state, R, dst)
             model.apply(state, R, dst, dd)
         d = state.log_pi - log_pi0
-        log_alpha = d / temperature + rev - fwd
-        if metropolis_hastings(log_alpha, rng):
+        ok, log_alpha = _bound_first(rng, d / temperature + rev_bound - fwd, lambda: exact(d))
+        if ok:
             commit()
             self.counts["merge"][1] += 1
             return StepInfo(True, log_alpha, moved, d, "merge")
