@@ -244,8 +244,8 @@ class TreeGuided(_ProposalProbabilities):
             return t
         f = self._f
         if self.trees == "global":
-            gpos, gdepth, up = self._lifting()
-            t = Tree(items, f.induced(f.sp, items, gpos, gdepth, up, self.vstats))
+            gpos, hmin, lg = self._lifting()
+            t = Tree(items, f.induced(f.sp, items, gpos, hmin, lg, self.vstats))
         else:
             t = Tree(items, f.build(f.sp, items, self._local, self._indptr, self._indices,
                                     self._use_graph, self.vstats))
@@ -266,20 +266,31 @@ class TreeGuided(_ProposalProbabilities):
         return self._gtree
 
     def _lifting(self):
-        """(leaf position, node depth, ancestor table) of the global tree,
-        for the induced trees (``trees="global"``)."""
+        """(leaf position, sparse table, floor-log2 table) of the global tree,
+        for the induced trees (``trees="global"``): ``hmin[0, p]`` is the
+        depth of the lowest common ancestor of the leaves at depth-first
+        positions p-1 and p, ``hmin[j, p]`` the minimum of 2^j of them."""
         if self._lift is None:
             g = self.global_tree()
-            nn = 2 * g.n - 1
+            n = g.n
+            nn = 2 * n - 1
             depth = np.zeros(nn, np.int64)
             for v in range(nn - 2, -1, -1):  # parents have larger ids
                 depth[v] = depth[g.parent[v]] + 1
-            K = max(1, int(depth.max()).bit_length())
-            up = np.empty((K, nn), np.int64)
-            up[0] = np.where(g.parent >= 0, g.parent, np.arange(nn))
+            h0 = np.zeros(max(n, 1), np.int64)
+            if n > 1:
+                h0[g.lo[g.right]] = depth[n:]  # a node splits at its right child's first leaf
+            K = max(1, int(max(n - 1, 1)).bit_length())
+            hmin = np.empty((K, h0.size), np.int64)
+            hmin[0] = h0
             for j in range(1, K):
-                up[j] = up[j - 1][up[j - 1]]
-            self._lift = (np.ascontiguousarray(g.lo[:g.n]), depth, up)
+                w = 1 << (j - 1)
+                hmin[j] = hmin[j - 1]
+                np.minimum(hmin[j - 1, :-w], hmin[j - 1, w:], out=hmin[j, :-w])
+            lg = np.zeros(n + 1, np.int64)
+            for k in range(2, n + 1):
+                lg[k] = lg[k >> 1] + 1
+            self._lift = (np.ascontiguousarray(g.lo[:n]), hmin, lg)
         return self._lift
 
     # ------------------------------------------------------- label members
