@@ -4,7 +4,14 @@ Usage::
 
     python benchmarks/papers.py [--quick] [--only 1,2,3,4] [--seed S]
 
-Four tables (full run about 12 minutes on one core, ``--quick`` under 3):
+Four tables (``--quick`` about 5 minutes, the full run about 25 minutes on a
+machine shared with six other jobs; ``--out FILE`` also writes the output
+to FILE, e.g. ``docs/papers_output.txt``). Every mixture table has an
+SW-cut row (no paper has one): SWC-2 on a 10-nearest-neighbour graph of
+the data with distance- or KL-based edge probabilities, the same
+posterior (:mod:`papers_swc`); in table 1 an SW-cut iteration is 10
+SWC-2 steps + one Gibbs sweep, in table 3 a kernel step is one SWC-2
+step.
 
 1. **Herlau et al. (seed 001) Table 2** -- Jain & Neal's Bernoulli data
    (:func:`~swcuts.models.mixture.jain_neal_bernoulli`: n = 100, five
@@ -51,27 +58,10 @@ Four tables (full run about 12 minutes on one core, ``--quick`` under 3):
      budget): full 2 data sets x S = 4 x T = 800; --quick 1 x 2 x 200.
      Expect the paper's ordering Gibbs > SM > ARM, with large spread.
 
-2. **Lee & Choi (seed 004) section 4.1** -- 1,300 2-D points from 13
-   Gaussians (:func:`~swcuts.models.mixture.lee_choi_gaussians`, means and
-   covariances are documented guesses), Normal-Inverse-Wishart likelihood
-   with the paper's base measure (``preset="lee-choi"``), DP prior alpha = 1.
-   Each sampler runs for a fixed wall time (paper: 10 s, 10 repeats) from a
-   random partition into 36 labels (the paper's tree-insertion start cannot
-   be reproduced without IBHC), with two budgets: (a) the wall time of 218
-   Gibbs sweeps here, which is what the paper's Gibbs sampler did in its
-   10 s (0.0458 s per sweep; a sweep costs about 0.008 s here, so 10 s here
-   would be a much longer run than the paper's), on 6 data sets (--quick
-   2); (b) 30 s on 2 data sets (--quick 5 s x 1), long enough for every
-   sampler to reach the mode. Iterations: Gibbs = one sweep; SM = one split-merge update + one
-   Gibbs sweep (``SplitMerge.iteration``); tree-guided = the kernel's own
-   ``iteration`` if it has one (the paper's G = 20 global moves + local
-   moves), else one ``step``; "tree-guided" uses the kernel's default trees
-   for this size (each label's tree induced by one fixed tree of all
-   points), "tree-guided-set" the greedy tree of each label's own set
-   (closer to the paper's per-cluster trees, dearer to build). Reported: the best log pi seen (the paper's
-   "max log-lik", the joint log p(X, Pi)) next to log pi of the true
-   partition, and the ESS of the number of clusters over the second half
-   of the run (one sample per iteration).
+2. **Lee & Choi (seed 004) section 4.1** -- the toy data under the DP and
+   the NGGP, every mixture sampler and an SW-cut row, from 36 random
+   labels and (DP) from a tree-consistent start; see
+   :mod:`papers_lee_choi` for the set-up.
 
 3. **van Rossum et al. (seed 000) Table 1** -- line extraction data
    (:func:`~swcuts.models.mixture.rossum_lines`: 5 lines x 20 points, the
@@ -503,7 +493,7 @@ def section_images(cfg, seed):
 
 
 FULL = dict(dims=(6, 8, 10), n_data=2, chains=4, T=800, init_sweeps=50,
-            budget=10.0, reps=2, reps_short=4, steps=2000, image_budget=5.0)
+            budget=10.0, reps=2, reps_short=3, steps=2000, image_budget=5.0)
 QUICK = dict(dims=(6, 8, 10), n_data=1, chains=2, T=200, init_sweeps=50,
              budget=3.0, reps=1, reps_short=1, steps=1000, image_budget=1.0)
 
