@@ -260,6 +260,7 @@ HERLAU_PAPER = {  # Table 2: (trace tau, indicator tau, normalised iterations)
 }
 HERLAU_LABEL = {"gibbs": "Gibbs", "split-merge": "SM", "reconfiguration": "ARM",
                 "reconfiguration-pair": "ARM-pair", "swc": "SW-cut"}
+HERLAU_METHODS = ("gibbs", "split-merge", "reconfiguration", "reconfiguration-pair", "swc")
 #: SWC-2 steps per iteration of the SW-cut row (then one Gibbs sweep).
 HERLAU_SWC_STEPS = 10
 
@@ -280,7 +281,7 @@ def section_herlau(cfg, seed):
     n = 100
     for d in cfg["dims"]:
         res = {m: {"tt": [], "ti": [], "norm": [], "K": [], "sec": 0.0, "err": None, "prop": 0, "acc": 0}
-               for m in ("gibbs", "split-merge", "reconfiguration", "reconfiguration-pair", "swc")}
+               for m in cfg.get("methods", HERLAU_METHODS)}
         for r in range(cfg["n_data"]):
             data_seed = seed * 1000 + d * 10 + r
             data, truth = jain_neal_bernoulli(n, d, seed=data_seed)
@@ -518,6 +519,9 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="small budgets (under ~3 minutes)")
     ap.add_argument("--only", default="1,2,3,4", help="comma-separated sections to run")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--herlau", default=None, metavar="D:DATA:CHAINS:T[:METHODS]",
+                    help="section 1 with other dims/budget, e.g. 8:8:2:2000:gibbs,split-merge "
+                    "(docs/papers.md, the d = 8 check)")
     ap.add_argument("--out", default=None, help="also write the output to this file "
                     "(e.g. docs/papers_output.txt)")
     args = ap.parse_args(argv)
@@ -527,6 +531,13 @@ def main(argv=None):
     if args.quick:
         cfg = dict(cfg, n_data_lines=4)
     cfg_lines = dict(cfg, n_data=cfg.get("n_data_lines", 10))
+    cfg_herlau = dict(cfg)
+    if args.herlau:
+        f = args.herlau.split(":")
+        cfg_herlau.update(dims=tuple(int(x) for x in f[0].split(",")), n_data=int(f[1]),
+                          chains=int(f[2]), T=int(f[3]))
+        if len(f) > 4:
+            cfg_herlau["methods"] = tuple(f[4].split(","))
     only = {s.strip() for s in args.only.split(",")}
     avail = sorted(set(KERNELS) | {n for n in _MODULES if kernel_class(n)[0] is not None})
     print(f"swcuts {swcuts.__version__}; samplers: {', '.join(avail)}; "
@@ -536,7 +547,7 @@ def main(argv=None):
     def section_lee_choi(c, seed):
         papers_lee_choi.section(c, seed, ms, fmt, short_error)
 
-    sections = [("1", section_herlau, cfg), ("2", section_lee_choi, cfg),
+    sections = [("1", section_herlau, cfg_herlau), ("2", section_lee_choi, cfg),
                 ("3", section_rossum, cfg_lines), ("4", section_images, cfg)]
     for key, fn, c in sections:
         if key in only:
