@@ -105,6 +105,7 @@ from swcuts.models.mixture import MixtureModel, jain_neal_bernoulli, rossum_line
 from swcuts.samplers import KERNELS
 
 import papers_lee_choi
+from papers_lee_choi import gibbs_sweep
 from papers_swc import attach_knn_graph, swc_kernel
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -184,11 +185,6 @@ def purity(pred, truth):
 # ---------------------------------------------------------------------------
 # Multi-chain runner for section 1 (Gibbs, SM, ARM)
 # ---------------------------------------------------------------------------
-
-
-def gibbs_sweep(gk, state, rng, n):
-    for _ in range(n):
-        gk.step(state, rng, 1.0)
 
 
 class ChainMethod:

@@ -64,6 +64,8 @@ PAPER = {  # Fig. 3: max log-lik, ESS of #clusters, time/iter (mean, sd)
 SAMPLERS = ("gibbs", "split-merge", "tree-guided", "random-split", "triadic", "srm", "swc")
 PAPER_SAMPLERS = ("gibbs", "split-merge", "tree-guided")
 SWC_STEPS = 100
+#: Fractions of the budget at which Fig. 3's curve (log pi over time) is printed.
+CURVE = (0.05, 0.1, 0.25, 0.5, 1.0)
 
 
 def mixture(data, prior):
@@ -165,7 +167,7 @@ def runs(prior, samplers, budget_of, reps, seed, short_error, start="random"):
     seconds each, from 36 random labels or the tree cut (``start``); per
     sampler the lists of the reported quantities."""
     out = {m: {"best": [], "truth": [], "hit": [], "ess": [], "K": [], "iters": [], "spi": [],
-               "budget": [], "err": None} for m in samplers}
+               "budget": [], "curve": [], "err": None} for m in samplers}
     for r in range(reps):
         data_seed = seed * 1000 + 500 + r
         data, truth = lee_choi_gaussians(1300, seed=data_seed)
@@ -197,6 +199,9 @@ def runs(prior, samplers, budget_of, reps, seed, short_error, start="random"):
             v["iters"].append(len(rows) - 1)
             v["spi"].append(rows[-1, 0] / max(len(rows) - 1, 1))
             v["budget"].append(budget)
+            # Fig. 3: log pi of the chain's state at fractions of the budget.
+            at = np.searchsorted(rows[:, 0], np.asarray(CURVE) * budget, side="right") - 1
+            v["curve"].append(rows[np.maximum(at, 0), 1])
     return out
 
 
@@ -214,6 +219,11 @@ def table(out, prior, ms, fmt):
         print(f"   {m:<13} {ms(v['best'], '.1f'):>17} {np.mean(v['truth']):>9.1f} {hit:>4} "
               f"{fmt(p[0]):>10} {ess:>15} {fmt(p[1], '.1f'):>6} {np.mean(v['K']):>8.1f} "
               f"{np.mean(v['iters']):>7.0f} {np.mean(v['spi']):>8.4f} {fmt(p[2], '.4f'):>7}")
+    print("   Fig. 3 (top row): mean log pi of the current state at a fraction of the budget")
+    print(f"   {'sampler':<13}" + "".join(f"{f'{int(100 * f)}%':>10}" for f in CURVE))
+    for m, v in out.items():
+        if v["curve"]:
+            print(f"   {m:<13}" + "".join(f"{x:>10.1f}" for x in np.mean(v["curve"], axis=0)))
     sys.stdout.flush()
 
 
