@@ -4,7 +4,14 @@ Usage::
 
     python benchmarks/papers.py [--quick] [--only 1,2,3,4] [--seed S]
 
-Four tables (full run about 12 minutes on one core, ``--quick`` under 3):
+Four tables (``--quick`` about 5 minutes, the full run about 25 minutes on a
+machine shared with six other jobs; ``--out FILE`` also writes the output
+to FILE, e.g. ``docs/papers_output.txt``). Every mixture table has an
+SW-cut row (no paper has one): SWC-2 on a 10-nearest-neighbour graph of
+the data with distance- or KL-based edge probabilities, the same
+posterior (:mod:`papers_swc`); in table 1 an SW-cut iteration is 10
+SWC-2 steps + one Gibbs sweep, in table 3 a kernel step is one SWC-2
+step.
 
 1. **Herlau et al. (seed 001) Table 2** -- Jain & Neal's Bernoulli data
    (:func:`~swcuts.models.mixture.jain_neal_bernoulli`: n = 100, five
@@ -51,27 +58,10 @@ Four tables (full run about 12 minutes on one core, ``--quick`` under 3):
      budget): full 2 data sets x S = 4 x T = 800; --quick 1 x 2 x 200.
      Expect the paper's ordering Gibbs > SM > ARM, with large spread.
 
-2. **Lee & Choi (seed 004) section 4.1** -- 1,300 2-D points from 13
-   Gaussians (:func:`~swcuts.models.mixture.lee_choi_gaussians`, means and
-   covariances are documented guesses), Normal-Inverse-Wishart likelihood
-   with the paper's base measure (``preset="lee-choi"``), DP prior alpha = 1.
-   Each sampler runs for a fixed wall time (paper: 10 s, 10 repeats) from a
-   random partition into 36 labels (the paper's tree-insertion start cannot
-   be reproduced without IBHC), with two budgets: (a) the wall time of 218
-   Gibbs sweeps here, which is what the paper's Gibbs sampler did in its
-   10 s (0.0458 s per sweep; a sweep costs about 0.008 s here, so 10 s here
-   would be a much longer run than the paper's), on 6 data sets (--quick
-   2); (b) 30 s on 2 data sets (--quick 5 s x 1), long enough for every
-   sampler to reach the mode. Iterations: Gibbs = one sweep; SM = one split-merge update + one
-   Gibbs sweep (``SplitMerge.iteration``); tree-guided = the kernel's own
-   ``iteration`` if it has one (the paper's G = 20 global moves + local
-   moves), else one ``step``; "tree-guided" uses the kernel's default trees
-   for this size (each label's tree induced by one fixed tree of all
-   points), "tree-guided-set" the greedy tree of each label's own set
-   (closer to the paper's per-cluster trees, dearer to build). Reported: the best log pi seen (the paper's
-   "max log-lik", the joint log p(X, Pi)) next to log pi of the true
-   partition, and the ESS of the number of clusters over the second half
-   of the run (one sample per iteration).
+2. **Lee & Choi (seed 004) section 4.1** -- the toy data under the DP and
+   the NGGP, every mixture sampler and an SW-cut row, from 36 random
+   labels and (DP) from a tree-consistent start; see
+   :mod:`papers_lee_choi` for the set-up.
 
 3. **van Rossum et al. (seed 000) Table 1** -- line extraction data
    (:func:`~swcuts.models.mixture.rossum_lines`: 5 lines x 20 points, the
@@ -109,10 +99,14 @@ import traceback
 import numpy as np
 
 import swcuts
-from swcuts.diagnostics import effective_sample_size, integrated_autocorrelation_time
-from swcuts.metrics import rand_index
-from swcuts.models.mixture import MixtureModel, jain_neal_bernoulli, lee_choi_gaussians, rossum_lines
+from swcuts.diagnostics import integrated_autocorrelation_time
+from swcuts.metrics import adjusted_rand_index, rand_index
+from swcuts.models.mixture import MixtureModel, jain_neal_bernoulli, rossum_lines
 from swcuts.samplers import KERNELS
+
+import papers_lee_choi
+from papers_lee_choi import gibbs_sweep
+from papers_swc import attach_knn_graph, swc_kernel
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -182,26 +176,6 @@ def contingency(a, b):
     return table
 
 
-def adjusted_rand_index(pred, truth):
-    """Hubert & Arabie's ARI from the contingency table."""
-    t = contingency(pred, truth)
-    n = int(t.sum())
-
-    def c2(x):
-        x = np.asarray(x, dtype=np.float64)
-        return float(np.sum(x * (x - 1) / 2.0))
-
-    index = c2(t)
-    sa = c2(t.sum(axis=1))
-    sb = c2(t.sum(axis=0))
-    total = n * (n - 1) / 2.0
-    expected = sa * sb / total if total else 0.0
-    top = 0.5 * (sa + sb)
-    if top == expected:  # both partitions trivial in the same way
-        return 1.0
-    return (index - expected) / (top - expected)
-
-
 def purity(pred, truth):
     """(1/n) sum over predicted clusters of their largest overlap with a true cluster."""
     t = contingency(pred, truth)
@@ -211,11 +185,6 @@ def purity(pred, truth):
 # ---------------------------------------------------------------------------
 # Multi-chain runner for section 1 (Gibbs, SM, ARM)
 # ---------------------------------------------------------------------------
-
-
-def gibbs_sweep(gk, state, rng, n):
-    for _ in range(n):
-        gk.step(state, rng, 1.0)
 
 
 class ChainMethod:
@@ -236,6 +205,10 @@ class ChainMethod:
             return
         if name == "split-merge":
             self.kernel = KERNELS["split-merge"](model, t=5, M=1, R=1)
+            return
+        if name == "swc":  # model: a MixtureModel with a k-NN graph (papers_swc)
+            self.kernel = KERNELS["swc2"](model, model.swc_q, compiled=False)
+            self.steps = HERLAU_SWC_STEPS
             return
         anchors = "pair" if name == "reconfiguration-pair" else "disagree"
         cls, note = kernel_class("reconfiguration")
@@ -267,7 +240,7 @@ class ChainMethod:
         else:
             tg = 0.0
             for st in states:
-                if self.kernel is not None:
+                for _ in range(getattr(self, "steps", 1) if self.kernel is not None else 0):
                     self.kernel.step(st, rng, 1.0)
                 a = time.perf_counter()
                 gibbs_sweep(self.gibbs, st, rng, self.n)
@@ -282,7 +255,10 @@ HERLAU_PAPER = {  # Table 2: (trace tau, indicator tau, normalised iterations)
     10: {"gibbs": (88.9, 99.3, 2000), "split-merge": (19.3, 30.4, 7503), "reconfiguration": (10.8, 14.7, 6705)},
 }
 HERLAU_LABEL = {"gibbs": "Gibbs", "split-merge": "SM", "reconfiguration": "ARM",
-                "reconfiguration-pair": "ARM-pair"}
+                "reconfiguration-pair": "ARM-pair", "swc": "SW-cut"}
+HERLAU_METHODS = ("gibbs", "split-merge", "reconfiguration", "reconfiguration-pair", "swc")
+#: SWC-2 steps per iteration of the SW-cut row (then one Gibbs sweep).
+HERLAU_SWC_STEPS = 10
 
 
 def section_herlau(cfg, seed):
@@ -301,11 +277,14 @@ def section_herlau(cfg, seed):
     n = 100
     for d in cfg["dims"]:
         res = {m: {"tt": [], "ti": [], "norm": [], "K": [], "sec": 0.0, "err": None, "prop": 0, "acc": 0}
-               for m in ("gibbs", "split-merge", "reconfiguration", "reconfiguration-pair")}
+               for m in cfg.get("methods", HERLAU_METHODS)}
         for r in range(cfg["n_data"]):
             data_seed = seed * 1000 + d * 10 + r
             data, truth = jain_neal_bernoulli(n, d, seed=data_seed)
             mix = MixtureModel(data, "beta-bernoulli", alpha=1.0)
+            # The SW-cut row: the same posterior, its own model with a k-NN graph.
+            mix_swc = MixtureModel(data, "beta-bernoulli", alpha=1.0)
+            mix_swc.swc_q = attach_knn_graph(mix_swc, data, "binary")
             rng = np.random.default_rng(data_seed + 7)
             items = np.concatenate([rng.choice(np.flatnonzero(truth == k), 3, replace=False)
                                     for k in range(5)])
@@ -322,15 +301,16 @@ def section_herlau(cfg, seed):
                 if res[m]["err"] is not None:
                     continue
                 mrng = np.random.default_rng(data_seed * 31 + list(res).index(m))
+                mm = mix_swc if m == "swc" else mix
                 try:
                     # Untimed warm-up on throwaway copies (compilation).
                     wrng = np.random.default_rng(0)
-                    warm = ChainMethod(m, mix, cfg["chains"], wrng)
-                    wstates = [mix.new_state(lab) for lab in starts]
+                    warm = ChainMethod(m, mm, cfg["chains"], wrng)
+                    wstates = [mm.new_state(lab) for lab in starts]
                     warm.setup(wstates, wrng)
                     warm.iterate(wstates, wrng)
-                    meth = ChainMethod(m, mix, cfg["chains"], mrng)
-                    states = [mix.new_state(lab) for lab in starts]
+                    meth = ChainMethod(m, mm, cfg["chains"], mrng)
+                    states = [mm.new_state(lab) for lab in starts]
                     meth.setup(states, mrng)
                     T = cfg["T"]
                     big = np.empty((cfg["chains"], T))
@@ -382,152 +362,11 @@ def section_herlau(cfg, seed):
 
 
 # ---------------------------------------------------------------------------
-# Section 2: Lee & Choi toy data
-# ---------------------------------------------------------------------------
-
-LEE_CHOI_PAPER = {  # Fig. 3, DP prior: max log-lik, ESS of #clusters, time/iter
-    "gibbs": (-1730.4, 10.46, 0.0458),
-    "split-merge": (-1602.3, 7.62, 0.0702),
-    "tree-guided": (-1577.7, 35.65, 0.0161),
-}
-
-
-def run_timed(name, model, init, budget, rng):
-    """Run a sampler for ``budget`` seconds; per iteration (seconds, log pi, K)."""
-    n = model.n_vertices
-    state = model.new_state(init)
-    if name == "gibbs":
-        k = KERNELS["gibbs"](model)
-
-        def it():
-            gibbs_sweep(k, state, rng, n)
-        note = ""
-    elif name == "split-merge":
-        k = KERNELS["split-merge"](model, t=5, M=1, R=1)
-
-        def it():
-            k.iteration(state, rng, 1.0)
-        note = ""
-    else:
-        base = "tree-guided" if name == "tree-guided-set" else name
-        cls, note = kernel_class(base)
-        if cls is None:
-            raise LookupError(note)
-        k = cls(model, trees="set") if name == "tree-guided-set" else cls(model)
-        f = getattr(k, "iteration", None) or k.step
-
-        def it():
-            f(state, rng, 1.0)
-    from swcuts.samplers import seed_compiled_rng
-
-    seed_compiled_rng(rng)
-    rows = [(0.0, state.log_pi, state.partition.n_labels)]
-    start = time.perf_counter()
-    while True:
-        it()
-        now = time.perf_counter() - start
-        rows.append((now, state.log_pi, state.partition.n_labels))
-        if now >= budget:
-            break
-    return np.array(rows), note, state
-
-
-def _gibbs_sweep_seconds(mix, init, rng, sweeps=30):
-    """Mean wall time of a Gibbs sweep from ``init`` (the budget unit)."""
-    k = KERNELS["gibbs"](mix)
-    st = mix.new_state(init)
-    gibbs_sweep(k, st, rng, mix.n_vertices)  # compilation
-    st = mix.new_state(init)
-    t0 = time.perf_counter()
-    for _ in range(sweeps):
-        gibbs_sweep(k, st, rng, mix.n_vertices)
-    return (time.perf_counter() - t0) / sweeps
-
-
-LEE_CHOI_SAMPLERS = ("gibbs", "split-merge", "tree-guided", "tree-guided-set")
-
-
-def _lee_choi_runs(budget_of, reps, seed):
-    """Run every sampler on ``reps`` data sets for ``budget_of(mix, init)``
-    seconds each; per sampler the lists of the reported quantities."""
-    out = {m: {"best": [], "truth": [], "hit": [], "ess": [], "K": [], "iters": [], "spi": [],
-               "budget": [], "err": None, "note": ""} for m in LEE_CHOI_SAMPLERS}
-    for r in range(reps):
-        data_seed = seed * 1000 + 500 + r
-        data, truth = lee_choi_gaussians(1300, seed=data_seed)
-        mix = MixtureModel(data, "gaussian", alpha=1.0, preset="lee-choi")
-        truth_lp = mix.log_target(truth)
-        init = np.random.default_rng(data_seed).integers(0, 36, size=1300)
-        budget = budget_of(mix, init, np.random.default_rng(data_seed + 1))
-        for m, v in out.items():
-            if v["err"] is not None:
-                continue
-            rng = np.random.default_rng(data_seed * 17 + len(m))
-            try:
-                rows, note, _ = run_timed(m, mix, init, budget, rng)
-            except LookupError as exc:
-                v["err"] = str(exc)
-                continue
-            except Exception as exc:
-                v["err"] = short_error(exc)
-                traceback.print_exc(limit=3, file=sys.stderr)
-                continue
-            v["note"] = note
-            v["best"].append(rows[:, 1].max())
-            v["truth"].append(truth_lp)
-            v["hit"].append(rows[:, 1].max() >= truth_lp - 1.0)
-            half = rows[1 + (len(rows) - 1) // 2:, 2]
-            v["ess"].append(effective_sample_size(half) if half.size >= 4 else math.nan)
-            v["K"].append(rows[-1, 2])
-            v["iters"].append(len(rows) - 1)
-            v["spi"].append(rows[-1, 0] / max(len(rows) - 1, 1))
-            v["budget"].append(budget)
-    return out
-
-
-def _lee_choi_table(out):
-    print(f"   {'sampler':<15} {'best log pi':>19} {'truth log pi':>13} {'hit':>4} {'paper max':>10} "
-          f"{'ESS #clust':>13} {'paper':>6} {'final K':>8} {'iters':>7} {'s/iter':>8} {'paper':>7}")
-    for m, v in out.items():
-        p = LEE_CHOI_PAPER.get(m, (math.nan, math.nan, math.nan))
-        name = m + v["note"]
-        if v["err"] is not None and not v["best"]:
-            print(f"   {m:<15} {v['err']:<70} paper: {p[0]}, ESS {p[1]}")
-            continue
-        n_const = sum(1 for e in v["ess"] if not np.isfinite(e))
-        ess = ms(v["ess"], ".1f") + (f" [{n_const} const]" if n_const else "")
-        hit = f"{sum(v['hit'])}/{len(v['hit'])}"
-        print(f"   {name:<15} {ms(v['best'], '.1f'):>19} {np.mean(v['truth']):>13.1f} {hit:>4} "
-              f"{fmt(p[0]):>10} {ess:>13} {fmt(p[1]):>6} {np.mean(v['K']):>8.1f} "
-              f"{np.mean(v['iters']):>7.0f} {np.mean(v['spi']):>8.4f} {fmt(p[2], '.4f'):>7}")
-
-
-def section_lee_choi(cfg, seed):
-    print("=" * 100)
-    print("2. Lee & Choi toy: 1,300 2-D points, 13 Gaussians, NIW base measure, DP alpha = 1, "
-          "start: 36 random labels (paper: 10 s x 10 data sets)")
-    print("   best log pi = max over iterations; hit = runs whose best reaches log pi(truth) - 1; "
-          "ESS of the number of clusters over the second half")
-    print("   (one sample per iteration); mean (sd) over data sets")
-    paper_sweeps = 10.0 / LEE_CHOI_PAPER["gibbs"][2]
-    print(f"   (a) budget = the time of {paper_sweeps:.0f} Gibbs sweeps here (what the paper's Gibbs "
-          f"did in its 10 s), {cfg['reps_short']} data sets")
-    out = _lee_choi_runs(lambda mix, init, rng: paper_sweeps * _gibbs_sweep_seconds(mix, init, rng),
-                         cfg["reps_short"], seed)
-    print(f"       budget {ms(out['gibbs']['budget'], '.2f')} s")
-    _lee_choi_table(out)
-    print(f"   (b) budget {cfg['budget']:g} s, {cfg['reps']} data sets")
-    _lee_choi_table(_lee_choi_runs(lambda mix, init, rng: cfg["budget"], cfg["reps"], seed))
-    print("   (absolute log pi differ from the paper: its means/covariances are not published)")
-    print()
-
-
-# ---------------------------------------------------------------------------
 # Section 3: van Rossum et al. line extraction
 # ---------------------------------------------------------------------------
 
 ROSSUM_PAPER = {"split-merge": (0.80960, 0.80580, 0.56382), "triadic": (0.86405, 0.87188, 0.71067),
-                "random-split": None}
+                "random-split": None, "swc": None}
 
 
 def section_rossum(cfg, seed):
@@ -538,9 +377,13 @@ def section_rossum(cfg, seed):
           f"paper purity / RI / ARI")
     specs = [("split-merge", "dyadic (split-merge)", {"t": 5}),
              ("triadic", "triadic (beta = 0.1)", {"beta": 0.1}),
-             ("random-split", "dyadic random-split", {})]
+             ("random-split", "dyadic random-split", {}),
+             ("swc", "SW-cut (SWC-2, 10-NN graph)", {})]
     for name, label, kw in specs:
-        cls, note = (KERNELS[name], "") if name in KERNELS else kernel_class(name)
+        if name == "swc":
+            cls, note = (lambda mix, _d: swc_kernel(mix, _d, "real")), ""
+        else:
+            cls, note = (KERNELS[name], "") if name in KERNELS else kernel_class(name)
         paper = ROSSUM_PAPER[name]
         ptxt = " / ".join(f"{x:.3f}" for x in paper) if paper else "-"
         if cls is None:
@@ -554,7 +397,7 @@ def section_rossum(cfg, seed):
             mix = MixtureModel(data, "lines", alpha=1.0)
             rng = np.random.default_rng(data_seed + 3)
             try:
-                k = cls(mix, **kw)
+                k = cls(mix, data) if name == "swc" else cls(mix, **kw)
                 st = mix.new_state(np.zeros(mix.n_vertices, dtype=np.int64))
                 t0 = time.perf_counter()
                 for _ in range(cfg["steps"]):
@@ -647,9 +490,24 @@ def section_images(cfg, seed):
 
 
 FULL = dict(dims=(6, 8, 10), n_data=2, chains=4, T=800, init_sweeps=50,
-            budget=30.0, reps=2, reps_short=6, steps=2000, image_budget=5.0)
+            budget=10.0, reps=2, reps_short=3, steps=2000, image_budget=5.0)
 QUICK = dict(dims=(6, 8, 10), n_data=1, chains=2, T=200, init_sweeps=50,
-             budget=5.0, reps=1, reps_short=2, steps=1000, image_budget=1.0)
+             budget=3.0, reps=1, reps_short=1, steps=1000, image_budget=1.0)
+
+
+class _Tee:
+    """Write to the terminal and to a file."""
+
+    def __init__(self, *streams):
+        self.streams = streams
+
+    def write(self, text):
+        for st in self.streams:
+            st.write(text)
+
+    def flush(self):
+        for st in self.streams:
+            st.flush()
 
 
 def main(argv=None):
@@ -657,17 +515,35 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="small budgets (under ~3 minutes)")
     ap.add_argument("--only", default="1,2,3,4", help="comma-separated sections to run")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--herlau", default=None, metavar="D:DATA:CHAINS:T[:METHODS]",
+                    help="section 1 with other dims/budget, e.g. 8:8:2:2000:gibbs,split-merge "
+                    "(docs/papers.md, the d = 8 check)")
+    ap.add_argument("--out", default=None, help="also write the output to this file "
+                    "(e.g. docs/papers_output.txt)")
     args = ap.parse_args(argv)
+    if args.out:
+        sys.stdout = _Tee(sys.stdout, open(args.out, "w"))
     cfg = QUICK if args.quick else FULL
     if args.quick:
         cfg = dict(cfg, n_data_lines=4)
     cfg_lines = dict(cfg, n_data=cfg.get("n_data_lines", 10))
+    cfg_herlau = dict(cfg)
+    if args.herlau:
+        f = args.herlau.split(":")
+        cfg_herlau.update(dims=tuple(int(x) for x in f[0].split(",")), n_data=int(f[1]),
+                          chains=int(f[2]), T=int(f[3]))
+        if len(f) > 4:
+            cfg_herlau["methods"] = tuple(f[4].split(","))
     only = {s.strip() for s in args.only.split(",")}
     avail = sorted(set(KERNELS) | {n for n in _MODULES if kernel_class(n)[0] is not None})
     print(f"swcuts {swcuts.__version__}; samplers: {', '.join(avail)}; "
           f"{'--quick' if args.quick else 'full'} run")
     t0 = time.perf_counter()
-    sections = [("1", section_herlau, cfg), ("2", section_lee_choi, cfg),
+
+    def section_lee_choi(c, seed):
+        papers_lee_choi.section(c, seed, ms, fmt, short_error)
+
+    sections = [("1", section_herlau, cfg_herlau), ("2", section_lee_choi, cfg),
                 ("3", section_rossum, cfg_lines), ("4", section_images, cfg)]
     for key, fn, c in sections:
         if key in only:

@@ -3,6 +3,11 @@
 Usage::
 
     python benchmarks/sampler_speed.py [--quick] [--seconds S] [--samplers a,b,...]
+        [--sizes 1000,10000[,100000]] [--datasets toy,tiles]
+
+(``--sizes 1000,10000,100000 --datasets toy --samplers tree-guided`` is the
+tree-guided scaling check of issue 19; its tiles at 100,000 take minutes
+to set up: the start state's Gibbs sweeps visit 1,300 labels per item.)
 
 The target: the cost of a move is linear in the size of the
 labels it touches, not in the number of items n. Two data sets show it:
@@ -41,7 +46,7 @@ then ``move`` without the Gibbs sweep that ``step`` adds; anchors
 (``gibbs_sweeps=0``), both also with ``outside="knn"`` (``reconf-knn``,
 ``srm-knn``: the graph variant on a 10-nearest-neighbour graph of the data,
 O(k (|labels touched| + frontier)) per move instead of the paper's O(N)); for ``tree-guided`` one ``step`` (a global split/merge
-or a local move, as the kernel chooses). After at least 0.3 s of warm-up
+or a local move, as the kernel chooses). After at least 0.3 s and 20 steps of warm-up
 (compilation, member indices, trees) each sampler runs for a fixed wall
 time (default 3 s; --quick 1 s); a step still running at the deadline is
 finished and counted. Timings on a shared machine are noisy: repeat runs
@@ -103,6 +108,10 @@ SAMPLERS = (
     ("tree-guided", "tree-guided", {}),
 )
 TARGET_RATIO = 2.0
+#: Warm-up steps before timing (with at least 0.3 s): one-off set-up such as
+#: tree-guided's global tree and its lookup tables happens at the first
+#: steps that need it (a local move, a global move), not in the timed window.
+WARMUP_STEPS = 20
 #: Samplers whose move visits every label (cost O(L) by definition) or
 #: every item (O(N): the paper's outside phase of reconfiguration moves).
 COST_OF = {"gibbs": "L", "tree-guided": "L", "reconfiguration": "N", "reconf-pair": "N",
@@ -174,9 +183,9 @@ def run(kernel, kwargs, model, init, seconds, seed):
     step = make_stepper(kernel, kwargs, model, init, rng)
     state = model.new_state(init)
     t0 = time.perf_counter()
-    while True:  # warm-up: compilation, caches; at least one step and 0.3 s
+    for i in range(1, 10 ** 9):  # warm-up: compilation, caches; 0.3 s and WARMUP_STEPS
         step(state, rng, 1.0)
-        if time.perf_counter() - t0 >= 0.3:
+        if i >= WARMUP_STEPS and time.perf_counter() - t0 >= 0.3:
             break
     state = model.new_state(init)
     moves = acc = noop = 0
@@ -256,52 +265,66 @@ def toy_ratio(a, b):
     return min(ratio(a, b, "us_move"), ratio(a, b, "us_eval"))
 
 
+def print_scaling(res, datasets, lo, hi, rows):
+    """Ratios n = hi / n = lo of the costs, with a verdict per sampler."""
+    print(f"\nScaling, ratios n = {hi:,} / n = {lo:,} (target: cost independent of n, "
+          f"ratio <= {TARGET_RATIO:g})")
+    print("toy: verdict on min(us/move, us/eval ratio); tiles: on the us/move ratio, per label "
+          "for the O(L) moves; O(N) = reconfiguration's outside phase (every item, the paper's)")
+    for dataset in datasets:
+        print(f"{dataset:<17} {'us/move ' + format(lo, ',') :>12} {format(hi, ','):>9} {'ratio':>6} "
+              f"{'evals ratio':>11} {'us/eval ratio':>13} {'per L':>6} {'':>8}")
+        for row, _, _ in rows:
+            a, b = res[dataset, lo][row], res[dataset, hi][row]
+            if isinstance(a, str) or isinstance(b, str):
+                print(f"{row:<17} " + (a if isinstance(a, str) else b))
+                continue
+            r_move = ratio(a, b, "us_move")
+            if dataset == "toy":
+                r_label = math.nan
+                v = verdict(toy_ratio(a, b))
+            else:
+                r_label = r_move * res[dataset, lo]["_K0"] / res[dataset, hi]["_K0"]
+                cost = COST_OF.get(row, "")
+                v = ("O(N)" if cost == "N" else verdict(r_label) + " O(L)" if cost == "L"
+                     else verdict(r_move))
+            print(f"{row:<17} {fmt(a['us_move'], '.1f'):>12} {fmt(b['us_move'], '.1f'):>9} "
+                  f"{fmt(r_move, '.2f'):>6} {fmt(ratio(a, b, 'evals'), '.2f'):>11} "
+                  f"{fmt(ratio(a, b, 'us_eval'), '.2f'):>13} {fmt(r_label, '.2f'):>6} {v:>8}")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="1 s per measurement")
     ap.add_argument("--seconds", type=float, default=None, help="wall time per measurement")
     ap.add_argument("--samplers", default=None, help="comma-separated row names")
+    ap.add_argument("--sizes", default="1000,10000",
+                    help="comma-separated n (multiples of 1000; e.g. 1000,10000,100000)")
+    ap.add_argument("--datasets", default="toy,tiles", help="toy and/or tiles")
     args = ap.parse_args(argv)
     seconds = args.seconds if args.seconds is not None else (1.0 if args.quick else 3.0)
     rows = SAMPLERS
     if args.samplers:
         want = args.samplers.split(",")
         rows = tuple(r for r in SAMPLERS if r[0] in want)
+    sizes = sorted(int(x) for x in args.sizes.split(","))
+    datasets = args.datasets.split(",")
+    if sizes[0] < 1000 or any(n % 1000 for n in sizes) or len(sizes) < 2:
+        ap.error("--sizes: at least two multiples of 1000, e.g. 1000,10000")
+    if any(d not in DATASETS for d in datasets):
+        ap.error(f"--datasets: choose from {', '.join(DATASETS)}")
     t_start = time.perf_counter()
     print(f"swcuts {swcuts.__version__}: mixture samplers, moves per second, "
           f"{seconds:g} s per measurement")
     res = {}
-    for dataset in ("toy", "tiles"):
-        for n in (10_000, 1_000):
+    for dataset in datasets:
+        for n in sizes[::-1]:
             res[dataset, n] = measure(dataset, n, seconds, rows)
-    print_table("toy, n = 10,000", res["toy", 10_000], rows)
-    print_table("toy, n = 1,000", res["toy", 1_000], rows)
-    print_table("tiles, n = 10,000 (130 clusters of ~77)", res["tiles", 10_000], rows)
-    print_table("tiles, n = 1,000 (13 clusters of ~77)", res["tiles", 1_000], rows)
-    print(f"\nScaling, ratios n = 10,000 / n = 1,000 (target: cost independent of n, "
-          f"ratio <= {TARGET_RATIO:g})")
-    print("toy: verdict on min(us/move, us/eval ratio); tiles: on the us/move ratio, per label "
-          "for the O(L) moves; O(N) = reconfiguration's outside phase (every item, the paper's)")
-    print(f"{'':<17} {'toy: us/move':>24} {'evals/move':>11} {'us/eval':>8} {'':>6} "
-          f"{'tiles: us/move':>26} {'per L':>6} {'':>6}")
-    print(f"{'sampler':<17} {'1k':>9} {'10k':>9} {'ratio':>6} {'ratio':>11} {'ratio':>8} {'':>6} "
-          f"{'1k':>9} {'10k':>9} {'ratio':>6} {'ratio':>6} {'':>6}")
-    for row, _, _ in rows:
-        a, b = res["toy", 1_000][row], res["toy", 10_000][row]
-        c, d = res["tiles", 1_000][row], res["tiles", 10_000][row]
-        if any(isinstance(r, str) for r in (a, b, c, d)):
-            print(f"{row:<17} " + next(r for r in (a, b, c, d) if isinstance(r, str)))
-            continue
-        r_tile = ratio(c, d, "us_move")
-        r_label = r_tile * res["tiles", 1_000]["_K0"] / res["tiles", 10_000]["_K0"]
-        cost = COST_OF.get(row, "")
-        tile_verdict = ("O(N)" if cost == "N" else
-                        verdict(r_label) + " O(L)" if cost == "L" else verdict(r_tile))
-        print(f"{row:<17} {fmt(a['us_move'], '.1f'):>9} {fmt(b['us_move'], '.1f'):>9} "
-              f"{fmt(ratio(a, b, 'us_move'), '.2f'):>6} {fmt(ratio(a, b, 'evals'), '.2f'):>11} "
-              f"{fmt(ratio(a, b, 'us_eval'), '.2f'):>8} {verdict(toy_ratio(a, b)):>6} "
-              f"{fmt(c['us_move'], '.1f'):>9} {fmt(d['us_move'], '.1f'):>9} "
-              f"{fmt(r_tile, '.2f'):>6} {fmt(r_label, '.2f'):>6} {tile_verdict:>8}")
+            what = "" if dataset == "toy" else f" ({n // 1000 * 13} clusters of ~77)"
+            print_table(f"{dataset}, n = {n:,}{what}", res[dataset, n], rows)
+    lo = sizes[0]
+    for hi in sizes[1:]:
+        print_scaling(res, datasets, lo, hi, rows)
     print(f"\ntotal {time.perf_counter() - t_start:.0f} s")
 
 

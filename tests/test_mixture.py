@@ -346,7 +346,9 @@ def test_gibbs_leaves_mixture_posterior_invariant(name):
     rng = np.random.default_rng(2025)
     seed_compiled_rng(rng)
     kernel = Gibbs(model)
-    assert not kernel.compiled
+    # visit_counts calls step(); run() (the compiled loop that a compiled
+    # likelihood enables) has its own enumeration test in test_mixture_compiled.
+    assert kernel.compiled == kernel._mixture
     state = model.new_state(np.zeros(model.n_vertices, dtype=np.int64))
     n_samples = 6000
     counts = visit_counts(kernel, state, rng, n_samples=n_samples, thin=20, key=canonical)

@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from enumeration import assert_matches, compare, exact_distribution, set_partitions, visit_counts
+from enumeration import (assert_matches, compare, exact_distribution, iid_tv, run_visits,
+                         set_partitions, visit_counts)
 from swcuts.models.mixture import (MixtureModel, item_join, item_leave, item_move,
                                    jain_neal_bernoulli, lee_choi_gaussians, rossum_lines)
 from swcuts.samplers import Gibbs, SplitMerge, Triadic, seed_compiled_rng
@@ -135,3 +136,69 @@ def test_compiled_gibbs_step_visits_match_posterior(name):
     n_samples = 5000
     counts = visit_counts(Gibbs(model), state, rng, n_samples=n_samples, thin=8, burn=50)
     assert_matches(*compare(counts, states, p), p, n_samples)
+
+
+def _gibbs_chain(model, truth, use_run, every, n_steps=600, temperature=1.0):
+    """Gibbs (wrapped in AuxiliaryCycle when ``every``) from one cluster:
+    ``n_steps`` steps one by one, or in compiled ``run`` chunks of 37."""
+    from swcuts.models.mixture import AuxiliaryCycle
+
+    kernel = Gibbs(model)
+    if every:
+        kernel = AuxiliaryCycle(kernel, every=every)
+    rng = np.random.default_rng(21)
+    seed_compiled_rng(rng)
+    state = model.new_state(np.zeros_like(truth))
+    best = state.partition.labels.copy()
+    best_lp = state.log_pi
+    if use_run:
+        assert kernel.compiled
+        done = 0
+        while done < n_steps:
+            k = min(37, n_steps - done)
+            _, best_lp, _ = kernel.run(state, rng, np.full(k, temperature), best, best_lp)
+            done += k
+    else:
+        for _ in range(n_steps):
+            kernel.step(state, rng, temperature)
+            if state.log_pi > best_lp + 1e-9:
+                best_lp, best[:] = state.log_pi, state.partition.labels
+    return state, best, best_lp
+
+
+@pytest.mark.parametrize("prior", ["dp", "nggp"])
+def test_compiled_gibbs_run_makes_the_steps_moves(prior):
+    """Gibbs.run on a mixture (and AuxiliaryCycle.run with the NGGP's u move
+    every 40 steps) draws the same uniforms as the steps one by one: same
+    labels, log π and u; its best state is at least as good and exact."""
+    x, truth = lee_choi_gaussians(40, seed=2)
+    kw = {"prior": "nggp", "sigma": 0.3} if prior == "nggp" else {}
+    model = MixtureModel(x, "gaussian", alpha=1.0, **kw)
+    every = 40 if prior == "nggp" else 0
+    fast, best_f, lp_f = _gibbs_chain(model, truth, True, every)
+    slow, best_s, lp_s = _gibbs_chain(model, truth, False, every)
+    np.testing.assert_array_equal(fast.partition.labels, slow.partition.labels)
+    assert fast.log_pi == pytest.approx(slow.log_pi, abs=1e-9)
+    assert getattr(fast, "u", None) == getattr(slow, "u", None)
+    assert fast.log_pi == pytest.approx(model.log_target(fast.labels, getattr(fast, "u", None)),
+                                        abs=1e-7)
+    assert fast.partition.n_labels > 1  # the chain did move
+    assert lp_f >= lp_s - 1e-9
+    if prior == "dp":
+        assert lp_f == pytest.approx(model.log_target(best_f), abs=1e-7)
+    # Negative control: another temperature draws the same uniforms but
+    # makes other moves.
+    hot, _, _ = _gibbs_chain(model, truth, True, every, temperature=3.0)
+    assert not np.array_equal(hot.partition.labels, slow.partition.labels)
+
+
+def test_compiled_gibbs_run_visits_match_posterior():
+    """The run path (compiled chunks of 8 updates) samples the enumerated
+    posterior; the same chain at T = 2 (π^(1/2)) does not (negative control)."""
+    model, _ = data_model("beta-bernoulli", 6)
+    states = set_partitions(6)
+    p = exact_distribution(model, states)
+    n_samples = 5000
+    assert_matches(*run_visits(Gibbs(model), model, states, p, 13, n_samples, 8), p, n_samples)
+    tv, pvalue = run_visits(Gibbs(model), model, states, p, 13, n_samples, 8, temperature=2.0)
+    assert pvalue < 1e-6 and tv > 1.5 * iid_tv(p, n_samples)

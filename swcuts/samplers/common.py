@@ -54,6 +54,33 @@ def metropolis_hastings(log_alpha: float, rng) -> bool:
     return rng.random() < math.exp(log_alpha)
 
 
+#: Slack of the bound-first test: an exact log α summed along another path
+#: (e.g. replayed tree paths) may sit a few ulps above its bound's terms.
+BOUND_SLACK = 1e-9
+
+
+def metropolis_hastings_bound_first(rng, bound: float, exact):
+    """The Metropolis-Hastings decision with the uniform drawn first.
+
+    Accept iff log u < log α. ``bound`` is an upper bound of log α and
+    ``exact()`` returns the exact log α; it is called only when log u falls
+    below the bound (otherwise the move is rejected whatever its exact
+    ratio: the same decision, for less work).
+
+    Returns
+    -------
+    accepted : bool
+    log_alpha : float
+        The exact log α, or the bound when the bound alone rejected.
+    """
+    u = rng.random()
+    log_u = math.log(u) if u > 0.0 else -math.inf
+    if log_u >= bound + BOUND_SLACK:
+        return False, bound
+    log_alpha = exact()
+    return log_u < log_alpha, log_alpha
+
+
 @njit(cache=True)
 def _seed(seed):
     np.random.seed(seed)

@@ -11,9 +11,11 @@ statistics of size D, whatever the number of items.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from ..models.mixture import gibbs_sweep
+from ..models.mixture import gibbs_run, gibbs_sweep
 from . import compiled as _c
 from .common import StepInfo, TargetProposal
 from .swc import CompiledRunMixin
@@ -55,6 +57,8 @@ class Gibbs(CompiledRunMixin):
         mixture = bool(getattr(model, "compiled_likelihood", False))
         self._mixture = mixture and compiled is not False
         self._init_compiled(None if (mixture and compiled) else compiled)
+        if self._mixture:
+            self.compiled = True  # run(): the updates in one compiled loop (gibbs_run)
         self._item = np.zeros(1, dtype=np.int64)
         self._u = np.zeros(1)
 
@@ -65,6 +69,33 @@ class Gibbs(CompiledRunMixin):
             return self._compiled_step(state, temperature)
         R = np.array([int(rng.random() * self.model.n_vertices)], dtype=np.int64)
         return gibbs_relabel(self.model, state, R, rng, temperature)
+
+    def run(self, state, rng, temperatures, best_labels=None, best_log_pi=-math.inf):
+        """One step per temperature; returns (moved, best log π, best labels).
+
+        On a mixture: the single-item updates of :meth:`step` in one
+        compiled loop (:func:`~swcuts.models.mixture.gibbs_run`), drawing
+        the same uniforms in the same order (item, then the update's
+        uniform), so that it makes the same moves as the steps one by one.
+        ``best_labels`` is updated in place by states better than
+        ``best_log_pi``.
+        """
+        if not self._mixture:
+            return super().run(state, rng, temperatures, best_labels, best_log_pi)
+        temps = np.ascontiguousarray(temperatures, dtype=np.float64)
+        if best_labels is None:
+            best_labels = state.partition.labels.copy()
+        if temps.size == 0:
+            return 0, best_log_pi, best_labels
+        model = self.model
+        r = rng.random(2 * temps.size)
+        items = (r[0::2] * model.n_vertices).astype(np.int64)
+        log_pi, best, moved, evals = gibbs_run(items, np.ascontiguousarray(r[1::2]), 1.0 / temps,
+                                               float(state.log_pi), float(best_log_pi), best_labels,
+                                               *model.kernel_arrays(state))
+        model.evaluations += int(evals)
+        state.log_pi = log_pi
+        return int(moved), best, best_labels
 
     def _mixture_step(self, state, rng, temperature) -> StepInfo:
         model = self.model

@@ -39,7 +39,7 @@ from .likelihoods import (LIKELIHOODS, LINE_NOISE_SD, LINE_PRIOR_SD, BetaBernoul
 from .marginals import KIND_BETA_BERNOULLI, KIND_LINES, KIND_MULTINOMIAL, KIND_NIW, log_marginal
 from .model import AuxiliaryCycle, MixtureModel, crp_log_prior
 from .priors import NGGP, PRIORS, DirichletProcess, PartitionPrior, make_prior
-from .moves import (_sorted_insert, _sorted_remove, gibbs_sweep, item_join, item_leave, item_move,
+from .moves import (_sorted_insert, _sorted_remove, gibbs_run, gibbs_sweep, item_join, item_leave, item_move,
                     mixture_delta)
 
 __all__ = [
@@ -61,6 +61,7 @@ __all__ = [
     "item_leave",
     "item_join",
     "item_move",
+    "gibbs_run",
     "gibbs_sweep",
     "jain_neal_bernoulli",
     "lee_choi_gaussians",

@@ -385,8 +385,6 @@ class AuxiliaryCycle:
         Kernel steps per u move.
     """
 
-    compiled = False
-
     def __init__(self, kernel, every=1):
         self.kernel = kernel
         self.model = kernel.model
@@ -403,6 +401,37 @@ class AuxiliaryCycle:
             self.model.update_auxiliary(state, rng, temperature)
         return info
 
+    @property
+    def compiled(self) -> bool:
+        """Whether :meth:`run` is available: the kernel has a compiled ``run``."""
+        return bool(getattr(self.kernel, "compiled", False)) and hasattr(self.kernel, "run")
+
+    def run(self, state, rng, temperatures, best_labels=None, best_log_pi=-math.inf):
+        """The kernel's compiled ``run`` between the u moves: one kernel step
+        per temperature, and after every ``every``-th step the u move (the
+        same draws in the same order as :meth:`step`). Returns (accepted,
+        best log π, best labels), ``best_labels`` updated in place."""
+        if not self.compiled:
+            raise AttributeError("run")
+        temps = np.ascontiguousarray(temperatures, dtype=np.float64)
+        if best_labels is None:
+            best_labels = state.partition.labels.copy()
+        acc = 0
+        a = 0
+        while a < temps.size:
+            b = min(temps.size, a + self.every - self._count)
+            got, best_log_pi, _ = self.kernel.run(state, rng, temps[a:b], best_labels, best_log_pi)
+            acc += got
+            self._count += b - a
+            if self._count == self.every:
+                self._count = 0
+                self.model.update_auxiliary(state, rng, float(temps[b - 1]))
+                if state.log_pi > best_log_pi + 1e-9:
+                    best_log_pi = state.log_pi
+                    best_labels[:] = state.partition.labels
+            a = b
+        return acc, best_log_pi, best_labels
+
     def step_all(self, states, rng, temperature=1.0) -> list:
         """The kernel's multi-chain iteration (e.g. ``Reconfiguration``),
         then one u move per chain."""
@@ -413,6 +442,6 @@ class AuxiliaryCycle:
 
     def __getattr__(self, name):
         kernel = self.__dict__.get("kernel")
-        if name == "run" or kernel is None:  # no compiled run: the u move is Python
+        if kernel is None:
             raise AttributeError(name)
         return getattr(kernel, name)

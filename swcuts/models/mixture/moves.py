@@ -315,3 +315,38 @@ def gibbs_sweep(items, u, inv_t, labels, size, free_stack, n_free, lstats, llogl
             n_used = _sorted_remove(used, n_used, a)
         total += d_leave + d_join
     return total, evals
+
+
+@njit(cache=True)
+def gibbs_run(items, u, inv_t, log_pi, best_log_pi, best_labels, labels, size, free_stack, n_free,
+              lstats, lloglik, vstats, kind, params, prior):
+    """The single-site updates of :func:`gibbs_sweep`, one at a time with
+    its own inverse temperature ``inv_t[s]``, keeping the best state seen
+    (the compiled loop of ``Gibbs.run`` on mixtures).
+
+    ``log_pi`` is the state's log π before the updates; after an update that
+    raises it above ``best_log_pi`` by more than 1e-9 (the driver's rule)
+    the labels are copied into ``best_labels``.
+
+    Returns
+    -------
+    log_pi, best_log_pi : float
+    moved : int
+        Updates that changed the item's label.
+    evaluations : int
+    """
+    moved = 0
+    evals = 0
+    for s in range(items.size):
+        v = items[s]
+        old = labels[v]
+        d, e = gibbs_sweep(items[s:s + 1], u[s:s + 1], inv_t[s], labels, size, free_stack, n_free,
+                           lstats, lloglik, vstats, kind, params, prior)
+        evals += e
+        log_pi += d
+        if labels[v] != old:
+            moved += 1
+        if log_pi > best_log_pi + 1e-9:
+            best_log_pi = log_pi
+            best_labels[:] = labels
+    return log_pi, best_log_pi, moved, evals

@@ -426,19 +426,22 @@ def _scores_impl(sp, S, n):
     return out
 
 
-def _induced_impl(sp, items, gpos, gdepth, up, vstats):
+def _induced_impl(sp, items, gpos, hmin, lg, vstats):
     """The tree of ``items`` (ascending) induced by the global tree.
 
     Every internal node of the induced tree is a node of the global tree
-    (given by its leaf positions ``gpos``, node depths ``gdepth`` and the
-    ancestor table ``up``, ``up[j, v]`` = the 2^j-th ancestor of v) under
-    which both children hold items of the set; the other nodes are
-    contracted. In the depth-first leaf order of the global tree the split
-    between consecutive items s-1 and s is their lowest common ancestor,
-    and the induced tree is the Cartesian tree (smallest depth at the root)
-    of those depths. Statistics and scores are those of the induced nodes'
-    item sets. Same output as :func:`_build_impl` (internal nodes numbered
-    children first, root last).
+    under which both children hold items of the set; the other nodes are
+    contracted. In the depth-first leaf order of the global tree (leaf
+    positions ``gpos``) the split between consecutive items s-1 and s is
+    their lowest common ancestor, whose depth is the smallest depth of the
+    splits between adjacent leaves at positions a+1..b (a < b the items'
+    positions): one range-minimum query of the sparse table ``hmin``
+    (``hmin[j, p]`` = min of the adjacent-split depths at positions
+    p..p+2^j-1; ``lg[k]`` = floor(log2 k)), O(1) per item whatever the size
+    and depth of the global tree. The induced tree is the Cartesian tree
+    (smallest depth at the root) of those depths. Statistics and scores
+    are those of the induced nodes' item sets. Same output as
+    :func:`_build_impl` (internal nodes numbered children first, root last).
     """
     m = items.shape[0]
     D = vstats.shape[1]
@@ -462,27 +465,14 @@ def _induced_impl(sp, items, gpos, gdepth, up, vstats):
         return left, right, parent, stats, sc, size, lo, dord
     for t in range(m):
         lo[dord[t]] = t
-    K = up.shape[0]
     h = np.empty(m, np.int64)  # h[s]: depth of the split between positions s-1 and s
     for s in range(1, m):
-        u = items[dord[s - 1]]
-        v = items[dord[s]]
-        if gdepth[u] < gdepth[v]:
-            u, v = v, u
-        diff = gdepth[u] - gdepth[v]
-        j = 0
-        while diff > 0:
-            if diff & 1:
-                u = up[j, u]
-            diff >>= 1
-            j += 1
-        if u != v:
-            for j in range(K - 1, -1, -1):
-                if up[j, u] != up[j, v]:
-                    u = up[j, u]
-                    v = up[j, v]
-            u = up[0, u]
-        h[s] = gdepth[u]
+        a = keys[dord[s - 1]] + 1
+        b = keys[dord[s]]
+        j = lg[b - a + 1]
+        x = hmin[j, a]
+        y = hmin[j, b - (1 << j) + 1]
+        h[s] = x if x < y else y
     # Cartesian tree of h[1..m-1] (minimum at the root).
     lch = np.full(m, -1, np.int64)
     rch = np.full(m, -1, np.int64)

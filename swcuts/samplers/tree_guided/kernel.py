@@ -30,7 +30,7 @@ from ...models.image import ImageModel
 from ...models.mixture import MixtureModel
 from ...models.mixture.priors import prior_log_factor
 from ...partition import MemberIndex
-from ..common import StepInfo, metropolis_hastings
+from ..common import StepInfo, metropolis_hastings_bound_first
 from ..targets import gibbs_relabel
 from .algorithms import SCORE_IMAGE, SCORE_MIXTURE, _Fns
 from .ratio import _ProposalProbabilities
@@ -224,8 +224,8 @@ class TreeGuided(_ProposalProbabilities):
             return t
         f = self._f
         if self.trees == "global":
-            gpos, gdepth, up = self._lifting()
-            t = Tree(items, f.induced(f.sp, items, gpos, gdepth, up, self.vstats))
+            gpos, hmin, lg = self._lifting()
+            t = Tree(items, f.induced(f.sp, items, gpos, hmin, lg, self.vstats))
         else:
             t = Tree(items, f.build(f.sp, items, self._local, self._indptr, self._indices,
                                     self._use_graph, self.vstats))
@@ -246,20 +246,31 @@ class TreeGuided(_ProposalProbabilities):
         return self._gtree
 
     def _lifting(self):
-        """(leaf position, node depth, ancestor table) of the global tree,
-        for the induced trees (``trees="global"``)."""
+        """(leaf position, sparse table, floor-log2 table) of the global tree,
+        for the induced trees (``trees="global"``): ``hmin[0, p]`` is the
+        depth of the lowest common ancestor of the leaves at depth-first
+        positions p-1 and p, ``hmin[j, p]`` the minimum of 2^j of them."""
         if self._lift is None:
             g = self.global_tree()
-            nn = 2 * g.n - 1
+            n = g.n
+            nn = 2 * n - 1
             depth = np.zeros(nn, np.int64)
             for v in range(nn - 2, -1, -1):  # parents have larger ids
                 depth[v] = depth[g.parent[v]] + 1
-            K = max(1, int(depth.max()).bit_length())
-            up = np.empty((K, nn), np.int64)
-            up[0] = np.where(g.parent >= 0, g.parent, np.arange(nn))
+            h0 = np.zeros(max(n, 1), np.int64)
+            if n > 1:
+                h0[g.lo[g.right]] = depth[n:]  # a node splits at its right child's first leaf
+            K = max(1, int(max(n - 1, 1)).bit_length())
+            hmin = np.empty((K, h0.size), np.int64)
+            hmin[0] = h0
             for j in range(1, K):
-                up[j] = up[j - 1][up[j - 1]]
-            self._lift = (np.ascontiguousarray(g.lo[:g.n]), depth, up)
+                w = 1 << (j - 1)
+                hmin[j] = hmin[j - 1]
+                np.minimum(hmin[j - 1, :-w], hmin[j - 1, w:], out=hmin[j, :-w])
+            lg = np.zeros(n + 1, np.int64)
+            for k in range(2, n + 1):
+                lg[k] = lg[k >> 1] + 1
+            self._lift = (np.ascontiguousarray(g.lo[:n]), hmin, lg)
         return self._lift
 
     # ------------------------------------------------------- label members
@@ -386,10 +397,16 @@ class TreeGuided(_ProposalProbabilities):
         parts = [tree.items[g] for g in np.split(order, bounds)]
         parts.sort(key=lambda p: int(p[0]))
         pinfos = [self._info(p) for p in parts]
-        fwd, rev = self._log_qs("split", [cinfo], pinfos, rest, temperature, path_lq)
+        rev = self._log_q_merge(pinfos, rest, temperature)
         moved = n - max(p.size for p in parts)
         if rev == -math.inf:
             return StepInfo(False, -math.inf, moved, 0.0, "split")
+
+        def exact_fwd():  # log q(X*|X) >= the drawn path's path_lq
+            if self.ratio == "paper":
+                return path_lq
+            return self._log_q_split(cinfo, rest, pinfos, temperature)
+
         # The largest part keeps the label c; the others get fresh labels.
         keep = max(range(len(parts)), key=lambda g: parts[g].size)
         movers = [parts[g] for g in range(len(parts)) if g != keep]
@@ -399,8 +416,9 @@ class TreeGuided(_ProposalProbabilities):
         if len(movers) == 1:
             fresh = state.partition.fresh_label()
             d = model.delta(state, movers[0], fresh)
-            log_alpha = d / temperature + rev - fwd
-            if metropolis_hastings(log_alpha, rng):
+            ok, log_alpha = metropolis_hastings_bound_first(rng, d / temperature + rev - path_lq,
+                                         lambda: d / temperature + rev - exact_fwd())
+            if ok:
                 model.apply(state, movers[0], fresh, d)
                 lists[c], lists[fresh] = parts[keep], movers[0]
                 self.counts["split"][1] += 1
@@ -413,8 +431,9 @@ class TreeGuided(_ProposalProbabilities):
             model.apply(state, R, fresh, dd)
             fresh_labels.append(fresh)
         d = state.log_pi - log_pi0
-        log_alpha = d / temperature + rev - fwd
-        if metropolis_hastings(log_alpha, rng):
+        ok, log_alpha = metropolis_hastings_bound_first(rng, d / temperature + rev - path_lq,
+                                     lambda: d / temperature + rev - exact_fwd())
+        if ok:
             self.counts["split"][1] += 1
             lists[c] = parts[keep]
             for fresh, R in zip(fresh_labels, movers):
@@ -436,9 +455,18 @@ class TreeGuided(_ProposalProbabilities):
         dst = P_labs[keep]
         movers = [(P_labs[g], P[g].items) for g in range(len(P)) if g != keep]
         moved = int(sum(R.size for _, R in movers))
-        fwd, rev = self._log_qs("merge", Ps, [uinfo], rest, temperature, anchor_lq)
-        if rev == -math.inf:
-            return StepInfo(False, -math.inf, moved, 0.0, "merge")
+        fwd = anchor_lq if self.ratio == "paper" else self._log_q_merge(Ps, rest, temperature)
+        # log q(X|X*) <= the anchor part of the reverse split (no tree needed):
+        # the tree of U and its split paths are built only when that bound
+        # does not already reject the move.
+        rev_bound = self._log_q_anchor(uinfo, rest, temperature)
+
+        def exact(d):
+            tree = self.tree(uinfo.items)
+            rev = rev_bound + self._split_tree_logsum(tree, [p.items for p in Ps], temperature,
+                                                      best=self.ratio == "paper")
+            return d / temperature + rev - fwd
+
         model = self.model
         log_pi0 = state.log_pi
         lists = self._members_index(state).lists
@@ -451,8 +479,8 @@ class TreeGuided(_ProposalProbabilities):
         if len(movers) == 1:
             R = movers[0][1]
             d = model.delta(state, R, dst)
-            log_alpha = d / temperature + rev - fwd
-            if metropolis_hastings(log_alpha, rng):
+            ok, log_alpha = metropolis_hastings_bound_first(rng, d / temperature + rev_bound - fwd, lambda: exact(d))
+            if ok:
                 model.apply(state, R, dst, d)
                 commit()
                 self.counts["merge"][1] += 1
@@ -462,8 +490,8 @@ class TreeGuided(_ProposalProbabilities):
             dd = model.delta(state, R, dst)
             model.apply(state, R, dst, dd)
         d = state.log_pi - log_pi0
-        log_alpha = d / temperature + rev - fwd
-        if metropolis_hastings(log_alpha, rng):
+        ok, log_alpha = metropolis_hastings_bound_first(rng, d / temperature + rev_bound - fwd, lambda: exact(d))
+        if ok:
             commit()
             self.counts["merge"][1] += 1
             return StepInfo(True, log_alpha, moved, d, "merge")

@@ -102,16 +102,23 @@ class _ProposalProbabilities:
                               tree.node_log_weights(temperature, self.split_floor),
                               1.0 / temperature, self.log_wnew, best))
 
-    def _log_q_split(self, c_info, rest, parts, temperature, best=False) -> float:
-        """log q of splitting the label ``c_info`` into ``parts`` (infos sorted
-        by smallest item), the other labels being ``rest``."""
-        L = len(rest) + 1
-        lq = -math.log(L)
+    def _log_q_anchor(self, c_info, rest, temperature) -> float:
+        """log probability that a global move picks ``c_info`` as its anchor
+        and merges nothing into it: -log L + Σ log(1 - p(c, c')) over
+        ``rest``. An upper bound of :meth:`_log_q_split` (the split path's
+        probability is at most 1) that needs no tree."""
+        lq = -math.log(len(rest) + 1)
         if len(rest):
             _, l1p = self._merge_logp(self._logd([c_info], rest)[0], temperature)
             lq += float(l1p.sum())
+        return lq
+
+    def _log_q_split(self, c_info, rest, parts, temperature, best=False) -> float:
+        """log q of splitting the label ``c_info`` into ``parts`` (infos sorted
+        by smallest item), the other labels being ``rest``."""
         tree = self.tree(c_info.items)
-        return lq + self._split_tree_logsum(tree, [p.items for p in parts], temperature, best)
+        return (self._log_q_anchor(c_info, rest, temperature)
+                + self._split_tree_logsum(tree, [p.items for p in parts], temperature, best))
 
     def _log_q_merge(self, P, rest, temperature) -> float:
         """log q of merging the labels ``P`` into one, summed over anchors."""
