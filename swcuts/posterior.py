@@ -52,6 +52,9 @@ ANNEAL_STEPS_PER_ATOM = 40
 PILOT_STEPS_PER_ATOM = 40
 #: Records of the pilot run per chain (the autocorrelation time is measured on them).
 PILOT_RECORDS = 200
+#: Trace rows of each chain's annealing (one compiled call per row; the
+#: trace is not kept, so few and long calls).
+ANNEAL_RECORDS = 20
 #: Share of a ``time_budget`` spent annealing and in the pilot run.
 ANNEAL_TIME_SHARE = 0.3
 PILOT_TIME_SHARE = 0.2
@@ -205,7 +208,8 @@ def _run_phases(model, runs, pool, bar, phases, warnings, clock, *, thin, t0, an
         if t0 > 1.0 and anneal_steps > 0:
             res = anneal(ch.kernel, ch.state, Schedule(t0, 1.0), rng=ch.rng,
                          steps=None if share else anneal_steps,
-                         time_budget=ANNEAL_TIME_SHARE * share if share else None, keep_best=False)
+                         time_budget=ANNEAL_TIME_SHARE * share if share else None, keep_best=False,
+                         n_records=ANNEAL_RECORDS)
             ch.steps += res.steps
             if -res.best_energy > ch.best_log_pi:
                 ch.best_log_pi = -res.best_energy
