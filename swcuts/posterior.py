@@ -129,7 +129,7 @@ def _starts(n, chains, rng):
     return out
 
 
-def default_workers(chains) -> int:
+def _default_workers(chains) -> int:
     """Threads that run chains at once: the processors this process may use,
     at most ``chains``."""
     try:
@@ -325,7 +325,7 @@ def sample_model(model, q, *, atoms, n_samples=100, thin=None, chains=4, sampler
     starts : list of (n_atoms,) int arrays, optional
         The chains' starts (default: one label, then random labellings).
     workers : int, optional
-        Threads running chains at once (default :func:`default_workers`:
+        Threads running chains at once (default:
         the processors available, at most ``chains``). The samples do not
         depend on it: each chain draws from its own generator.
     progress : bool
@@ -380,7 +380,7 @@ def sample_model(model, q, *, atoms, n_samples=100, thin=None, chains=4, sampler
     steps_t1 = np.zeros(chains)
 
     phases = {}
-    pool = _Pool(runs, default_workers(chains) if workers is None else int(workers))
+    pool = _Pool(runs, _default_workers(chains) if workers is None else int(workers))
     bar_cm = _progress_bar(progress, per_chain * chains, chains)
     try:
         with bar_cm as bar:
