@@ -195,10 +195,10 @@ def _diagnose(energies, n_segs):
 def _run_phases(model, runs, pool, bar, phases, warnings, clock, *, thin, t0, anneal_steps,
                 pilot_steps, share, time_budget, samples, energies, n_segs, accepted, steps_t1):
     """The phases of :func:`sample_model`, every chain through ``pool``:
-    annealing (one task per chain), then the pilot and the sampling in
-    rounds (one record or kept sample per chain per round). Fills the
-    arrays, ``phases`` and ``warnings``; returns (thin, τ in steps, kept
-    samples per chain)."""
+    annealing, the pilot and the sampling (one task per chain and phase;
+    with a time budget, the pilot and the sampling in rounds of one record
+    or kept sample per chain). Fills the arrays, ``phases`` and
+    ``warnings``; returns (thin, τ in steps, kept samples per chain)."""
     from .anneal import Schedule, anneal
 
     chains, per_chain = samples.shape[:2]
@@ -222,10 +222,25 @@ def _run_phases(model, runs, pool, bar, phases, warnings, clock, *, thin, t0, an
     if bar is not None:
         bar.set_description("pilot at T = 1")
 
-    def advance(ch, n_steps):
-        acc = ch.advance(n_steps)
-        return acc, -ch.state.log_pi, ch.state.partition.n_labels
+    def pilot_records(c, r0, r1):  # records r0..r1-1 of chain c
+        ch = runs[c]
+        for r in range(r0, r1):
+            ch.advance(rec)
+            pilot_e[c, r], pilot_k[c, r] = -ch.state.log_pi, ch.state.partition.n_labels
 
+    def keep_samples(c, i0, i1):  # kept samples i0..i1-1 of chain c
+        ch = runs[c]
+        for i in range(i0, i1):
+            accepted[c] += ch.advance(thin)
+            steps_t1[c] += thin
+            samples[c, i] = ch.state.partition.compact_labels()
+            energies[c, i], n_segs[c, i] = -ch.state.log_pi, ch.state.partition.n_labels
+            if bar is not None:
+                bar.update(1)
+
+    # Without a time budget every chain runs each phase as one task (the
+    # threads take the next chain as they finish); with one, the chains
+    # advance in rounds so that they share the budget evenly.
     # 2. Pilot at T = 1: burn-in, and the autocorrelation time in steps,
     # measured on its second half (the first half is burn-in).
     n_rec = PILOT_RECORDS if pilot_steps > 0 else 0
@@ -235,12 +250,14 @@ def _run_phases(model, runs, pool, bar, phases, warnings, clock, *, thin, t0, an
     pilot_end = None if share is None else PILOT_TIME_SHARE * share * chains
     rec_done = n_rec
     start = time.perf_counter()
-    for r in range(n_rec):
-        if pilot_end is not None and time.perf_counter() - start > pilot_end and r >= 8:
-            rec_done = r
-            break
-        for c, (_, e, k) in enumerate(pool.map(lambda ch: advance(ch, rec), runs)):
-            pilot_e[c, r], pilot_k[c, r] = e, k
+    if pilot_end is None:
+        pool.map(lambda c: pilot_records(c, 0, n_rec), range(chains))
+    else:
+        for r in range(n_rec):
+            if time.perf_counter() - start > pilot_end and r >= 8:
+                rec_done = r
+                break
+            pool.map(lambda c: pilot_records(c, r, r + 1), range(chains))
     half = rec_done // 2
     pilot_e, pilot_k = pilot_e[:, half:rec_done], pilot_k[:, half:rec_done]
     rec_done -= half
@@ -261,19 +278,16 @@ def _run_phases(model, runs, pool, bar, phases, warnings, clock, *, thin, t0, an
     # 3. Sample at T = 1, chains in rounds.
     kept = per_chain
     t_start = time.perf_counter()
-    for i in range(per_chain):
-        if time_budget is not None and time.perf_counter() - clock > time_budget and i >= 4:
-            kept = i
-            warnings.append(f"the time budget ran out after {i} samples per chain "
-                            f"({i * chains} of {per_chain * chains})")
-            break
-        for c, (acc, e, k) in enumerate(pool.map(lambda ch: advance(ch, thin), runs)):
-            accepted[c] += acc
-            steps_t1[c] += thin
-            samples[c, i] = runs[c].state.partition.compact_labels()
-            energies[c, i], n_segs[c, i] = e, k
-        if bar is not None:
-            bar.update(chains)
+    if time_budget is None:
+        pool.map(lambda c: keep_samples(c, 0, per_chain), range(chains))
+    else:
+        for i in range(per_chain):
+            if time.perf_counter() - clock > time_budget and i >= 4:
+                kept = i
+                warnings.append(f"the time budget ran out after {i} samples per chain "
+                                f"({i * chains} of {per_chain * chains})")
+                break
+            pool.map(lambda c: keep_samples(c, i, i + 1), range(chains))
     phases["sampling"] = time.perf_counter() - t_start
     return thin, tau_steps, kept
 
