@@ -399,8 +399,11 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
     if posterior_samples:
         from .posterior import sample_posterior
 
+        # The posterior of the segmentation: the same atoms and parameters.
         seg.samples = sample_posterior(image, n_samples=posterior_samples, sampler=sampler, seed=seed,
-                                       model=model, n_atoms=n_atoms, channel_axis=channel_axis)
+                                       model=model, atoms=options.atoms, n_atoms=n_atoms,
+                                       channel_axis=channel_axis, edge_scale=edge_scale, q_max=q_max,
+                                       bins=bins, a0=a0, a1=a1, a2=a2, kappa=kappa, progress=progress)
     return seg
 
 

@@ -29,7 +29,11 @@ moves the chains to where π has its mass faster.
 from __future__ import annotations
 
 import math
+import os
+import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 
 import numpy as np
 
@@ -48,6 +52,9 @@ ANNEAL_STEPS_PER_ATOM = 40
 PILOT_STEPS_PER_ATOM = 40
 #: Records of the pilot run per chain (the autocorrelation time is measured on them).
 PILOT_RECORDS = 200
+#: Trace rows of each chain's annealing (one compiled call per row; the
+#: trace is not kept, so few and long calls).
+ANNEAL_RECORDS = 20
 #: Share of a ``time_budget`` spent annealing and in the pilot run.
 ANNEAL_TIME_SHARE = 0.3
 PILOT_TIME_SHARE = 0.2
@@ -122,6 +129,47 @@ def _starts(n, chains, rng):
     return out
 
 
+def _default_workers(chains) -> int:
+    """Threads that run chains at once: the processors this process may use,
+    at most ``chains``."""
+    try:
+        n_cpu = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        n_cpu = os.cpu_count() or 1
+    return max(1, min(int(chains), n_cpu))
+
+
+class _Pool:
+    """Runs a function on every chain, in threads when there is more than one
+    worker and every kernel is compiled (the compiled kernels release the
+    GIL); a chain's steps depend only on its own state and generator, so the
+    result does not depend on the number of workers."""
+
+    def __init__(self, runs, workers):
+        parallel = workers > 1 and all(ch.compiled for ch in runs)
+        self.executor = ThreadPoolExecutor(max_workers=workers) if parallel else None
+
+    def map(self, fn, items):
+        if self.executor is None:
+            return [fn(x) for x in items]
+        return list(self.executor.map(fn, items))
+
+    def close(self):
+        if self.executor is not None:
+            self.executor.shutdown()
+
+
+def _progress_bar(progress, total, chains):
+    """A tqdm bar over the kept samples on stderr when ``progress`` and stderr
+    is a terminal, else a stand-in that does nothing."""
+    if not (progress and sys.stderr.isatty()):
+        return nullcontext(None)
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="sample", desc=f"annealing {chains} chains", leave=False,
+                dynamic_ncols=True, file=sys.stderr)
+
+
 def _tau_of(series) -> float:
     """Largest per-chain-median integrated autocorrelation time (in records)
     over the statistics in ``series`` ((chains, records) arrays); nan when
@@ -144,9 +192,109 @@ def _diagnose(energies, n_segs):
     return r, e
 
 
+def _run_phases(model, runs, pool, bar, phases, warnings, clock, *, thin, t0, anneal_steps,
+                pilot_steps, share, time_budget, samples, energies, n_segs, accepted, steps_t1):
+    """The phases of :func:`sample_model`, every chain through ``pool``:
+    annealing, the pilot and the sampling (one task per chain and phase;
+    with a time budget, the pilot and the sampling in rounds of one record
+    or kept sample per chain). Fills the arrays, ``phases`` and
+    ``warnings``; returns (thin, τ in steps, kept samples per chain)."""
+    from .anneal import Schedule, anneal
+
+    chains, per_chain = samples.shape[:2]
+
+    # 1. Anneal every chain to T = 1 (not below).
+    def anneal_chain(ch):
+        if t0 > 1.0 and anneal_steps > 0:
+            res = anneal(ch.kernel, ch.state, Schedule(t0, 1.0), rng=ch.rng,
+                         steps=None if share else anneal_steps,
+                         time_budget=ANNEAL_TIME_SHARE * share if share else None, keep_best=False,
+                         n_records=ANNEAL_RECORDS)
+            ch.steps += res.steps
+            if -res.best_energy > ch.best_log_pi:
+                ch.best_log_pi = -res.best_energy
+                ch.best_labels[:] = res.best_labels
+            # Exact cached log π before sampling (the driver keeps it exact; cheap to be sure).
+            ch.state.log_pi = model.log_target(ch.state.partition.labels)
+
+    pool.map(anneal_chain, runs)
+    phases["anneal"] = time.perf_counter() - clock
+    if bar is not None:
+        bar.set_description("pilot at T = 1")
+
+    def pilot_records(c, r0, r1):  # records r0..r1-1 of chain c
+        ch = runs[c]
+        for r in range(r0, r1):
+            ch.advance(rec)
+            pilot_e[c, r], pilot_k[c, r] = -ch.state.log_pi, ch.state.partition.n_labels
+
+    def keep_samples(c, i0, i1):  # kept samples i0..i1-1 of chain c
+        ch = runs[c]
+        for i in range(i0, i1):
+            accepted[c] += ch.advance(thin)
+            steps_t1[c] += thin
+            samples[c, i] = ch.state.partition.compact_labels()
+            energies[c, i], n_segs[c, i] = -ch.state.log_pi, ch.state.partition.n_labels
+            if bar is not None:
+                bar.update(1)
+
+    # Without a time budget every chain runs each phase as one task (the
+    # threads take the next chain as they finish); with one, the chains
+    # advance in rounds so that they share the budget evenly.
+    # 2. Pilot at T = 1: burn-in, and the autocorrelation time in steps,
+    # measured on its second half (the first half is burn-in).
+    n_rec = PILOT_RECORDS if pilot_steps > 0 else 0
+    rec = max(1, pilot_steps // max(n_rec, 1))
+    pilot_e = np.zeros((chains, n_rec))
+    pilot_k = np.zeros((chains, n_rec))
+    pilot_end = None if share is None else PILOT_TIME_SHARE * share * chains
+    rec_done = n_rec
+    start = time.perf_counter()
+    if pilot_end is None:
+        pool.map(lambda c: pilot_records(c, 0, n_rec), range(chains))
+    else:
+        for r in range(n_rec):
+            if time.perf_counter() - start > pilot_end and r >= 8:
+                rec_done = r
+                break
+            pool.map(lambda c: pilot_records(c, r, r + 1), range(chains))
+    half = rec_done // 2
+    pilot_e, pilot_k = pilot_e[:, half:rec_done], pilot_k[:, half:rec_done]
+    rec_done -= half
+    tau_rec = _tau_of([pilot_e, pilot_k]) if rec_done >= 4 else math.nan
+    tau_steps = tau_rec * rec if math.isfinite(tau_rec) else math.nan
+    if thin is None:
+        if n_rec == 0:
+            raise ValueError("without a pilot run (pilot_steps=0) give thin")
+        thin = max(1, int(math.ceil(tau_steps))) if math.isfinite(tau_steps) else rec
+        if math.isfinite(tau_rec) and tau_rec * 20 > rec_done:
+            warnings.append(f"the pilot run ({rec_done} records) is short for the measured "
+                            f"autocorrelation time ({tau_rec:.1f} records): thin={thin} steps "
+                            f"may be too small; use a longer pilot or a larger thin")
+    phases["pilot"] = time.perf_counter() - clock - phases["anneal"]
+    if bar is not None:
+        bar.set_description(f"sampling {chains} chains at T = 1")
+
+    # 3. Sample at T = 1, chains in rounds.
+    kept = per_chain
+    t_start = time.perf_counter()
+    if time_budget is None:
+        pool.map(lambda c: keep_samples(c, 0, per_chain), range(chains))
+    else:
+        for i in range(per_chain):
+            if time.perf_counter() - clock > time_budget and i >= 4:
+                kept = i
+                warnings.append(f"the time budget ran out after {i} samples per chain "
+                                f"({i * chains} of {per_chain * chains})")
+                break
+            pool.map(lambda c: keep_samples(c, i, i + 1), range(chains))
+    phases["sampling"] = time.perf_counter() - t_start
+    return thin, tau_steps, kept
+
+
 def sample_model(model, q, *, atoms, n_samples=100, thin=None, chains=4, sampler="swc", seed=None,
                  time_budget=None, t0=T0, anneal_steps=None, pilot_steps=None, starts=None,
-                 image=None, posterior=None) -> PosteriorSamples:
+                 image=None, posterior=None, workers=None, progress=False) -> PosteriorSamples:
     """Sample a built posterior (model, edge probabilities) at T = 1.
 
     The engine of :func:`sample_posterior`, usable on any partition model
@@ -190,6 +338,12 @@ def sample_model(model, q, *, atoms, n_samples=100, thin=None, chains=4, sampler
         pilot (then ``thin`` must be given).
     starts : list of (n_atoms,) int arrays, optional
         The chains' starts (default: one label, then random labellings).
+    workers : int, optional
+        Threads running chains at once (default:
+        the processors available, at most ``chains``). The samples do not
+        depend on it: each chain draws from its own generator.
+    progress : bool
+        A progress bar over the kept samples on stderr, when it is a terminal.
 
     Returns
     -------
@@ -201,8 +355,6 @@ def sample_model(model, q, *, atoms, n_samples=100, thin=None, chains=4, sampler
     >>> ps.labels.shape[0], ps.n_chains
     (40, 2)
     """
-    from .anneal import Schedule, anneal
-
     if isinstance(n_samples, bool) or not isinstance(n_samples, (int, np.integer)) or n_samples < 1:
         raise ValueError(f"n_samples must be a positive integer, got {n_samples!r}")
     if isinstance(chains, bool) or not isinstance(chains, (int, np.integer)) or chains < 1:
@@ -213,6 +365,9 @@ def sample_model(model, q, *, atoms, n_samples=100, thin=None, chains=4, sampler
         raise ValueError(f"t0 must be at least 1 (sampling is at T = 1), got {t0}")
     if time_budget is not None and not time_budget > 0:
         raise ValueError(f"time_budget must be a positive number of seconds, got {time_budget}")
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, (int, np.integer))
+                                or workers < 1):
+        raise ValueError(f"workers must be a positive integer, got {workers!r}")
     clock = time.perf_counter()
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     n = model.n_vertices
@@ -232,75 +387,24 @@ def sample_model(model, q, *, atoms, n_samples=100, thin=None, chains=4, sampler
     anneal_steps = ANNEAL_STEPS_PER_ATOM * n if anneal_steps is None else int(anneal_steps)
     pilot_steps = PILOT_STEPS_PER_ATOM * n if pilot_steps is None else int(pilot_steps)
     share = None if time_budget is None else time_budget / chains
-
-    phases = {}
-    # 1. Anneal every chain to T = 1 (not below).
-    for ch in runs:
-        if t0 > 1.0 and anneal_steps > 0:
-            res = anneal(ch.kernel, ch.state, Schedule(t0, 1.0), rng=ch.rng,
-                         steps=None if share else anneal_steps,
-                         time_budget=ANNEAL_TIME_SHARE * share if share else None, keep_best=False)
-            ch.steps += res.steps
-            if -res.best_energy > ch.best_log_pi:
-                ch.best_log_pi = -res.best_energy
-                ch.best_labels[:] = res.best_labels
-            # Exact cached log π before sampling (the driver keeps it exact; cheap to be sure).
-            ch.state.log_pi = model.log_target(ch.state.partition.labels)
-
-    phases["anneal"] = time.perf_counter() - clock
-    # 2. Pilot at T = 1: burn-in, and the autocorrelation time in steps,
-    # measured on its second half (the first half is burn-in).
-    n_rec = PILOT_RECORDS if pilot_steps > 0 else 0
-    rec = max(1, pilot_steps // max(n_rec, 1))
-    pilot_e = np.zeros((chains, n_rec))
-    pilot_k = np.zeros((chains, n_rec))
-    pilot_end = None if share is None else PILOT_TIME_SHARE * share
-    rec_done = n_rec
-    for c, ch in enumerate(runs):
-        start = time.perf_counter()
-        for r in range(rec_done):  # later chains: as many records as the first
-            if pilot_end is not None and time.perf_counter() - start > pilot_end and r >= 8:
-                rec_done = min(rec_done, r)
-                break
-            ch.advance(rec)
-            pilot_e[c, r] = -ch.state.log_pi
-            pilot_k[c, r] = ch.state.partition.n_labels
-    half = rec_done // 2
-    pilot_e, pilot_k = pilot_e[:, half:rec_done], pilot_k[:, half:rec_done]
-    rec_done -= half
-    tau_rec = _tau_of([pilot_e, pilot_k]) if rec_done >= 4 else math.nan
-    tau_steps = tau_rec * rec if math.isfinite(tau_rec) else math.nan
-    if thin is None:
-        if n_rec == 0:
-            raise ValueError("without a pilot run (pilot_steps=0) give thin")
-        thin = max(1, int(math.ceil(tau_steps))) if math.isfinite(tau_steps) else rec
-        if math.isfinite(tau_rec) and tau_rec * 20 > rec_done:
-            warnings.append(f"the pilot run ({rec_done} records) is short for the measured "
-                            f"autocorrelation time ({tau_rec:.1f} records): thin={thin} steps "
-                            f"may be too small; use a longer pilot or a larger thin")
-
-    phases["pilot"] = time.perf_counter() - clock - phases["anneal"]
-    # 3. Sample at T = 1, chains in turn.
     samples = np.zeros((chains, per_chain, n), dtype=np.int16 if n < 32768 else np.int32)
     energies = np.zeros((chains, per_chain))
     n_segs = np.zeros((chains, per_chain), dtype=np.int64)
     accepted = np.zeros(chains)
     steps_t1 = np.zeros(chains)
-    kept = per_chain
-    t_start = time.perf_counter()
-    for i in range(per_chain):
-        if time_budget is not None and time.perf_counter() - clock > time_budget and i >= 4:
-            kept = i
-            warnings.append(f"the time budget ran out after {i} samples per chain "
-                            f"({i * chains} of {per_chain * chains})")
-            break
-        for c, ch in enumerate(runs):
-            accepted[c] += ch.advance(thin)
-            steps_t1[c] += thin
-            samples[c, i] = ch.state.partition.compact_labels()
-            energies[c, i] = -ch.state.log_pi
-            n_segs[c, i] = ch.state.partition.n_labels
-    phases["sampling"] = time.perf_counter() - t_start
+
+    phases = {}
+    pool = _Pool(runs, _default_workers(chains) if workers is None else int(workers))
+    bar_cm = _progress_bar(progress, per_chain * chains, chains)
+    try:
+        with bar_cm as bar:
+            thin, tau_steps, kept = _run_phases(
+                model, runs, pool, bar, phases, warnings, clock, thin=thin, t0=t0,
+                anneal_steps=anneal_steps, pilot_steps=pilot_steps, share=share,
+                time_budget=time_budget, samples=samples, energies=energies, n_segs=n_segs,
+                accepted=accepted, steps_t1=steps_t1)
+    finally:
+        pool.close()
     samples, energies, n_segs = samples[:, :kept], energies[:, :kept], n_segs[:, :kept]
     r_hat, ess = _diagnose(energies, n_segs)
     for stat, value in r_hat.items():
@@ -345,7 +449,8 @@ def sample_model(model, q, *, atoms, n_samples=100, thin=None, chains=4, sampler
 def sample_posterior(image, *, n_samples=100, thin=None, chains=4, sampler="swc", seed=None,
                      time_budget=None, channel_axis=-1, model=None, atoms="slic", n_atoms=None,
                      t0=T0, anneal_steps=None, pilot_steps=None, edge_scale=None, q_max=None,
-                     bins=None, a0=None, a1=None, a2=None, kappa=None) -> PosteriorSamples:
+                     bins=None, a0=None, a1=None, a2=None, kappa=None, workers=None,
+                     progress=False) -> PosteriorSamples:
     """Samples of the posterior over segmentations of ``image``.
 
     The image, its atoms, edge probabilities and posterior are prepared as
@@ -389,6 +494,11 @@ def sample_posterior(image, *, n_samples=100, thin=None, chains=4, sampler="swc"
         The annealing to T = 1 and the pilot, see :func:`sample_model`.
     edge_scale, q_max, bins, a0, a1, a2, kappa : optional
         Posterior parameters, as for :func:`swcuts.segment` (None: its defaults).
+    workers : int, optional
+        Threads running chains at once (default: the processors available,
+        at most ``chains``); the samples do not depend on it.
+    progress : bool
+        A progress bar over the sampling on stderr, when it is a terminal.
 
     Returns
     -------
@@ -430,7 +540,7 @@ def sample_posterior(image, *, n_samples=100, thin=None, chains=4, sampler="swc"
     result = sample_model(post, q, atoms=atom_labels, n_samples=n_samples, thin=thin, chains=chains,
                           sampler=sampler, seed=rng, time_budget=time_budget, t0=t0,
                           anneal_steps=anneal_steps, pilot_steps=pilot_steps, image=display,
-                          posterior=model_name)
+                          posterior=model_name, workers=workers, progress=progress)
     result.seed = seed
     return result
 

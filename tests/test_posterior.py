@@ -245,3 +245,50 @@ def test_cli_segment_writes_posterior_maps_with_its_outputs(tmp_path, capsys):
                  "--posterior-samples", "0"]) == 2
     assert "--posterior-samples" in capsys.readouterr().err
     assert not (tmp_path / "bad").exists()
+
+
+def _two_halves(shape=(24, 32)):
+    img = np.zeros(shape)
+    img[:, shape[1] // 2:] = 1.0
+    return img + 0.1 * np.random.default_rng(2).standard_normal(shape)
+
+
+def test_chains_in_threads_give_the_same_samples():
+    # Each chain draws from its own generator (numba's is per thread and
+    # reseeded from it before every run), so the number of threads changes
+    # nothing; 3 chains on 2 threads also checks chains that change thread.
+    runs = [sample_posterior(_two_halves(), n_samples=12, chains=3, n_atoms=24, seed=5, workers=w,
+                             anneal_steps=300, pilot_steps=400) for w in (1, 2)]
+    assert np.array_equal(runs[0].labels, runs[1].labels)
+    assert np.array_equal(runs[0].energies, runs[1].energies) and runs[0].thin == runs[1].thin
+    with pytest.raises(ValueError, match="workers"):
+        sample_posterior(_two_halves(), n_samples=4, chains=1, n_atoms=24, seed=0, workers=0)
+
+
+def test_segment_samples_the_posterior_it_segmented():
+    # segment(posterior_samples=...) passes its posterior's parameters on:
+    # the samples' model gives the segmentation the energy segment reports.
+    import swcuts
+
+    seg = swcuts.segment(_two_halves(), n_atoms=24, seed=0, steps=300, a0=3.0, edge_scale=2.0,
+                         posterior_samples=4)
+    ps = seg.samples
+    atom_labels = np.zeros(ps.graph.n_vertices, np.int64)
+    atom_labels[ps.atoms.ravel()] = seg.labels.ravel()
+    assert np.isclose(-ps.model.log_target(atom_labels), seg.energy, rtol=1e-9, atol=1e-6)
+    default = swcuts.segment(_two_halves(), n_atoms=24, seed=0, steps=300, posterior_samples=4).samples
+    assert not np.isclose(-default.model.log_target(atom_labels), seg.energy)
+
+
+def test_progress_bar_only_on_a_terminal(capsys, monkeypatch):
+    import sys
+
+    kw = dict(n_samples=8, chains=2, n_atoms=24, seed=0, anneal_steps=50, pilot_steps=100)
+    sample_posterior(_two_halves(), progress=True, **kw)
+    assert capsys.readouterr().err == ""  # stderr is not a terminal here
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    sample_posterior(_two_halves(), progress=False, **kw)
+    assert capsys.readouterr().err == ""
+    sample_posterior(_two_halves(), progress=True, **kw)
+    err = capsys.readouterr().err
+    assert "0/8" in err and "sampling 2 chains at T = 1" in err  # a bar over the 8 kept samples

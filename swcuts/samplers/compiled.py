@@ -36,9 +36,8 @@ from ..models.boundary import boundary_delta
 from ..models.image_kernels import (FP_A0, FP_A1, FP_A2, FP_BOUNDARY, FP_EXP, FP_KAPPA, FP_RIDGE,
                                     N_MODEL_PARAMS, REG_AREA, REG_RID, label_join_delta, label_leave_delta,
                                     label_loglik, leave_regions, load_regions, move_regions,
-                                    new_region_index, region_join_delta, relabel_delta_bounded,
+                                    new_region_index, r_stats, region_join_delta, relabel_delta_bounded,
                                     stats_with, stats_without, store_regions, touching_regions)
-from ..models.vertex_stats import sum_stats
 from ..primitives import draw_log_weights, mh_threshold
 from .common import clear_cut_sums as _clear_cuts
 from .common import cut_sums as _cuts
@@ -67,7 +66,7 @@ def _swc1_component(labels, edges, q, Rbuf):
     return n_r
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # nogil: chains of sample_posterior run in threads
 def run_image_kernel(kind, temps, f_state, labels, size, free_stack, n_free, lstats, lloglik,
                      regions, best_labels, vsrc, indptr, indices, edge_ids, edges,
                      q, log1mq, area, bw, use_family, n_channels, n_bins, fp,
@@ -133,7 +132,7 @@ def run_image_kernel(kind, temps, f_state, labels, size, free_stack, n_free, lst
                          sR, ll_rest, ll_new, regions, indptr, indices, area, in_r, pws, stack)
         else:
             # ---- Gibbs over every target (single site, or cluster Gibbs with γ_k)
-            sum_stats(R, n_r, vsrc, n_channels, n_bins, sR)
+            r_stats(R, n_r, ell, size, lstats, vsrc, n_channels, n_bins, sR)
             ll_rest = 0.0
             if not whole:
                 stats_without(lstats, ell, sR, tmp)
