@@ -4,6 +4,7 @@ win on real photos?
 Usage::
 
     python benchmarks/real_photos.py [--out DIR] [--workers N] [--skip-scales]
+                                     [--parts speed,quality,scales]
 
 1. The 30 development BSDS500 images (``../shared/data/bsds500-train``)
    are split by sorted id into a tuning half (even positions) and a
@@ -73,12 +74,13 @@ def _resize(image, shape, order):
 
 def scales() -> None:
     from swcuts.datasets import open_dataset
-    from swcuts.metrics import mean_variation_of_information, segmentation_covering
+    from swcuts.metrics import (mean_variation_of_information, probabilistic_rand_index,
+                                segmentation_covering)
 
     ds = open_dataset(DATA)
     print("\nscales: the default segmentation of the same photo at 0.25, 1 and 4 MP")
-    print("| image | MP | segments | seconds | VoI vs 1 MP | covering of 1 MP |")
-    print("|---|---|---|---|---|---|")
+    print("| image | MP | segments | seconds | PRI vs 1 MP | VoI vs 1 MP | covering of 1 MP |")
+    print("|---|---|---|---|---|---|---|")
     for name in SCALE_IMAGES:
         image = ds.read(name).image
         h, w = image.shape[:2]
@@ -94,6 +96,7 @@ def scales() -> None:
         for mp, (labels, seconds) in results.items():
             at_ref = _resize(labels, ref.shape, 0).astype(np.int64)
             print(f"| {name} | {mp:g} | {int(labels.max()) + 1} | {seconds:.1f} | "
+                  f"{probabilistic_rand_index(at_ref, [ref]):.3f} | "
                   f"{mean_variation_of_information(at_ref, [ref]):.3f} | "
                   f"{segmentation_covering(at_ref, [ref]):.3f} |")
 
@@ -127,12 +130,16 @@ def main():
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "out" / "real_photos"))
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--skip-scales", action="store_true")
+    ap.add_argument("--parts", default="speed,quality,scales", help="which parts to run (comma list)")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    speed()
-    quality(out, args.workers)
-    if not args.skip_scales:
+    parts = args.parts.split(",")
+    if "speed" in parts:
+        speed()
+    if "quality" in parts:
+        quality(out, args.workers)
+    if "scales" in parts and not args.skip_scales:
         scales()
 
 
