@@ -13,7 +13,8 @@ against every annotator. A configuration is a comma list of ``key=value``:
 ``model`` (a name of ``segment(model=...)``), ``lam``, ``a0``, ``a1`` (the
 named model's boundary weight and prior weights per 10^5 pixels, as in
 :data:`swcuts.options.MODELS`) and any other keyword of ``segment``
-(``edge_scale``, ``bins``, ``kappa``, ``a2``, ``n_atoms``, ...). Results
+(``edge_scale``, ``bins``, ``kappa``, ``a2``, ``n_atoms``, ...); ``smooth``
+(experiment): Gaussian smoothing of the features, σ in pixels. Results
 are appended to ``results.jsonl`` in ``--out`` and reused when the same
 configuration and image come again; the table of means is printed per half.
 """
@@ -64,6 +65,21 @@ def run(task):
         if key in kw:
             weights[field] = float(kw.pop(key))
     options.MODELS["sweep"] = weights
+    smooth = float(kw.pop("smooth", 0.0))
+    if smooth:
+        # Experiment: the features Gaussian-smoothed (sigma in pixels) before
+        # atoms, boundary weights and likelihood are made from them.
+        from scipy import ndimage as ndi
+
+        from swcuts import api
+        from swcuts.imageio import prepare_image
+
+        def smoothed(image, channel_axis=-1):
+            features, display = prepare_image(image, channel_axis=channel_axis)
+            sig = (smooth, smooth) + (0,) * (features.ndim - 2)
+            return np.clip(ndi.gaussian_filter(features, sig, mode="nearest"), 0, 1), display
+
+        api.prepare_image = smoothed
     sample = open_dataset(folder).read(name)
     with one_core():
         start = time.perf_counter()
