@@ -10,7 +10,8 @@ The image posterior with the boundary term of :mod:`swcuts.models.boundary`
 the default atoms, budget and schedule, for every combination of λ and the
 prior weights per 10^5 pixels (a0, a1), and the mean scores against every
 annotator are printed. This is how ``segment``'s model "contrast" was
-chosen (λ 10, a0 50, a1 0 on the tuning half). Run ``benchmarks/bsds.py``
+chosen (λ 10, a1 0 on the tuning half; its a0 was then raised from 50 to
+200 with ``benchmarks/photo_sweep.py``). Run ``benchmarks/bsds.py``
 (or ``real_photos.py``) first: it makes the tuning and held-out halves
 under ``benchmarks/out/bsds``.
 """

@@ -1,0 +1,132 @@
+"""Sweep of the image posterior's weights and model choices on the BSDS halves.
+
+Usage::
+
+    python benchmarks/photo_sweep.py "lam=10,a0=50,a1=0" "lam=15,a0=100" ...
+        [--halves tune,heldout] [--workers 2] [--out benchmarks/out/photo_sweep]
+
+Every configuration runs default ``segment()`` (SW cuts, default atoms,
+budget and schedule, seed 0) on every image of the chosen halves of the
+30 development BSDS500 photos (tuning half: even sorted positions,
+held-out half: odd; ``benchmarks/bsds.split_halves``) and is scored
+against every annotator. A configuration is a comma list of ``key=value``:
+``model`` (a name of ``segment(model=...)``), ``lam``, ``a0``, ``a1`` (the
+named model's boundary weight and prior weights per 10^5 pixels, as in
+:data:`swcuts.options.MODELS`) and any other keyword of ``segment``
+(``edge_scale``, ``bins``, ``kappa``, ``a2``, ``n_atoms``, ...); ``smooth``
+(experiment): Gaussian smoothing of the features, σ in pixels. Results
+are appended to ``results.jsonl`` in ``--out`` and reused when the same
+configuration and image come again; the table of means is printed per half.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import sys
+import time
+from multiprocessing import get_context
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from bsds import DATA, split_halves  # noqa: E402
+
+MODEL_KEYS = {"lam": "boundary", "a0": "a0", "a1": "a1"}
+
+
+def parse(config: str) -> dict:
+    out = {}
+    for item in filter(None, config.split(",")):
+        key, value = item.split("=")
+        try:
+            out[key] = int(value) if value.lstrip("-").isdigit() else float(value)
+        except ValueError:
+            out[key] = value
+    return out
+
+
+def run(task):
+    folder, name, config = task
+    import swcuts
+    from swcuts import options
+    from swcuts.benchmarking.runs import one_core
+    from swcuts.datasets import open_dataset
+    from swcuts.metrics import benchmark_scores
+
+    kw = parse(config)
+    model = kw.pop("model", "contrast")
+    weights = dict(options.MODELS[model])
+    for key, field in MODEL_KEYS.items():
+        if key in kw:
+            weights[field] = float(kw.pop(key))
+    options.MODELS["sweep"] = weights
+    smooth = float(kw.pop("smooth", 0.0))
+    if smooth:
+        # Experiment: the features Gaussian-smoothed (sigma in pixels) before
+        # atoms, boundary weights and likelihood are made from them.
+        from scipy import ndimage as ndi
+
+        from swcuts import api
+        from swcuts.imageio import prepare_image
+
+        def smoothed(image, channel_axis=-1):
+            features, display = prepare_image(image, channel_axis=channel_axis)
+            sig = (smooth, smooth) + (0,) * (features.ndim - 2)
+            return np.clip(ndi.gaussian_filter(features, sig, mode="nearest"), 0, 1), display
+
+        api.prepare_image = smoothed
+    sample = open_dataset(folder).read(name)
+    with one_core():
+        start = time.perf_counter()
+        seg = swcuts.segment(sample.image, seed=0, model="sweep", **kw)
+        seconds = time.perf_counter() - start
+    scores = benchmark_scores(seg.labels, sample.truths)
+    return dict(config=config, image=name, seconds=seconds, energy=seg.energy,
+                **{k: scores[k] for k in ("pri", "voi", "covering", "bf", "n_segments")})
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("configs", nargs="+")
+    ap.add_argument("--halves", default="tune")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "out" / "photo_sweep"))
+    args = ap.parse_args()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    halves = split_halves(DATA, out / "halves")
+    store = out / "results.jsonl"
+    done = {}
+    if store.exists():
+        for line in store.read_text().splitlines():
+            r = json.loads(line)
+            done[(r["config"], r["image"])] = r
+    tasks = [(str(out / "halves" / half), name, config) for half in args.halves.split(",")
+             for config in args.configs for name in halves[half] if (config, name) not in done]
+    if tasks:
+        with get_context("forkserver").Pool(args.workers) as pool, store.open("a") as fh:
+            for r in pool.imap_unordered(run, tasks):
+                fh.write(json.dumps(r) + "\n")
+                fh.flush()
+                done[(r["config"], r["image"])] = r
+    for half in args.halves.split(","):
+        print(f"\n{half} half ({len(halves[half])} images)")
+        print("| config | PRI | VoI | covering | bF | segments | median s |")
+        print("|---|---|---|---|---|---|---|")
+        for config in args.configs:
+            rows = [done[(config, n)] for n in halves[half]]
+            m = collections.defaultdict(float)
+            for c in ("pri", "voi", "covering", "bf", "n_segments"):
+                m[c] = float(np.mean([r[c] for r in rows]))
+            t = float(np.median([r["seconds"] for r in rows]))
+            print(f"| {config} | {m['pri']:.3f} | {m['voi']:.3f} | {m['covering']:.3f} | {m['bf']:.3f} | "
+                  f"{m['n_segments']:.1f} | {t:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
