@@ -605,14 +605,14 @@ SAMPLE_MARKED = (
 )
 
 
-def test_sigterm_while_sampling_leaves_the_output_as_it_was(tiny_npy, tmp_path):
+def test_sigterm_while_sampling_leaves_the_output_as_it_was(tiny_npy, tmp_path, tmp_path_factory):
     import signal
     import time
 
     out = tmp_path / "out"
     out.mkdir()
     (out / "labels.png").write_bytes(b"earlier run")
-    marker = tmp_path / "sampling"
+    marker = tmp_path_factory.mktemp("flag") / "sampling"  # not in tmp_path: anneal may run again
     proc = subprocess.Popen([sys.executable, "-c", SAMPLE_MARKED, str(marker), "segment", str(tiny_npy),
                              "-o", str(out), "--steps", "100000000", "--n-atoms", "40", "--no-progress"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -620,7 +620,6 @@ def test_sigterm_while_sampling_leaves_the_output_as_it_was(tiny_npy, tmp_path):
     while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
     assert marker.exists(), proc.communicate()[1]
-    marker.unlink()
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 143, err
