@@ -589,17 +589,37 @@ def test_extreme_prior_gives_results_and_a_warning_not_a_failure(tiny_npy, tmp_p
     assert "energy" in summary and (out / "labels.png").is_file()
 
 
-def test_sigterm_while_sampling_leaves_the_output_as_it_was(tiny_npy, tmp_path):
+#: ``swcuts`` with a marker file touched as sampling starts (argv[1]), so the
+#: test signals when the run is sampling, not after a guessed delay (a fixed
+#: 6 s sleep hit a still-importing interpreter on a busy machine).
+SAMPLE_MARKED = (
+    "import sys, pathlib\n"
+    "import swcuts.api as api\n"
+    "real = api.anneal\n"
+    "def marked(*args, **kw):\n"
+    "    pathlib.Path(sys.argv[1]).touch()\n"
+    "    return real(*args, **kw)\n"
+    "api.anneal = marked\n"
+    "from swcuts.console import main\n"
+    "sys.exit(main(sys.argv[2:]))\n"
+)
+
+
+def test_sigterm_while_sampling_leaves_the_output_as_it_was(tiny_npy, tmp_path, tmp_path_factory):
     import signal
     import time
 
     out = tmp_path / "out"
     out.mkdir()
     (out / "labels.png").write_bytes(b"earlier run")
-    proc = subprocess.Popen([sys.executable, "-m", "swcuts", "segment", str(tiny_npy), "-o", str(out),
-                             "--steps", "100000000", "--n-atoms", "40", "--no-progress"],
+    marker = tmp_path_factory.mktemp("flag") / "sampling"  # not in tmp_path: anneal may run again
+    proc = subprocess.Popen([sys.executable, "-c", SAMPLE_MARKED, str(marker), "segment", str(tiny_npy),
+                             "-o", str(out), "--steps", "100000000", "--n-atoms", "40", "--no-progress"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(6)  # import, compile (cached) and start sampling
+    deadline = time.monotonic() + 120
+    while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert marker.exists(), proc.communicate()[1]
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 143, err
