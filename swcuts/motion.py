@@ -373,8 +373,11 @@ def segment_motion(frame1, frame2, *, seed=None, max_displacement=3.0, precision
     posterior_samples : int
         After annealing, draw this many samples of the velocity labels of
         the finest pyramid level at T = 1 (the posterior with levels 1 and 2
-        held fixed; one level-0 sweep apart, after a burn-in of
-        ``SPREAD_BURN_IN_SWEEPS`` sweeps; not bounded by ``time_budget``)
+        held fixed; one level-0 sweep apart, a sweep being an annealing
+        round's level-0 steps, one per pixel up to ``MAX_ROUND_STEPS``;
+        after a burn-in of ``SPREAD_BURN_IN_SWEEPS`` sweeps; not bounded by
+        ``time_budget``; the returned flow and objects are the annealed
+        ones, the same as without samples)
         and return their per-pixel spread (``flow_spread``, ``flow_std``)
         and nil probability. The spread is at the discrete label level: the
         sub-label refinement is not sampled. 0 (default): off.
