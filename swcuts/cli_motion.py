@@ -3,7 +3,9 @@
 Writes flow.flo (Middlebury format), flow.npy, flow.png (Middlebury colour
 coding), regions.png, objects.png, overlay.png (object boundaries over
 frame 2), trace.csv, energy.png and summary.json, as one unit (see
-:func:`swcuts.outputs.write_output_set`). Bad frames and options are one
+:func:`swcuts.outputs.write_output_set`); with ``--posterior-samples N``
+also flow_spread.png, flow_spread.npy and nil_probability.npy
+(:data:`SPREAD_OUTPUTS`). Bad frames and options are one
 line and exit code 2, checked before any sampling.
 """
 
@@ -17,10 +19,12 @@ import numpy as np
 from .imageio import InputError, load_image, save_npy, save_rgb_png
 from .outputs import json_text, missing_dirs, write_output_set
 
-__all__ = ["add_parser", "cmd_motion", "MOTION_OUTPUTS"]
+__all__ = ["add_parser", "cmd_motion", "MOTION_OUTPUTS", "SPREAD_OUTPUTS"]
 
 MOTION_OUTPUTS = ("flow.flo", "flow.npy", "flow.png", "regions.png", "objects.png", "overlay.png",
                   "trace.csv", "energy.png", "summary.json")
+#: The extra files of ``--posterior-samples N``.
+SPREAD_OUTPUTS = ("flow_spread.png", "flow_spread.npy", "nil_probability.npy")
 
 
 def add_parser(sub, *, int_type, float_type, dir_type) -> None:
@@ -41,6 +45,37 @@ def add_parser(sub, *, int_type, float_type, dir_type) -> None:
     m.add_argument("--time-budget", type=float_type, default=None, metavar="SECONDS",
                    help="seconds of sampling")
     m.add_argument("--no-refine", action="store_true", help="keep the discrete flow (no sub-label fit)")
+    m.add_argument("--posterior-samples", type=int_type, default=0, metavar="N",
+                   help="after annealing, draw N samples of the velocity labels at T = 1 and write "
+                        "their per-pixel spread and nil probability: flow_spread.png/.npy, "
+                        "nil_probability.npy (default 0: off)")
+
+
+def _spread_plot(res) -> bytes:
+    """flow_spread.png: the posterior flow spread (pixels) and the nil
+    probability, each with a colour bar."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from .posterior_outputs import _png
+
+    h, w = res.flow_spread.shape
+    panel_h = min(4.0 * h / w, 6.0)  # 4-inch panels, whatever the frame size
+    fig = Figure(figsize=(2 * 4.0 + 2.2, panel_h + 1.0), dpi=100)
+    FigureCanvasAgg(fig)
+    top = max(float(res.flow_spread.max()), 1e-6)
+    panels = ((res.flow_spread, "flow spread (label level)", "RMS end-point spread (px)", "viridis", top),
+              (res.nil_probability, "P(nil: occluded)", "P(nil)", "magma", 1.0))
+    for i, (values, title, label, cmap, vmax) in enumerate(panels):
+        ax = fig.add_subplot(1, 2, i + 1)
+        im = ax.imshow(values, cmap=cmap, vmin=0, vmax=vmax, interpolation="nearest")
+        ax.set_title(title, fontsize=10)
+        ax.set_axis_off()
+        cb = fig.colorbar(im, ax=ax, fraction=0.046, pad=0.03)
+        cb.set_label(label)
+    fig.suptitle(f"{res.posterior_samples} posterior samples at T = 1", fontsize=10)
+    fig.tight_layout()
+    return _png(fig)
 
 
 def output_files(res, frame2) -> list:
@@ -67,6 +102,17 @@ def output_files(res, frame2) -> list:
                    object_velocity=res.object_velocity.tolist(), energy=res.energy,
                    seconds=res.seconds,
                    mean_speed=float(np.hypot(*res.flow[known].T).mean()) if known.any() else None)
+    spread_plot = None
+    if res.flow_spread is not None:
+        spread_plot = _drawn(_spread_plot, res, name="flow_spread.png")
+        summary["posterior"] = dict(
+            samples=res.posterior_samples, temperature=1.0,
+            mean_flow_spread=float(res.flow_spread.mean()),
+            max_flow_spread=float(res.flow_spread.max()),
+            mean_nil_probability=float(res.nil_probability.mean()),
+            files=[n for n in SPREAD_OUTPUTS if n != "flow_spread.png" or spread_plot is not None],
+            note="spread of the discrete velocity labels of the finest pyramid level, levels 1 "
+                 "and 2 held fixed; the sub-label refinement is not sampled")
     files = [
         ("flow.flo", lambda p: write_flo(p, res.flow)),
         ("flow.npy", lambda p: save_npy(p, res.flow.astype(np.float32))),
@@ -79,6 +125,11 @@ def output_files(res, frame2) -> list:
     ]
     if plot is not None:
         files.insert(7, ("energy.png", lambda p: _write_bytes(p, plot)))
+    if res.flow_spread is not None:
+        files += [("flow_spread.npy", lambda p: save_npy(p, res.flow_spread.astype(np.float32))),
+                  ("nil_probability.npy", lambda p: save_npy(p, res.nil_probability.astype(np.float32)))]
+        if spread_plot is not None:
+            files.append(("flow_spread.png", lambda p: _write_bytes(p, spread_plot)))
     return files
 
 
@@ -86,8 +137,14 @@ def cmd_motion(args) -> int:
     """Run ``swcuts motion``."""
     from .motion import ROUNDS, _as_frames, _check_options, segment_motion
 
+    from .motion import _check_posterior_samples
+
+    try:  # before the frames are read
+        _check_posterior_samples(args.posterior_samples)
+    except ValueError as exc:
+        raise InputError(str(exc).replace("posterior_samples", "--posterior-samples", 1)) from None
     outdir = Path(args.output)
-    missing_dirs(outdir, MOTION_OUTPUTS)
+    missing_dirs(outdir, MOTION_OUTPUTS + SPREAD_OUTPUTS)
     f1, f2 = np.asarray(load_image(args.frame1)), np.asarray(load_image(args.frame2))
     options = dict(max_displacement=args.max_displacement, precision=args.precision,
                    pyramid_levels=args.pyramid_levels,
@@ -106,7 +163,8 @@ def cmd_motion(args) -> int:
         message = str(exc).replace("max_displacement", "--max-displacement").replace(
             "pyramid_levels", "--pyramid-levels").replace("precision (", "--precision (")
         raise InputError(message) from None
-    res = segment_motion(f1, f2, seed=args.seed, refine=not args.no_refine, **options)
+    res = segment_motion(f1, f2, seed=args.seed, refine=not args.no_refine,
+                         posterior_samples=args.posterior_samples, **options)
     write_output_set(outdir, output_files(res, f2))
     print(f"{res.n_objects} objects, {int(res.regions.max()) + 1} regions, "
           f"{100 * res.occluded.mean():.1f}% occluded, {res.seconds:.1f} s -> {outdir}")

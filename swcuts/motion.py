@@ -16,7 +16,11 @@
    :class:`~swcuts.models.motion.ObjectModel`, with q⁽²⁾ from the motion
    histograms, eq. 76, recomputed after each level-0 run), each kernel
    invariant for its conditional (Prop. 12).
-3. After sampling, the flow of each region is refined below the label step
+3. Optionally (``posterior_samples=N``), the level-0 chain of the finest
+   pyramid level goes on at T = 1 with levels 1 and 2 held fixed, and N
+   thinned samples give the per-pixel flow spread and nil probability
+   (:func:`_flow_posterior`).
+4. After sampling, the flow of each region is refined below the label step
    (:func:`swcuts.flow_refine.refine_flow`, ours, not the paper's): affine
    fits per region and a variational per-pixel step, each kept per region
    only where it lowers the data + Markov energy; occluded pixels get their
@@ -58,6 +62,9 @@ STEPS_PER_PIXEL = 1.0
 MAX_ROUND_STEPS = 60_000
 #: Annealing rounds per pyramid level (each: a level-0 run, a level-2 run).
 ROUNDS = 12
+#: Level-0 sweeps at T = 1 before the first posterior sample of the flow
+#: (the annealed state is at T_FINAL), and between samples.
+SPREAD_BURN_IN_SWEEPS, SPREAD_THIN_SWEEPS = 5, 1
 #: Largest velocity label set (labels per axis) and label table (bytes) accepted.
 MOTION_LIMITS = dict(max_labels_per_axis=41, max_label_table_bytes=4 * 2**30)
 
@@ -88,6 +95,20 @@ class MotionSegmentation:
     filled_flow : (H, W, 2) float array or None
         The refined flow with a value at the occluded pixels too (their
         region's refined motion); None without the refinement.
+    flow_spread : (H, W) float array or None
+        With ``segment_motion(posterior_samples=N)``: the posterior spread
+        of every pixel's velocity, sqrt(var u + var v) in pixels (the RMS
+        end-point distance from the posterior mean) over the samples in
+        which it is not nil; 0 where it is nil in every sample (see
+        ``nil_probability``). At the discrete label level: the sub-label
+        refinement is not sampled. None without posterior samples.
+    flow_std : (H, W, 2) float array or None
+        The posterior standard deviations of u and v separately (same samples).
+    nil_probability : (H, W) float array or None
+        Fraction of the posterior samples in which the pixel is nil
+        (half-occluded).
+    posterior_samples : int
+        Number of posterior samples behind ``flow_spread`` (0: none).
     """
 
     flow: np.ndarray
@@ -99,6 +120,10 @@ class MotionSegmentation:
     energy: float
     seconds: float
     filled_flow: np.ndarray | None = None
+    flow_spread: np.ndarray | None = None
+    flow_std: np.ndarray | None = None
+    nil_probability: np.ndarray | None = None
+    posterior_samples: int = 0
 
     @property
     def n_objects(self) -> int:
@@ -178,6 +203,11 @@ def _check_options(max_displacement, precision, pyramid_levels, shape):
     return per_axis
 
 
+def _check_posterior_samples(n):
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 0 <= n <= 10_000:
+        raise ValueError(f"posterior_samples must be an integer from 0 to 10000, got {n!r}")
+
+
 def default_pyramid_levels(shape):
     """Levels so that the coarsest image has at least ~40 pixels on its
     shorter side, at most 4: motion up to 3·2^(levels−1) label ranges."""
@@ -224,6 +254,52 @@ def _snap_base(base, step):
     return np.round(base / step) * step
 
 
+def _round_steps(h, w) -> int:
+    """Level-0 steps of one annealing round, also one sweep of the
+    posterior sampling."""
+    return int(min(max(STEPS_PER_PIXEL * h * w, 200), MAX_ROUND_STEPS))
+
+
+def _flow_posterior(post, x0, obj, n_objects, rng, n_samples):
+    """Per-pixel spread and nil probability of the level-0 posterior.
+
+    Runs :class:`VelocityGibbs` at T = 1 from ``x0`` with the objects
+    ``obj`` (and so levels 1 and 2) fixed: ``SPREAD_BURN_IN_SWEEPS`` sweeps,
+    then ``n_samples`` samples ``SPREAD_THIN_SWEEPS`` sweeps apart. Moments
+    are accumulated over the label offsets d_k (the base flow is fixed, so
+    it does not change a variance), vectorised over pixels.
+
+    Returns
+    -------
+    spread : (H, W) float array
+        sqrt(var u + var v) over the samples where the pixel is not nil
+        (0 where it is nil in every sample).
+    std : (H, W, 2) float array
+    nil_probability : (H, W) float array
+    """
+    h, w = post.shape
+    kernel = VelocityGibbs(post, obj, n_objects)
+    state = kernel.new_state(x0)
+    sweep = _round_steps(h, w)
+    kernel.run(state, rng, np.ones(SPREAD_BURN_IN_SWEEPS * sweep))
+    s1 = np.zeros((2, h * w))
+    s2 = np.zeros((2, h * w))
+    n_ok = np.zeros(h * w)
+    d = np.stack([post.du, post.dv])
+    for _ in range(n_samples):
+        kernel.run(state, rng, np.ones(SPREAD_THIN_SWEEPS * sweep))
+        nil = state.x0 == post.nil
+        dk = d[:, np.where(nil, 0, state.x0)] * ~nil
+        n_ok += ~nil
+        s1 += dk
+        s2 += dk * dk
+    m = np.maximum(n_ok, 1)
+    var = np.maximum(s2 / m - (s1 / m) ** 2, 0.0)
+    std = np.sqrt(var).T.reshape(h, w, 2)
+    spread = np.sqrt(var.sum(axis=0)).reshape(h, w)
+    return spread, std, (1.0 - n_ok / n_samples).reshape(h, w)
+
+
 def _anneal_level(post, regions, rng, rounds, budget_end, trace, seconds0, step0, coarsest):
     """Alternate level 0 and level 2 under one schedule; returns the final
     (x0, object of each region, log π, steps). Every level starts from
@@ -235,7 +311,7 @@ def _anneal_level(post, regions, rng, rounds, budget_end, trace, seconds0, step0
     x0, t0 = post.block_matching(), (T0 if coarsest else T0_FINER)
     obj_of_region = np.arange(n_reg, dtype=np.int64)
     temps = t0 * (T_FINAL / t0) ** np.linspace(0, 1, rounds)
-    n0 = int(min(max(STEPS_PER_PIXEL * h * w, 200), MAX_ROUND_STEPS))
+    n0 = _round_steps(h, w)
     step = step0
     log_pi = None
     kernel0 = VelocityGibbs(post, obj_of_region[region_flat], n_reg)
@@ -265,7 +341,7 @@ def _anneal_level(post, regions, rng, rounds, budget_end, trace, seconds0, step0
 def segment_motion(frame1, frame2, *, seed=None, max_displacement=3.0, precision=0.5,
                    pyramid_levels=None, rounds=ROUNDS, time_budget=None, channel_axis=-1,
                    refine=True, region_seconds=None, finer_range=FINER_RANGE,
-                   **weights) -> MotionSegmentation:
+                   posterior_samples=0, **weights) -> MotionSegmentation:
     """Flow, intensity regions and moving objects of a frame pair.
 
     Parameters
@@ -294,6 +370,17 @@ def segment_motion(frame1, frame2, *, seed=None, max_displacement=3.0, precision
     finer_range : float
         Label range (pixels per axis) of the pyramid levels below the
         coarsest, around the coarser level's flow.
+    posterior_samples : int
+        After annealing, draw this many samples of the velocity labels of
+        the finest pyramid level at T = 1 (the posterior with levels 1 and 2
+        held fixed; one level-0 sweep apart, a sweep being an annealing
+        round's level-0 steps, one per pixel up to ``MAX_ROUND_STEPS``;
+        after a burn-in of ``SPREAD_BURN_IN_SWEEPS`` sweeps; not bounded by
+        ``time_budget``; the returned flow and objects are the annealed
+        ones, the same as without samples)
+        and return their per-pixel spread (``flow_spread``, ``flow_std``)
+        and nil probability. The spread is at the discrete label level: the
+        sub-label refinement is not sampled. 0 (default): off.
     **weights
         Weights of the motion posterior (:data:`swcuts.models.motion.MOTION_DEFAULTS`).
 
@@ -310,6 +397,11 @@ def segment_motion(frame1, frame2, *, seed=None, max_displacement=3.0, precision
     ((40, 48, 2), (40, 48))
     >>> bool(np.isnan(res.flow[res.occluded]).all())
     True
+    >>> res.flow_spread is None
+    True
+    >>> res = segment_motion(pair.frame1, pair.frame2, seed=0, rounds=3, posterior_samples=5)
+    >>> res.flow_spread.shape, bool((res.nil_probability <= 1).all())
+    ((40, 48), True)
     """
     from . import segment
 
@@ -322,6 +414,7 @@ def segment_motion(frame1, frame2, *, seed=None, max_displacement=3.0, precision
     if time_budget is not None and not (isinstance(time_budget, (int, float)) and
                                         math.isfinite(time_budget) and time_budget > 0):
         raise ValueError(f"time_budget must be a positive finite number of seconds, got {time_budget!r}")
+    _check_posterior_samples(posterior_samples)
     unknown = set(weights) - set(MOTION_DEFAULTS)
     if unknown:
         raise TypeError(f"segment_motion() got unknown argument(s): {', '.join(sorted(unknown))}")
@@ -352,6 +445,10 @@ def segment_motion(frame1, frame2, *, seed=None, max_displacement=3.0, precision
                                                         trace, t_start, step, flow is None)
         flow = post.flow(x0)
 
+    spread = std = nil_p = None
+    if posterior_samples:
+        spread, std, nil_p = _flow_posterior(post, x0, obj_of_region[regions.ravel()],
+                                             int(regions.max()) + 1, rng, int(posterior_samples))
     objects_raw = obj_of_region[regions]
     used, inv = np.unique(objects_raw, return_inverse=True)
     order = np.argsort(-np.bincount(inv.ravel()), kind="stable")
@@ -367,4 +464,5 @@ def segment_motion(frame1, frame2, *, seed=None, max_displacement=3.0, precision
     return MotionSegmentation(flow=flow, occluded=np.isnan(flow[..., 0]), regions=regions_full,
                               objects=objects, object_velocity=velocity, trace=trace,
                               energy=-float(log_pi), seconds=time.perf_counter() - t_start,
-                              filled_flow=filled)
+                              filled_flow=filled, flow_spread=spread, flow_std=std,
+                              nil_probability=nil_p, posterior_samples=int(posterior_samples))
