@@ -275,7 +275,8 @@ def stats_with(lstats, lloglik, new, fresh, sR, tmp):
     """``tmp`` = statistics of label ``new`` (an empty one when ``fresh``)
     with R added; returns new's log-likelihood before (0 when fresh)."""
     if fresh:
-        tmp[:] = sR
+        for i in range(tmp.size):  # a loop: ``tmp[:] = sR`` compiles numba's shape-error formatting
+            tmp[i] = sR[i]
         return 0.0
     for i in range(tmp.size):
         tmp[i] = lstats[new, i] + sR[i]
@@ -519,13 +520,18 @@ def apply_stats(R, n_r, ell, new, labels, size, free_stack, n_free, lstats, llog
     """Labels and label statistics of the move R: ell -> new (R's statistics
     ``sR``; new log-likelihoods ``ll_rest`` of ell without R and ``ll_new``
     of new with R); the regions are the caller's."""
+    # Loops rather than ``lstats[ell, :] -= sR``: the same sums, without
+    # compiling numba's array-expression machinery.
     if size[ell] == n_r:
-        lstats[ell, :] = 0.0
+        for i in range(sR.size):
+            lstats[ell, i] = 0.0
         lloglik[ell] = 0.0
     else:
-        lstats[ell, :] -= sR
+        for i in range(sR.size):
+            lstats[ell, i] -= sR[i]
         lloglik[ell] = ll_rest
-    lstats[new, :] += sR
+    for i in range(sR.size):
+        lstats[new, i] += sR[i]
     lloglik[new] = ll_new
     relabel_vertices(labels, size, free_stack, n_free, R, n_r, new)
 
