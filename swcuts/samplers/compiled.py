@@ -67,7 +67,7 @@ def _swc1_component(labels, edges, q, Rbuf):
     return n_r
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _choose_local(kind, labels, q, indptr, indices, edge_ids, mark, Rbuf, p_single):
     """R of a local step into ``Rbuf``: a vertex v drawn uniformly, then
     R = {v} (Gibbs; SWC-2 with probability ``p_single``) or the Wolff
@@ -172,7 +172,7 @@ def _gibbs_move(kind, R, n_r, T, labels, size, free_stack, n_free, lstats, llogl
     return True, tll[pick]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _book(d, f_state, labels, best_labels):
     """Book a move (Δ log π ``d``) in ``f_state`` = [log π, best log π] and
     copy the labels to ``best_labels`` when they are the best so far."""
