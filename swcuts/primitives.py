@@ -25,7 +25,7 @@ from numba import njit
 __all__ = ["find", "mh_accept", "mh_threshold", "draw_log_weights"]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def find(parent, g):
     """Root of ``g`` in the union-find forest ``parent`` (path halving)."""
     while parent[g] != g:
@@ -34,7 +34,7 @@ def find(parent, g):
     return g
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def mh_accept(log_alpha):
     """Accept with probability min(1, e^log_alpha); a uniform is drawn only
     when log_alpha < 0. Unlike :func:`~swcuts.samplers.common.metropolis_hastings`
@@ -43,7 +43,7 @@ def mh_accept(log_alpha):
     return log_alpha >= 0.0 or np.random.random() < math.exp(log_alpha)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def mh_threshold(T, log_rest):
     """The bound-first MH decision: draws the uniform u now and returns
     T · (log u − log_rest). A move whose Δ log π is ``d`` is accepted iff

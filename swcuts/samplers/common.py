@@ -196,7 +196,7 @@ def cut_sums(R, n_r, labels, indptr, indices, edge_ids, q, log1mq, in_r, acc_log
     return k
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def clear_cut_sums(adj, n_adj, acc_log, acc_q, acc_n):
     for t in range(n_adj):
         lab = adj[t]
@@ -335,14 +335,14 @@ class TargetProposal:
         return int(new_label), log_fwd, log_rev
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def target_weight(lab, acc_q, acc_n, w_adj, w_floor):
     """Proposal weight of a label adjacent to R: ``adjacent * (floor + mean q
     over the cut)``, from the cut sums of :func:`cut_sums`."""
     return w_adj * (w_floor + acc_q[lab] / acc_n[lab])
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _pick_far(free_stack, n_free, acc_n, ell, n_pick):
     """The n_pick-th used label that is not adjacent to R and is not ell."""
     seen = 0

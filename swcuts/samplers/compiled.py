@@ -66,19 +66,28 @@ def _swc1_component(labels, edges, q, Rbuf):
     return n_r
 
 
-@njit(cache=True, nogil=True)  # nogil: chains of sample_posterior run in threads
-def run_image_kernel(kind, temps, f_state, labels, size, free_stack, n_free, lstats, lloglik,
-                     regions, best_labels, vsrc, indptr, indices, edge_ids, edges,
-                     q, log1mq, area, bw, use_family, n_channels, n_bins, fp,
-                     Rbuf, in_r, mark, stack, visited, acc_log, acc_q, acc_n, adj, roots,
-                     sR, tmp, tlab, tlogw, tll, pws):
-    """Run ``temps.size`` steps of a kernel on the image posterior.
+@njit(cache=True, inline="always")
+def _choose_local(kind, labels, q, indptr, indices, edge_ids, mark, Rbuf, p_single):
+    """R of a local step into ``Rbuf``: a vertex v drawn uniformly, then
+    R = {v} (Gibbs; SWC-2 with probability ``p_single``) or the Wolff
+    component of v. A single-vertex step is an SW-cut step with every
+    q_ij = 0: no cut factor (the label proposal keeps using q).
+    Returns (n_r, single)."""
+    v = int(np.random.random() * labels.size)
+    single = kind == KIND_GIBBS or (kind == KIND_SWC2 and np.random.random() < p_single)
+    if single:
+        Rbuf[0] = v
+        return 1, True
+    return _grow(v, labels, q, indptr, indices, edge_ids, mark, Rbuf), False
 
-    ``f_state`` = [log π, best log π] is updated in place; ``best_labels``
-    receives the best labelling. ``regions`` is the region index
-    (:func:`load_regions`), ``pws`` the scratch of :func:`pieces_interleaved`.
-    Returns the number of accepted moves.
-    """
+
+@njit(cache=True)
+def _gibbs_move(kind, R, n_r, T, labels, size, free_stack, n_free, lstats, lloglik, regions, vsrc,
+                indptr, indices, edge_ids, q, log1mq, area, bw, use_family, n_channels, n_bins, fp,
+                in_r, mark, stack, acc_log, acc_q, acc_n, adj, roots, sR, tmp, tlab, tlogw, tll, pws):
+    """One Gibbs draw of R's label over every target (single-site Gibbs, or
+    cluster Gibbs with the cut factors γ_k), the move applied unless R
+    keeps its label. Returns (moved, Δ log π)."""
     comp_root = regions[REG_RID]
     comp_area = regions[REG_AREA]
     kappa = fp[FP_KAPPA]
@@ -87,129 +96,168 @@ def run_image_kernel(kind, temps, f_state, labels, size, free_stack, n_free, lst
     a1 = fp[FP_A1]
     a2 = fp[FP_A2]
     ex = fp[FP_EXP]
-    n = labels.size
+    n_slots = size.size
+    ell = labels[R[0]]
+    whole = size[ell] == n_r
+    n_adj = _cuts(R, n_r, labels, indptr, indices, edge_ids, q, log1mq, in_r, acc_log, acc_q, acc_n, adj)
+    r_stats(R, n_r, ell, size, lstats, vsrc, n_channels, n_bins, sR)
+    ll_rest = 0.0
+    if not whole:
+        stats_without(lstats, ell, sR, tmp)
+        ll_rest = label_loglik(tmp, n_channels, n_bins, use_family, kappa, ridge)
+    d_rest = label_leave_delta(ll_rest, lloglik[ell], whole, a0)
+    r_area = 0.0
+    for t in range(n_r):
+        r_area += area[R[t]]
+    d_rest += leave_regions(R, n_r, ell, labels, indptr, indices, area, r_area,
+                            comp_area[comp_root[R[0]]], fp, in_r, pws)
+    n_t = 0
+    cur = -1
+    for t_used in range(n_free[0], n_slots):
+        lab = free_stack[t_used]
+        if whole and lab == ell:
+            continue
+        tlab[n_t] = lab
+        if lab == ell:
+            cur = n_t
+        n_t += 1
+    fresh_lab = ell if whole else free_stack[n_free[0] - 1]
+    tlab[n_t] = fresh_lab
+    if whole:
+        cur = n_t
+    n_t += 1
+    best_w = -np.inf
+    for t in range(n_t):
+        lab = tlab[t]
+        g = acc_log[lab] if (kind == KIND_CLUSTER_GIBBS and acc_n[lab] > 0 and lab != ell) else 0.0
+        if t == cur:
+            tlogw[t] = 0.0
+            tll[t] = 0.0
+            if kind == KIND_CLUSTER_GIBBS and acc_n[ell] > 0 and not whole:
+                tlogw[t] = acc_log[ell]
+        else:
+            fresh = size[lab] == 0 or lab == ell
+            ll_old = stats_with(lstats, lloglik, lab, fresh, sR, tmp)
+            ll_new = label_loglik(tmp, n_channels, n_bins, use_family, kappa, ridge)
+            d = d_rest + label_join_delta(ll_new, ll_old, fresh, a0)
+            k_j = 0
+            s_j = 0.0
+            sp_j = 0.0
+            if not fresh:
+                k_j, s_j, sp_j = touching_regions(R, n_r, lab, labels, indptr, indices,
+                                                  comp_root, comp_area, in_r, mark, roots,
+                                                  ex)
+            d += region_join_delta(k_j, s_j, sp_j, r_area, a1, a2, ex)
+            d += boundary_delta(fp[FP_BOUNDARY], R, n_r, lab, labels, indptr, indices,
+                                bw, in_r)
+            tll[t] = d
+            tlogw[t] = g + d / T
+        if tlogw[t] > best_w:
+            best_w = tlogw[t]
+    _clear_cuts(adj, n_adj, acc_log, acc_q, acc_n)
+    pick = draw_log_weights(tlogw, n_t, best_w)
+    if pick == cur:
+        return False, 0.0
+    new_label = tlab[pick]
+    if whole and new_label == ell:
+        return False, 0.0
+    if size[new_label] == 0:
+        new_label = free_stack[n_free[0] - 1]
+    stats_with(lstats, lloglik, new_label, size[new_label] == 0, sR, tmp)
+    ll_new = label_loglik(tmp, n_channels, n_bins, use_family, kappa, ridge)
+    move_regions(R, n_r, ell, new_label, labels, size, free_stack, n_free, lstats, lloglik,
+                 sR, ll_rest, ll_new, regions, indptr, indices, area, in_r, pws, stack)
+    return True, tll[pick]
+
+
+@njit(cache=True, inline="always")
+def _book(d, f_state, labels, best_labels):
+    """Book a move (Δ log π ``d``) in ``f_state`` = [log π, best log π] and
+    copy the labels to ``best_labels`` when they are the best so far."""
+    f_state[0] += d
+    if f_state[0] > f_state[1] + 1e-9:
+        f_state[1] = f_state[0]
+        for v in range(labels.size):  # a loop: ``best_labels[:] = labels`` compiles shape-error formatting
+            best_labels[v] = labels[v]
+
+
+# The runners: ``temps.size`` steps of a kind. Each compiles only the moves
+# of its kinds (a first run of the default sampler compiles run_swc alone);
+# both take the same arguments, so that run_compiled calls either.
+@njit(cache=True, nogil=True)  # nogil: chains of sample_posterior run in threads
+def run_swc(kind, temps, f_state, labels, size, free_stack, n_free, lstats, lloglik, regions,
+            best_labels, vsrc, indptr, indices, edge_ids, edges, q, log1mq, area, bw, use_family,
+            n_channels, n_bins, fp, Rbuf, in_r, mark, stack, acc_log, acc_q, acc_n, adj, roots,
+            sR, tmp, tlab, tlogw, tll, pws):
+    """SW-cut steps: R a component of SW clustering of the whole graph
+    (``KIND_SWC1``) or a local step (``KIND_SWC2``, :func:`_choose_local`);
+    then the label proposal over targets, the cut factor, the bound-first MH
+    decision and the move. Returns the number of accepted moves."""
     n_slots = size.size
     accepted = 0
     for step in range(temps.size):
         T = temps[step]
-        # ---- choose R
         single = False
         if kind == KIND_SWC1:
             n_r = _swc1_component(labels, edges, q, Rbuf)
         else:
-            v = int(np.random.random() * n)
-            # A single-vertex step is an SW-cut step with every q_ij = 0:
-            # R = {v} and no cut factor (the label proposal keeps using q).
-            single = kind == KIND_GIBBS or (kind == KIND_SWC2 and np.random.random() < fp[FP_P_SINGLE])
-            if single:
-                Rbuf[0] = v
-                n_r = 1
-            else:
-                n_r = _grow(v, labels, q, indptr, indices, edge_ids, mark, Rbuf)
+            n_r, single = _choose_local(kind, labels, q, indptr, indices, edge_ids, mark, Rbuf,
+                                        fp[FP_P_SINGLE])
         R = Rbuf
         ell = labels[R[0]]
         whole = size[ell] == n_r
-        n_adj = _cuts(R, n_r, labels, indptr, indices, edge_ids, q, log1mq, in_r, acc_log, acc_q, acc_n, adj)
-
-        if kind == KIND_SWC1 or kind == KIND_SWC2:
-            # ---- label proposal over targets, cut factor, MH decision
-            new_label, log_prop = propose_target(ell, whole, n_slots - n_free[0], adj, n_adj,
-                                                 acc_q, acc_n, free_stack, n_free[0], fp[FP_W_ADJ],
-                                                 fp[FP_W_FLOOR], fp[FP_W_FRESH], fp[FP_W_FAR], True)
-            if new_label < 0:
-                _clear_cuts(adj, n_adj, acc_log, acc_q, acc_n)
-                continue
-            cut = 0.0 if single else acc_log[new_label] - acc_log[ell]
+        n_adj = _cuts(R, n_r, labels, indptr, indices, edge_ids, q, log1mq, in_r, acc_log, acc_q,
+                      acc_n, adj)
+        new_label, log_prop = propose_target(ell, whole, n_slots - n_free[0], adj, n_adj,
+                                             acc_q, acc_n, free_stack, n_free[0], fp[FP_W_ADJ],
+                                             fp[FP_W_FLOOR], fp[FP_W_FRESH], fp[FP_W_FAR], True)
+        if new_label < 0:
             _clear_cuts(adj, n_adj, acc_log, acc_q, acc_n)
-            threshold = mh_threshold(T, cut + log_prop)
-            d, ll_rest, ll_new = relabel_delta_bounded(
-                R, n_r, ell, new_label, threshold, labels, size, lstats, lloglik, comp_root,
-                comp_area, vsrc, indptr, indices, area, bw, use_family, n_channels, n_bins, fp,
-                in_r, mark, roots, sR, tmp, pws)
-            if d != d:  # rejected
-                continue
-            move_regions(R, n_r, ell, new_label, labels, size, free_stack, n_free, lstats, lloglik,
-                         sR, ll_rest, ll_new, regions, indptr, indices, area, in_r, pws, stack)
-        else:
-            # ---- Gibbs over every target (single site, or cluster Gibbs with γ_k)
-            r_stats(R, n_r, ell, size, lstats, vsrc, n_channels, n_bins, sR)
-            ll_rest = 0.0
-            if not whole:
-                stats_without(lstats, ell, sR, tmp)
-                ll_rest = label_loglik(tmp, n_channels, n_bins, use_family, kappa, ridge)
-            d_rest = label_leave_delta(ll_rest, lloglik[ell], whole, a0)
-            r_area = 0.0
-            for t in range(n_r):
-                r_area += area[R[t]]
-            d_rest += leave_regions(R, n_r, ell, labels, indptr, indices, area, r_area,
-                                    comp_area[comp_root[R[0]]], fp, in_r, pws)
-            n_t = 0
-            cur = -1
-            for t_used in range(n_free[0], n_slots):
-                lab = free_stack[t_used]
-                if whole and lab == ell:
-                    continue
-                tlab[n_t] = lab
-                if lab == ell:
-                    cur = n_t
-                n_t += 1
-            fresh_lab = ell if whole else free_stack[n_free[0] - 1]
-            tlab[n_t] = fresh_lab
-            if whole:
-                cur = n_t
-            n_t += 1
-            best_w = -np.inf
-            for t in range(n_t):
-                lab = tlab[t]
-                g = acc_log[lab] if (kind == KIND_CLUSTER_GIBBS and acc_n[lab] > 0 and lab != ell) else 0.0
-                if t == cur:
-                    tlogw[t] = 0.0
-                    tll[t] = 0.0
-                    if kind == KIND_CLUSTER_GIBBS and acc_n[ell] > 0 and not whole:
-                        tlogw[t] = acc_log[ell]
-                else:
-                    fresh = size[lab] == 0 or lab == ell
-                    ll_old = stats_with(lstats, lloglik, lab, fresh, sR, tmp)
-                    ll_new = label_loglik(tmp, n_channels, n_bins, use_family, kappa, ridge)
-                    d = d_rest + label_join_delta(ll_new, ll_old, fresh, a0)
-                    k_j = 0
-                    s_j = 0.0
-                    sp_j = 0.0
-                    if not fresh:
-                        k_j, s_j, sp_j = touching_regions(R, n_r, lab, labels, indptr, indices,
-                                                          comp_root, comp_area, in_r, mark, roots,
-                                                          ex)
-                    d += region_join_delta(k_j, s_j, sp_j, r_area, a1, a2, ex)
-                    d += boundary_delta(fp[FP_BOUNDARY], R, n_r, lab, labels, indptr, indices,
-                                        bw, in_r)
-                    tll[t] = d
-                    tlogw[t] = g + d / T
-                if tlogw[t] > best_w:
-                    best_w = tlogw[t]
-            _clear_cuts(adj, n_adj, acc_log, acc_q, acc_n)
-            pick = draw_log_weights(tlogw, n_t, best_w)
-            if pick == cur:
-                continue
-            new_label = tlab[pick]
-            if whole and new_label == ell:
-                continue
-            if size[new_label] == 0:
-                new_label = free_stack[n_free[0] - 1]
-            stats_with(lstats, lloglik, new_label, size[new_label] == 0, sR, tmp)
-            ll_new = label_loglik(tmp, n_channels, n_bins, use_family, kappa, ridge)
-            d = tll[pick]
-            move_regions(R, n_r, ell, new_label, labels, size, free_stack, n_free, lstats, lloglik,
-                         sR, ll_rest, ll_new, regions, indptr, indices, area, in_r, pws, stack)
+            continue
+        cut = 0.0 if single else acc_log[new_label] - acc_log[ell]
+        _clear_cuts(adj, n_adj, acc_log, acc_q, acc_n)
+        threshold = mh_threshold(T, cut + log_prop)
+        d, ll_rest, ll_new = relabel_delta_bounded(
+            R, n_r, ell, new_label, threshold, labels, size, lstats, lloglik, regions[REG_RID],
+            regions[REG_AREA], vsrc, indptr, indices, area, bw, use_family, n_channels, n_bins, fp,
+            in_r, mark, roots, sR, tmp, pws)
+        if d != d:  # rejected
+            continue
+        move_regions(R, n_r, ell, new_label, labels, size, free_stack, n_free, lstats, lloglik,
+                     sR, ll_rest, ll_new, regions, indptr, indices, area, in_r, pws, stack)
         accepted += 1
-        f_state[0] += d
-        if f_state[0] > f_state[1] + 1e-9:
-            f_state[1] = f_state[0]
-            best_labels[:] = labels
+        _book(d, f_state, labels, best_labels)
     return accepted
 
 
+@njit(cache=True, nogil=True)  # nogil: chains of sample_posterior run in threads
+def run_gibbs(kind, temps, f_state, labels, size, free_stack, n_free, lstats, lloglik, regions,
+              best_labels, vsrc, indptr, indices, edge_ids, edges, q, log1mq, area, bw, use_family,
+              n_channels, n_bins, fp, Rbuf, in_r, mark, stack, acc_log, acc_q, acc_n, adj, roots,
+              sR, tmp, tlab, tlogw, tll, pws):
+    """Single-site Gibbs (``KIND_GIBBS``) or cluster Gibbs
+    (``KIND_CLUSTER_GIBBS``) steps (:func:`_gibbs_move`). Returns the number
+    of moves."""
+    accepted = 0
+    for step in range(temps.size):
+        n_r, single = _choose_local(kind, labels, q, indptr, indices, edge_ids, mark, Rbuf, 0.0)
+        moved, d = _gibbs_move(kind, Rbuf, n_r, temps[step], labels, size, free_stack, n_free,
+                               lstats, lloglik, regions, vsrc, indptr, indices, edge_ids, q, log1mq,
+                               area, bw, use_family, n_channels, n_bins, fp, in_r, mark, stack,
+                               acc_log, acc_q, acc_n, adj, roots, sR, tmp, tlab, tlogw, tll, pws)
+        if moved:
+            accepted += 1
+            _book(d, f_state, labels, best_labels)
+    return accepted
+
+
+#: The runner of each kind.
+RUNNERS = {KIND_SWC1: run_swc, KIND_SWC2: run_swc, KIND_GIBBS: run_gibbs,
+           KIND_CLUSTER_GIBBS: run_gibbs}
+
+
 class CompiledWorkspace:
-    """Scratch arrays of :func:`run_image_kernel` (zero between calls)."""
+    """Scratch arrays of the runners (:data:`RUNNERS`; zero between calls)."""
 
     def __init__(self, n_vertices, n_slots, n_stats):
         n = n_vertices
@@ -253,14 +301,12 @@ def run_compiled(kind, model, state, q, log1mq, proposal, temps, best_labels=Non
     g = model.graph
     temps = np.ascontiguousarray(temps, dtype=np.float64)
     load_regions(state.comp_root, state.comp_area, ws.regions)
-    acc = run_image_kernel(kind, temps, f_state, part.labels,
-                           part.size, part.free_stack, part.n_free, state.stats, state.loglik,
-                           ws.regions, best_labels, model.vsrc, g.indptr,
-                           g.indices, g.edge_ids, g.edges, q, log1mq, model.area, model.boundary_csr,
-                           model.use_family,
-                           model.n_channels, model.n_bins, fp, ws.Rbuf, ws.in_r, ws.mark, ws.stack,
-                           ws.visited, ws.acc_log, ws.acc_q, ws.acc_n, ws.adj, ws.roots, ws.sR, ws.tmp,
-                           ws.tlab, ws.tlogw, ws.tll, ws.pws)
+    acc = RUNNERS[kind](kind, temps, f_state, part.labels, part.size, part.free_stack, part.n_free,
+                        state.stats, state.loglik, ws.regions, best_labels, model.vsrc, g.indptr,
+                        g.indices, g.edge_ids, g.edges, q, log1mq, model.area, model.boundary_csr,
+                        model.use_family, model.n_channels, model.n_bins, fp, ws.Rbuf, ws.in_r,
+                        ws.mark, ws.stack, ws.acc_log, ws.acc_q, ws.acc_n, ws.adj, ws.roots, ws.sR,
+                        ws.tmp, ws.tlab, ws.tlogw, ws.tll, ws.pws)
     if acc or temps.size == 0:
         store_regions(ws.regions, state.comp_root, state.comp_area)
     state.log_pi = float(f_state[0])
