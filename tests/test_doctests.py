@@ -29,6 +29,7 @@ MODULES = [
     "swcuts.models.boundary",
     "swcuts.motion",
     "swcuts.flow_refine",
+    "swcuts.protocols",
 ]
 
 
