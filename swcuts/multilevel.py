@@ -23,14 +23,11 @@ rejected outright, how the levels are rebuilt) is in
 from __future__ import annotations
 
 import copy
-import math
 import numbers
-import sys
-import time
 
 import numpy as np
 
-from .anneal import AnnealResult, Trace
+from .anneal import AnnealResult, anneal
 from .atoms import compute_atoms
 from .edges import kl_edge_probabilities, vertex_histograms
 from .graph import RegionGraph
@@ -38,13 +35,14 @@ from .models.boundary import cut_weight, edge_weights, pair_weights
 from .models.image import FAMILIES, ImageModel
 from .models.regions import region_cache_terms
 from .models.vertex_stats import label_sums
-from .samplers import SWC, seed_compiled_rng
+from .samplers import SWC
+from .samplers.common import StepInfo
 from .samplers.connected import (  # noqa: F401 - re-exported: swcuts.multilevel.<name> as before
     ConnectedMultigrid, ConnectedWorkspace, connected_step, label_regions, restrict_graph,
     run_connected)
 from .samplers.multigrid import Multigrid
 
-__all__ = ["MultiLevel", "TwoLevel", "Level", "ConnectedMultigrid", "anneal_multilevel",
+__all__ = ["MultiLevel", "TwoLevel", "Level", "ConnectedMultigrid", "anneal_multilevel", "MultiLevelKernel",
            "ATOM_DEFAULTS", "block_atoms"]
 
 #: Prior of the levels below the top: per label, on Σ area^0.9, complexity weight.
@@ -404,6 +402,11 @@ class MultiLevel:
         return self._levels[self.top].state.log_pi
 
     @property
+    def n_segments(self) -> int:
+        """Number of segments (read without rebuilding any level)."""
+        return self._levels[self.top].state.partition.n_labels
+
+    @property
     def segments(self) -> np.ndarray:
         """Segment of every pixel (flat, labels as the state names them)."""
         return self._pix[self.top]
@@ -515,65 +518,101 @@ def anneal_multilevel(sampler: MultiLevel, schedule, *, rng, steps=None, time_bu
         level_steps = [int(k) for k in level_steps]
         if len(level_steps) != sampler.n_levels or min(level_steps) < 1:
             raise ValueError(f"level_steps needs {sampler.n_levels} positive step counts")
-    seed_compiled_rng(rng)
-    bar = None
-    if progress and sys.stderr.isatty():
-        from tqdm import tqdm
-
-        bar = tqdm(total=steps if steps is not None else float(time_budget),
-                   unit="step" if steps else "s", leave=False, dynamic_ncols=True)
-    trace = Trace()
-    best_energy = -sampler.log_pi
-    best_seg = sampler.segments.copy()
     sampler.best_levels = sampler.levels()
-    # Compile (or load) every kernel before the clock starts.
-    for lv in sampler.hierarchy:
-        lv.kernel.run(lv.state, rng, np.empty(0))
-    start = time.perf_counter()
-    trace.append(0, 0.0, schedule.t0, best_energy, int(best_seg.max()) + 1 if best_seg.size else 0, 0)
-    log_ratio = math.log(schedule.t_final / schedule.t0)
-    done = accepted = acc_row = 0
+    kernel = MultiLevelKernel(sampler, level_steps=level_steps, atom_t_max=atom_t_max)
+    result = anneal(kernel, _Segments(sampler), schedule, rng=rng, steps=steps,
+                    time_budget=time_budget, n_records=n_records, progress=progress, keep_best=False)
+    result.best_labels = compact(result.best_labels)
+    result.best_energy = -sampler.model.log_target(result.best_labels)
+    return result
 
-    def fraction():
-        if steps is not None:
-            return done / steps
-        return (time.perf_counter() - start) / time_budget
 
-    def temperatures(k):
-        if steps is not None:
-            return schedule.t0 * np.exp(log_ratio * np.minimum((done + np.arange(k)) / steps, 1.0))
-        return np.full(k, schedule.t0 * math.exp(log_ratio * min(fraction(), 1.0)))
+class _Segments:
+    """The chain state :func:`~swcuts.anneal.anneal` sees: the segments of
+    a :class:`MultiLevel` sampler on the pixels, and their log π_img."""
 
-    while fraction() < 1.0:
-        for s in range(sampler.n_levels):
-            k = level_steps[s] if level_steps is not None else sampler.default_steps(s)
-            if steps is not None:
-                k = min(k, steps - done)
-            temps = temperatures(k)
-            if s < sampler.top:
-                temps = np.minimum(temps, atom_t_max)
-            acc, best_seen, found = sampler.run_level(s, rng, temps, -best_energy)
-            done += k
-            accepted += acc
-            acc_row += acc
+    def __init__(self, sampler):
+        self._sampler = sampler
+        self.partition = self
+
+    @property
+    def log_pi(self) -> float:
+        return self._sampler.log_pi
+
+    @property
+    def labels(self) -> np.ndarray:
+        return self._sampler.segments
+
+    @property
+    def n_labels(self) -> int:
+        return self._sampler.n_segments
+
+
+class MultiLevelKernel:
+    """A :class:`MultiLevel` sampler as a kernel of :func:`swcuts.anneal.anneal`.
+
+    Its steps are the steps of the levels in the order of section 6.3:
+    ``level_steps[0]`` steps of level 0, then of level 1, ..., then level 0
+    again; a call of :meth:`run` continues where the previous one stopped.
+    The levels below the top run at min(T, ``atom_t_max``).
+
+    Parameters
+    ----------
+    sampler : MultiLevel
+    level_steps : sequence of int, optional
+        Steps of every level per round (default :meth:`MultiLevel.default_steps`,
+        taken when the level's turn comes).
+    atom_t_max : float
+        Highest temperature of the levels below the top.
+    """
+
+    compiled = True
+
+    def __init__(self, sampler, *, level_steps=None, atom_t_max=ATOM_T_MAX):
+        self.sampler = sampler
+        self.model = sampler.model
+        self.level_steps = level_steps
+        self.atom_t_max = float(atom_t_max)
+        self._s, self._left = 0, None
+
+    def _turn(self, s):
+        ls = self.level_steps
+        return ls[s] if ls is not None else self.sampler.default_steps(s)
+
+    def run(self, state, rng, temperatures, best_labels=None, best_log_pi=-np.inf):
+        """Run one level step per temperature; ``best_labels`` (segments of
+        the pixels) is overwritten by better segmentations. Returns
+        (accepted, best log π_img, best_labels)."""
+        ml = self.sampler
+        if best_labels is None:
+            best_labels = ml.segments.copy()
+        temperatures = np.asarray(temperatures, dtype=np.float64)
+        if temperatures.size == 0:  # compile (or load) every level's kernel
+            for lv in ml.hierarchy:
+                lv.kernel.run(lv.state, rng, temperatures)
+            return 0, best_log_pi, best_labels
+        acc, pos = 0, 0
+        while pos < temperatures.size:
+            if self._left is None:
+                self._left = self._turn(self._s)
+            k = min(self._left, temperatures.size - pos)
+            temps = temperatures[pos:pos + k]
+            if self._s < ml.top:
+                temps = np.minimum(temps, self.atom_t_max)
+            a, best_seen, found = ml.run_level(self._s, rng, temps, best_log_pi)
+            acc += a
+            pos += k
             if found is not None:
-                best_energy = -best_seen
-                best_seg = found
-                sampler.best_levels = sampler.levels(found)
-            if fraction() >= 1.0:
-                break
-        now = time.perf_counter() - start
-        if fraction() >= 1.0 or fraction() >= len(trace) / max(n_records, 1):
-            t_now = schedule.t0 * math.exp(log_ratio * min(fraction(), 1.0))
-            trace.append(done, now, t_now, -sampler.log_pi, np.unique(sampler.segments).size, acc_row)
-            acc_row = 0
-        if bar is not None:
-            bar.n = done if steps is not None else round(min(now, time_budget), 2)
-            bar.set_postfix(E=f"{-sampler.log_pi:.1f}", refresh=False)
-            bar.refresh()
-    seconds = time.perf_counter() - start
-    if bar is not None:
-        bar.close()
-    best_seg = compact(best_seg)
-    best_energy = -sampler.model.log_target(best_seg)
-    return AnnealResult(best_energy, trace, done, seconds, accepted, best_seg)
+                best_log_pi = best_seen
+                best_labels[:] = found
+                ml.best_levels = ml.levels(found)
+            self._left -= k
+            if self._left == 0:
+                self._s, self._left = (self._s + 1) % ml.n_levels, None
+        return acc, best_log_pi, best_labels
+
+    def step(self, state, rng, temperature=1.0) -> StepInfo:
+        """One level step at ``temperature``."""
+        before = self.sampler.log_pi
+        acc = self.run(state, rng, np.array([float(temperature)]))[0]
+        return StepInfo(accepted=bool(acc), moved=int(acc), delta=self.sampler.log_pi - before)
