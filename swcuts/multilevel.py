@@ -295,6 +295,7 @@ class MultiLevel:
     def _build_all(self, pix):
         """All levels from the label of every pixel at every level (nested)."""
         self._pix = [np.asarray(p, dtype=np.int64).ravel().copy() for p in pix]
+        self._pix_dirty = [False] * self.n_levels
         g = self.graph
         lv = Level(g, np.arange(g.n_vertices, dtype=np.int64), self.q, self._level_model(0, None, g))
         self._levels = [lv]
@@ -312,14 +313,15 @@ class MultiLevel:
     def _build(self, s):
         """Level s >= 1 on the regions of level s − 1, its labels carried over."""
         h, w = self.graph.shape
-        vert = compact(self._pix[s - 1])
+        vert = compact(self._pixels(s - 1))
         atoms_img = vert.reshape(h, w)
         g = RegionGraph.from_labels(atoms_img)
         hist = vertex_histograms(self.features, atoms_img, g.n_vertices, bins=15)
         q = np.minimum(kl_edge_probabilities(hist, g.edges, scale=self.edge_scale), self.q_max)
         lv = Level(g, vert, q, self._level_model(s, atoms_img, g))
-        labels = compact(self._pix[s][_first_pixels(g)])
+        labels = compact(self._pixels(s)[_first_pixels(g)])
         self._pix[s] = labels[vert]
+        self._pix_dirty[s] = False
         self._levels[s] = lv
         lv.state = lv.base.new_state(labels)
         if s == self.top:
@@ -332,7 +334,7 @@ class MultiLevel:
         (the graph of the conditional of eq. 70) and refresh its caches."""
         lv = self._levels[s]
         g = lv.graph
-        up = self._pix[s + 1][_first_pixels(g)]
+        up = self._pixels(s + 1)[_first_pixels(g)]
         keep = up[g.edges[:, 0]] == up[g.edges[:, 1]]
         sub = restrict_graph(g, keep)
         m = copy.copy(lv.base)
@@ -379,6 +381,15 @@ class MultiLevel:
         self._build_all(pix)
 
     # ------------------------------------------------------------ sampling
+    def _pixels(self, s):
+        """Label of every pixel at level s (flat), brought up to date on
+        demand after the level moved (not after every run: O(pixels))."""
+        if self._pix_dirty[s]:
+            lv = self._levels[s]
+            self._pix[s] = lv.state.labels[lv.vert]
+            self._pix_dirty[s] = False
+        return self._pix[s]
+
     def _level(self, s):
         """Level s, rebuilt or restricted anew if a neighbouring level moved."""
         if self._stale[s] == _REBUILD:
@@ -409,7 +420,7 @@ class MultiLevel:
     @property
     def segments(self) -> np.ndarray:
         """Segment of every pixel (flat, labels as the state names them)."""
-        return self._pix[self.top]
+        return self._pixels(self.top)
 
     def run_level(self, s, rng, temperatures, best_log_pi=-np.inf):
         """Run ``len(temperatures)`` steps of level s, the other levels fixed.
@@ -431,7 +442,7 @@ class MultiLevel:
             # Level s + 1 stands on the regions of level s, and level s − 1
             # is restricted to the edges inside them: both are redone before
             # they next run.
-            self._pix[s] = lv.state.labels[lv.vert]
+            self._pix_dirty[s] = True
             if s < self.top:
                 self._stale[s + 1] = _REBUILD
             if s > 0:
@@ -456,7 +467,7 @@ class MultiLevel:
         ``top_labels`` (segments of the pixels) replaces the top level.
         """
         h, w = self.graph.shape
-        pix = list(self._pix)
+        pix = [self._pixels(s) for s in range(self.n_levels)]
         if top_labels is not None:
             pix[self.top] = np.asarray(top_labels).ravel()
         return [compact(p).reshape(h, w) for p in pix]
@@ -520,8 +531,14 @@ def anneal_multilevel(sampler: MultiLevel, schedule, *, rng, steps=None, time_bu
             raise ValueError(f"level_steps needs {sampler.n_levels} positive step counts")
     sampler.best_levels = sampler.levels()
     kernel = MultiLevelKernel(sampler, level_steps=level_steps, atom_t_max=atom_t_max)
+    if steps is not None:
+        # At most a trace row per round: the driver's chunks (one kernel call
+        # each, with a fixed cost per level visited) then span a round.
+        per_round = sum(kernel.turn(s) for s in range(sampler.n_levels))
+        n_records = max(1, min(n_records, steps // per_round))
     result = anneal(kernel, _Segments(sampler), schedule, rng=rng, steps=steps,
                     time_budget=time_budget, n_records=n_records, progress=progress, keep_best=False)
+    kernel.flush_best()
     result.best_labels = compact(result.best_labels)
     result.best_energy = -sampler.model.log_target(result.best_labels)
     return result
@@ -574,8 +591,17 @@ class MultiLevelKernel:
         self.level_steps = level_steps
         self.atom_t_max = float(atom_t_max)
         self._s, self._left = 0, None
+        self._found = None
 
-    def _turn(self, s):
+    def flush_best(self):
+        """Set ``sampler.best_levels`` from the best segments the top found in
+        its current turn (the levels below do not move during it)."""
+        if self._found is not None:
+            self.sampler.best_levels = self.sampler.levels(self._found)
+            self._found = None
+
+    def turn(self, s) -> int:
+        """Steps of level s in its turn."""
         ls = self.level_steps
         return ls[s] if ls is not None else self.sampler.default_steps(s)
 
@@ -594,7 +620,7 @@ class MultiLevelKernel:
         acc, pos = 0, 0
         while pos < temperatures.size:
             if self._left is None:
-                self._left = self._turn(self._s)
+                self._left = self.turn(self._s)
             k = min(self._left, temperatures.size - pos)
             temps = temperatures[pos:pos + k]
             if self._s < ml.top:
@@ -605,9 +631,11 @@ class MultiLevelKernel:
             if found is not None:
                 best_log_pi = best_seen
                 best_labels[:] = found
-                ml.best_levels = ml.levels(found)
+                self._found = found
             self._left -= k
             if self._left == 0:
+                if self._s == ml.top:
+                    self.flush_best()
                 self._s, self._left = (self._s + 1) % ml.n_levels, None
         return acc, best_log_pi, best_labels
 
