@@ -55,6 +55,8 @@ PIXELS_PER_ATOM = 80
 BLOCK_GROWTH = 4
 #: Highest temperature of the levels below the top in :func:`anneal_multilevel`.
 ATOM_T_MAX = 1.0
+#: Most trace rows of :func:`anneal_multilevel` under a time budget.
+TIME_BUDGET_RECORDS = 100
 # Level states: up to date, to be restricted anew, to be rebuilt.
 _REBIND, _REBUILD = 1, 2
 
@@ -494,7 +496,8 @@ def anneal_multilevel(sampler: MultiLevel, schedule, *, rng, steps=None, time_bu
     time_budget : float, optional
         Budget in seconds (used when ``steps`` is None).
     n_records : int
-        Approximate number of trace rows.
+        Most trace rows (fewer: about one per round of the levels, at most
+        ``TIME_BUDGET_RECORDS`` under a time budget).
     level_steps : sequence of int, optional
         Steps of every level per round (default :meth:`MultiLevel.default_steps`).
     atom_t_max : float
@@ -531,11 +534,14 @@ def anneal_multilevel(sampler: MultiLevel, schedule, *, rng, steps=None, time_bu
             raise ValueError(f"level_steps needs {sampler.n_levels} positive step counts")
     sampler.best_levels = sampler.levels()
     kernel = MultiLevelKernel(sampler, level_steps=level_steps, atom_t_max=atom_t_max)
+    # About a trace row per round at most (as many as rounds fit a step
+    # budget; 100 for a time budget): the driver's chunks, one kernel call
+    # each with a fixed cost per level visited, are then as long as it makes them.
     if steps is not None:
-        # At most a trace row per round: the driver's chunks (one kernel call
-        # each, with a fixed cost per level visited) then span a round.
         per_round = sum(kernel.turn(s) for s in range(sampler.n_levels))
         n_records = max(1, min(n_records, steps // per_round))
+    else:
+        n_records = min(n_records, TIME_BUDGET_RECORDS)
     result = anneal(kernel, _Segments(sampler), schedule, rng=rng, steps=steps,
                     time_budget=time_budget, n_records=n_records, progress=progress, keep_best=False)
     kernel.flush_best()
