@@ -30,6 +30,7 @@ MODULES = [
     "swcuts.motion",
     "swcuts.flow_refine",
     "swcuts.protocols",
+    "swcuts.multilevel_anneal",
 ]
 
 
