@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .protocols import is_compiled
 from .samplers import seed_compiled_rng
 
 __all__ = ["Schedule", "Trace", "AnnealResult", "anneal"]
@@ -139,7 +140,7 @@ def anneal(kernel, state, schedule: Schedule, *, rng, steps=None, time_budget=No
     trace = Trace()
     best_energy = -state.log_pi
     best_labels = state.partition.labels.copy()
-    compiled = hasattr(kernel, "run") and getattr(kernel, "compiled", False)
+    compiled = is_compiled(kernel)
     if compiled:
         # A run of zero steps compiles (or loads) the kernel before the clock starts.
         kernel.run(state, rng, np.empty(0), best_labels, -best_energy)

@@ -478,7 +478,7 @@ def _run_sampler(options, features, posterior, rng, progress) -> _Run:
 def _run_multilevel(options, features, posterior, schedule, rng, steps, progress) -> _Run:
     """The hierarchical sampler: levels of atoms formed by cluster sampling
     on the pixels of ``posterior``, the segments on the top level."""
-    from .multilevel import anneal_multilevel
+    from .multilevel_anneal import anneal_multilevel
 
     atom_labels, graph, q, model = posterior
     sampler = options.spec.kernel(model, q, features, window_sizes=options.window_sizes,

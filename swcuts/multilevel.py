@@ -23,14 +23,10 @@ rejected outright, how the levels are rebuilt) is in
 from __future__ import annotations
 
 import copy
-import math
 import numbers
-import sys
-import time
 
 import numpy as np
 
-from .anneal import AnnealResult, Trace
 from .atoms import compute_atoms
 from .edges import kl_edge_probabilities, vertex_histograms
 from .graph import RegionGraph
@@ -38,13 +34,13 @@ from .models.boundary import cut_weight, edge_weights, pair_weights
 from .models.image import FAMILIES, ImageModel
 from .models.regions import region_cache_terms
 from .models.vertex_stats import label_sums
-from .samplers import SWC, seed_compiled_rng
+from .samplers import SWC
 from .samplers.connected import (  # noqa: F401 - re-exported: swcuts.multilevel.<name> as before
     ConnectedMultigrid, ConnectedWorkspace, connected_step, label_regions, restrict_graph,
     run_connected)
 from .samplers.multigrid import Multigrid
 
-__all__ = ["MultiLevel", "TwoLevel", "Level", "ConnectedMultigrid", "anneal_multilevel",
+__all__ = ["MultiLevel", "TwoLevel", "Level", "ConnectedMultigrid", "anneal_multilevel", "MultiLevelKernel",
            "ATOM_DEFAULTS", "block_atoms"]
 
 #: Prior of the levels below the top: per label, on Σ area^0.9, complexity weight.
@@ -297,6 +293,7 @@ class MultiLevel:
     def _build_all(self, pix):
         """All levels from the label of every pixel at every level (nested)."""
         self._pix = [np.asarray(p, dtype=np.int64).ravel().copy() for p in pix]
+        self._pix_dirty = [False] * self.n_levels
         g = self.graph
         lv = Level(g, np.arange(g.n_vertices, dtype=np.int64), self.q, self._level_model(0, None, g))
         self._levels = [lv]
@@ -314,14 +311,15 @@ class MultiLevel:
     def _build(self, s):
         """Level s >= 1 on the regions of level s − 1, its labels carried over."""
         h, w = self.graph.shape
-        vert = compact(self._pix[s - 1])
+        vert = compact(self._pixels(s - 1))
         atoms_img = vert.reshape(h, w)
         g = RegionGraph.from_labels(atoms_img)
         hist = vertex_histograms(self.features, atoms_img, g.n_vertices, bins=15)
         q = np.minimum(kl_edge_probabilities(hist, g.edges, scale=self.edge_scale), self.q_max)
         lv = Level(g, vert, q, self._level_model(s, atoms_img, g))
-        labels = compact(self._pix[s][_first_pixels(g)])
+        labels = compact(self._pixels(s)[_first_pixels(g)])
         self._pix[s] = labels[vert]
+        self._pix_dirty[s] = False
         self._levels[s] = lv
         lv.state = lv.base.new_state(labels)
         if s == self.top:
@@ -334,7 +332,7 @@ class MultiLevel:
         (the graph of the conditional of eq. 70) and refresh its caches."""
         lv = self._levels[s]
         g = lv.graph
-        up = self._pix[s + 1][_first_pixels(g)]
+        up = self._pixels(s + 1)[_first_pixels(g)]
         keep = up[g.edges[:, 0]] == up[g.edges[:, 1]]
         sub = restrict_graph(g, keep)
         m = copy.copy(lv.base)
@@ -381,6 +379,15 @@ class MultiLevel:
         self._build_all(pix)
 
     # ------------------------------------------------------------ sampling
+    def _pixels(self, s):
+        """Label of every pixel at level s (flat), brought up to date on
+        demand after the level moved (not after every run: O(pixels))."""
+        if self._pix_dirty[s]:
+            lv = self._levels[s]
+            self._pix[s] = lv.state.labels[lv.vert]
+            self._pix_dirty[s] = False
+        return self._pix[s]
+
     def _level(self, s):
         """Level s, rebuilt or restricted anew if a neighbouring level moved."""
         if self._stale[s] == _REBUILD:
@@ -404,9 +411,14 @@ class MultiLevel:
         return self._levels[self.top].state.log_pi
 
     @property
+    def n_segments(self) -> int:
+        """Number of segments (read without rebuilding any level)."""
+        return self._levels[self.top].state.partition.n_labels
+
+    @property
     def segments(self) -> np.ndarray:
         """Segment of every pixel (flat, labels as the state names them)."""
-        return self._pix[self.top]
+        return self._pixels(self.top)
 
     def run_level(self, s, rng, temperatures, best_log_pi=-np.inf):
         """Run ``len(temperatures)`` steps of level s, the other levels fixed.
@@ -428,7 +440,7 @@ class MultiLevel:
             # Level s + 1 stands on the regions of level s, and level s − 1
             # is restricted to the edges inside them: both are redone before
             # they next run.
-            self._pix[s] = lv.state.labels[lv.vert]
+            self._pix_dirty[s] = True
             if s < self.top:
                 self._stale[s + 1] = _REBUILD
             if s > 0:
@@ -453,7 +465,7 @@ class MultiLevel:
         ``top_labels`` (segments of the pixels) replaces the top level.
         """
         h, w = self.graph.shape
-        pix = list(self._pix)
+        pix = [self._pixels(s) for s in range(self.n_levels)]
         if top_labels is not None:
             pix[self.top] = np.asarray(top_labels).ravel()
         return [compact(p).reshape(h, w) for p in pix]
@@ -463,117 +475,11 @@ class MultiLevel:
 TwoLevel = MultiLevel
 
 
-def anneal_multilevel(sampler: MultiLevel, schedule, *, rng, steps=None, time_budget=None,
-                      n_records=1000, level_steps=None, atom_t_max=ATOM_T_MAX,
-                      progress=False) -> AnnealResult:
-    """Anneal a :class:`MultiLevel` sampler, visiting the levels in increasing
-    order every round (section 6.3).
+def __getattr__(name):
+    """``anneal_multilevel`` and ``MultiLevelKernel`` live in
+    :mod:`swcuts.multilevel_anneal` (under the one driver); found here too."""
+    if name in ("anneal_multilevel", "MultiLevelKernel"):
+        from . import multilevel_anneal
 
-    Parameters
-    ----------
-    sampler : MultiLevel
-    schedule : Schedule
-        Temperatures, applied to every level's conditional.
-    rng : numpy.random.Generator
-    steps : int, optional
-        Budget in kernel steps, summed over the levels.
-    time_budget : float, optional
-        Budget in seconds (used when ``steps`` is None).
-    n_records : int
-        Approximate number of trace rows.
-    level_steps : sequence of int, optional
-        Steps of every level per round (default :meth:`MultiLevel.default_steps`).
-    atom_t_max : float
-        The levels below the top run at min(T, ``atom_t_max``), the top at
-        the schedule's T. Only π_img is optimised; π_s of the atoms is a
-        means to it. Flattened by a high T, π_s breaks the atoms into
-        fragments that follow no edge of the image (its per-label prior
-        a0 is small), and the segments on them stop moving (one run each,
-        30 s on coffee from blocks: −log π 0.93e6 capped at 1, 1.00e6
-        uncapped). ``np.inf``: one temperature for every level.
-    progress : bool
-        Show a progress bar (only when stderr is a terminal).
-
-    Returns
-    -------
-    AnnealResult
-        ``best_energy`` = −log π_img of the best segmentation, recomputed on
-        the pixel graph; ``best_labels`` its segment of every pixel (flat,
-        0..K-1). ``sampler.best_levels`` holds the label images of every
-        level there. The sampler is left at its last state.
-    """
-    if steps is None and time_budget is None:
-        raise ValueError("give a budget: steps or time_budget")
-    if steps is not None and (isinstance(steps, bool) or not isinstance(steps, numbers.Integral)
-                              or steps < 1):
-        raise ValueError(f"steps must be a positive integer, got {steps!r}")
-    if steps is None and not time_budget > 0:
-        raise ValueError(f"time_budget must be positive, got {time_budget}")
-    if not atom_t_max > 0:
-        raise ValueError(f"atom_t_max must be positive, got {atom_t_max}")
-    if level_steps is not None:
-        level_steps = [int(k) for k in level_steps]
-        if len(level_steps) != sampler.n_levels or min(level_steps) < 1:
-            raise ValueError(f"level_steps needs {sampler.n_levels} positive step counts")
-    seed_compiled_rng(rng)
-    bar = None
-    if progress and sys.stderr.isatty():
-        from tqdm import tqdm
-
-        bar = tqdm(total=steps if steps is not None else float(time_budget),
-                   unit="step" if steps else "s", leave=False, dynamic_ncols=True)
-    trace = Trace()
-    best_energy = -sampler.log_pi
-    best_seg = sampler.segments.copy()
-    sampler.best_levels = sampler.levels()
-    # Compile (or load) every kernel before the clock starts.
-    for lv in sampler.hierarchy:
-        lv.kernel.run(lv.state, rng, np.empty(0))
-    start = time.perf_counter()
-    trace.append(0, 0.0, schedule.t0, best_energy, int(best_seg.max()) + 1 if best_seg.size else 0, 0)
-    log_ratio = math.log(schedule.t_final / schedule.t0)
-    done = accepted = acc_row = 0
-
-    def fraction():
-        if steps is not None:
-            return done / steps
-        return (time.perf_counter() - start) / time_budget
-
-    def temperatures(k):
-        if steps is not None:
-            return schedule.t0 * np.exp(log_ratio * np.minimum((done + np.arange(k)) / steps, 1.0))
-        return np.full(k, schedule.t0 * math.exp(log_ratio * min(fraction(), 1.0)))
-
-    while fraction() < 1.0:
-        for s in range(sampler.n_levels):
-            k = level_steps[s] if level_steps is not None else sampler.default_steps(s)
-            if steps is not None:
-                k = min(k, steps - done)
-            temps = temperatures(k)
-            if s < sampler.top:
-                temps = np.minimum(temps, atom_t_max)
-            acc, best_seen, found = sampler.run_level(s, rng, temps, -best_energy)
-            done += k
-            accepted += acc
-            acc_row += acc
-            if found is not None:
-                best_energy = -best_seen
-                best_seg = found
-                sampler.best_levels = sampler.levels(found)
-            if fraction() >= 1.0:
-                break
-        now = time.perf_counter() - start
-        if fraction() >= 1.0 or fraction() >= len(trace) / max(n_records, 1):
-            t_now = schedule.t0 * math.exp(log_ratio * min(fraction(), 1.0))
-            trace.append(done, now, t_now, -sampler.log_pi, np.unique(sampler.segments).size, acc_row)
-            acc_row = 0
-        if bar is not None:
-            bar.n = done if steps is not None else round(min(now, time_budget), 2)
-            bar.set_postfix(E=f"{-sampler.log_pi:.1f}", refresh=False)
-            bar.refresh()
-    seconds = time.perf_counter() - start
-    if bar is not None:
-        bar.close()
-    best_seg = compact(best_seg)
-    best_energy = -sampler.model.log_target(best_seg)
-    return AnnealResult(best_energy, trace, done, seconds, accepted, best_seg)
+        return getattr(multilevel_anneal, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -40,6 +40,7 @@ import numpy as np
 from . import diagnostics as dg
 from .posterior_samples import (ESS_WARN, R_HAT_WARN, PosteriorSamples,  # noqa: F401 - re-exported
                                 pixel_boundary_probability, segment_stability)
+from .protocols import is_compiled
 
 __all__ = ["sample_posterior", "sample_model", "PosteriorSamples", "pixel_boundary_probability",
            "R_HAT_WARN"]
@@ -84,7 +85,7 @@ class _Chain:
         self.kernel = kernel
         self.state = state
         self.rng = rng
-        self.compiled = hasattr(kernel, "run") and getattr(kernel, "compiled", False)
+        self.compiled = is_compiled(kernel)
         self.best_labels = state.partition.labels.copy()
         self.best_log_pi = state.log_pi
         self.accepted = 0

@@ -12,21 +12,24 @@ Kernels ask a model what it offers through the attributes of
 data), ``boundary`` (the weight of the "contrast" posterior's boundary
 term), ``compiled`` (its arithmetic exists as compiled functions,
 :mod:`swcuts.models.image_kernels`), ``compiled_likelihood`` (its
-per-label arrays for compiled kernels, ``kernel_arrays``). A kernel keeps
+per-label arrays for compiled kernels, ``kernel_arrays``),
+``cluster_score()`` (the score of a set as one cluster). Drivers ask
+:func:`is_compiled` whether a kernel runs compiled. A kernel keeps
 its scratch space in the state (:meth:`swcuts.models.base.ModelState.workspace`)
 or in itself, never in attributes it sets on the model or the state.
 """
 
 from __future__ import annotations
 
-from typing import Optional, Protocol, Tuple, runtime_checkable
+from typing import TYPE_CHECKING, Optional, Protocol, Tuple, runtime_checkable
 
 import numpy as np
 
-from .models.base import ModelState
-from .samplers.common import StepInfo
+if TYPE_CHECKING:  # annotations only: this module imports nothing of swcuts
+    from .models.base import ModelState
+    from .samplers.common import StepInfo
 
-__all__ = ["Model", "Kernel", "CompiledKernel"]
+__all__ = ["Model", "Kernel", "CompiledKernel", "is_compiled"]
 
 
 @runtime_checkable
@@ -47,6 +50,19 @@ class Model(Protocol):
     compiled_likelihood : bool
         Optional. True when the model offers ``kernel_arrays(state)`` for
         compiled mixture kernels.
+    vstats : (n_vertices, D) float array
+        Optional. Per-item sufficient statistics, summed over a set to
+        score it (tree-guided kernels).
+
+    Notes
+    -----
+    Optional method ``cluster_score() -> (params, score)``: the log
+    potential of an item set taken as one cluster, from its summed
+    ``vstats`` and size, for kernels that score sets before they are labels
+    (tree-guided). ``score`` is None when ``params`` is the parameter
+    vector of the compiled score (``params[0]``: ``SCORE_IMAGE`` or
+    ``SCORE_MIXTURE`` of :mod:`swcuts.models.base`), else a Python callable
+    ``score(stats, n, params) -> float``.
     """
 
     n_vertices: int
@@ -177,3 +193,34 @@ class CompiledKernel(Kernel, Protocol):
         -------
         (accepted, best log π, best labels)
         """
+
+
+def is_compiled(kernel) -> bool:
+    """Whether a driver may run ``kernel`` through its compiled :meth:`~CompiledKernel.run`.
+
+    True when the kernel has a ``run`` method and its ``compiled`` flag is
+    set. ``isinstance(kernel, CompiledKernel)`` cannot say this: it checks
+    that the attribute exists, not that it is True (a kernel whose model
+    has no compiled arithmetic keeps ``run`` but sets ``compiled = False``).
+
+    Parameters
+    ----------
+    kernel : Kernel
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> from swcuts.protocols import is_compiled
+    >>> class Python:
+    ...     compiled = False
+    ...     def step(self, state, rng, temperature=1.0): ...
+    >>> class Fast(Python):
+    ...     compiled = True
+    ...     def run(self, state, rng, temperatures, best_labels=None, best_log_pi=float("-inf")): ...
+    >>> is_compiled(Python()), is_compiled(Fast())
+    (False, True)
+    """
+    return bool(getattr(kernel, "compiled", False)) and callable(getattr(kernel, "run", None))

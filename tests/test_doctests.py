@@ -29,6 +29,8 @@ MODULES = [
     "swcuts.models.boundary",
     "swcuts.motion",
     "swcuts.flow_refine",
+    "swcuts.protocols",
+    "swcuts.multilevel_anneal",
 ]
 
 

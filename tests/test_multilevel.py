@@ -405,6 +405,42 @@ def test_anneal_multilevel_segments_an_image(n_levels):
     check_caches(ml)
 
 
+def test_annealing_runs_the_rounds_under_the_one_driver_whatever_its_chunks():
+    # anneal_multilevel = swcuts.anneal.anneal on MultiLevelKernel: the same
+    # draws as the rounds written out by hand (levels in turn, 500 and 200
+    # steps, level 0 at min(T, 1)), however the driver cuts the steps: the
+    # best segments, the last atoms (level 0) and the accepted moves agree.
+    model, img, q = two_region_image()
+    steps, sched = 2300, Schedule(3.0, 0.05)
+    runs = []
+    for n_records in (None, 1, 300):
+        ml = MultiLevel(model, q, img, n_levels=2, atom_a0=5.0)
+        rng = np.random.default_rng(4)
+        if n_records is None:  # by hand
+            seed_compiled_rng(rng)
+            for lv in ml.hierarchy:
+                lv.kernel.run(lv.state, rng, np.empty(0))
+            log_ratio, done, acc, best, best_seg = np.log(sched.t_final / sched.t0), 0, 0, ml.log_pi, None
+            while done < steps:
+                for s, k in enumerate((500, 200)):
+                    k = min(k, steps - done)
+                    temps = sched.t0 * np.exp(log_ratio * (done + np.arange(k)) / steps)
+                    a, seen, found = ml.run_level(s, rng, temps if s else np.minimum(temps, 1.0), best)
+                    acc += a
+                    if found is not None:
+                        best, best_seg = seen, found
+                    done += k
+            runs.append((canonical(best_seg), canonical(ml.levels()[0].ravel()), acc))
+        else:
+            res = anneal_multilevel(ml, sched, rng=rng, steps=steps, level_steps=[500, 200],
+                                    n_records=n_records)
+            assert res.best_energy == pytest.approx(-model.log_target(res.best_labels), abs=1e-6)
+            assert np.array_equal(ml.best_levels[-1].ravel(), res.best_labels)
+            runs.append((canonical(res.best_labels), canonical(ml.levels()[0].ravel()), res.accepted))
+    assert runs[1][0] != canonical(np.zeros(model.n_vertices, np.int64))
+    assert runs[1] == runs[0] and runs[2] == runs[0]
+
+
 def test_one_level_is_plain_multigrid_and_two_is_the_default():
     model, img, q = two_region_image(8, 10)
     one = MultiLevel(model, q, img, n_levels=1)

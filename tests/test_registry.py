@@ -8,7 +8,7 @@ from swcuts import api, options
 from swcuts.graph import RegionGraph
 from swcuts.models.image import ImageModel
 from swcuts.models.mixture import MixtureModel
-from swcuts.protocols import CompiledKernel, Kernel, Model
+from swcuts.protocols import CompiledKernel, Kernel, Model, is_compiled
 from swcuts.samplers import KERNELS, REGISTRY, sampler_spec
 from swcuts.samplers.compiled import CompiledWorkspace
 
@@ -68,10 +68,30 @@ def test_kernels_and_models_meet_the_protocols():
     for name, cls in KERNELS.items():
         kernel = cls(model, q)
         assert isinstance(kernel, Kernel), name
-        if getattr(kernel, "compiled", False):
+        if is_compiled(kernel):
             assert isinstance(kernel, CompiledKernel), name
     mix = MixtureModel(np.random.default_rng(0).normal(size=(10, 2)), likelihood="gaussian")
     assert isinstance(mix, Model)
+
+
+def test_is_compiled_needs_both_run_and_the_flag():
+    model = _image_model()
+    q = np.full(model.graph.n_edges, 0.5)
+    assert is_compiled(KERNELS["swc"](model, q))
+    assert not is_compiled(KERNELS["swc"](model, q, compiled=False))
+    assert not is_compiled(KERNELS["tree-guided"](model, q))
+
+    class FlagOnly:  # a protocol check alone would not tell these apart
+        compiled = True
+
+    class RunOnly:
+        compiled = False
+
+        def run(self, *args):
+            raise AssertionError("not to be called")
+
+    assert not is_compiled(FlagOnly()) and not is_compiled(RunOnly())
+    assert isinstance(KERNELS["swc"](model, q, compiled=False), CompiledKernel)
 
 
 def test_state_workspace_is_made_once_per_kind_and_size():

@@ -603,6 +603,45 @@ def test_bad_arguments_and_models():
         kernel.step(state, np.random.default_rng(0), temperature=0.0)
 
 
+class _Delegate:
+    """Another class with the same attributes: the kernel must not need the class."""
+
+    def __init__(self, model, **hide):
+        self._model, self._hide = model, hide
+
+    def __getattr__(self, name):
+        if name in self._hide:
+            raise AttributeError(name)
+        return getattr(self._model, name)
+
+
+@pytest.mark.parametrize("factory", [mixture6, grey], ids=["mixture", "image"])
+def test_kernel_asks_the_model_for_its_cluster_score(factory):
+    model = factory()
+    runs = []
+    for m in (model, _Delegate(model)):
+        kernel = TreeGuided(m)
+        rng = np.random.default_rng(3)
+        state = model.new_state(np.zeros(model.n_vertices, np.int64))
+        runs.append([(canonical(state.labels), kernel.step(state, rng).move) for _ in range(60)])
+    assert runs[0] == runs[1]
+    with pytest.raises(TypeError, match="cluster_score"):
+        TreeGuided(_Delegate(model, cluster_score=True))
+
+
+def test_mixture_cluster_score_is_the_dp_potential():
+    # s(A) = log α + lgamma(|A|) + log m(x_A); the DP's one-block prior is
+    # s(A) − log m − (lgamma(α + n) − lgamma(α)), so s(V) = log π(one block) + that.
+    model = mixture6()
+    n = model.n_vertices
+    for compiled in (True, False):
+        kernel = TreeGuided(model, compiled=compiled)
+        everything = kernel._info(np.arange(n, dtype=np.int64)).score
+        expected = model.log_target(np.zeros(n, np.int64)) + math.lgamma(2.0 + n) - math.lgamma(2.0)
+        assert everything == pytest.approx(expected, abs=1e-9)
+        assert everything != pytest.approx(model.log_target(np.zeros(n, np.int64)), abs=1e-3)
+
+
 def test_single_item_label_cannot_split():
     from swcuts.models import ImageModel
 

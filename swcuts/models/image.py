@@ -38,7 +38,7 @@ import numpy as np
 from numba import njit
 
 from ..partition import Partition
-from .base import ModelState
+from .base import SCORE_IMAGE, ModelState
 from .boundary import boundary_delta, contrast_weights, cut_weight
 from .image_kernels import (FP_A0, FP_A1, FP_A2, FP_BOUNDARY, FP_EXP, FP_KAPPA, FP_RIDGE,
                             N_MODEL_PARAMS, label_loglik)
@@ -297,6 +297,27 @@ class ImageModel:
         fp[FP_A1], fp[FP_A2], fp[FP_EXP] = self.a1, self.a2, self.exponent
         fp[FP_BOUNDARY] = self.boundary
         return fp
+
+    def cluster_score(self):
+        """The log potential s(A) of a vertex set A taken as one region.
+
+        s(A) = log-likelihood of A's statistics − (a0 + a1) − a2 |A|^exponent
+        (the region's own terms of the posterior, without its boundary),
+        for kernels that score sets before they are labels (tree-guided).
+
+        Returns
+        -------
+        params : (11,) float array
+            ``[SCORE_IMAGE, C, B, use_hist, use_lin, use_quad, kappa, ridge,
+            a0 + a1, a2, exponent]``, read by the compiled score
+            (:func:`swcuts.samplers.tree_guided.algorithms._score_any`).
+        score : None
+            The score is compiled (no Python callable).
+        """
+        params = np.array([SCORE_IMAGE, self.n_channels, self.n_bins, *self.use_family.astype(float),
+                           self.kappa, self.ridge, self.a0 + self.a1, self.a2, self.exponent],
+                          dtype=np.float64)
+        return params, None
 
     # ------------------------------------------------------------ interface
     @property

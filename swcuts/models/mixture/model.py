@@ -14,11 +14,12 @@ import numpy as np
 
 from ...imageio import InputError
 from ...partition import Partition
-from ..base import ModelState
+from ...protocols import is_compiled
+from ..base import SCORE_MIXTURE, ModelState
 from .likelihoods import LIKELIHOODS, _data_matrix
 from .marginals import log_marginal
 from .moves import _gather, _prior_change, _store, gibbs_sweep, mixture_delta
-from .priors import DirichletProcess, make_prior
+from .priors import DirichletProcess, make_prior, prior_log_factor
 
 
 def crp_log_prior(sizes, alpha: float) -> float:
@@ -196,6 +197,36 @@ class MixtureModel:
         can run their restricted scans and sweeps compiled
         (:meth:`kernel_arrays`)."""
         return self._kind >= 0
+
+    def cluster_score(self):
+        """The log potential s(A) = log κ(|A|) + log m(x_A) of an item set A
+        taken as one cluster, for kernels that score sets before they are
+        labels (tree-guided).
+
+        log κ(n) is the prior's cluster factor at the prior's initial u (the
+        DP: log α + lgamma(n)): a state-independent score, so that a
+        proposal built from it stays exact while u moves
+        (``docs/algorithms/mixture.md``).
+
+        Returns
+        -------
+        params : float array
+            With a compiled marginal (:attr:`compiled_likelihood`):
+            ``[SCORE_MIXTURE, kind, prior (3), likelihood params...]``, read
+            by the compiled score
+            (:func:`swcuts.samplers.tree_guided.algorithms._score_any`);
+            otherwise ``zeros(1)``.
+        score : callable or None
+            None when the score is compiled, else ``score(stats, n, params)``
+            in plain Python.
+        """
+        prior = self.prior.params(self.prior.initial_u(self.n_vertices))
+        if self._kind < 0:
+            def score(st, n, params, _lm=self.likelihood.log_marginal):
+                return float(prior_log_factor(prior, n, float(_lm(st))))
+
+            return np.zeros(1), score
+        return np.concatenate(([SCORE_MIXTURE, float(self._kind)], prior, self._params)), None
 
     def kernel_arrays(self, state) -> tuple:
         """The arrays compiled mixture samplers take, in their order.
@@ -404,7 +435,7 @@ class AuxiliaryCycle:
     @property
     def compiled(self) -> bool:
         """Whether :meth:`run` is available: the kernel has a compiled ``run``."""
-        return bool(getattr(self.kernel, "compiled", False)) and hasattr(self.kernel, "run")
+        return is_compiled(self.kernel)
 
     def run(self, state, rng, temperatures, best_labels=None, best_log_pi=-math.inf):
         """The kernel's compiled ``run`` between the u moves: one kernel step

@@ -29,6 +29,7 @@ import types
 import numpy as np
 from numba import njit
 
+from ...models.base import SCORE_IMAGE
 from ...models.image import label_loglik
 from ...models.mixture import log_marginal
 from ...models.mixture.priors import prior_log_factor
@@ -39,15 +40,11 @@ from ...models.mixture.priors import prior_log_factor
 # ---------------------------------------------------------------------------
 
 
-SCORE_IMAGE = 0.0
-SCORE_MIXTURE = 1.0
-
-
 @njit(cache=True)
 def _score_any(st, n, sp):
     """Cluster score of a set with summed statistics ``st`` and ``n`` items.
 
-    ``sp[0]`` selects the model: SCORE_IMAGE, sp[1:] = [C, B, use_hist,
+    ``sp`` is what the model's ``cluster_score()`` returns; ``sp[0]`` selects the model: SCORE_IMAGE, sp[1:] = [C, B, use_hist,
     use_lin, use_quad, kappa, ridge, a0 + a1, a2, exponent]; SCORE_MIXTURE,
     sp[1:] = [likelihood kind, the partition prior's parameters (3,
     :mod:`swcuts.models.mixture.priors`), likelihood params...] (the

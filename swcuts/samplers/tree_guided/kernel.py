@@ -26,13 +26,10 @@ from collections import OrderedDict
 
 import numpy as np
 
-from ...models.image import ImageModel
-from ...models.mixture import MixtureModel
-from ...models.mixture.priors import prior_log_factor
 from ...partition import MemberIndex
 from ..common import StepInfo, metropolis_hastings_bound_first
 from ..targets import gibbs_relabel
-from .algorithms import SCORE_IMAGE, SCORE_MIXTURE, _Fns
+from .algorithms import _Fns
 from .ratio import _ProposalProbabilities
 from .trees import Tree, _floored_log_softmax, _knn_csr, _leaf_groups, _Rest, _SetInfo
 
@@ -44,9 +41,9 @@ class TreeGuided(_ProposalProbabilities):
     ----------
     model : partition model
         Needs ``vstats`` (per-vertex sufficient statistics) and a cluster
-        score: built in for :class:`~swcuts.models.ImageModel` and
-        :class:`~swcuts.models.MixtureModel`; any other model needs
-        ``score``. Models with a fixed label set (Potts) are refused.
+        score: the model's ``cluster_score()`` (:class:`swcuts.protocols.Model`;
+        :class:`~swcuts.models.ImageModel` and :class:`~swcuts.models.MixtureModel`
+        have one), else ``score``. Models with a fixed label set (Potts) are refused.
     q : array, optional
         Edge probabilities; accepted for a uniform kernel signature, unused.
     moves : {"both", "global", "local"}
@@ -136,29 +133,12 @@ class TreeGuided(_ProposalProbabilities):
         use_compiled = True if compiled is None else bool(compiled)
         if score is not None:
             fns = _Fns(False, np.zeros(1), score)
-        elif isinstance(model, ImageModel):
-            sp = np.array([SCORE_IMAGE, model.n_channels, model.n_bins,
-                           *model.use_family.astype(float), model.kappa, model.ridge,
-                           model.a0 + model.a1, model.a2, model.exponent], dtype=np.float64)
-            fns = _Fns(use_compiled, sp)
-        elif isinstance(model, MixtureModel):
-            lik = model.likelihood
-            kind = getattr(lik, "kind", None)
-            # The tree potentials use the prior's weights at a fixed u (the
-            # initial one): a state-independent proposal, so that MH stays
-            # exact while u moves (docs/algorithms/mixture.md).
-            prior = model.prior.params(model.prior.initial_u(model.n_vertices))
-            if kind is None:
-                def custom(st, n, sp, _lm=lik.log_marginal):
-                    return float(prior_log_factor(prior, n, float(_lm(st))))
-
-                fns = _Fns(False, np.zeros(1), custom)
-            else:
-                sp = np.concatenate(([SCORE_MIXTURE, float(kind)], prior,
-                                     np.asarray(lik.params, dtype=np.float64)))
-                fns = _Fns(use_compiled, sp)
         else:
-            raise TypeError(f"no built-in cluster score for {type(model).__name__}; pass score=")
+            cluster_score = getattr(model, "cluster_score", None)
+            if cluster_score is None:
+                raise TypeError(f"{type(model).__name__} has no cluster_score(); pass score=")
+            sp, fn = cluster_score()
+            fns = _Fns(use_compiled and fn is None, sp, fn)
         self._f = fns
         self._mixture_gibbs = (bool(getattr(model, "compiled_likelihood", False))
                                and compiled is not False)
