@@ -267,17 +267,6 @@ def region_leave_bound(r_area, c_area, a1, a2, ex):
 
 # Statistics of a label with R taken out or added (the likelihood's input).
 @njit(cache=True, inline="always")
-def r_stats(R, n_r, ell, size, lstats, vsrc, n_channels, n_bins, sR):
-    """``sR`` = statistics of R (inside label ``ell``): the label's own row
-    when R is all of it (a merge; no sum over R), else the sum of R's rows."""
-    if size[ell] == n_r:
-        for i in range(sR.size):  # a loop: a slice copy compiles numba's shape-error text
-            sR[i] = lstats[ell, i]
-    else:
-        sum_stats(R, n_r, vsrc, n_channels, n_bins, sR)
-
-
-@njit(cache=True, inline="always")
 def stats_without(lstats, ell, sR, tmp):
     """``tmp`` = statistics of label ``ell`` without R (statistics ``sR``)."""
     for i in range(tmp.size):
@@ -379,7 +368,7 @@ def join_delta(R, n_r, ell, new, labels, size, lstats, lloglik, comp_root, comp_
     ridge = fp[FP_RIDGE]
     a0 = fp[FP_A0]
     ex = fp[FP_EXP]
-    r_stats(R, n_r, ell, size, lstats, vsrc, n_channels, n_bins, sR)
+    sum_stats(R, n_r, vsrc, n_channels, n_bins, sR)
     whole = size[ell] == n_r
     ll_rest = 0.0
     if not whole:
@@ -563,7 +552,7 @@ def apply_move_cached(R, n_r, ell, new, labels, size, free_stack, n_free, lstats
 def relabel(R, n_r, ell, new, labels, size, free_stack, n_free, lstats, lloglik, regions, vsrc,
             indptr, indices, area, use_family, n_channels, n_bins, fp, in_r, pws, visited, sR, tmp):
     """Relabel R: ell -> new with every cache updated (no Δ log π needed)."""
-    r_stats(R, n_r, ell, size, lstats, vsrc, n_channels, n_bins, sR)
+    sum_stats(R, n_r, vsrc, n_channels, n_bins, sR)
     _, ll_rest = leave_label(ell, n_r, size, lstats, lloglik, sR, tmp, n_channels, n_bins,
                              use_family, fp)
     _, ll_new = join_label(new, size[new] == 0, lstats, lloglik, sR, tmp, n_channels, n_bins,

@@ -36,8 +36,9 @@ from ..models.boundary import boundary_delta
 from ..models.image_kernels import (FP_A0, FP_A1, FP_A2, FP_BOUNDARY, FP_EXP, FP_KAPPA, FP_RIDGE,
                                     N_MODEL_PARAMS, REG_AREA, REG_RID, label_join_delta, label_leave_delta,
                                     label_loglik, leave_regions, load_regions, move_regions,
-                                    new_region_index, r_stats, region_join_delta, relabel_delta_bounded,
+                                    new_region_index, region_join_delta, relabel_delta_bounded,
                                     stats_with, stats_without, store_regions, touching_regions)
+from ..models.vertex_stats import sum_stats
 from ..primitives import draw_log_weights, mh_threshold
 from .common import clear_cut_sums as _clear_cuts
 from .common import cut_sums as _cuts
@@ -100,7 +101,7 @@ def _gibbs_move(kind, R, n_r, T, labels, size, free_stack, n_free, lstats, llogl
     ell = labels[R[0]]
     whole = size[ell] == n_r
     n_adj = _cuts(R, n_r, labels, indptr, indices, edge_ids, q, log1mq, in_r, acc_log, acc_q, acc_n, adj)
-    r_stats(R, n_r, ell, size, lstats, vsrc, n_channels, n_bins, sR)
+    sum_stats(R, n_r, vsrc, n_channels, n_bins, sR)
     ll_rest = 0.0
     if not whole:
         stats_without(lstats, ell, sR, tmp)
