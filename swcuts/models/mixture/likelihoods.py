@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from ...imageio import InputError
+from ...errors import InputError
 from .marginals import KIND_BETA_BERNOULLI, KIND_LINES, KIND_MULTINOMIAL, KIND_NIW, log_marginal
 
 

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from ...imageio import InputError
+from ...errors import InputError
 from ...partition import Partition
 from ...protocols import is_compiled
 from ..base import SCORE_MIXTURE, ModelState

@@ -32,7 +32,8 @@ import math
 import numpy as np
 from numba import njit
 
-from ...imageio import InputError
+from ...errors import InputError
+from .likelihoods import _positive
 
 __all__ = ["PartitionPrior", "DirichletProcess", "NGGP", "make_prior", "prior_item_join",
            "prior_item_leave", "prior_size_change", "prior_log_factor", "PRIORS"]
@@ -93,16 +94,6 @@ def prior_item_leave(prior, na):
 # ---------------------------------------------------------------------------
 
 
-def _alpha(value) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise InputError(f"alpha must be a number, got {value!r}") from None
-    if not (math.isfinite(v) and v > 0.0):
-        raise InputError(f"alpha must be a finite number > 0, got {value!r}")
-    return v
-
-
 class PartitionPrior:
     """A prior over partitions of n items whose weights factorise over the
     clusters given an auxiliary variable u (module docstring).
@@ -123,7 +114,7 @@ class PartitionPrior:
     has_auxiliary = False
 
     def __init__(self, alpha=1.0):
-        self.alpha = _alpha(alpha)
+        self.alpha = _positive(alpha, "alpha")
         self.log_alpha = math.log(self.alpha)
 
     def params(self, u=None) -> np.ndarray:
