@@ -254,11 +254,8 @@ def _run_phases(model, runs, pool, bar, phases, warnings, clock, *, thin, t0, an
     if pilot_end is None:
         pool.map(lambda c: pilot_records(c, 0, n_rec), range(chains))
     else:
-        for r in range(n_rec):
-            if time.perf_counter() - start > pilot_end and r >= 8:
-                rec_done = r
-                break
-            pool.map(lambda c: pilot_records(c, r, r + 1), range(chains))
+        rec_done = _in_rounds(pool, chains, n_rec, pilot_records,
+                              lambda r: r >= 8 and time.perf_counter() - start > pilot_end)
     half = rec_done // 2
     pilot_e, pilot_k = pilot_e[:, half:rec_done], pilot_k[:, half:rec_done]
     rec_done -= half
@@ -282,15 +279,23 @@ def _run_phases(model, runs, pool, bar, phases, warnings, clock, *, thin, t0, an
     if time_budget is None:
         pool.map(lambda c: keep_samples(c, 0, per_chain), range(chains))
     else:
-        for i in range(per_chain):
-            if time.perf_counter() - clock > time_budget and i >= 4:
-                kept = i
-                warnings.append(f"the time budget ran out after {i} samples per chain "
-                                f"({i * chains} of {per_chain * chains})")
-                break
-            pool.map(lambda c: keep_samples(c, i, i + 1), range(chains))
+        kept = _in_rounds(pool, chains, per_chain, keep_samples,
+                          lambda i: i >= 4 and time.perf_counter() - clock > time_budget)
+        if kept < per_chain:
+            warnings.append(f"the time budget ran out after {kept} samples per chain "
+                            f"({kept * chains} of {per_chain * chains})")
     phases["sampling"] = time.perf_counter() - t_start
     return thin, tau_steps, kept
+
+
+def _in_rounds(pool, chains, n_rounds, task, out_of_time):
+    """Run ``task(c, i, i + 1)`` on every chain c, round by round
+    (i = 0, 1, ...), until ``out_of_time(i)``; returns the rounds run."""
+    for i in range(n_rounds):
+        if out_of_time(i):
+            return i
+        pool.map(lambda c: task(c, i, i + 1), range(chains))
+    return n_rounds
 
 
 def sample_model(model, q, *, atoms, n_samples=100, thin=None, chains=4, sampler="swc", seed=None,
