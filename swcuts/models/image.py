@@ -310,7 +310,7 @@ class ImageModel:
         params : (11,) float array
             ``[SCORE_IMAGE, C, B, use_hist, use_lin, use_quad, kappa, ridge,
             a0 + a1, a2, exponent]``, read by the compiled score
-            (:func:`swcuts.samplers.tree_guided.algorithms._score_any`).
+            (:func:`swcuts.models.image_kernels.set_score`).
         score : None
             The score is compiled (no Python callable).
         """

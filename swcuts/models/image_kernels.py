@@ -237,6 +237,22 @@ def label_join_delta(ll_new, ll_old, fresh, a0):
     return d
 
 
+@njit(cache=True)
+def set_score(st, sp):
+    """Log potential of a vertex set scored as one region with summed
+    statistics ``st``: its log-likelihood − (a0 + a1) − a2 n^exponent, n =
+    ``st[0]`` (the region's own terms, no boundary). ``sp`` is
+    :meth:`swcuts.models.ImageModel.cluster_score`'s array ``[SCORE_IMAGE,
+    C, B, use_hist, use_lin, use_quad, kappa, ridge, a0 + a1, a2, exponent]``.
+    Tree-guided proposals score sets with it before they are labels."""
+    uf = np.empty(3, np.bool_)
+    uf[0] = sp[3] > 0.5
+    uf[1] = sp[4] > 0.5
+    uf[2] = sp[5] > 0.5
+    ll = label_loglik(st, int(sp[1]), int(sp[2]), uf, sp[6], sp[7])
+    return ll - sp[8] - sp[9] * st[0] ** sp[10]
+
+
 @njit(cache=True, inline="always")
 def region_join_delta(k_j, s_j, sp_j, r_area, a1, a2, ex):
     """Region terms (−a1 m − a2 Σ area^ex) of Δ log π when the connected

@@ -30,7 +30,7 @@ import numpy as np
 from numba import njit
 
 from ...models.base import SCORE_IMAGE
-from ...models.image import label_loglik
+from ...models.image_kernels import set_score
 from ...models.mixture import log_marginal
 from ...models.mixture.priors import prior_log_factor
 
@@ -45,7 +45,8 @@ def _score_any(st, n, sp):
     """Cluster score of a set with summed statistics ``st`` and ``n`` items.
 
     ``sp`` is what the model's ``cluster_score()`` returns; ``sp[0]`` selects the model: SCORE_IMAGE, sp[1:] = [C, B, use_hist,
-    use_lin, use_quad, kappa, ridge, a0 + a1, a2, exponent]; SCORE_MIXTURE,
+    use_lin, use_quad, kappa, ridge, a0 + a1, a2, exponent]
+    (:func:`swcuts.models.image_kernels.set_score`); SCORE_MIXTURE,
     sp[1:] = [likelihood kind, the partition prior's parameters (3,
     :mod:`swcuts.models.mixture.priors`), likelihood params...] (the
     potential κ(n) m(x) with log κ(n) = f(n), the prior's cluster factor;
@@ -53,12 +54,7 @@ def _score_any(st, n, sp):
     to a user's score.
     """
     if sp[0] == SCORE_IMAGE:
-        uf = np.empty(3, np.bool_)
-        uf[0] = sp[3] > 0.5
-        uf[1] = sp[4] > 0.5
-        uf[2] = sp[5] > 0.5
-        ll = label_loglik(st, int(sp[1]), int(sp[2]), uf, sp[6], sp[7])
-        return ll - sp[8] - sp[9] * st[0] ** sp[10]
+        return set_score(st, sp)
     return prior_log_factor(sp[2:5], n, log_marginal(int(sp[1]), st, sp[5:]))
 
 
