@@ -50,10 +50,24 @@ def parse(config: str) -> dict:
     return out
 
 
+def _restore_patches():
+    """Undo the experiments' patches of an earlier task in this worker (a pool
+    worker runs many tasks)."""
+    from swcuts import api
+    from swcuts.imageio import prepare_image
+    from swcuts.models import boundary, image
+
+    api.prepare_image = prepare_image
+    api.ImageModel = image.ImageModel
+    image.contrast_weights = boundary.contrast_weights
+
+
 def run(task):
     folder, name, config = task
     import swcuts
     from swcuts import options
+
+    _restore_patches()
     from swcuts.benchmarking.runs import one_core
     from swcuts.datasets import open_dataset
     from swcuts.metrics import benchmark_scores
@@ -80,6 +94,52 @@ def run(task):
             return np.clip(ndi.gaussian_filter(features, sig, mode="nearest"), 0, 1), display
 
         api.prepare_image = smoothed
+    bsigma = kw.pop("bsigma", None)
+    if bsigma is not None:
+        # Experiment: boundary evidence from features smoothed at other scales;
+        # "bsigma=1+3" is the geometric mean of the normalised squared
+        # differences at sigma 1 and 3 (an edge must persist across scales).
+        from swcuts.models import boundary, image
+
+        scales = [float(s) for s in str(bsigma).split("+")]
+
+        def multiscale_weights(features, atoms, graph, sigma=None):
+            from scipy import ndimage as ndi
+            z0 = np.asarray(features, dtype=np.float64)
+            z0 = z0[..., None] if z0.ndim == 2 else z0
+            logs = 0.0
+            for s in scales:
+                z = ndi.gaussian_filter(z0, sigma=(s, s, 0), mode="nearest") if s > 0 else z0
+                d = np.concatenate([((z[:, 1:] - z[:, :-1]) ** 2).sum(-1).ravel(),
+                                    ((z[1:, :] - z[:-1, :]) ** 2).sum(-1).ravel()])
+                logs = logs + np.log(d / d.mean() + 1e-12)
+            g = np.exp(logs / len(scales))
+            pairs = np.exp(-g / (2.0 * g.mean()))
+            return boundary.edge_weights(pairs, atoms, graph)
+
+        image.contrast_weights = multiscale_weights
+    lsmooth = float(kw.pop("lsmooth", 0.0))
+    if lsmooth:
+        # Experiment: the region likelihood on features Gaussian-smoothed
+        # (sigma in pixels); atoms, q and the boundary weights from the image.
+        from scipy import ndimage as ndi
+
+        from swcuts import api
+        from swcuts.models import image
+
+        base = image.ImageModel
+        weights_of = image.contrast_weights
+
+        class LikelihoodSmoothed(base):
+            def __init__(self, features, atoms, graph, boundary=0.0, **kws):
+                f = np.asarray(features, dtype=np.float64)
+                sig = (lsmooth, lsmooth) + (0,) * (f.ndim - 2)
+                super().__init__(ndi.gaussian_filter(f, sig, mode="nearest"), atoms, graph,
+                                 boundary=0.0, **kws)
+                if boundary:
+                    self.set_boundary(boundary, weights_of(f, atoms, graph))
+
+        api.ImageModel = LikelihoodSmoothed
     sample = open_dataset(folder).read(name)
     with one_core():
         start = time.perf_counter()
