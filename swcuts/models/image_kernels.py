@@ -409,7 +409,7 @@ def join_delta(R, n_r, ell, new, labels, size, lstats, lloglik, comp_root, comp_
     return d, ll_rest, ll_new, r_area, comp_area[comp_root[R[0]]]
 
 
-@compiled_only
+@njit(cache=True, inline="always")
 def relabel_delta_bounded(R, n_r, ell, new, threshold, labels, size, lstats, lloglik, comp_root,
                           comp_area, vsrc, indptr, indices, area, bw, use_family, n_channels,
                           n_bins, fp, in_r, mark, roots, sR, tmp, pws):
@@ -532,7 +532,7 @@ def move_regions(R, n_r, ell, new, labels, size, free_stack, n_free, lstats, llo
         owner[queue[t]] = -1
 
 
-@compiled_only
+@njit(cache=True, inline="always")
 def apply_stats(R, n_r, ell, new, labels, size, free_stack, n_free, lstats, lloglik, sR, ll_rest,
                 ll_new):
     """Labels and label statistics of the move R: ell -> new (R's statistics

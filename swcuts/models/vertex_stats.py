@@ -156,6 +156,11 @@ def label_sums(labels, vsrc, n_channels, n_bins, n_rows):
     labels = np.asarray(labels, dtype=np.int64)
     D = n_stats(n_channels, n_bins)
     out = np.zeros((int(n_rows), D))
+    if vsrc[1].size == 0:
+        # Rows: the sums of sum_stats (each label's rows added in vertex
+        # order), in numpy, which saves compiling _label_sums on atoms.
+        np.add.at(out, labels, vsrc[0])
+        return out
     order = np.argsort(labels, kind="stable")
     sorted_labels = labels[order]
     labs, starts = np.unique(sorted_labels, return_index=True)
