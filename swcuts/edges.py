@@ -14,6 +14,8 @@ import math
 import numpy as np
 from numba import njit
 
+from .primitives import compiled_only
+
 __all__ = [
     "vertex_histograms",
     "patch_histograms",
@@ -90,7 +92,7 @@ def patch_histograms(features, radius=1, bins=15):
     return hist
 
 
-@njit(cache=True)
+@compiled_only
 def _smoothed(row, eps, p, logp):
     """Normalised, smoothed histogram of each channel of ``row`` (C, B)."""
     n_channels, n_bins = row.shape

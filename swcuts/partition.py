@@ -10,12 +10,13 @@ that kernels can walk the L used labels in O(L) instead of O(N).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from .primitives import compiled_only
 
 __all__ = ["Partition", "MemberIndex", "canonical", "relabel_vertices"]
 
 
-@njit(cache=True)
+@compiled_only
 def relabel_vertices(labels, size, free_stack, n_free, R, n_r, new_label):
     """Move the first ``n_r`` vertices of R to ``new_label``, keeping the
     label sizes and the free stack of unused labels consistent (compiled;

@@ -9,7 +9,8 @@
   accepted, so that a model can reject from an upper bound of Δ without
   computing it exactly (the decision is the same as with the exact ratio);
 * :func:`draw_log_weights` — a draw from weights given by their logarithms
-  (the Gibbs draw over labels).
+  (the Gibbs draw over labels);
+* :func:`compiled_only` — the decorator of kernels that compiled code calls.
 
 This module depends on numpy and numba only, so that both
 :mod:`swcuts.models` and :mod:`swcuts.samplers` can import it.
@@ -17,12 +18,69 @@ This module depends on numpy and numba only, so that both
 
 from __future__ import annotations
 
+import functools
 import math
+import types as pytypes
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import typeof_impl
 
-__all__ = ["find", "mh_accept", "mh_threshold", "draw_log_weights"]
+__all__ = ["find", "mh_accept", "mh_threshold", "draw_log_weights", "compiled_only"]
+
+
+class CompiledOnly:
+    """A numba function compiled for compiled callers only (see :func:`compiled_only`).
+
+    Compiled code calls :attr:`dispatcher`; a call from Python compiles and
+    runs :attr:`python_dispatcher`, an ordinary ``njit`` twin of the same
+    function (its own cache files), on first use.
+    """
+
+    def __init__(self, py_func, options):
+        functools.update_wrapper(self, py_func)
+        self.py_func = py_func
+        self._options = options
+        self.dispatcher = njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True,
+                               **options)(py_func)
+        self._python = None
+
+    @property
+    def python_dispatcher(self):
+        """The twin that Python calls (compiled with the CPython wrapper)."""
+        if self._python is None:
+            f = self.py_func
+            twin = pytypes.FunctionType(f.__code__, f.__globals__, f.__name__, f.__defaults__,
+                                        f.__closure__)
+            twin.__qualname__ = f.__qualname__ + "__from_python"  # cache files apart from the kernel's
+            twin.__module__ = f.__module__
+            self._python = njit(cache=True, **self._options)(twin)
+        return self._python
+
+    def __call__(self, *args):
+        return self.python_dispatcher(*args)
+
+
+@typeof_impl.register(CompiledOnly)
+def _typeof_compiled_only(val, c):
+    return types.Dispatcher(val.dispatcher)
+
+
+def compiled_only(func=None, **options):
+    """``njit(cache=True, **options)`` for a function that compiled code calls.
+
+    Numba gives every ``njit`` function a CPython wrapper (and a C one),
+    lowered and optimised when the function is compiled and linked again
+    into every compiled caller; for a function that only compiled code
+    calls they are dead code, about a tenth of a first run's compile time
+    (empty numba cache). This compiles the function without them. Calling
+    it from Python still works: that compiles an ordinary twin on first use
+    (:class:`CompiledOnly`), so a function that Python calls on the common
+    path should stay ``njit``.
+    """
+    if func is None:
+        return lambda f: CompiledOnly(f, options)
+    return CompiledOnly(func, options)
 
 
 @njit(cache=True, inline="always")
@@ -52,7 +110,7 @@ def mh_threshold(T, log_rest):
     return T * (math.log(np.random.random()) - log_rest)
 
 
-@njit(cache=True)
+@compiled_only
 def draw_log_weights(logw, n, best):
     """Draw an index of ``logw[:n]`` with probability ∝ exp(logw), ``best``
     the largest of them. Overwrites ``logw[:n]`` with exp(logw − best);

@@ -25,6 +25,7 @@ from numba import njit
 from scipy import ndimage as ndi
 
 from ..graph import pixel_pairs
+from ..primitives import compiled_only
 
 __all__ = ["contrast_weights", "pair_weights", "edge_weights", "boundary_change", "boundary_delta",
            "cut_weight", "SMOOTHING_SIGMA"]
@@ -132,7 +133,7 @@ def cut_weight(labels, edges, weights) -> float:
     return float(weights[labels[edges[:, 0]] != labels[edges[:, 1]]].sum())
 
 
-@njit(cache=True)
+@compiled_only
 def boundary_change(R, n_r, new_label, labels, indptr, indices, csr_weights, in_r):
     """Change of the cut weight Σ_{X_i ≠ X_j} w_ij when the vertices
     ``R[:n_r]`` get ``new_label``; ``csr_weights`` holds w in the CSR order
@@ -164,7 +165,7 @@ def boundary_change(R, n_r, new_label, labels, indptr, indices, csr_weights, in_
     return d
 
 
-@njit(cache=True)
+@compiled_only
 def boundary_delta(lam, R, n_r, new_label, labels, indptr, indices, csr_weights, in_r):
     """The boundary term's part of Δ log π when the vertices ``R[:n_r]``
     get ``new_label``: −λ · :func:`boundary_change` (0 when λ = 0, and

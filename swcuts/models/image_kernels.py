@@ -42,7 +42,7 @@ import numpy as np
 from numba import njit
 
 from ..partition import relabel_vertices
-from ..primitives import find
+from ..primitives import compiled_only, find
 from .boundary import boundary_delta
 from .regions import (pieces_interleaved, refresh_regions, search_pieces, touching_regions,  # noqa: F401
                       vertex_leave_pieces)
@@ -193,7 +193,7 @@ def store_regions(regions, comp_root, comp_area):
     n_ids[0] = -1
 
 
-@njit(cache=True)
+@compiled_only
 def _rename(start, name, lab, old, labels, rid, indptr, indices, stack):
     """Give the region of ``start`` (label ``lab``, name ``old``) the name ``name``."""
     rid[start] = name
@@ -303,7 +303,7 @@ def stats_with(lstats, lloglik, new, fresh, sR, tmp):
 
 
 # The terms of one move, from the state's arrays.
-@njit(cache=True)
+@compiled_only
 def leave_label(ell, n_r, size, lstats, lloglik, sR, tmp, n_channels, n_bins, use_family, fp):
     """:func:`label_leave_delta` of R (``n_r`` vertices, statistics ``sR``)
     leaving label ``ell``: (Δ, log-likelihood of ell without R)."""
@@ -315,7 +315,7 @@ def leave_label(ell, n_r, size, lstats, lloglik, sR, tmp, n_channels, n_bins, us
     return label_leave_delta(ll_rest, lloglik[ell], whole, fp[FP_A0]), ll_rest
 
 
-@njit(cache=True)
+@compiled_only
 def join_label(new, fresh, lstats, lloglik, sR, tmp, n_channels, n_bins, use_family, fp):
     """:func:`label_join_delta` of R (statistics ``sR``) joining label
     ``new`` (read as empty when ``fresh``): (Δ, log-likelihood of new with R)."""
@@ -324,7 +324,7 @@ def join_label(new, fresh, lstats, lloglik, sR, tmp, n_channels, n_bins, use_fam
     return label_join_delta(ll_new, ll_old, fresh, fp[FP_A0]), ll_new
 
 
-@njit(cache=True)
+@compiled_only
 def join_regions(R, n_r, new, r_area, fresh, labels, indptr, indices, comp_root, comp_area, in_r,
                  mark, roots, fp):
     """:func:`region_join_delta` of the connected set R (area ``r_area``)
@@ -342,7 +342,7 @@ def leave_bound(r_area, c_area, fp):
     return region_leave_bound(r_area, c_area, fp[FP_A1], fp[FP_A2], fp[FP_EXP])
 
 
-@njit(cache=True)
+@compiled_only
 def leave_regions(R, n_r, ell, labels, indptr, indices, area, r_area, c_area, fp, in_r, pws):
     """:func:`region_leave_delta` of the connected set R leaving its region
     C of label ``ell`` (the search of :func:`pieces_interleaved`, ``pws`` its
@@ -356,7 +356,7 @@ def leave_regions(R, n_r, ell, labels, indptr, indices, area, r_area, c_area, fp
     return region_leave_delta(k_p, sp_p, c_area, fp[FP_A1], fp[FP_A2], fp[FP_EXP])
 
 
-@njit(cache=True)
+@compiled_only
 def vertex_leave_regions(k, ell, labels, indptr, indices, area, comp_area, is_nb, mark, visited,
                          fp):
     """:func:`leave_regions` for R = {k} with the per-vertex region cache
@@ -366,7 +366,7 @@ def vertex_leave_regions(k, ell, labels, indptr, indices, area, comp_area, is_nb
     return region_leave_delta(k_p, sp_p, comp_area[k], fp[FP_A1], fp[FP_A2], fp[FP_EXP])
 
 
-@njit(cache=True)
+@compiled_only
 def join_delta(R, n_r, ell, new, labels, size, lstats, lloglik, comp_root, comp_area, vsrc,
                indptr, indices, area, bw, use_family, n_channels, n_bins, fp, in_r, mark, roots, sR,
                tmp):
@@ -409,7 +409,7 @@ def join_delta(R, n_r, ell, new, labels, size, lstats, lloglik, comp_root, comp_
     return d, ll_rest, ll_new, r_area, comp_area[comp_root[R[0]]]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def relabel_delta_bounded(R, n_r, ell, new, threshold, labels, size, lstats, lloglik, comp_root,
                           comp_area, vsrc, indptr, indices, area, bw, use_family, n_channels,
                           n_bins, fp, in_r, mark, roots, sR, tmp, pws):
@@ -433,7 +433,7 @@ def relabel_delta_bounded(R, n_r, ell, new, threshold, labels, size, lstats, llo
 
 
 # ------------------------------------------------------------------- apply
-@njit(cache=True)
+@compiled_only
 def move_regions(R, n_r, ell, new, labels, size, free_stack, n_free, lstats, lloglik, sR, ll_rest,
                  ll_new, regions, indptr, indices, area, in_r, pws, stack):
     """Apply R: ell -> new (R connected, inside one region C of ``ell``;
@@ -532,7 +532,7 @@ def move_regions(R, n_r, ell, new, labels, size, free_stack, n_free, lstats, llo
         owner[queue[t]] = -1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def apply_stats(R, n_r, ell, new, labels, size, free_stack, n_free, lstats, lloglik, sR, ll_rest,
                 ll_new):
     """Labels and label statistics of the move R: ell -> new (R's statistics

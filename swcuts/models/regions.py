@@ -16,7 +16,7 @@ from numba import njit
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from ..primitives import find
+from ..primitives import compiled_only, find
 
 __all__ = ["region_change", "region_terms", "region_cache", "region_cache_terms", "refresh_regions",
            "touching_regions", "search_pieces", "pieces_interleaved", "vertex_leave_pieces"]
@@ -197,7 +197,7 @@ def region_cache_terms(labels, indptr, indices, area, exponent, comp_root, comp_
 
 
 # ------------------------------------------- the regions a move changes (compiled kernels)
-@njit(cache=True)
+@compiled_only
 def touching_regions(R, n_r, new_label, labels, indptr, indices, comp_root, comp_area, in_r, mark,
                      roots, exponent):
     """Regions of ``new_label`` touching R: (count, Σ area, Σ area^e).
@@ -231,7 +231,7 @@ def touching_regions(R, n_r, new_label, labels, indptr, indices, comp_root, comp
     return k, s, sp
 
 
-@njit(cache=True)
+@compiled_only
 def search_pieces(R, n_r, ell, labels, indptr, indices, area, in_r, owner, queue, parent, count,
                   garea):
     """The interleaved search of :func:`pieces_interleaved`; leaves its
@@ -286,7 +286,7 @@ def search_pieces(R, n_r, ell, labels, indptr, indices, area, in_r, owner, queue
     return n_groups, tail, n_roots
 
 
-@njit(cache=True)
+@compiled_only
 def pieces_interleaved(R, n_r, ell, labels, indptr, indices, area, rest_area, exponent, in_r,
                        owner, queue, parent, count, garea):
     """Pieces of C \\ R (C the region of label ``ell`` holding the connected
@@ -329,7 +329,7 @@ def pieces_interleaved(R, n_r, ell, labels, indptr, indices, area, rest_area, ex
     return n_pieces, sp
 
 
-@njit(cache=True)
+@compiled_only
 def vertex_leave_pieces(k, ell, labels, indptr, indices, area, comp_area, is_nb, mark, visited, ex):
     """Pieces of k's region (label ``ell``) once k leaves it: (count, Σ area^ex).
 

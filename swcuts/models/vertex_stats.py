@@ -18,6 +18,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..primitives import compiled_only
+
 __all__ = ["pixel_source", "row_source", "sum_stats", "add_vertex", "label_sums", "vertex_rows"]
 
 # Exponents (a, b) of the basis φ = (1, x, y, x², xy, y²) of the surface fits.
@@ -45,7 +47,7 @@ def pixel_source(x, y, value, bins, n_stats_row):
             np.ascontiguousarray(bins, dtype=np.int32))
 
 
-@njit(cache=True)
+@compiled_only
 def sum_stats(R, n_r, vsrc, n_channels, n_bins, out):
     """Σ over the first ``n_r`` vertices of R of their statistics rows, into
     ``out`` (layout of :func:`swcuts.models.image.label_loglik`)."""
@@ -154,6 +156,11 @@ def label_sums(labels, vsrc, n_channels, n_bins, n_rows):
     labels = np.asarray(labels, dtype=np.int64)
     D = n_stats(n_channels, n_bins)
     out = np.zeros((int(n_rows), D))
+    if vsrc[1].size == 0:
+        # Rows: the sums of sum_stats (each label's rows added in vertex
+        # order), in numpy, which saves compiling _label_sums on atoms.
+        np.add.at(out, labels, vsrc[0])
+        return out
     order = np.argsort(labels, kind="stable")
     sorted_labels = labels[order]
     labs, starts = np.unique(sorted_labels, return_index=True)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from ..primitives import find
+from ..primitives import compiled_only, find
 
 __all__ = [
     "StepInfo",
@@ -91,7 +91,7 @@ def seed_compiled_rng(rng) -> None:
     _seed(int(rng.integers(0, 2**31 - 1)))
 
 
-@njit(cache=True)
+@compiled_only
 def grow_into(seed, labels, q, indptr, indices, edge_ids, mark, Rbuf, vy=None, vx=None, win=None):
     """Wolff growth: the connected component of ``seed`` when every edge
     between same-label vertices is turned on with probability q_ij.
@@ -132,7 +132,7 @@ def grow_component(seed, labels, q, indptr, indices, edge_ids, mark, Rbuf):
     return Rbuf[:n].copy()
 
 
-@njit(cache=True)
+@compiled_only
 def sample_components(labels, edges, q):
     """SW clustering of the whole graph: component id of every vertex when
     each same-label edge is on with probability q_ij (union-find)."""
@@ -164,7 +164,7 @@ def sample_components(labels, edges, q):
     return comp, n_comp
 
 
-@njit(cache=True)
+@compiled_only
 def cut_sums(R, n_r, labels, indptr, indices, edge_ids, q, log1mq, in_r, acc_log, acc_q, acc_n, adj,
              vy=None, vx=None, win=None):
     """For every label k adjacent to R (through V_k \\ R), accumulate
@@ -355,7 +355,7 @@ def _pick_far(free_stack, n_free, acc_n, ell, n_pick):
     return -1
 
 
-@njit(cache=True)
+@compiled_only
 def propose_target(ell, whole, n_labels, adj, n_adj, acc_q, acc_n, free_stack, n_free, w_adj,
                    w_floor, w_fresh, w_far, far):
     """:meth:`TargetProposal.propose` in compiled code, from the cut sums of

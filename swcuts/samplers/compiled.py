@@ -39,7 +39,7 @@ from ..models.image_kernels import (FP_A0, FP_A1, FP_A2, FP_BOUNDARY, FP_EXP, FP
                                     new_region_index, region_join_delta, relabel_delta_bounded,
                                     stats_with, stats_without, store_regions, touching_regions)
 from ..models.vertex_stats import sum_stats
-from ..primitives import draw_log_weights, mh_threshold
+from ..primitives import compiled_only, draw_log_weights, mh_threshold
 from .common import clear_cut_sums as _clear_cuts
 from .common import cut_sums as _cuts
 from .common import grow_into as _grow
@@ -54,7 +54,7 @@ KIND_CLUSTER_GIBBS = 3
 FP_W_ADJ, FP_W_FLOOR, FP_W_FRESH, FP_W_FAR, FP_P_SINGLE = range(N_MODEL_PARAMS, N_MODEL_PARAMS + 5)
 
 
-@njit(cache=True)
+@compiled_only
 def _swc1_component(labels, edges, q, Rbuf):
     """Sample every edge, then pick one connected component uniformly."""
     comp, n_comp = sample_components(labels, edges, q)
@@ -82,7 +82,7 @@ def _choose_local(kind, labels, q, indptr, indices, edge_ids, mark, Rbuf, p_sing
     return _grow(v, labels, q, indptr, indices, edge_ids, mark, Rbuf), False
 
 
-@njit(cache=True)
+@compiled_only
 def _gibbs_move(kind, R, n_r, T, labels, size, free_stack, n_free, lstats, lloglik, regions, vsrc,
                 indptr, indices, edge_ids, q, log1mq, area, bw, use_family, n_channels, n_bins, fp,
                 in_r, mark, stack, acc_log, acc_q, acc_n, adj, roots, sR, tmp, tlab, tlogw, tll, pws):
@@ -183,8 +183,9 @@ def _book(d, f_state, labels, best_labels):
 
 
 # The runners: ``temps.size`` steps of a kind. Each compiles only the moves
-# of its kinds (a first run of the default sampler compiles run_swc alone);
-# both take the same arguments, so that run_compiled calls either.
+# of its kinds (a first run of the default sampler compiles run_swc alone,
+# without SWC-1's clustering); both take the same arguments, so that
+# run_compiled calls either.
 @njit(cache=True, nogil=True)  # nogil: chains of sample_posterior run in threads
 def run_swc(kind, temps, f_state, labels, size, free_stack, n_free, lstats, lloglik, regions,
             best_labels, vsrc, indptr, indices, edge_ids, edges, q, log1mq, area, bw, use_family,
@@ -193,13 +194,15 @@ def run_swc(kind, temps, f_state, labels, size, free_stack, n_free, lstats, llog
     """SW-cut steps: R a component of SW clustering of the whole graph
     (``KIND_SWC1``) or a local step (``KIND_SWC2``, :func:`_choose_local`);
     then the label proposal over targets, the cut factor, the bound-first MH
-    decision and the move. Returns the number of accepted moves."""
+    decision and the move. ``edges`` is the graph's edge list for SWC-1 and
+    None otherwise: numba then compiles the SWC-1 branch away. Returns the
+    number of accepted moves."""
     n_slots = size.size
     accepted = 0
     for step in range(temps.size):
         T = temps[step]
         single = False
-        if kind == KIND_SWC1:
+        if edges is not None:  # KIND_SWC1
             n_r = _swc1_component(labels, edges, q, Rbuf)
         else:
             n_r, single = _choose_local(kind, labels, q, indptr, indices, edge_ids, mark, Rbuf,
@@ -301,10 +304,11 @@ def run_compiled(kind, model, state, q, log1mq, proposal, temps, best_labels=Non
     fp[FP_W_FRESH], fp[FP_W_FAR], fp[FP_P_SINGLE] = proposal.fresh, proposal.far, p_single
     g = model.graph
     temps = np.ascontiguousarray(temps, dtype=np.float64)
+    edges = g.edges if kind == KIND_SWC1 else None  # only SWC-1 compiles and reads them
     load_regions(state.comp_root, state.comp_area, ws.regions)
     acc = RUNNERS[kind](kind, temps, f_state, part.labels, part.size, part.free_stack, part.n_free,
                         state.stats, state.loglik, ws.regions, best_labels, model.vsrc, g.indptr,
-                        g.indices, g.edge_ids, g.edges, q, log1mq, model.area, model.boundary_csr,
+                        g.indices, g.edge_ids, edges, q, log1mq, model.area, model.boundary_csr,
                         model.use_family, model.n_channels, model.n_bins, fp, ws.Rbuf, ws.in_r,
                         ws.mark, ws.stack, ws.acc_log, ws.acc_q, ws.acc_n, ws.adj, ws.roots, ws.sR,
                         ws.tmp, ws.tlab, ws.tlogw, ws.tll, ws.pws)
