@@ -12,14 +12,14 @@ __version__ = "0.1.0"
 
 #: Public name -> the module that defines it.
 _EXPORTS = {
-    "segment": "api", "energy": "api", "Segmentation": "api", "SAMPLERS": "api",
+    "segment": "api", "energy": "posterior_energy", "energy_terms": "posterior_energy", "Segmentation": "api", "SAMPLERS": "api",
     "benchmark": "benchmarking",
     "cluster": "clustering", "Clustering": "clustering", "MIXTURE_MODELS": "clustering",
     "segment_motion": "motion", "MotionSegmentation": "motion",
     "sample_posterior": "posterior", "PosteriorSamples": "posterior",
 }
 
-__all__ = ["segment", "energy", "benchmark", "Segmentation", "cluster", "Clustering", "SAMPLERS", "MIXTURE_MODELS",
+__all__ = ["segment", "energy", "energy_terms", "benchmark", "Segmentation", "cluster", "Clustering", "SAMPLERS", "MIXTURE_MODELS",
            "segment_motion", "MotionSegmentation", "sample_posterior", "PosteriorSamples", "__version__"]
 
 

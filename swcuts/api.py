@@ -28,6 +28,7 @@ from .costs import check_cost
 from .samplers import KERNELS  # noqa: F401 - re-exported: swcuts.api.KERNELS as before
 from .samplers.registry import sampler_spec
 from .samplers.multigrid import Multigrid, window_pyramid
+from .posterior_energy import energy  # noqa: F401 - re-exported: swcuts.api.energy as before
 
 __all__ = ["segment", "energy", "Segmentation", "SAMPLERS", "DEFAULTS", "INITS", "multigrid_from_atoms"]
 
@@ -524,63 +525,3 @@ def _segmentation(options, run: _Run, display) -> Segmentation:
         edge_probabilities=run.q,
         model=run.model,
     )
-
-
-def energy(image, labels, *, channel_axis=-1, bins=DEFAULTS["bins"], a0=DEFAULTS["a0"],
-           a1=DEFAULTS["a1"], a2=DEFAULTS["a2"], kappa=DEFAULTS["kappa"], model="contrast") -> float:
-    """−log π of any segmentation of ``image`` under swcuts' image posterior.
-
-    The segmentation is scored on the pixel graph, so it need not be made
-    of atoms: a human annotation, another segmenter's output and every
-    sampler's result are scored under the same posterior (a union of atoms
-    has the statistics of its pixels, so for a sampler's own result on
-    atoms this equals its ``Segmentation.energy``).
-
-    Parameters
-    ----------
-    image : (H, W) or (H, W, C) array
-        The image, as for :func:`segment`.
-    labels : (H, W) int array
-        Segment of every pixel (any integers).
-    channel_axis : int or None
-        Axis of the channels, as in scikit-image.
-    bins, a0, a1, a2, kappa : float
-        Posterior parameters, as for :func:`segment` (``a0``, ``a1`` None:
-        scaled with the pixel count).
-    model : {"contrast", "paper"}
-        The image posterior (:data:`MODELS`); "contrast", the default of
-        :func:`segment`'s default sampler.
-
-    Returns
-    -------
-    float
-        −log π (unnormalised); lower is more probable.
-
-    Examples
-    --------
-    >>> import numpy as np, swcuts
-    >>> image = np.zeros((20, 20)); image[:, 10:] = 1.0
-    >>> halves = (np.arange(20)[None, :] >= 10).repeat(20, axis=0).astype(int)
-    >>> swcuts.energy(image, halves) < swcuts.energy(image, np.zeros((20, 20), int))
-    True
-    """
-    _check_positive_int("bins", bins, allow_none=False, minimum=2, maximum=MAX_BINS, why=BINS_WHY)
-    for name, value in (("a0", a0), ("a1", a1)):
-        _check_real(name, value, what="a non-negative number", allow_none=True, allow_zero=True)
-    _check_real("a2", a2, what="a non-negative number", allow_zero=True)
-    _check_real("kappa", kappa, what="a non-negative number", allow_zero=True)
-    _check_choice("model", model, MODELS, "model")
-    features, _ = prepare_image(image, channel_axis=channel_axis)
-    h, w = features.shape[:2]
-    labels = np.asarray(labels)
-    if labels.dtype.kind not in "biu":
-        raise TypeError(f"labels must be an integer label image, got dtype {labels.dtype}")
-    if labels.shape != (h, w):
-        raise InputError(f"labels of shape {labels.shape} do not match the image's {h}x{w} pixels")
-    check_cost((h, w), sampler="multigrid", atoms="pixels", bins=bins, channels=features.shape[-1],
-               n_labels=int(np.unique(labels).size))
-    a0, a1, boundary = posterior_weights(model, h, w, a0, a1)
-    pixels = np.arange(h * w, dtype=np.int64).reshape(h, w)
-    posterior = ImageModel(features, pixels, RegionGraph.from_labels(pixels), bins=bins, a0=a0, a1=a1,
-                           a2=a2, kappa=kappa, boundary=boundary)
-    return -posterior.log_target(labels.astype(np.int64).ravel())

@@ -13,6 +13,8 @@ import swcuts
 #: Modules whose examples run without data from outside the repository.
 MODULES = [
     "swcuts.api",
+    "swcuts.posterior_energy",
+    "swcuts.models.image",
     "swcuts.clustering",
     "swcuts.metrics.regions",
     "swcuts.metrics.boundaries",

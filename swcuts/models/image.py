@@ -346,13 +346,43 @@ class ImageModel:
 
     def log_target(self, labels) -> float:
         """log π of a labelling, computed from scratch (the slow path)."""
+        return float(sum(self.log_target_terms(labels).values()))
+
+    def log_target_terms(self, labels) -> dict:
+        """The terms of log π of a labelling, each computed from scratch.
+
+        Parameters
+        ----------
+        labels : (N,) int array
+            A label for every vertex of the graph.
+
+        Returns
+        -------
+        dict
+            ``likelihood`` (the labels' penalised log-likelihoods, eqs.
+            55-58), ``labels`` (−a0 K), ``regions`` (−a1 m), ``areas``
+            (−a2 Σ area^exponent; eq. 59) and ``boundary`` (−λ Σ w_ij over
+            cut edges, :mod:`.boundary`); their sum is :meth:`log_target`.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from swcuts.graph import RegionGraph
+        >>> pixels = np.arange(6).reshape(2, 3)
+        >>> image = np.array([[0.0, 0.0, 1.0], [0.0, 0.0, 1.0]])
+        >>> model = ImageModel(image, pixels, RegionGraph.from_labels(pixels), a0=1.0, a1=0.0)
+        >>> terms = model.log_target_terms(np.array([0, 0, 1, 0, 0, 1]))
+        >>> sorted(terms), terms["labels"]
+        (['areas', 'boundary', 'labels', 'likelihood', 'regions'], -2.0)
+        """
         labels = np.asarray(labels, dtype=np.int64)
         used, inv = np.unique(labels, return_inverse=True)
         lstats = label_sums(inv, self.vsrc, self.n_channels, self.n_bins, used.size)
-        ll = sum(self._loglik(s) for s in lstats)
         m, s = region_terms(labels, self.graph.edges, self.area, self.exponent)
         b = cut_weight(labels, self.graph.edges, self.boundary_weights) if self.boundary else 0.0
-        return float(ll - self.a0 * used.size - self.a1 * m - self.a2 * s - self.boundary * b)
+        return {"likelihood": float(sum(self._loglik(st) for st in lstats)),
+                "labels": -self.a0 * used.size, "regions": -self.a1 * m, "areas": -self.a2 * s,
+                "boundary": -self.boundary * b}
 
     def delta(self, state: ModelState, R, new_label: int) -> float:
         """Change of log π when the vertices ``R`` are relabelled ``new_label``.

@@ -1,0 +1,126 @@
+"""−log π of any segmentation under swcuts' image posterior, and its terms.
+
+:func:`energy` scores a segmentation on the pixel graph, so that a human
+annotation, another segmenter's output and every sampler's result are
+scored under one posterior; :func:`energy_terms` splits that score into the
+posterior's terms (:meth:`swcuts.models.image.ImageModel.log_target_terms`),
+to see which term prefers one segmentation to another.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .costs import check_cost
+from .graph import RegionGraph
+from .imageio import InputError, prepare_image
+from .models.image import ImageModel
+from .options import (BINS_WHY, DEFAULTS, MAX_BINS, MODELS, _check_choice, _check_positive_int, _check_real,
+                      posterior_weights)
+
+__all__ = ["energy", "energy_terms"]
+
+
+def _pixel_posterior(image, labels, *, channel_axis, bins, a0, a1, a2, kappa, model):
+    """The image posterior on the pixel graph of ``image`` and ``labels`` as
+    one label per pixel, after checking every argument."""
+    _check_positive_int("bins", bins, allow_none=False, minimum=2, maximum=MAX_BINS, why=BINS_WHY)
+    for name, value in (("a0", a0), ("a1", a1)):
+        _check_real(name, value, what="a non-negative number", allow_none=True, allow_zero=True)
+    _check_real("a2", a2, what="a non-negative number", allow_zero=True)
+    _check_real("kappa", kappa, what="a non-negative number", allow_zero=True)
+    _check_choice("model", model, MODELS, "model")
+    features, _ = prepare_image(image, channel_axis=channel_axis)
+    h, w = features.shape[:2]
+    labels = np.asarray(labels)
+    if labels.dtype.kind not in "biu":
+        raise TypeError(f"labels must be an integer label image, got dtype {labels.dtype}")
+    if labels.shape != (h, w):
+        raise InputError(f"labels of shape {labels.shape} do not match the image's {h}x{w} pixels")
+    check_cost((h, w), sampler="multigrid", atoms="pixels", bins=bins, channels=features.shape[-1],
+               n_labels=int(np.unique(labels).size))
+    a0, a1, boundary = posterior_weights(model, h, w, a0, a1)
+    pixels = np.arange(h * w, dtype=np.int64).reshape(h, w)
+    posterior = ImageModel(features, pixels, RegionGraph.from_labels(pixels), bins=bins, a0=a0, a1=a1,
+                           a2=a2, kappa=kappa, boundary=boundary)
+    return posterior, labels.astype(np.int64).ravel()
+
+
+def energy(image, labels, *, channel_axis=-1, bins=DEFAULTS["bins"], a0=DEFAULTS["a0"],
+           a1=DEFAULTS["a1"], a2=DEFAULTS["a2"], kappa=DEFAULTS["kappa"], model="contrast") -> float:
+    """−log π of any segmentation of ``image`` under swcuts' image posterior.
+
+    The segmentation is scored on the pixel graph, so it need not be made
+    of atoms: a human annotation, another segmenter's output and every
+    sampler's result are scored under the same posterior (a union of atoms
+    has the statistics of its pixels, so for a sampler's own result on
+    atoms this equals its ``Segmentation.energy``).
+
+    Parameters
+    ----------
+    image : (H, W) or (H, W, C) array
+        The image, as for :func:`swcuts.segment`.
+    labels : (H, W) int array
+        Segment of every pixel (any integers).
+    channel_axis : int or None
+        Axis of the channels, as in scikit-image.
+    bins, a0, a1, a2, kappa : float
+        Posterior parameters, as for :func:`swcuts.segment` (``a0``, ``a1``
+        None: scaled with the pixel count).
+    model : {"contrast", "paper"}
+        The image posterior (:data:`swcuts.options.MODELS`); "contrast", the
+        default of :func:`swcuts.segment`'s default sampler.
+
+    Returns
+    -------
+    float
+        −log π (unnormalised); lower is more probable.
+
+    Examples
+    --------
+    >>> import numpy as np, swcuts
+    >>> image = np.zeros((20, 20)); image[:, 10:] = 1.0
+    >>> halves = (np.arange(20)[None, :] >= 10).repeat(20, axis=0).astype(int)
+    >>> swcuts.energy(image, halves) < swcuts.energy(image, np.zeros((20, 20), int))
+    True
+    """
+    posterior, labels = _pixel_posterior(image, labels, channel_axis=channel_axis, bins=bins, a0=a0,
+                                         a1=a1, a2=a2, kappa=kappa, model=model)
+    return -posterior.log_target(labels)
+
+
+def energy_terms(image, labels, *, channel_axis=-1, bins=DEFAULTS["bins"], a0=DEFAULTS["a0"],
+                 a1=DEFAULTS["a1"], a2=DEFAULTS["a2"], kappa=DEFAULTS["kappa"],
+                 model="contrast") -> dict:
+    """The terms of :func:`energy`: which part of the posterior prefers a
+    segmentation.
+
+    Parameters
+    ----------
+    image, labels, channel_axis, bins, a0, a1, a2, kappa, model
+        As for :func:`energy`.
+
+    Returns
+    -------
+    dict
+        −(each term of log π) of the labelling on the pixel graph, summing to
+        :func:`energy`: ``likelihood`` (the regions' penalised
+        log-likelihoods, eqs. 55-58 of Barbu & Zhu), ``labels`` (a0 per
+        label), ``regions`` (a1 per connected region), ``areas``
+        (a2 Σ area^0.9; eq. 59) and ``boundary`` (the contrast-sensitive
+        boundary term, :mod:`swcuts.models.boundary`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> image = np.zeros((20, 20)); image[:, 10:] = 1.0
+    >>> halves = (np.arange(20)[None, :] >= 10).repeat(20, axis=0).astype(int)
+    >>> terms = energy_terms(image, halves)
+    >>> sorted(terms)
+    ['areas', 'boundary', 'labels', 'likelihood', 'regions']
+    >>> bool(np.isclose(sum(terms.values()), energy(image, halves)))
+    True
+    """
+    posterior, labels = _pixel_posterior(image, labels, channel_axis=channel_axis, bins=bins, a0=a0,
+                                         a1=a1, a2=a2, kappa=kappa, model=model)
+    return {name: -value for name, value in posterior.log_target_terms(labels).items()}
