@@ -613,8 +613,16 @@ def test_sigterm_while_sampling_leaves_the_output_as_it_was(tiny_npy, tmp_path, 
     out.mkdir()
     (out / "labels.png").write_bytes(b"earlier run")
     marker = tmp_path_factory.mktemp("flag") / "sampling"  # not in tmp_path: anneal may run again
-    proc = subprocess.Popen([sys.executable, "-c", SAMPLE_MARKED, str(marker), "segment", str(tiny_npy),
-                             "-o", str(out), "--steps", "100000000", "--n-atoms", "40", "--no-progress"],
+    # The kernels compiled beforehand into a numba cache of this test's own, so
+    # that the signal comes while sampling, not while compiling, and no other
+    # test process writes that cache meanwhile.
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path_factory.mktemp("numba_cache")))
+    args = ["segment", str(tiny_npy), "--n-atoms", "40", "--no-progress"]
+    warm = subprocess.run([sys.executable, "-m", "swcuts", *args, "-o", str(tmp_path_factory.mktemp("warm") / "o"),
+                           "--steps", "10"], env=env, capture_output=True, text=True)
+    assert warm.returncode == 0, warm.stderr
+    proc = subprocess.Popen([sys.executable, "-c", SAMPLE_MARKED, str(marker), *args, "-o", str(out),
+                             "--steps", "100000000"], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
     while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
