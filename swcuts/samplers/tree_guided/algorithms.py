@@ -243,7 +243,7 @@ def _build_impl(sp, items, local, indptr, indices, use_graph, vstats):
 
 
 def _walk_impl(sp, left, right, parent, stats, size, sc, n, nu, inv_t, log_wnew,
-               pure, k, forced, u, assign):
+               pure, k, forced, u, assign, stop):
     """StocInsert from node ``nu`` to the root: the split's group choices.
 
     Groups start as the leaves of the two children of ``nu``; the sibling
@@ -254,8 +254,12 @@ def _walk_impl(sp, left, right, parent, stats, size, sc, n, nu, inv_t, log_wnew,
     the children of ``nu`` and every Q; ``k`` parts, group id = part id,
     open groups visited in ascending id); otherwise the choices are drawn
     with the uniforms ``u`` (group ids in order of opening). The group of
-    the t-th Q goes to ``assign[t]``. Returns (log probability of the
-    choices, number of Qs, number of groups).
+    the t-th Q goes to ``assign[t]``. ``stop`` (forced walks): give up as
+    soon as the log probability so far, an upper bound of the whole (every
+    choice adds a log probability ≤ 0), falls below it; -inf never stops.
+    Returns (log probability of the choices, or of the choices so far when
+    stopped; number of Qs; number of groups; whether the walk reached the
+    root).
     """
     D = stats.shape[1]
     depth = 0
@@ -337,6 +341,8 @@ def _walk_impl(sp, left, right, parent, stats, size, sc, n, nu, inv_t, log_wnew,
                     idx = i
                     break
         logp += logits[idx] - lse
+        if logp < stop:
+            return logp, t + 1, n_open, False
         g = gid[idx]
         if g >= 0:
             np.add(gstats[g], stats[Q], gstats[g])
@@ -353,17 +359,23 @@ def _walk_impl(sp, left, right, parent, stats, size, sc, n, nu, inv_t, log_wnew,
         child = v
         v = parent[v]
         t += 1
-    return logp, t, n_open
+    return logp, t, n_open, True
 
 
 def _split_logsum_impl(sp, left, right, parent, stats, size, sc, n, leafpart, k,
-                       node_logw, inv_t, log_wnew, best):
+                       node_logw, inv_t, log_wnew, best, stop):
     """log Σ over every path of the split procedure on this tree that yields
     the parts ``leafpart`` (part id of every leaf, 0..k-1): the nodes ν whose
     children and off-path subtrees each lie in one part (children in two
     different parts), each weighted by its node probability and its replayed
     StocInsert choices. ``best``: the largest single path instead (the
-    negative control). -inf when no path yields the parts."""
+    negative control). -inf when no path yields the parts.
+
+    ``stop``: a path whose replay falls below it is left unfinished and
+    counted with its partial (larger) probability. Returns (the log sum,
+    True) when every path was finished, else (an upper bound of it, False).
+    With deterministic trees there is at most one path (docs), so an
+    unfinished sum lies below ``stop``."""
     nn = 2 * n - 1
     pure = np.empty(nn, np.int64)
     for v in range(n):
@@ -379,6 +391,7 @@ def _split_logsum_impl(sp, left, right, parent, stats, size, sc, n, leafpart, k,
         ok[left[j]] = ok[v] and pure[right[j]] >= 0
         ok[right[j]] = ok[v] and pure[left[j]] >= 0
     acc = -np.inf
+    complete = True
     no_u = np.empty(0)
     assign = np.empty(max(n, 1), np.int64)
     for j in range(n - 1):
@@ -390,14 +403,15 @@ def _split_logsum_impl(sp, left, right, parent, stats, size, sc, n, leafpart, k,
         if a < 0 or b < 0 or a == b:
             continue
         res = _walk(sp, left, right, parent, stats, size, sc, n, v, inv_t, log_wnew,
-                    pure, k, True, no_u, assign)
+                    pure, k, True, no_u, assign, stop - node_logw[j])
         lp = node_logw[j] + res[0]
+        complete = complete and res[3]
         if best:
             if lp > acc:
                 acc = lp
         else:
             acc = np.logaddexp(acc, lp)
-    return acc
+    return acc, complete
 
 
 def _logd_matrix_impl(sp, SA, sA, nA, SB, sB, nB):

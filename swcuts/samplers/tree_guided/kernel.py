@@ -365,10 +365,11 @@ class TreeGuided(_ProposalProbabilities):
         nu = n + j
         f = self._f
         assign = np.empty(n, np.int64)
-        lp_walk, n_q, n_groups = f.walk(f.sp, tree.left, tree.right, tree.parent,
-                                        tree.stats, tree.size, tree.score, n, nu,
-                                        1.0 / temperature, self.log_wnew,
-                                        np.zeros(1, np.int64), 0, False, rng.random(n), assign)
+        lp_walk, n_q, n_groups, _ = f.walk(f.sp, tree.left, tree.right, tree.parent,
+                                           tree.stats, tree.size, tree.score, n, nu,
+                                           1.0 / temperature, self.log_wnew,
+                                           np.zeros(1, np.int64), 0, False, rng.random(n),
+                                           assign, -math.inf)
         path_lq = anchor_lq + float(logw[j]) + float(lp_walk)
         leafgroup = _leaf_groups(tree.left, tree.right, tree.parent, tree.lo, tree.order,
                                  tree.size, n, nu, assign)
@@ -381,11 +382,9 @@ class TreeGuided(_ProposalProbabilities):
         moved = n - max(p.size for p in parts)
         if rev == -math.inf:
             return StepInfo(False, -math.inf, moved, 0.0, "split")
-
-        def exact_fwd():  # log q(X*|X) >= the drawn path's path_lq
-            if self.ratio == "paper":
-                return path_lq
-            return self._log_q_split(cinfo, rest, pinfos, temperature)
+        # log q(X*|X) is the drawn path's path_lq: with deterministic trees no
+        # other path yields these parts (docs/algorithms/tree_guided.md, (b)),
+        # so the sum over the tree's nodes is not needed.
 
         # The largest part keeps the label c; the others get fresh labels.
         keep = max(range(len(parts)), key=lambda g: parts[g].size)
@@ -396,8 +395,8 @@ class TreeGuided(_ProposalProbabilities):
         if len(movers) == 1:
             fresh = state.partition.fresh_label()
             d = model.delta(state, movers[0], fresh)
-            ok, log_alpha = metropolis_hastings_bound_first(rng, d / temperature + rev - path_lq,
-                                         lambda: d / temperature + rev - exact_fwd())
+            log_a = d / temperature + rev - path_lq
+            ok, log_alpha = metropolis_hastings_bound_first(rng, log_a, lambda stop: log_a)
             if ok:
                 model.apply(state, movers[0], fresh, d)
                 lists[c], lists[fresh] = parts[keep], movers[0]
@@ -411,8 +410,8 @@ class TreeGuided(_ProposalProbabilities):
             model.apply(state, R, fresh, dd)
             fresh_labels.append(fresh)
         d = state.log_pi - log_pi0
-        ok, log_alpha = metropolis_hastings_bound_first(rng, d / temperature + rev - path_lq,
-                                     lambda: d / temperature + rev - exact_fwd())
+        log_a = d / temperature + rev - path_lq
+        ok, log_alpha = metropolis_hastings_bound_first(rng, log_a, lambda stop: log_a)
         if ok:
             self.counts["split"][1] += 1
             lists[c] = parts[keep]
@@ -441,10 +440,14 @@ class TreeGuided(_ProposalProbabilities):
         # does not already reject the move.
         rev_bound = self._log_q_anchor(uinfo, rest, temperature)
 
-        def exact(d):
+        def exact(d, stop):
+            # The reverse split's replay stops once log α is known to lie below stop.
             tree = self.tree(uinfo.items)
-            rev = rev_bound + self._split_tree_logsum(tree, [p.items for p in Ps], temperature,
-                                                      best=self.ratio == "paper")
+            best = self.ratio == "paper"
+            rest_of_alpha = d / temperature + rev_bound - fwd
+            rev = rev_bound + self._split_tree_logsum(
+                tree, [p.items for p in Ps], temperature, best=best,
+                stop=-math.inf if best else stop - rest_of_alpha)
             return d / temperature + rev - fwd
 
         model = self.model
@@ -459,7 +462,7 @@ class TreeGuided(_ProposalProbabilities):
         if len(movers) == 1:
             R = movers[0][1]
             d = model.delta(state, R, dst)
-            ok, log_alpha = metropolis_hastings_bound_first(rng, d / temperature + rev_bound - fwd, lambda: exact(d))
+            ok, log_alpha = metropolis_hastings_bound_first(rng, d / temperature + rev_bound - fwd, lambda stop: exact(d, stop))
             if ok:
                 model.apply(state, R, dst, d)
                 commit()
@@ -470,7 +473,7 @@ class TreeGuided(_ProposalProbabilities):
             dd = model.delta(state, R, dst)
             model.apply(state, R, dst, dd)
         d = state.log_pi - log_pi0
-        ok, log_alpha = metropolis_hastings_bound_first(rng, d / temperature + rev_bound - fwd, lambda: exact(d))
+        ok, log_alpha = metropolis_hastings_bound_first(rng, d / temperature + rev_bound - fwd, lambda stop: exact(d, stop))
         if ok:
             commit()
             self.counts["merge"][1] += 1
