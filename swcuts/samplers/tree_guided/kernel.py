@@ -365,11 +365,9 @@ class TreeGuided(_ProposalProbabilities):
         nu = n + j
         f = self._f
         assign = np.empty(n, np.int64)
-        lp_walk, n_q, n_groups, _ = f.walk(f.sp, tree.left, tree.right, tree.parent,
-                                           tree.stats, tree.size, tree.score, n, nu,
-                                           1.0 / temperature, self.log_wnew,
-                                           np.zeros(1, np.int64), 0, False, rng.random(n),
-                                           assign, -math.inf)
+        lp_walk, n_q, n_groups = f.walk(f.sp, tree.left, tree.right, tree.parent, tree.stats,
+                                        tree.size, tree.score, n, nu, 1.0 / temperature,
+                                        self.log_wnew, rng.random(n), assign)
         path_lq = anchor_lq + float(logw[j]) + float(lp_walk)
         leafgroup = _leaf_groups(tree.left, tree.right, tree.parent, tree.lo, tree.order,
                                  tree.size, n, nu, assign)
