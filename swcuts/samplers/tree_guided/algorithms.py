@@ -211,7 +211,7 @@ def _build_impl(sp, items, local, indptr, indices, use_graph, vstats):
     return left, right, parent, stats, sc, size, lo, order
 
 
-def _induced_impl(sp, items, gpos, hmin, lg, vstats):
+def _induced_impl(sp, items, gpos, hmin, lg, vstats, leaf_sc):
     """The tree of ``items`` (ascending) induced by the global tree.
 
     Every internal node of the induced tree is a node of the global tree
@@ -225,8 +225,10 @@ def _induced_impl(sp, items, gpos, hmin, lg, vstats):
     p..p+2^j-1; ``lg[k]`` = floor(log2 k)), O(1) per item whatever the size
     and depth of the global tree. The induced tree is the Cartesian tree
     (smallest depth at the root) of those depths. Statistics and scores
-    are those of the induced nodes' item sets. Same output as
-    :func:`_build_impl` (internal nodes numbered children first, root last).
+    are those of the induced nodes' item sets; ``leaf_sc[i]`` is the score
+    of item i alone (the same ``_score_any`` of its row, computed once).
+    Same output as :func:`_build_impl` (internal nodes numbered children
+    first, root last).
     """
     m = items.shape[0]
     D = vstats.shape[1]
@@ -241,7 +243,7 @@ def _induced_impl(sp, items, gpos, hmin, lg, vstats):
     for k in range(m):
         stats[k, :] = vstats[items[k]]
         size[k] = 1
-        sc[k] = _score_any(stats[k], 1, sp)
+        sc[k] = leaf_sc[items[k]]
     keys = np.empty(m, np.int64)
     for k in range(m):
         keys[k] = gpos[items[k]]

@@ -205,7 +205,7 @@ class TreeGuided(_ProposalProbabilities):
         f = self._f
         if self.trees == "global":
             gpos, hmin, lg = self._lifting()
-            t = Tree(items, f.induced(f.sp, items, gpos, hmin, lg, self.vstats))
+            t = Tree(items, f.induced(f.sp, items, gpos, hmin, lg, self.vstats, self._leaf_sc))
         else:
             t = Tree(items, f.build(f.sp, items, self._local, self._indptr, self._indices,
                                     self._use_graph, self.vstats))
@@ -229,8 +229,12 @@ class TreeGuided(_ProposalProbabilities):
         """(leaf position, sparse table, floor-log2 table) of the global tree,
         for the induced trees (``trees="global"``): ``hmin[0, p]`` is the
         depth of the lowest common ancestor of the leaves at depth-first
-        positions p-1 and p, ``hmin[j, p]`` the minimum of 2^j of them."""
+        positions p-1 and p, ``hmin[j, p]`` the minimum of 2^j of them. Also
+        sets the score of every item alone, ``_leaf_sc``."""
         if self._lift is None:
+            f = self._f
+            self._leaf_sc = np.asarray(f.scores(f.sp, self.vstats, np.ones(len(self.vstats),
+                                                                            np.int64)), float)
             g = self.global_tree()
             n = g.n
             nn = 2 * n - 1
