@@ -363,9 +363,7 @@ class TreeGuided(_ProposalProbabilities):
         if n < 2:
             return StepInfo(False, -math.inf, 0, 0.0, "split")
         logw = tree.node_log_weights(temperature, self.split_floor)
-        w = np.exp(logw)
-        j = int(np.searchsorted(np.cumsum(w), rng.random() * w.sum(), side="right"))
-        j = min(j, n - 2)
+        j = tree.draw_node(temperature, self.split_floor, rng.random())
         nu = n + j
         f = self._f
         assign = np.empty(n, np.int64)
