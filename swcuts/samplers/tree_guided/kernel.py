@@ -426,7 +426,7 @@ class TreeGuided(_ProposalProbabilities):
 
     def _merge(self, state, P_labs, P, rest, anchor_lq, temperature, rng) -> StepInfo:
         self.counts["merge"][0] += 1
-        U = np.sort(np.concatenate([p.items for p in P]))
+        U = np.sort(np.concatenate([p.items for p in P]), kind="stable")  # merges sorted runs
         uinfo = self._info(U)
         Ps = sorted(P, key=lambda i: i.first)
         # The largest label keeps its name; the others move into it.
