@@ -95,9 +95,11 @@ class _ProposalProbabilities:
         (replays are given up once they fall below it)."""
         if tree.n < 2:
             return -math.inf
-        leafpart = np.empty(tree.n, np.int64)
+        big = max(range(len(parts)), key=lambda g: parts[g].size)
+        leafpart = np.full(tree.n, big, np.int64)  # then look up the other parts' leaves
         for g, p in enumerate(parts):
-            leafpart[np.searchsorted(tree.items, p)] = g
+            if g != big:
+                leafpart[np.searchsorted(tree.items, p)] = g
         f = self._f
         args = (f.sp, tree.left, tree.right, tree.parent, tree.stats, tree.size, tree.score,
                 tree.n, leafpart, len(parts), tree.node_log_weights(temperature, self.split_floor),
