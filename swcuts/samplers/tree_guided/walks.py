@@ -154,11 +154,13 @@ def _replay_impl(sp, left, right, parent, stats, size, sc, n, nu, inv_t, log_wne
         r = cur[p]
         prev[t] = r
         if r >= 0:
-            np.add(st[r], stats[Q], st[t])
+            for q in range(D):  # np.add(st[r], stats[Q], st[t]), without the views
+                st[t, q] = st[r, q] + stats[Q, q]
             st_size[t] = st_size[r] + size[Q]
             st_node[t] = -1
         else:
-            st[t, :] = stats[Q]
+            for q in range(D):
+                st[t, q] = stats[Q, q]
             st_size[t] = size[Q]
             st_node[t] = Q
         cur[p] = t
@@ -190,7 +192,8 @@ def _replay_impl(sp, left, right, parent, stats, size, sc, n, nu, inv_t, log_wne
                 s_u = after
                 idx = m
             else:
-                np.add(st[r], stats[Q], tmp)
+                for q in range(D):
+                    tmp[q] = st[r, q] + stats[Q, q]
                 s_u = _score_any(tmp, st_size[r] + size[Q], sp)
             logits[m] = -(gsc[g] + sc[Q] - s_u) * inv_t
             m += 1
