@@ -589,6 +589,11 @@ def test_member_index_follows_every_move():
     assert sorted(lists) == part.used_labels().tolist()
     for lab, lst in lists.items():
         assert np.array_equal(lst, np.flatnonzero(part.labels == lab))
+        # The infos and trees kept with the labels are those of their sets.
+        info = kernel._label_info(state, lab)
+        assert np.array_equal(info.items, lst)
+        np.testing.assert_allclose(info.stats, model.vstats[lst].sum(axis=0), atol=1e-9)
+        assert np.array_equal(kernel._label_tree(lab, info).items, lst)
     assert kernel.counts["split"][1] + kernel.counts["merge"][1] > 0
     assert state.log_pi == pytest.approx(model.log_target(state.labels), abs=1e-7)
 
