@@ -535,6 +535,37 @@ def test_induced_trees_are_the_global_tree_restricted_to_the_set():
         TreeGuided(grey(), trees="global")
 
 
+def test_replayed_split_prices_the_drawn_walk_and_stops_below_a_threshold():
+    """The reverse split's replay (root first) gives the drawn walk's log
+    probability; with a threshold it may stop early, returning an upper
+    bound below the threshold, and never changes a value above it."""
+    from swcuts.samplers.tree_guided.trees import _leaf_groups
+
+    rng = np.random.default_rng(9)
+    model = MixtureModel(rng.normal(size=(150, 2)), "gaussian")
+    for compiled in (True, False):
+        kernel = TreeGuided(model, compiled=compiled)
+        f, tree = kernel._f, kernel.tree(np.arange(150, dtype=np.int64))
+        n = tree.n
+        logw = tree.node_log_weights(1.0, kernel.split_floor)
+        stopped = 0
+        for nu in rng.choice(np.arange(n, 2 * n - 1), 40, replace=False).tolist():
+            assign = np.empty(n, np.int64)
+            lp, _, k = f.walk(f.sp, tree.left, tree.right, tree.parent, tree.stats, tree.size,
+                              tree.score, n, nu, 1.0, kernel.log_wnew, rng.random(n), assign)
+            groups = _leaf_groups(tree.left, tree.right, tree.parent, tree.lo, tree.order,
+                                  tree.size, n, nu, assign)
+            parts = [np.sort(tree.items[groups == g]) for g in range(k)]
+            want = logw[nu - n] + lp
+            assert kernel._split_tree_logsum(tree, parts, 1.0) == pytest.approx(want, abs=1e-9)
+            assert kernel._split_tree_logsum(tree, parts, 1.0, stop=want - 1.0) == pytest.approx(
+                want, abs=1e-9)
+            bound = kernel._split_tree_logsum(tree, parts, 1.0, stop=want + 1.0)
+            assert want - 1e-9 <= bound < want + 1.0
+            stopped += bound > want + 1e-6
+        assert stopped > 0
+
+
 def test_member_index_follows_every_move():
     """The kernel keeps its member index current through global and local
     moves (no pass over all items per move), and exact after another
@@ -558,6 +589,11 @@ def test_member_index_follows_every_move():
     assert sorted(lists) == part.used_labels().tolist()
     for lab, lst in lists.items():
         assert np.array_equal(lst, np.flatnonzero(part.labels == lab))
+        # The infos and trees kept with the labels are those of their sets.
+        info = kernel._label_info(state, lab)
+        assert np.array_equal(info.items, lst)
+        np.testing.assert_allclose(info.stats, model.vstats[lst].sum(axis=0), atol=1e-9)
+        assert np.array_equal(kernel._label_tree(lab, info).items, lst)
     assert kernel.counts["split"][1] + kernel.counts["merge"][1] > 0
     assert state.log_pi == pytest.approx(model.log_target(state.labels), abs=1e-7)
 

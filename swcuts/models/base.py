@@ -10,7 +10,7 @@ __all__ = ["ModelState", "Workspace", "SCORE_IMAGE", "SCORE_MIXTURE"]
 
 #: First entry of the parameter vector a model's ``cluster_score()`` returns:
 #: which cluster score the compiled tree-guided helpers evaluate
-#: (:func:`swcuts.samplers.tree_guided.algorithms._score_any` reads the rest).
+#: (:func:`swcuts.samplers.tree_guided.scores._score_any` reads the rest).
 SCORE_IMAGE = 0.0
 SCORE_MIXTURE = 1.0
 

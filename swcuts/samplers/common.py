@@ -63,21 +63,24 @@ def metropolis_hastings_bound_first(rng, bound: float, exact):
     """The Metropolis-Hastings decision with the uniform drawn first.
 
     Accept iff log u < log α. ``bound`` is an upper bound of log α and
-    ``exact()`` returns the exact log α; it is called only when log u falls
-    below the bound (otherwise the move is rejected whatever its exact
-    ratio: the same decision, for less work).
+    ``exact(stop)`` returns the exact log α; it is called only when log u
+    falls below the bound (otherwise the move is rejected whatever its exact
+    ratio: the same decision, for less work). ``stop`` is log u less
+    :data:`BOUND_SLACK`: ``exact`` may return early any upper bound of
+    log α that lies below ``stop`` (e.g. a partial sum of non-positive
+    terms), which rejects the move as the exact value would.
 
     Returns
     -------
     accepted : bool
     log_alpha : float
-        The exact log α, or the bound when the bound alone rejected.
+        The exact log α, or the bound when a bound alone rejected.
     """
     u = rng.random()
     log_u = math.log(u) if u > 0.0 else -math.inf
     if log_u >= bound + BOUND_SLACK:
         return False, bound
-    log_alpha = exact()
+    log_alpha = exact(log_u - BOUND_SLACK)
     return log_u < log_alpha, log_alpha
 
 

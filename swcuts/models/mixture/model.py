@@ -214,7 +214,7 @@ class MixtureModel:
             With a compiled marginal (:attr:`compiled_likelihood`):
             ``[SCORE_MIXTURE, kind, prior (3), likelihood params...]``, read
             by the compiled score
-            (:func:`swcuts.samplers.tree_guided.algorithms._score_any`);
+            (:func:`swcuts.samplers.tree_guided.scores._score_any`);
             otherwise ``zeros(1)``.
         score : callable or None
             None when the score is compiled, else ``score(stats, n, params)``

@@ -19,9 +19,14 @@ Modules
     The exact proposal probabilities q(X* | X) of splits and merges.
 :mod:`.trees`
     :class:`Tree`, per-set information, the kNN candidate graph.
+:mod:`.scores`
+    Cluster scores s(A) and log d between sets.
+:mod:`.walks`
+    StocInsert walks (drawn), their replays (root first, with an early
+    stop) and the sums over a tree's split paths.
 :mod:`.algorithms`
-    Cluster scores, tree construction, StocInsert walks and split sums
-    (numba, or plain Python with a rebound score).
+    Tree construction, and the helpers handed to the kernel (numba, or
+    plain Python with a rebound score).
 """
 
 from .kernel import TreeGuided

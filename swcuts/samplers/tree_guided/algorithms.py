@@ -1,61 +1,30 @@
-"""Cluster scores, tree construction, StocInsert walks and split sums.
+"""Tree construction, and the helpers the kernel calls (compiled or not).
 
-The numerical core of the tree-guided kernel, written once as plain-Python
-``*_impl`` functions and compiled with numba (``_build``, ``_walk``, ...):
+The tree construction of the tree-guided kernel, written once as
+plain-Python ``*_impl`` functions and compiled with numba:
 
-* :func:`_score_any`, the cluster score s(A) of a set from its summed
-  statistics (the image model's penalised likelihood, or the DP mixture's
-  log α + log Γ(|A|) + log m(x_A));
 * :func:`_build_impl`, the greedy agglomerative tree of a vertex set, and
-  :func:`_induced_impl`, the tree induced on a set by the global tree;
-* :func:`_walk_impl`, the StocInsert walk of a split (drawn or forced), and
-  :func:`_split_logsum_impl`, the sum over the split paths of a tree that
-  yield given parts;
-* log d between sets (:func:`_logd_matrix_impl`) and scores of many sets.
+  :func:`_induced_impl`, the tree induced on a set by the global tree.
 
-:class:`_Fns` hands the kernel either the compiled functions or plain-Python
-copies whose global names ``_score_any`` and ``_walk`` are rebound (to a
-user's score if given); the copies take this module's globals, so the
-``*_impl`` functions and :class:`_Fns` must stay together here. The rules
-these functions implement are derived in ``docs/algorithms/tree_guided.md``.
+:class:`_Fns` hands the kernel either the compiled functions of this
+module, :mod:`.scores` (cluster scores s(A), log d between sets) and
+:mod:`.walks` (StocInsert walks, replays and split sums), or plain-Python
+copies whose global names ``_score_any`` and ``_replay`` are rebound (to a
+user's score if given); the copies take the globals of the three modules. The rules these
+functions implement are derived in ``docs/algorithms/tree_guided.md``.
 """
 
 from __future__ import annotations
 
 import heapq
-import math
 import types
 
 import numpy as np
 from numba import njit
 
-from ...models.base import SCORE_IMAGE
-from ...models.image_kernels import set_score
-from ...models.mixture import log_marginal
-from ...models.mixture.priors import prior_log_factor
-
-
-# ---------------------------------------------------------------------------
-# Cluster scores s(A) from summed statistics (first-class functions)
-# ---------------------------------------------------------------------------
-
-
-@njit(cache=True)
-def _score_any(st, n, sp):
-    """Cluster score of a set with summed statistics ``st`` and ``n`` items.
-
-    ``sp`` is what the model's ``cluster_score()`` returns; ``sp[0]`` selects the model: SCORE_IMAGE, sp[1:] = [C, B, use_hist,
-    use_lin, use_quad, kappa, ridge, a0 + a1, a2, exponent]
-    (:func:`swcuts.models.image_kernels.set_score`); SCORE_MIXTURE,
-    sp[1:] = [likelihood kind, the partition prior's parameters (3,
-    :mod:`swcuts.models.mixture.priors`), likelihood params...] (the
-    potential κ(n) m(x) with log κ(n) = f(n), the prior's cluster factor;
-    log α + lgamma(n) for the DP). The plain-Python helpers rebind this name
-    to a user's score.
-    """
-    if sp[0] == SCORE_IMAGE:
-        return set_score(st, sp)
-    return prior_log_factor(sp[2:5], n, log_marginal(int(sp[1]), st, sp[5:]))
+from . import scores, walks
+from .scores import _logd_matrix, _logd_matrix_impl, _score_any, _scores, _scores_impl
+from .walks import _replay_impl, _split_logsum, _split_logsum_impl, _walk, _walk_impl
 
 
 # ---------------------------------------------------------------------------
@@ -242,184 +211,7 @@ def _build_impl(sp, items, local, indptr, indices, use_graph, vstats):
     return left, right, parent, stats, sc, size, lo, order
 
 
-def _walk_impl(sp, left, right, parent, stats, size, sc, n, nu, inv_t, log_wnew,
-               pure, k, forced, u, assign):
-    """StocInsert from node ``nu`` to the root: the split's group choices.
-
-    Groups start as the leaves of the two children of ``nu``; the sibling
-    subtree Q of every node on the way up (nearest first) joins an open
-    group g with probability ∝ exp(-log d(g, Q) / T) or opens a new group
-    with probability ∝ exp(log_wnew). ``forced``: the choices are those that
-    reproduce the parts ``pure`` (part of every node, which must be ≥ 0 for
-    the children of ``nu`` and every Q; ``k`` parts, group id = part id,
-    open groups visited in ascending id); otherwise the choices are drawn
-    with the uniforms ``u`` (group ids in order of opening). The group of
-    the t-th Q goes to ``assign[t]``. Returns (log probability of the
-    choices, number of Qs, number of groups).
-    """
-    D = stats.shape[1]
-    depth = 0
-    v = parent[nu]
-    while v >= 0:
-        depth += 1
-        v = parent[v]
-    cap = k if forced else depth + 2
-    gstats = np.zeros((cap, D))
-    gsize = np.zeros(cap, np.int64)
-    gsc = np.zeros(cap)
-    gopen = np.zeros(cap, np.bool_)
-    logits = np.empty(cap + 1)
-    gid = np.empty(cap + 1, np.int64)
-    usc = np.empty(cap + 1)
-    tmp = np.empty(D)
-    j = nu - n
-    cl = left[j]
-    cr = right[j]
-    if forced:
-        gl = pure[cl]
-        gr = pure[cr]
-    else:
-        gl = 0
-        gr = 1
-    gstats[gl, :] = stats[cl]
-    gsize[gl] = size[cl]
-    gsc[gl] = sc[cl]
-    gopen[gl] = True
-    gstats[gr, :] = stats[cr]
-    gsize[gr] = size[cr]
-    gsc[gr] = sc[cr]
-    gopen[gr] = True
-    n_open = 2
-    logp = 0.0
-    child = nu
-    v = parent[nu]
-    t = 0
-    while v >= 0:
-        jv = v - n
-        Q = left[jv]
-        if Q == child:
-            Q = right[jv]
-        m = 0
-        top = k if forced else n_open
-        for g in range(top):
-            if gopen[g]:
-                np.add(gstats[g], stats[Q], tmp)
-                s_u = _score_any(tmp, gsize[g] + size[Q], sp)
-                logits[m] = -(gsc[g] + sc[Q] - s_u) * inv_t
-                gid[m] = g
-                usc[m] = s_u
-                m += 1
-        logits[m] = log_wnew
-        gid[m] = -1
-        m += 1
-        mx = logits[0]
-        for i in range(1, m):
-            if logits[i] > mx:
-                mx = logits[i]
-        acc = 0.0
-        for i in range(m):
-            acc += math.exp(logits[i] - mx)
-        lse = mx + math.log(acc)
-        target = -1
-        idx = m - 1
-        if forced:
-            target = pure[Q]
-            for i in range(m - 1):
-                if gid[i] == target:
-                    idx = i
-                    break
-        else:
-            x = u[t]
-            cum = 0.0
-            for i in range(m):
-                cum += math.exp(logits[i] - lse)
-                if x < cum:
-                    idx = i
-                    break
-        logp += logits[idx] - lse
-        g = gid[idx]
-        if g >= 0:
-            np.add(gstats[g], stats[Q], gstats[g])
-            gsize[g] += size[Q]
-            gsc[g] = usc[idx]
-        else:
-            g = target if forced else n_open
-            gstats[g, :] = stats[Q]
-            gsize[g] = size[Q]
-            gsc[g] = sc[Q]
-            gopen[g] = True
-            n_open += 1
-        assign[t] = g
-        child = v
-        v = parent[v]
-        t += 1
-    return logp, t, n_open
-
-
-def _split_logsum_impl(sp, left, right, parent, stats, size, sc, n, leafpart, k,
-                       node_logw, inv_t, log_wnew, best):
-    """log Σ over every path of the split procedure on this tree that yields
-    the parts ``leafpart`` (part id of every leaf, 0..k-1): the nodes ν whose
-    children and off-path subtrees each lie in one part (children in two
-    different parts), each weighted by its node probability and its replayed
-    StocInsert choices. ``best``: the largest single path instead (the
-    negative control). -inf when no path yields the parts."""
-    nn = 2 * n - 1
-    pure = np.empty(nn, np.int64)
-    for v in range(n):
-        pure[v] = leafpart[v]
-    for j in range(n - 1):
-        a = pure[left[j]]
-        b = pure[right[j]]
-        pure[n + j] = a if (a >= 0 and a == b) else -1
-    ok = np.zeros(nn, np.bool_)
-    ok[nn - 1] = True
-    for v in range(nn - 1, n - 1, -1):
-        j = v - n
-        ok[left[j]] = ok[v] and pure[right[j]] >= 0
-        ok[right[j]] = ok[v] and pure[left[j]] >= 0
-    acc = -np.inf
-    no_u = np.empty(0)
-    assign = np.empty(max(n, 1), np.int64)
-    for j in range(n - 1):
-        v = n + j
-        if not ok[v]:
-            continue
-        a = pure[left[j]]
-        b = pure[right[j]]
-        if a < 0 or b < 0 or a == b:
-            continue
-        res = _walk(sp, left, right, parent, stats, size, sc, n, v, inv_t, log_wnew,
-                    pure, k, True, no_u, assign)
-        lp = node_logw[j] + res[0]
-        if best:
-            if lp > acc:
-                acc = lp
-        else:
-            acc = np.logaddexp(acc, lp)
-    return acc
-
-
-def _logd_matrix_impl(sp, SA, sA, nA, SB, sB, nB):
-    """log d between every set of A and every set of B, from their statistics."""
-    out = np.empty((SA.shape[0], SB.shape[0]))
-    tmp = np.empty(SA.shape[1])
-    for i in range(SA.shape[0]):
-        for j in range(SB.shape[0]):
-            np.add(SA[i], SB[j], tmp)
-            out[i, j] = sA[i] + sB[j] - _score_any(tmp, nA[i] + nB[j], sp)
-    return out
-
-
-def _scores_impl(sp, S, n):
-    """Cluster scores of sets with statistics ``S`` (rows) and sizes ``n``."""
-    out = np.empty(S.shape[0])
-    for i in range(S.shape[0]):
-        out[i] = _score_any(S[i], n[i], sp)
-    return out
-
-
-def _induced_impl(sp, items, gpos, hmin, lg, vstats):
+def _induced_impl(sp, items, gpos, hmin, lg, vstats, leaf_sc):
     """The tree of ``items`` (ascending) induced by the global tree.
 
     Every internal node of the induced tree is a node of the global tree
@@ -433,8 +225,10 @@ def _induced_impl(sp, items, gpos, hmin, lg, vstats):
     p..p+2^j-1; ``lg[k]`` = floor(log2 k)), O(1) per item whatever the size
     and depth of the global tree. The induced tree is the Cartesian tree
     (smallest depth at the root) of those depths. Statistics and scores
-    are those of the induced nodes' item sets. Same output as
-    :func:`_build_impl` (internal nodes numbered children first, root last).
+    are those of the induced nodes' item sets; ``leaf_sc[i]`` is the score
+    of item i alone (the same ``_score_any`` of its row, computed once).
+    Same output as :func:`_build_impl` (internal nodes numbered children
+    first, root last).
     """
     m = items.shape[0]
     D = vstats.shape[1]
@@ -449,7 +243,7 @@ def _induced_impl(sp, items, gpos, hmin, lg, vstats):
     for k in range(m):
         stats[k, :] = vstats[items[k]]
         size[k] = 1
-        sc[k] = _score_any(stats[k], 1, sp)
+        sc[k] = leaf_sc[items[k]]
     keys = np.empty(m, np.int64)
     for k in range(m):
         keys[k] = gpos[items[k]]
@@ -530,17 +324,13 @@ def _induced_impl(sp, items, gpos, hmin, lg, vstats):
 
 
 _build = njit(cache=True)(_build_impl)
-_walk = njit(cache=True)(_walk_impl)
-_split_logsum = njit(cache=True)(_split_logsum_impl)
-_logd_matrix = njit(cache=True)(_logd_matrix_impl)
-_scores = njit(cache=True)(_scores_impl)
 _induced = njit(cache=True)(_induced_impl)
 
 
 class _Fns:
-    """The helpers: compiled (the module's numba functions, scores by
-    ``_score_any``) or plain Python — the same functions with the global
-    names ``_score_any`` and ``_walk`` rebound, to a user's score if given."""
+    """The helpers: compiled (the numba functions, scores by ``_score_any``)
+    or plain Python — the same functions with the global names
+    ``_score_any`` and ``_replay`` rebound, to a user's score if given."""
 
     def __init__(self, compiled, sp, score=None):
         self.sp = sp
@@ -550,7 +340,7 @@ class _Fns:
             self.logsum, self.logd = _split_logsum, _logd_matrix
             self.scores, self.induced = _scores, _induced
             return
-        g = dict(globals())
+        g = {**vars(scores), **vars(walks), **globals()}
         g["_score_any"] = _score_any.py_func if score is None else score
         self.score = g["_score_any"]
 
@@ -558,6 +348,6 @@ class _Fns:
             return types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__)
 
         self.build, self.walk = copy(_build_impl), copy(_walk_impl)
-        g["_walk"] = self.walk
+        g["_replay"] = copy(_replay_impl)
         self.logsum, self.logd = copy(_split_logsum_impl), copy(_logd_matrix_impl)
         self.scores, self.induced = copy(_scores_impl), copy(_induced_impl)

@@ -172,6 +172,10 @@ class TreeGuided(_ProposalProbabilities):
         # Caches keyed by vertex set (exact: trees and statistics are functions of the set).
         self._infos = OrderedDict()
         self._trees = OrderedDict()
+        # label -> [its member array from the index, _SetInfo, Tree or None]:
+        # the index replaces a label's array when the label changes, never
+        # edits it, so the same array means the same set (no byte key).
+        self._labels = {}
         self._tree_bytes = 0
         self.tree_cache_bytes = 64 << 20
         self.info_cache_size = max(4096, 4 * n)
@@ -205,7 +209,7 @@ class TreeGuided(_ProposalProbabilities):
         f = self._f
         if self.trees == "global":
             gpos, hmin, lg = self._lifting()
-            t = Tree(items, f.induced(f.sp, items, gpos, hmin, lg, self.vstats))
+            t = Tree(items, f.induced(f.sp, items, gpos, hmin, lg, self.vstats, self._leaf_sc))
         else:
             t = Tree(items, f.build(f.sp, items, self._local, self._indptr, self._indices,
                                     self._use_graph, self.vstats))
@@ -229,8 +233,12 @@ class TreeGuided(_ProposalProbabilities):
         """(leaf position, sparse table, floor-log2 table) of the global tree,
         for the induced trees (``trees="global"``): ``hmin[0, p]`` is the
         depth of the lowest common ancestor of the leaves at depth-first
-        positions p-1 and p, ``hmin[j, p]`` the minimum of 2^j of them."""
+        positions p-1 and p, ``hmin[j, p]`` the minimum of 2^j of them. Also
+        sets the score of every item alone, ``_leaf_sc``."""
         if self._lift is None:
+            f = self._f
+            self._leaf_sc = np.asarray(f.scores(f.sp, self.vstats, np.ones(len(self.vstats),
+                                                                            np.int64)), float)
             g = self.global_tree()
             n = g.n
             nn = 2 * n - 1
@@ -268,6 +276,29 @@ class TreeGuided(_ProposalProbabilities):
         if lst.size > 1 and np.any(lst[1:] < lst[:-1]):
             lst = np.sort(lst)
         return np.ascontiguousarray(lst, dtype=np.int64)
+
+    def _label_info(self, state, label) -> _SetInfo:
+        """:meth:`_info` of the members of ``label``; beyond the member
+        index's check, O(1) while the label is unchanged."""
+        lst = self._members_index(state).members(state.partition, int(label))
+        hit = self._labels.get(int(label))
+        if hit is not None and hit[0] is lst:
+            return hit[1]
+        info = self._info(self._members(state, label))
+        if len(self._labels) > 2 * state.partition.n_labels + 64:
+            self._labels.clear()
+        self._labels[int(label)] = [lst, info, None]
+        return info
+
+    def _label_tree(self, label, info) -> Tree:
+        """The tree of ``info`` (a label's, from :meth:`_label_info`), kept
+        with the label while it is unchanged."""
+        hit = self._labels.get(int(label))
+        if hit is None or hit[1] is not info:
+            return self.tree(info.items)
+        if hit[2] is None:
+            hit[2] = self.tree(info.items)
+        return hit[2]
 
     def _index_moved(self, state, items, old, new) -> None:
         """Bring the member index up to date after ``items`` moved from the
@@ -333,7 +364,7 @@ class TreeGuided(_ProposalProbabilities):
         L = labs.size
         a = int(rng.integers(L))
         c = int(labs[a])
-        cinfo = self._info(self._members(state, c))
+        cinfo = self._label_info(state, c)
         other_labs = np.delete(labs, a)
         others = self._rest_of(state, other_labs)
         if L > 1:
@@ -347,28 +378,25 @@ class TreeGuided(_ProposalProbabilities):
             return self._split(state, c, cinfo, others, anchor_lq, rng, temperature)
         m_labs = other_labs[inM].tolist()
         P_labs = [c] + m_labs
-        P = [cinfo] + [self._info(self._members(state, lab)) for lab in m_labs]
+        P = [cinfo] + [self._label_info(state, lab) for lab in m_labs]
         keep = ~inM
         rest = _Rest(others.stats[keep], others.score[keep], others.n[keep])
         return self._merge(state, P_labs, P, rest, anchor_lq, temperature, rng)
 
     def _split(self, state, c, cinfo, rest, anchor_lq, rng, temperature) -> StepInfo:
         self.counts["split"][0] += 1
-        tree = self.tree(cinfo.items)
+        tree = self._label_tree(c, cinfo)
         n = tree.n
         if n < 2:
             return StepInfo(False, -math.inf, 0, 0.0, "split")
         logw = tree.node_log_weights(temperature, self.split_floor)
-        w = np.exp(logw)
-        j = int(np.searchsorted(np.cumsum(w), rng.random() * w.sum(), side="right"))
-        j = min(j, n - 2)
+        j = tree.draw_node(temperature, self.split_floor, rng.random())
         nu = n + j
         f = self._f
         assign = np.empty(n, np.int64)
-        lp_walk, n_q, n_groups = f.walk(f.sp, tree.left, tree.right, tree.parent,
-                                        tree.stats, tree.size, tree.score, n, nu,
-                                        1.0 / temperature, self.log_wnew,
-                                        np.zeros(1, np.int64), 0, False, rng.random(n), assign)
+        lp_walk, n_q, n_groups = f.walk(f.sp, tree.left, tree.right, tree.parent, tree.stats,
+                                        tree.size, tree.score, n, nu, 1.0 / temperature,
+                                        self.log_wnew, rng.random(n), assign)
         path_lq = anchor_lq + float(logw[j]) + float(lp_walk)
         leafgroup = _leaf_groups(tree.left, tree.right, tree.parent, tree.lo, tree.order,
                                  tree.size, n, nu, assign)
@@ -381,11 +409,9 @@ class TreeGuided(_ProposalProbabilities):
         moved = n - max(p.size for p in parts)
         if rev == -math.inf:
             return StepInfo(False, -math.inf, moved, 0.0, "split")
-
-        def exact_fwd():  # log q(X*|X) >= the drawn path's path_lq
-            if self.ratio == "paper":
-                return path_lq
-            return self._log_q_split(cinfo, rest, pinfos, temperature)
+        # log q(X*|X) is the drawn path's path_lq: with deterministic trees no
+        # other path yields these parts (docs/algorithms/tree_guided.md, (b)),
+        # so the sum over the tree's nodes is not needed.
 
         # The largest part keeps the label c; the others get fresh labels.
         keep = max(range(len(parts)), key=lambda g: parts[g].size)
@@ -396,8 +422,8 @@ class TreeGuided(_ProposalProbabilities):
         if len(movers) == 1:
             fresh = state.partition.fresh_label()
             d = model.delta(state, movers[0], fresh)
-            ok, log_alpha = metropolis_hastings_bound_first(rng, d / temperature + rev - path_lq,
-                                         lambda: d / temperature + rev - exact_fwd())
+            log_a = d / temperature + rev - path_lq
+            ok, log_alpha = metropolis_hastings_bound_first(rng, log_a, lambda stop: log_a)
             if ok:
                 model.apply(state, movers[0], fresh, d)
                 lists[c], lists[fresh] = parts[keep], movers[0]
@@ -411,8 +437,8 @@ class TreeGuided(_ProposalProbabilities):
             model.apply(state, R, fresh, dd)
             fresh_labels.append(fresh)
         d = state.log_pi - log_pi0
-        ok, log_alpha = metropolis_hastings_bound_first(rng, d / temperature + rev - path_lq,
-                                     lambda: d / temperature + rev - exact_fwd())
+        log_a = d / temperature + rev - path_lq
+        ok, log_alpha = metropolis_hastings_bound_first(rng, log_a, lambda stop: log_a)
         if ok:
             self.counts["split"][1] += 1
             lists[c] = parts[keep]
@@ -427,8 +453,6 @@ class TreeGuided(_ProposalProbabilities):
 
     def _merge(self, state, P_labs, P, rest, anchor_lq, temperature, rng) -> StepInfo:
         self.counts["merge"][0] += 1
-        U = np.sort(np.concatenate([p.items for p in P]))
-        uinfo = self._info(U)
         Ps = sorted(P, key=lambda i: i.first)
         # The largest label keeps its name; the others move into it.
         keep = max(range(len(P)), key=lambda g: P[g].n)
@@ -436,15 +460,26 @@ class TreeGuided(_ProposalProbabilities):
         movers = [(P_labs[g], P[g].items) for g in range(len(P)) if g != keep]
         moved = int(sum(R.size for _, R in movers))
         fwd = anchor_lq if self.ratio == "paper" else self._log_q_merge(Ps, rest, temperature)
-        # log q(X|X*) <= the anchor part of the reverse split (no tree needed):
-        # the tree of U and its split paths are built only when that bound
-        # does not already reject the move.
-        rev_bound = self._log_q_anchor(uinfo, rest, temperature)
+        # Upper bounds of log q(X|X*), dearest last: the probability of
+        # drawing the merged label as the anchor, -log L*, times that of an
+        # empty merge set (_log_q_anchor: needs the merged set U), times the
+        # split path's (the tree of U). Each is computed only when the ones
+        # before do not already reject the move.
+        lq_anchor = -math.log(len(rest) + 1)
+        merged = []
 
-        def exact(d):
-            tree = self.tree(uinfo.items)
-            rev = rev_bound + self._split_tree_logsum(tree, [p.items for p in Ps], temperature,
-                                                      best=self.ratio == "paper")
+        def exact(d, stop):
+            U = np.sort(np.concatenate([p.items for p in P]), kind="stable")  # merges sorted runs
+            merged.append(U)
+            rev_bound = self._log_q_anchor(self._info(U), rest, temperature)
+            rest_of_alpha = d / temperature + rev_bound - fwd
+            if rest_of_alpha < stop:
+                return rest_of_alpha
+            # The reverse split's replay stops once log α is known to lie below stop.
+            best = self.ratio == "paper"
+            rev = rev_bound + self._split_tree_logsum(
+                self.tree(U), [p.items for p in Ps], temperature, best=best,
+                stop=-math.inf if best else stop - rest_of_alpha)
             return d / temperature + rev - fwd
 
         model = self.model
@@ -452,14 +487,15 @@ class TreeGuided(_ProposalProbabilities):
         lists = self._members_index(state).lists
 
         def commit():
-            lists[dst] = U
+            lists[dst] = merged[-1]
             for lab, _ in movers:
                 lists.pop(lab, None)
 
         if len(movers) == 1:
             R = movers[0][1]
             d = model.delta(state, R, dst)
-            ok, log_alpha = metropolis_hastings_bound_first(rng, d / temperature + rev_bound - fwd, lambda: exact(d))
+            ok, log_alpha = metropolis_hastings_bound_first(
+                rng, d / temperature + lq_anchor - fwd, lambda stop: exact(d, stop))
             if ok:
                 model.apply(state, R, dst, d)
                 commit()
@@ -470,7 +506,8 @@ class TreeGuided(_ProposalProbabilities):
             dd = model.delta(state, R, dst)
             model.apply(state, R, dst, dd)
         d = state.log_pi - log_pi0
-        ok, log_alpha = metropolis_hastings_bound_first(rng, d / temperature + rev_bound - fwd, lambda: exact(d))
+        ok, log_alpha = metropolis_hastings_bound_first(
+            rng, d / temperature + lq_anchor - fwd, lambda stop: exact(d, stop))
         if ok:
             commit()
             self.counts["merge"][1] += 1

@@ -89,18 +89,25 @@ class _ProposalProbabilities:
         return lp.reshape(ld.shape), l1p.reshape(ld.shape)
 
     # ------------------------------------------------ proposal probabilities
-    def _split_tree_logsum(self, tree, parts, temperature, best=False) -> float:
-        """log Σ over the split paths of ``tree`` that yield ``parts``."""
+    def _split_tree_logsum(self, tree, parts, temperature, best=False, stop=-math.inf) -> float:
+        """log Σ over the split paths of ``tree`` that yield ``parts``; with
+        a finite ``stop``, possibly an upper bound of it below ``stop``
+        (replays are given up once they fall below it)."""
         if tree.n < 2:
             return -math.inf
-        leafpart = np.empty(tree.n, np.int64)
+        big = max(range(len(parts)), key=lambda g: parts[g].size)
+        leafpart = np.full(tree.n, big, np.int64)  # then look up the other parts' leaves
         for g, p in enumerate(parts):
-            leafpart[np.searchsorted(tree.items, p)] = g
+            if g != big:
+                leafpart[np.searchsorted(tree.items, p)] = g
         f = self._f
-        return float(f.logsum(f.sp, tree.left, tree.right, tree.parent,
-                              tree.stats, tree.size, tree.score, tree.n, leafpart, len(parts),
-                              tree.node_log_weights(temperature, self.split_floor),
-                              1.0 / temperature, self.log_wnew, best))
+        args = (f.sp, tree.left, tree.right, tree.parent, tree.stats, tree.size, tree.score,
+                tree.n, leafpart, len(parts), tree.node_log_weights(temperature, self.split_floor),
+                1.0 / temperature, self.log_wnew, best)
+        acc, complete = f.logsum(*args, stop)
+        if not complete and acc >= stop:  # several unfinished paths (not with these trees)
+            acc, complete = f.logsum(*args, -math.inf)
+        return float(acc)
 
     def _log_q_anchor(self, c_info, rest, temperature) -> float:
         """log probability that a global move picks ``c_info`` as its anchor

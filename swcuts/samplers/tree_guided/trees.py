@@ -45,6 +45,7 @@ class Tree:
         n = self.n
         self.logd = self.score[self.left] + self.score[self.right] - self.score[n:]
         self._logw = None
+        self._cumw = None
 
     @property
     def root(self) -> int:
@@ -66,9 +67,20 @@ class Tree:
             self._logw = (key, _floored_log_softmax(self.logd / temperature, floor))
         return self._logw[1]
 
+    def draw_node(self, temperature, floor, u) -> int:
+        """j of the internal node n + j that a split draws (probability
+        exp(node_log_weights)) with the uniform ``u``; the cumulative weights
+        are kept with the node weights, so a draw is O(log n)."""
+        logw = self.node_log_weights(temperature, floor)
+        if self._cumw is None or self._cumw[0] is not logw:
+            w = np.exp(logw)
+            self._cumw = (logw, np.cumsum(w), w.sum())
+        _, cum, total = self._cumw
+        return min(int(np.searchsorted(cum, u * total, side="right")), self.n - 2)
+
     @property
     def nbytes(self) -> int:
-        return int(self.stats.nbytes + 8 * 8 * self.n)
+        return int(self.stats.nbytes + 10 * 8 * self.n)  # + node weights and their sums
 
 
 def _floored_log_softmax(x, floor) -> np.ndarray:

@@ -1,0 +1,59 @@
+"""Cluster scores s(A) of sets from their summed statistics.
+
+:func:`_score_any` is the score the tree-guided kernel's dissimilarity
+log d(A, B) = s(A) + s(B) - s(A ∪ B) is made of (the model's arithmetic,
+called, not repeated); :func:`_logd_matrix_impl` and :func:`_scores_impl`
+apply it to many sets. See ``docs/algorithms/tree_guided.md``
+("Dissimilarity").
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ...models.base import SCORE_IMAGE
+from ...models.image_kernels import set_score
+from ...models.mixture import log_marginal
+from ...models.mixture.priors import prior_log_factor
+
+
+@njit(cache=True)
+def _score_any(st, n, sp):
+    """Cluster score of a set with summed statistics ``st`` and ``n`` items.
+
+    ``sp`` is what the model's ``cluster_score()`` returns; ``sp[0]`` selects the model: SCORE_IMAGE, sp[1:] = [C, B, use_hist,
+    use_lin, use_quad, kappa, ridge, a0 + a1, a2, exponent]
+    (:func:`swcuts.models.image_kernels.set_score`); SCORE_MIXTURE,
+    sp[1:] = [likelihood kind, the partition prior's parameters (3,
+    :mod:`swcuts.models.mixture.priors`), likelihood params...] (the
+    potential κ(n) m(x) with log κ(n) = f(n), the prior's cluster factor;
+    log α + lgamma(n) for the DP). The plain-Python helpers rebind this name
+    to a user's score.
+    """
+    if sp[0] == SCORE_IMAGE:
+        return set_score(st, sp)
+    return prior_log_factor(sp[2:5], n, log_marginal(int(sp[1]), st, sp[5:]))
+
+
+def _logd_matrix_impl(sp, SA, sA, nA, SB, sB, nB):
+    """log d between every set of A and every set of B, from their statistics."""
+    out = np.empty((SA.shape[0], SB.shape[0]))
+    tmp = np.empty(SA.shape[1])
+    for i in range(SA.shape[0]):
+        for j in range(SB.shape[0]):
+            np.add(SA[i], SB[j], tmp)
+            out[i, j] = sA[i] + sB[j] - _score_any(tmp, nA[i] + nB[j], sp)
+    return out
+
+
+def _scores_impl(sp, S, n):
+    """Cluster scores of sets with statistics ``S`` (rows) and sizes ``n``."""
+    out = np.empty(S.shape[0])
+    for i in range(S.shape[0]):
+        out[i] = _score_any(S[i], n[i], sp)
+    return out
+
+
+_logd_matrix = njit(cache=True)(_logd_matrix_impl)
+_scores = njit(cache=True)(_scores_impl)

@@ -1,0 +1,270 @@
+"""StocInsert walks of a split: drawn, replayed, and summed over a tree.
+
+* :func:`_walk_impl` draws the group choices of a split at a node ν, from
+  ν up to the root (the move itself);
+* :func:`_replay_impl` gives the log probability of the choices that
+  reproduce given parts, taken from the root down so that it can stop as
+  soon as the probability is known to lie below a threshold;
+* :func:`_split_logsum_impl` sums that over the nodes of a tree whose split
+  can yield the parts (at most one with deterministic trees).
+
+Plain Python, compiled below; :class:`.algorithms._Fns` rebinds
+``_score_any`` and ``_replay`` in plain-Python copies. The rules are
+derived in ``docs/algorithms/tree_guided.md`` ("Global move", "Where the
+paper's ratio is not exact").
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from .scores import _score_any
+
+
+def _walk_impl(sp, left, right, parent, stats, size, sc, n, nu, inv_t, log_wnew, u, assign):
+    """StocInsert from node ``nu`` to the root: the split's group choices.
+
+    Groups start as the leaves of the two children of ``nu`` (groups 0 and
+    1); the sibling subtree Q of every node on the way up (nearest first)
+    joins an open group g with probability ∝ exp(-log d(g, Q) / T) or opens
+    a new group with probability ∝ exp(log_wnew), drawn with the uniforms
+    ``u`` (group ids in order of opening). The group of the t-th Q goes to
+    ``assign[t]``. Returns (log probability of the choices, number of Qs,
+    number of groups).
+    """
+    D = stats.shape[1]
+    depth = 0
+    v = parent[nu]
+    while v >= 0:
+        depth += 1
+        v = parent[v]
+    cap = depth + 2
+    gstats = np.zeros((cap, D))
+    gsize = np.zeros(cap, np.int64)
+    gsc = np.zeros(cap)
+    logits = np.empty(cap + 1)
+    usc = np.empty(cap + 1)
+    tmp = np.empty(D)
+    j = nu - n
+    for g in range(2):
+        c = left[j] if g == 0 else right[j]
+        gstats[g, :] = stats[c]
+        gsize[g] = size[c]
+        gsc[g] = sc[c]
+    n_open = 2
+    logp = 0.0
+    child = nu
+    v = parent[nu]
+    t = 0
+    while v >= 0:
+        jv = v - n
+        Q = left[jv]
+        if Q == child:
+            Q = right[jv]
+        for g in range(n_open):
+            np.add(gstats[g], stats[Q], tmp)
+            usc[g] = _score_any(tmp, gsize[g] + size[Q], sp)
+            logits[g] = -(gsc[g] + sc[Q] - usc[g]) * inv_t
+        logits[n_open] = log_wnew
+        m = n_open + 1
+        mx = logits[0]
+        for i in range(1, m):
+            if logits[i] > mx:
+                mx = logits[i]
+        acc = 0.0
+        for i in range(m):
+            acc += math.exp(logits[i] - mx)
+        lse = mx + math.log(acc)
+        idx = m - 1
+        cum = 0.0
+        for i in range(m):
+            cum += math.exp(logits[i] - lse)
+            if u[t] < cum:
+                idx = i
+                break
+        logp += logits[idx] - lse
+        if idx < n_open:
+            np.add(gstats[idx], stats[Q], gstats[idx])
+            gsize[idx] += size[Q]
+            gsc[idx] = usc[idx]
+        else:
+            idx = n_open
+            gstats[idx, :] = stats[Q]
+            gsize[idx] = size[Q]
+            gsc[idx] = sc[Q]
+            n_open += 1
+        assign[t] = idx
+        child = v
+        v = parent[v]
+        t += 1
+    return logp, t, n_open
+
+
+def _replay_impl(sp, left, right, parent, stats, size, sc, n, nu, inv_t, log_wnew, pure, k,
+                 stop):
+    """log probability that the walk of :func:`_walk_impl` from ``nu``
+    yields the parts ``pure`` (part of every node, ≥ 0 for the children of
+    ``nu`` and every off-path subtree; ``k`` parts, group id = part id).
+
+    Each choice is forced (the part of Q has an open group: join it; else
+    open one), and its log probability is the walk's, term for term and
+    bit for bit: a first pass adds up the groups' statistics from ``nu``
+    upwards, as the walk does, keeping the group each choice changed; the
+    choices' probabilities are then taken from the root down, where the
+    caterpillar-like trees of the DP score put most of the improbable
+    choices. Every term is ≤ 0, so the sum so far bounds the whole from
+    above: the replay stops as soon as it falls below ``stop`` (-inf never
+    stops). Returns (log probability, or the sum so far when stopped;
+    whether the replay reached ``nu``).
+    """
+    D = stats.shape[1]
+    T = 0
+    v = parent[nu]
+    while v >= 0:
+        T += 1
+        v = parent[v]
+    # Group states: 0..T-1 the group changed by choice t, after it; T and
+    # T + 1 the children of nu. st_node: the tree node whose statistics the
+    # state holds (its score is then sc[node]), -1 after a join.
+    st = np.empty((T + 2, D))
+    st_size = np.empty(T + 2, np.int64)
+    st_node = np.empty(T + 2, np.int64)
+    cur = np.full(k, -1, np.int64)  # state of every group (-1: not open)
+    prev = np.empty(T, np.int64)  # state of the group of choice t before it
+    Qs = np.empty(T, np.int64)
+    j = nu - n
+    for side in range(2):
+        c = left[j] if side == 0 else right[j]
+        st[T + side, :] = stats[c]
+        st_size[T + side] = size[c]
+        st_node[T + side] = c
+        cur[pure[c]] = T + side
+    child = nu
+    v = parent[nu]
+    for t in range(T):
+        jv = v - n
+        Q = left[jv]
+        if Q == child:
+            Q = right[jv]
+        Qs[t] = Q
+        p = pure[Q]
+        r = cur[p]
+        prev[t] = r
+        if r >= 0:
+            for q in range(D):  # np.add(st[r], stats[Q], st[t]), without the views
+                st[t, q] = st[r, q] + stats[Q, q]
+            st_size[t] = st_size[r] + size[Q]
+            st_node[t] = -1
+        else:
+            for q in range(D):
+                st[t, q] = stats[Q, q]
+            st_size[t] = size[Q]
+            st_node[t] = Q
+        cur[p] = t
+        child = v
+        v = parent[v]
+    gsc = np.zeros(k)  # score of every open group after the choice being priced
+    for g in range(k):
+        r = cur[g]
+        if r >= 0:
+            gsc[g] = sc[st_node[r]] if st_node[r] >= 0 else _score_any(st[r], st_size[r], sp)
+    logits = np.empty(k + 1)
+    tmp = np.empty(D)
+    logp = 0.0
+    for t in range(T - 1, -1, -1):
+        Q = Qs[t]
+        p = pure[Q]
+        after = gsc[p]  # score of group p after joining Q: the walk's usc[p]
+        r = prev[t]
+        cur[p] = r
+        if r >= 0:
+            gsc[p] = sc[st_node[r]] if st_node[r] >= 0 else _score_any(st[r], st_size[r], sp)
+        m = 0
+        idx = -1
+        for g in range(k):
+            r = cur[g]
+            if r < 0:
+                continue
+            if g == p:
+                s_u = after
+                idx = m
+            else:
+                for q in range(D):
+                    tmp[q] = st[r, q] + stats[Q, q]
+                s_u = _score_any(tmp, st_size[r] + size[Q], sp)
+            logits[m] = -(gsc[g] + sc[Q] - s_u) * inv_t
+            m += 1
+        logits[m] = log_wnew
+        if idx < 0:
+            idx = m
+        m += 1
+        mx = logits[0]
+        for i in range(1, m):
+            if logits[i] > mx:
+                mx = logits[i]
+        acc = 0.0
+        for i in range(m):
+            acc += math.exp(logits[i] - mx)
+        logp += logits[idx] - (mx + math.log(acc))
+        if logp < stop:
+            return logp, False
+    return logp, True
+
+
+def _split_logsum_impl(sp, left, right, parent, stats, size, sc, n, leafpart, k,
+                       node_logw, inv_t, log_wnew, best, stop):
+    """log Σ over every path of the split procedure on this tree that yields
+    the parts ``leafpart`` (part id of every leaf, 0..k-1): the nodes ν whose
+    children and off-path subtrees each lie in one part (children in two
+    different parts), each weighted by its node probability and its replayed
+    StocInsert choices. ``best``: the largest single path instead (the
+    negative control). -inf when no path yields the parts.
+
+    ``stop``: a path whose replay falls below it is left unfinished and
+    counted with its partial (larger) probability. Returns (the log sum,
+    True) when every path was finished, else (an upper bound of it, False).
+    With deterministic trees there is at most one path (docs), so an
+    unfinished sum lies below ``stop``.
+    """
+    nn = 2 * n - 1
+    pure = np.empty(nn, np.int64)
+    for v in range(n):
+        pure[v] = leafpart[v]
+    for j in range(n - 1):
+        a = pure[left[j]]
+        b = pure[right[j]]
+        pure[n + j] = a if (a >= 0 and a == b) else -1
+    ok = np.zeros(nn, np.bool_)
+    ok[nn - 1] = True
+    for v in range(nn - 1, n - 1, -1):
+        j = v - n
+        ok[left[j]] = ok[v] and pure[right[j]] >= 0
+        ok[right[j]] = ok[v] and pure[left[j]] >= 0
+    acc = -np.inf
+    complete = True
+    for j in range(n - 1):
+        v = n + j
+        if not ok[v]:
+            continue
+        a = pure[left[j]]
+        b = pure[right[j]]
+        if a < 0 or b < 0 or a == b:
+            continue
+        res = _replay(sp, left, right, parent, stats, size, sc, n, v, inv_t, log_wnew,
+                      pure, k, stop - node_logw[j])
+        lp = node_logw[j] + res[0]
+        complete = complete and res[1]
+        if best:
+            if lp > acc:
+                acc = lp
+        else:
+            acc = np.logaddexp(acc, lp)
+    return acc, complete
+
+
+_walk = njit(cache=True)(_walk_impl)
+_replay = njit(cache=True)(_replay_impl)
+_split_logsum = njit(cache=True)(_split_logsum_impl)
