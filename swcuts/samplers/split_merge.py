@@ -110,18 +110,28 @@ __all__ = ["SplitMerge", "RandomSplit"]
 _LOG2 = math.log(2.0)
 
 
-def _log_sigmoid(x: float) -> float:
+@njit(cache=True)
+def _log_sigmoid_c(x):
     """log(1 / (1 + e^-x)), stable for every x (including ±inf)."""
     if x >= 0.0:
         return -math.log1p(math.exp(-x))
     return x - math.log1p(math.exp(x))
 
 
-@njit(cache=True)
-def _log_sigmoid_c(x):
-    if x >= 0.0:
-        return -math.log1p(math.exp(-x))
-    return x - math.log1p(math.exp(x))
+@njit(cache=True, inline="always")
+def _choose_side(x, a, forced, target, u, idx):
+    """The restricted Gibbs choice of item ``idx`` of S, now on side ``a``:
+    it moves to the other side with probability σ(x), x = Δ log π / T of
+    the move (drawn with ``u[idx]``, or forced: it moves iff ``target[idx]
+    != a``). Returns (move, log of the probability of the outcome)."""
+    lp_move = _log_sigmoid_c(x)
+    if forced:
+        move = target[idx] != a
+    else:
+        move = u[idx] < math.exp(lp_move)
+    if move:
+        return True, lp_move
+    return False, _log_sigmoid_c(-x)
 
 
 @njit(cache=True)
@@ -161,21 +171,14 @@ def _scan_image(S, side, labs, inv_t, u, target, f_state, labels, size, free_sta
         d += join_regions(R1, 1, lb, area[k], False, labels, indptr, indices, comp_root, comp_area,
                           in_r, mark, roots, fp)
         d += boundary_delta(fp[FP_BOUNDARY], R1, 1, lb, labels, indptr, indices, bw, in_r)
-        x = d * inv_t
-        lp_move = _log_sigmoid_c(x)
-        if forced:
-            move = target[idx] != a
-        else:
-            move = u[idx] < math.exp(lp_move)
+        move, lp = _choose_side(d * inv_t, a, forced, target, u, idx)
+        log_q += lp
         if move:
-            log_q += lp_move
             apply_move_cached(R1, 1, la, lb, labels, size, free_stack, n_free, lstats, lloglik, sR,
                               ll_rest, ll_new, comp_root, comp_area, indptr, indices, area, mark,
                               visited)
             side[idx] = b
             f_state[0] += d
-        else:
-            log_q += _log_sigmoid_c(-x)
     return log_q
 
 
@@ -210,20 +213,13 @@ def _scan_mixture(S, side, labs, inv_t, u, target, labels, size, free_stack, n_f
         d_join, ll_b = item_join(k, lb, size, lstats, lloglik, vstats, kind, params, prior,
                                  st_b)
         d = d_leave + d_join
-        x = d * inv_t
-        lp_move = _log_sigmoid_c(x)
-        if forced:
-            move = target[idx] != a
-        else:
-            move = u[idx] < math.exp(lp_move)
+        move, lp = _choose_side(d * inv_t, a, forced, target, u, idx)
+        log_q += lp
         if move:
-            log_q += lp_move
             item_move(k, la, lb, labels, size, free_stack, n_free, lstats, lloglik, st_a, ll_a,
                       st_b, ll_b, one)
             side[idx] = b
             total += d
-        else:
-            log_q += _log_sigmoid_c(-x)
     return log_q, total
 
 
@@ -371,24 +367,20 @@ class SplitMerge:
             return float(log_q)
         model = self.model
         one = self._one
+        forced = target is not None
+        u = self._no_u if u is None else u
+        target = self._no_side if target is None else target
         log_q = 0.0
         for idx in range(S.size):
             a = int(side[idx])
             b = 1 - a
             one[0] = S[idx]
             d = model.delta(state, one, labs[b])
-            x = d / temperature
-            lp_move = _log_sigmoid(x)
-            if target is None:
-                move = u[idx] < math.exp(lp_move)
-            else:
-                move = int(target[idx]) != a
+            move, lp = _choose_side(d / temperature, a, forced, target, u, idx)
+            log_q += lp
             if move:
-                log_q += lp_move
                 model.apply(state, one, labs[b], d)
                 side[idx] = b
-            else:
-                log_q += _log_sigmoid(-x)
         return log_q
 
     def _scan_compiled(self, state, S, side, labs, temperature, u, target) -> float:
