@@ -31,6 +31,7 @@ MODULES = [
     "swcuts.flow_refine",
     "swcuts.protocols",
     "swcuts.multilevel_anneal",
+    "swcuts.samplers.common",
 ]
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from ..partition import MemberIndex
 from ..primitives import find
 
 __all__ = [
@@ -251,6 +252,109 @@ def draw_anchor_pair(edges, n, rng):
     i = int(rng.integers(n))
     j = int(rng.integers(n - 1))
     return i, (j + 1 if j >= i else j)
+
+
+def refuse_fixed_labels(model, who_needs: str) -> None:
+    """Refuse a model whose labels are values rather than names
+    (``fixed_labels``, e.g. Potts): moves that create fresh labels need names.
+
+    Parameters
+    ----------
+    model : partition model
+    who_needs : str
+        The start of the message's second half, e.g. ``"split-merge needs"``.
+
+    Raises
+    ------
+    ValueError
+        If ``model.fixed_labels`` is true.
+
+    Examples
+    --------
+    >>> class Potts:
+    ...     fixed_labels = True
+    >>> refuse_fixed_labels(Potts(), "split-merge needs")
+    Traceback (most recent call last):
+    ...
+    ValueError: Potts has a fixed label set; split-merge needs a partition model whose labels are names
+    """
+    if getattr(model, "fixed_labels", False):
+        raise ValueError(f"{type(model).__name__} has a fixed label set; {who_needs} "
+                         "a partition model whose labels are names")
+
+
+def check_anchors(anchors, graph, without_graph: str, allowed: tuple) -> str:
+    """The anchor rule of a split-merge-type kernel: ``anchors`` checked
+    against ``allowed``, None meaning ``"edge"`` with a graph and
+    ``without_graph`` without one.
+
+    Parameters
+    ----------
+    anchors : str or None
+    graph : RegionGraph or None
+        The model's graph.
+    without_graph : str
+        The default when there is no graph.
+    allowed : tuple of str
+        The rules the kernel offers.
+
+    Returns
+    -------
+    str
+        The rule.
+
+    Raises
+    ------
+    ValueError
+        For a rule not in ``allowed``, or ``"edge"`` without a graph.
+
+    Examples
+    --------
+    >>> check_anchors(None, None, "pair", ("edge", "pair"))
+    'pair'
+    >>> check_anchors("edge", None, "pair", ("edge", "pair"))
+    Traceback (most recent call last):
+    ...
+    ValueError: edge anchors need a model with a graph
+    """
+    if anchors is None:
+        anchors = "edge" if graph is not None else without_graph
+    if anchors not in allowed:
+        names = [f"'{a}'" for a in allowed]
+        raise ValueError(f"anchors must be {', '.join(names[:-1])} or {names[-1]}, got {anchors!r}")
+    if anchors == "edge" and graph is None:
+        raise ValueError("edge anchors need a model with a graph")
+    return anchors
+
+
+def state_member_index(cache, state) -> MemberIndex:
+    """The :class:`~swcuts.partition.MemberIndex` a kernel keeps for
+    ``state`` in ``cache`` (a ``weakref.WeakKeyDictionary``), made on first use.
+
+    Examples
+    --------
+    >>> import weakref
+    >>> class State: ...
+    >>> cache, state = weakref.WeakKeyDictionary(), State()
+    >>> state_member_index(cache, state) is state_member_index(cache, state)
+    True
+    """
+    idx = cache.get(state)
+    if idx is None:
+        idx = cache[state] = MemberIndex()
+    return idx
+
+
+def acceptance_rates(counts: dict, skip: str = None) -> dict:
+    """Accepted / proposed per move type of a ``{move: [proposed,
+    accepted]}`` record (NaN before any proposal), leaving out ``skip``.
+
+    Examples
+    --------
+    >>> acceptance_rates({"split": [4, 1], "merge": [0, 0], "noop": [3, 0]}, skip="noop")
+    {'split': 0.25, 'merge': nan}
+    """
+    return {k: (a / p if p else float("nan")) for k, (p, a) in counts.items() if k != skip}
 
 
 class CutScratch:

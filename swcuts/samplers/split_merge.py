@@ -102,7 +102,8 @@ from ..models.image_kernels import (FP_BOUNDARY, apply_move_cached, join_label, 
                                     leave_label, vertex_leave_regions)
 from ..models.mixture import item_join, item_leave, item_move
 from ..partition import MemberIndex
-from .common import StepInfo, draw_anchor_pair, metropolis_hastings, seed_compiled_rng
+from .common import (StepInfo, acceptance_rates, check_anchors, draw_anchor_pair, metropolis_hastings,
+                     refuse_fixed_labels, seed_compiled_rng, state_member_index)
 from .compiled import CompiledWorkspace
 
 __all__ = ["SplitMerge", "RandomSplit"]
@@ -283,9 +284,7 @@ class SplitMerge:
 
     def __init__(self, model, q=None, *, t=5, M=1, R=1, random_split=False, anchors=None,
                  compiled=None):
-        if getattr(model, "fixed_labels", False):
-            raise ValueError(f"{type(model).__name__} has a fixed label set; split-merge needs "
-                             "a partition model whose labels are names")
+        refuse_fixed_labels(model, "split-merge needs")
         for nm, val in (("t", t), ("M", M), ("R", R)):
             if isinstance(val, bool) or not isinstance(val, (int, np.integer)) or val < 0:
                 raise ValueError(f"{nm} must be a non-negative integer, got {val!r}")
@@ -295,14 +294,8 @@ class SplitMerge:
         self.random_split = bool(random_split)
         if self.random_split:
             self.name = "random-split"
-        if anchors is None:
-            anchors = "edge" if self.graph is not None else "pair"
-        if anchors not in ("edge", "pair"):
-            raise ValueError(f"anchors must be 'edge' or 'pair', got {anchors!r}")
-        if anchors == "edge" and self.graph is None:
-            raise ValueError("edge anchors need a model with a graph")
-        self.anchors = anchors
-        self._edges = self.graph.edges if anchors == "edge" else None
+        self.anchors = check_anchors(anchors, self.graph, "pair", ("edge", "pair"))
+        self._edges = self.graph.edges if self.anchors == "edge" else None
         mixture = bool(getattr(model, "compiled_likelihood", False))
         available = bool(getattr(model, "compiled", False))
         if compiled and not (available or mixture):
@@ -327,10 +320,7 @@ class SplitMerge:
 
     # -------------------------------------------------------------- helpers
     def _members_index(self, state) -> MemberIndex:
-        idx = self._index.get(state)
-        if idx is None:
-            idx = self._index[state] = MemberIndex()
-        return idx
+        return state_member_index(self._index, state)
 
     def _draw_anchors(self, rng):
         """(i, j), independent of the state; None if no pair exists."""
@@ -574,7 +564,7 @@ class SplitMerge:
 
     def acceptance_rates(self) -> dict:
         """Accepted / proposed per move type (NaN before any proposal)."""
-        return {k: (a / p if p else float("nan")) for k, (p, a) in self.counts.items()}
+        return acceptance_rates(self.counts)
 
 
 class RandomSplit(SplitMerge):
