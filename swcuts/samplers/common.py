@@ -224,6 +224,26 @@ def cut_summary(R, labels, indptr, indices, edge_ids, q, log1mq, in_r, acc_log, 
     return labs, s_log, s_q, cnt
 
 
+@njit(cache=True)
+def draw_normalized(x, lse, r):
+    """Inverse-CDF draw of an index of ``x`` with probability
+    ``exp(x[h] - lse)`` (``lse`` = log Σ exp x) from the uniform ``r``; the
+    last index when rounding leaves ``r`` beyond the sum.
+
+    Examples
+    --------
+    >>> x = np.log(np.array([0.25, 0.75]))
+    >>> int(draw_normalized(x, 0.0, 0.2)), int(draw_normalized(x, 0.0, 0.3))
+    (0, 1)
+    """
+    acc = 0.0
+    for h in range(x.size):
+        acc += math.exp(x[h] - lse)
+        if r < acc:
+            return h
+    return x.size - 1
+
+
 def edge_arrays(graph, q):
     """The edge probabilities ``q`` checked against ``graph`` (one per
     edge) as a float array, and log(1 - q) (−inf where q = 1)."""

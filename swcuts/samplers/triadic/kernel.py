@@ -11,8 +11,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...partition import MemberIndex
-from ..common import (StepInfo, acceptance_rates, check_anchors, draw_anchor_pair, metropolis_hastings,
-                      refuse_fixed_labels, state_member_index)
+from ..common import (StepInfo, acceptance_rates, check_anchors, draw_anchor_pair, draw_normalized,
+                      metropolis_hastings, refuse_fixed_labels, state_member_index)
 from .allocation import _allocate_mixture
 
 __all__ = ["Triadic", "Proposal", "MOVES"]
@@ -284,18 +284,7 @@ class Triadic:
                 lse = mx
             else:
                 lse = mx + math.log(sum(math.exp(v - mx) for v in x))
-            if forced is None:
-                # Inverse CDF on the normalised probabilities.
-                r = u[s]
-                g = nt - 1
-                acc = 0.0
-                for h in range(nt):
-                    acc += math.exp(x[h] - lse)
-                    if r < acc:
-                        g = h
-                        break
-            else:
-                g = int(forced[s])
+            g = int(forced[s]) if forced is not None else int(draw_normalized(np.array(x), lse, u[s]))
             lp = x[g] - lse
             log_q += lp if not math.isnan(lp) else -math.inf
             model.apply(state, one, targets[g], d[g])
