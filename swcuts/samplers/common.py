@@ -92,6 +92,19 @@ def seed_compiled_rng(rng) -> None:
     _seed(int(rng.integers(0, 2**31 - 1)))
 
 
+@njit(cache=True, inline="always")
+def wolff_add(u, q_on, lab, labels, mark, Rbuf, n):
+    """One edge of Wolff growth: the neighbour ``u``, if unmarked and of
+    label ``lab``, joins the component ``Rbuf[:n]`` when its edge turns on
+    (probability ``q_on``; the uniform is drawn only then). Returns the new
+    size of the component."""
+    if mark[u] or labels[u] != lab or not np.random.random() < q_on:
+        return n
+    mark[u] = 1
+    Rbuf[n] = u
+    return n + 1
+
+
 @njit(cache=True)
 def grow_into(seed, labels, q, indptr, indices, edge_ids, mark, Rbuf, vy=None, vx=None, win=None):
     """Wolff growth: the connected component of ``seed`` when every edge
@@ -114,14 +127,9 @@ def grow_into(seed, labels, q, indptr, indices, edge_ids, mark, Rbuf, vy=None, v
         head += 1
         for p in range(indptr[v], indptr[v + 1]):
             u = indices[p]
-            if mark[u] or labels[u] != lab:
-                continue
             if win is not None and not (win[0] <= vy[u] < win[1] and win[2] <= vx[u] < win[3]):
                 continue
-            if np.random.random() < q[edge_ids[p]]:
-                mark[u] = 1
-                Rbuf[n] = u
-                n += 1
+            n = wolff_add(u, q[edge_ids[p]], lab, labels, mark, Rbuf, n)
     for t in range(n):
         mark[Rbuf[t]] = 0
     return n
@@ -345,6 +353,35 @@ def check_anchors(anchors, graph, without_graph: str, allowed: tuple) -> str:
     if anchors == "edge" and graph is None:
         raise ValueError("edge anchors need a model with a graph")
     return anchors
+
+
+def repeat_move(move, n, state, rng, temperature):
+    """Make ``n`` moves ``move(state, rng, temperature)`` (each returning a
+    :class:`StepInfo`), as an iteration of several updates does.
+
+    Returns
+    -------
+    accepted : bool
+        Whether any move was accepted.
+    moved : int
+        Vertices relabelled by the accepted moves.
+    log_alpha : float
+        The last move's log acceptance ratio (0.0 when n = 0).
+
+    Examples
+    --------
+    >>> infos = iter([StepInfo(True, -0.5, 3), StepInfo(False, -2.0, 4)])
+    >>> repeat_move(lambda state, rng, t: next(infos), 2, None, None, 1.0)
+    (True, 3, -2.0)
+    """
+    accepted, moved, log_alpha = False, 0, 0.0
+    for _ in range(n):
+        info = move(state, rng, temperature)
+        log_alpha = info.log_accept_ratio
+        if info.accepted:
+            accepted = True
+            moved += info.moved
+    return accepted, moved, log_alpha
 
 
 def state_member_index(cache, state) -> MemberIndex:

@@ -103,7 +103,7 @@ from ..models.image_kernels import (FP_BOUNDARY, apply_move_cached, join_label, 
 from ..models.mixture import item_join, item_leave, item_move
 from ..partition import MemberIndex
 from .common import (StepInfo, acceptance_rates, check_anchors, draw_anchor_pair, metropolis_hastings,
-                     refuse_fixed_labels, seed_compiled_rng, state_member_index)
+                     refuse_fixed_labels, repeat_move, seed_compiled_rng, state_member_index)
 from .compiled import CompiledWorkspace
 
 __all__ = ["SplitMerge", "RandomSplit"]
@@ -549,15 +549,7 @@ class SplitMerge:
             ``move``: "iteration".
         """
         before = state.log_pi
-        any_acc = False
-        moved = 0
-        log_alpha = 0.0
-        for _ in range(self.M):
-            info = self.step(state, rng, temperature)
-            log_alpha = info.log_accept_ratio
-            if info.accepted:
-                any_acc = True
-                moved += info.moved
+        any_acc, moved, log_alpha = repeat_move(self.step, self.M, state, rng, temperature)
         for _ in range(self.R):
             self.gibbs_scan(state, rng, temperature)
         return StepInfo(any_acc, log_alpha, moved, state.log_pi - before, "iteration")
