@@ -14,14 +14,47 @@ import numpy as np
 __all__ = ["RegionGraph", "pixel_pairs"]
 
 
-
-
 def pixel_pairs(labels):
     """Labels at both ends of every 4-adjacent pixel pair of a 2-D label
     image (horizontal pairs first, then vertical), as two flat arrays."""
     a = np.concatenate([labels[:, :-1].ravel(), labels[:-1, :].ravel()])
     b = np.concatenate([labels[:, 1:].ravel(), labels[1:, :].ravel()])
     return a, b
+
+
+def _csr(edges, n):
+    """CSR neighbour lists of an edge list: each edge appears twice, once
+    from each end, sorted by (vertex, neighbour).
+
+    Parameters
+    ----------
+    edges : ndarray of int64, shape (E, 2)
+        Edge list.
+    n : int
+        Number of vertices.
+
+    Returns
+    -------
+    indptr : ndarray of int64, shape (n + 1,)
+    indices, edge_ids : ndarray of int64, shape (2 E,)
+        The neighbours of ``v`` are ``indices[indptr[v]:indptr[v + 1]]``,
+        joined by the edges ``edge_ids[indptr[v]:indptr[v + 1]]``.
+    """
+    m = edges.shape[0]
+    src = np.concatenate([edges[:, 0], edges[:, 1]])
+    dst = np.concatenate([edges[:, 1], edges[:, 0]])
+    eid = np.concatenate([np.arange(m), np.arange(m)])
+    order = np.lexsort((dst, src))
+    indptr = _offsets(np.bincount(src, minlength=n), n)
+    return indptr, dst[order].astype(np.int64), eid[order].astype(np.int64)
+
+
+def _offsets(counts, n):
+    """Start offsets ``[0, c0, c0 + c1, ...]`` (int64, n + 1 of them) of
+    ``n`` consecutive blocks of the sizes ``counts``."""
+    ptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(counts, out=ptr[1:])
+    return ptr
 
 
 @dataclass(frozen=True)
@@ -98,29 +131,18 @@ class RegionGraph:
         hi = np.maximum(a[diff], b[diff])
         keys, counts = np.unique(lo * n + hi, return_counts=True)
         edges = np.stack([keys // n, keys % n], axis=1).astype(np.int64)
-        n_edges = edges.shape[0]
 
-        # CSR: each edge appears twice, once from each end.
-        src = np.concatenate([edges[:, 0], edges[:, 1]])
-        dst = np.concatenate([edges[:, 1], edges[:, 0]])
-        eid = np.concatenate([np.arange(n_edges), np.arange(n_edges)])
-        order = np.lexsort((dst, src))
-        indptr = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(np.bincount(src, minlength=n), out=indptr[1:])
-
+        indptr, indices, edge_ids = _csr(edges, n)
         pixel_index = np.argsort(lab.ravel(), kind="stable").astype(np.int64)
-        pixel_ptr = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(pixel_count, out=pixel_ptr[1:])
-
         return cls(
             n_vertices=n,
             edges=edges,
             boundary_length=counts.astype(np.int64),
             indptr=indptr,
-            indices=dst[order].astype(np.int64),
-            edge_ids=eid[order].astype(np.int64),
+            indices=indices,
+            edge_ids=edge_ids,
             pixel_count=pixel_count,
-            pixel_ptr=pixel_ptr,
+            pixel_ptr=_offsets(pixel_count, n),
             pixel_index=pixel_index,
             shape=tuple(int(s) for s in lab.shape),
         )
@@ -139,25 +161,17 @@ class RegionGraph:
         if np.any(e[:, 0] == e[:, 1]) or (e.size and (e.min() < 0 or e.max() >= n)):
             raise ValueError("edges must join two distinct vertices in 0..n-1")
         e = np.unique(e, axis=0)
-        m = e.shape[0]
-        src = np.concatenate([e[:, 0], e[:, 1]])
-        dst = np.concatenate([e[:, 1], e[:, 0]])
-        eid = np.concatenate([np.arange(m), np.arange(m)])
-        order = np.lexsort((dst, src))
-        indptr = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(np.bincount(src, minlength=n), out=indptr[1:])
+        indptr, indices, edge_ids = _csr(e, n)
         pc = np.ones(n, np.int64) if pixel_count is None else np.asarray(pixel_count, np.int64)
-        pixel_ptr = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(pc, out=pixel_ptr[1:])
         return cls(
             n_vertices=n,
             edges=e,
-            boundary_length=np.ones(m, np.int64),
+            boundary_length=np.ones(e.shape[0], np.int64),
             indptr=indptr,
-            indices=dst[order].astype(np.int64),
-            edge_ids=eid[order].astype(np.int64),
+            indices=indices,
+            edge_ids=edge_ids,
             pixel_count=pc,
-            pixel_ptr=pixel_ptr,
+            pixel_ptr=_offsets(pc, n),
             pixel_index=np.arange(int(pc.sum()), dtype=np.int64),
             shape=(1, int(pc.sum())),
         )
@@ -169,17 +183,11 @@ class RegionGraph:
         if keep.shape != (self.n_edges,):
             raise ValueError("keep must have one entry per edge")
         e = self.edges[keep]
-        m = e.shape[0]
         n = self.n_vertices
-        src = np.concatenate([e[:, 0], e[:, 1]])
-        dst = np.concatenate([e[:, 1], e[:, 0]])
-        eid = np.concatenate([np.arange(m), np.arange(m)])
-        order = np.lexsort((dst, src))
-        indptr = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(np.bincount(src, minlength=n), out=indptr[1:])
+        indptr, indices, edge_ids = _csr(e, n)
         return RegionGraph(n_vertices=n, edges=e, boundary_length=self.boundary_length[keep],
-                           indptr=indptr, indices=dst[order].astype(np.int64),
-                           edge_ids=eid[order].astype(np.int64), pixel_count=self.pixel_count,
+                           indptr=indptr, indices=indices, edge_ids=edge_ids,
+                           pixel_count=self.pixel_count,
                            pixel_ptr=self.pixel_ptr, pixel_index=self.pixel_index, shape=self.shape)
 
     def neighbors(self, v: int) -> np.ndarray:

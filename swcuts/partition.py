@@ -16,8 +16,35 @@ from .primitives import compiled_only
 __all__ = ["Partition", "MemberIndex", "canonical", "relabel_vertices"]
 
 
+@njit(cache=True, inline="always")
+def _stack_index(free_stack, pos, label, start, stop, step):
+    """Index of ``label`` in ``free_stack``: ``pos[label]``, or without
+    ``pos`` searched over ``range(start, stop, step)`` (−1 if not there)."""
+    if pos is not None:
+        return pos[label]
+    for t in range(start, stop, step):
+        if free_stack[t] == label:
+            return t
+    return -1
+
+
+@njit(cache=True, inline="always")
+def _swap_in_stack(free_stack, pos, t, dest):
+    """Swap the entries ``t`` and ``dest`` of ``free_stack`` (nothing when
+    t < 0), keeping ``pos`` current when given."""
+    if t < 0:
+        return
+    label = free_stack[t]
+    other = free_stack[dest]
+    free_stack[t] = other
+    free_stack[dest] = label
+    if pos is not None:
+        pos[other] = t
+        pos[label] = dest
+
+
 @compiled_only
-def relabel_vertices(labels, size, free_stack, n_free, R, n_r, new_label):
+def relabel_vertices(labels, size, free_stack, n_free, R, n_r, new_label, pos=None):
     """Move the first ``n_r`` vertices of R to ``new_label``, keeping the
     label sizes and the free stack of unused labels consistent (compiled;
     :meth:`Partition.relabel` is the same from Python).
@@ -32,6 +59,10 @@ def relabel_vertices(labels, size, free_stack, n_free, R, n_r, new_label):
         How many vertices of ``R`` move.
     new_label : int
         Their new label, used or unused.
+    pos : ndarray of int64, optional
+        ``pos[label]`` = the label's index in ``free_stack``, looked up and
+        kept current instead of searched (O(|R|) whatever the number of
+        labels); the swaps, and so the label names afterwards, are the same.
 
     Returns
     -------
@@ -51,11 +82,7 @@ def relabel_vertices(labels, size, free_stack, n_free, R, n_r, new_label):
         # Swap new_label to the top of the free part, which then becomes the
         # first entry of the used part.
         top = n_free[0] - 1
-        for t in range(top, -1, -1):
-            if free_stack[t] == new_label:
-                free_stack[t] = free_stack[top]
-                free_stack[top] = new_label
-                break
+        _swap_in_stack(free_stack, pos, _stack_index(free_stack, pos, new_label, top, -1, -1), top)
         n_free[0] = top
     for i in range(n_r):
         v = R[i]
@@ -69,11 +96,8 @@ def relabel_vertices(labels, size, free_stack, n_free, R, n_r, new_label):
             # Swap old to the first entry of the used part, which then
             # becomes the top of the free part (O(L) search, once per label).
             first = n_free[0]
-            for t in range(first, free_stack.size):
-                if free_stack[t] == old:
-                    free_stack[t] = free_stack[first]
-                    free_stack[first] = old
-                    break
+            _swap_in_stack(free_stack, pos, _stack_index(free_stack, pos, old, first,
+                                                         free_stack.size, 1), first)
             n_free[0] = first + 1
 
 

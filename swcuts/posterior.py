@@ -249,13 +249,9 @@ def _run_phases(model, runs, pool, bar, phases, warnings, clock, *, thin, t0, an
     pilot_e = np.zeros((chains, n_rec))
     pilot_k = np.zeros((chains, n_rec))
     pilot_end = None if share is None else PILOT_TIME_SHARE * share * chains
-    rec_done = n_rec
     start = time.perf_counter()
-    if pilot_end is None:
-        pool.map(lambda c: pilot_records(c, 0, n_rec), range(chains))
-    else:
-        rec_done = _in_rounds(pool, chains, n_rec, pilot_records,
-                              lambda r: r >= 8 and time.perf_counter() - start > pilot_end)
+    rec_done = _on_chains(pool, chains, n_rec, pilot_records, None if pilot_end is None else
+                          lambda r: r >= 8 and time.perf_counter() - start > pilot_end)
     half = rec_done // 2
     pilot_e, pilot_k = pilot_e[:, half:rec_done], pilot_k[:, half:rec_done]
     rec_done -= half
@@ -274,18 +270,23 @@ def _run_phases(model, runs, pool, bar, phases, warnings, clock, *, thin, t0, an
         bar.set_description(f"sampling {chains} chains at T = 1")
 
     # 3. Sample at T = 1, chains in rounds.
-    kept = per_chain
     t_start = time.perf_counter()
-    if time_budget is None:
-        pool.map(lambda c: keep_samples(c, 0, per_chain), range(chains))
-    else:
-        kept = _in_rounds(pool, chains, per_chain, keep_samples,
-                          lambda i: i >= 4 and time.perf_counter() - clock > time_budget)
-        if kept < per_chain:
-            warnings.append(f"the time budget ran out after {kept} samples per chain "
-                            f"({kept * chains} of {per_chain * chains})")
+    kept = _on_chains(pool, chains, per_chain, keep_samples, None if time_budget is None else
+                      lambda i: i >= 4 and time.perf_counter() - clock > time_budget)
+    if kept < per_chain:
+        warnings.append(f"the time budget ran out after {kept} samples per chain "
+                        f"({kept * chains} of {per_chain * chains})")
     phases["sampling"] = time.perf_counter() - t_start
     return thin, tau_steps, kept
+
+
+def _on_chains(pool, chains, n_rounds, task, out_of_time=None):
+    """Run ``task(c, 0, n_rounds)`` on every chain c at once, or, with a
+    clock ``out_of_time``, in rounds (:func:`_in_rounds`); returns the rounds run."""
+    if out_of_time is None:
+        pool.map(lambda c: task(c, 0, n_rounds), range(chains))
+        return n_rounds
+    return _in_rounds(pool, chains, n_rounds, task, out_of_time)
 
 
 def _in_rounds(pool, chains, n_rounds, task, out_of_time):

@@ -33,6 +33,7 @@ MODULES = [
     "swcuts.flow_refine",
     "swcuts.protocols",
     "swcuts.multilevel_anneal",
+    "swcuts.samplers.common",
 ]
 
 

@@ -63,6 +63,20 @@ class ModelState:
         self.scratch = scratch
         self._workspaces = {}
 
+    def store_label_stats(self, k, out_labels, out_stats, out_counts, loglik) -> None:
+        """Write the statistics of the ``k`` labels a move changed into the
+        caches: label ``out_labels[t]`` gets ``out_stats[t]`` and
+        ``loglik(out_stats[t])``, or zeros when it is left empty
+        (``out_counts[t] == 0``)."""
+        for t in range(k):
+            lab = int(out_labels[t])
+            if out_counts[t] > 0:
+                self.stats[lab] = out_stats[t]
+                self.loglik[lab] = loglik(out_stats[t])
+            else:
+                self.stats[lab] = 0.0
+                self.loglik[lab] = 0.0
+
     def workspace(self, kind, *args):
         """The scratch object ``kind(*args)`` of this chain, made on first use.
 

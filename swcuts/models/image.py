@@ -411,14 +411,7 @@ class ImageModel:
         k = _gather(state.partition.labels, R, int(new_label), self.vsrc, self.n_channels,
                     self.n_bins, state.stats, state.partition.size, out_labels, out_stats,
                     out_counts)
-        for t in range(k):
-            lab = out_labels[t]
-            if out_counts[t] > 0:
-                state.stats[lab] = out_stats[t]
-                state.loglik[lab] = self._loglik(out_stats[t])
-            else:
-                state.stats[lab] = 0.0
-                state.loglik[lab] = 0.0
+        state.store_label_stats(k, out_labels, out_stats, out_counts, self._loglik)
         state.partition.relabel(R, new_label)
         g = self.graph
         refresh_regions(state.partition.labels, R, g.indptr, g.indices, self.area,

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from ..partition import MemberIndex
 from ..primitives import compiled_only, find
 
 __all__ = [
@@ -94,6 +95,19 @@ def seed_compiled_rng(rng) -> None:
     _seed(int(rng.integers(0, 2**31 - 1)))
 
 
+@njit(cache=True, inline="always")
+def wolff_add(u, q_on, lab, labels, mark, Rbuf, n):
+    """One edge of Wolff growth: the neighbour ``u``, if unmarked and of
+    label ``lab``, joins the component ``Rbuf[:n]`` when its edge turns on
+    (probability ``q_on``; the uniform is drawn only then). Returns the new
+    size of the component."""
+    if mark[u] or labels[u] != lab or not np.random.random() < q_on:
+        return n
+    mark[u] = 1
+    Rbuf[n] = u
+    return n + 1
+
+
 @compiled_only
 def grow_into(seed, labels, q, indptr, indices, edge_ids, mark, Rbuf, vy=None, vx=None, win=None):
     """Wolff growth: the connected component of ``seed`` when every edge
@@ -116,14 +130,9 @@ def grow_into(seed, labels, q, indptr, indices, edge_ids, mark, Rbuf, vy=None, v
         head += 1
         for p in range(indptr[v], indptr[v + 1]):
             u = indices[p]
-            if mark[u] or labels[u] != lab:
-                continue
             if win is not None and not (win[0] <= vy[u] < win[1] and win[2] <= vx[u] < win[3]):
                 continue
-            if np.random.random() < q[edge_ids[p]]:
-                mark[u] = 1
-                Rbuf[n] = u
-                n += 1
+            n = wolff_add(u, q[edge_ids[p]], lab, labels, mark, Rbuf, n)
     for t in range(n):
         mark[Rbuf[t]] = 0
     return n
@@ -226,6 +235,26 @@ def cut_summary(R, labels, indptr, indices, edge_ids, q, log1mq, in_r, acc_log, 
     return labs, s_log, s_q, cnt
 
 
+@njit(cache=True)
+def draw_normalized(x, lse, r):
+    """Inverse-CDF draw of an index of ``x`` with probability
+    ``exp(x[h] - lse)`` (``lse`` = log Σ exp x) from the uniform ``r``; the
+    last index when rounding leaves ``r`` beyond the sum.
+
+    Examples
+    --------
+    >>> x = np.log(np.array([0.25, 0.75]))
+    >>> int(draw_normalized(x, 0.0, 0.2)), int(draw_normalized(x, 0.0, 0.3))
+    (0, 1)
+    """
+    acc = 0.0
+    for h in range(x.size):
+        acc += math.exp(x[h] - lse)
+        if r < acc:
+            return h
+    return x.size - 1
+
+
 def edge_arrays(graph, q):
     """The edge probabilities ``q`` checked against ``graph`` (one per
     edge) as a float array, and log(1 - q) (−inf where q = 1)."""
@@ -254,6 +283,138 @@ def draw_anchor_pair(edges, n, rng):
     i = int(rng.integers(n))
     j = int(rng.integers(n - 1))
     return i, (j + 1 if j >= i else j)
+
+
+def refuse_fixed_labels(model, who_needs: str) -> None:
+    """Refuse a model whose labels are values rather than names
+    (``fixed_labels``, e.g. Potts): moves that create fresh labels need names.
+
+    Parameters
+    ----------
+    model : partition model
+    who_needs : str
+        The start of the message's second half, e.g. ``"split-merge needs"``.
+
+    Raises
+    ------
+    ValueError
+        If ``model.fixed_labels`` is true.
+
+    Examples
+    --------
+    >>> class Potts:
+    ...     fixed_labels = True
+    >>> refuse_fixed_labels(Potts(), "split-merge needs")
+    Traceback (most recent call last):
+    ...
+    ValueError: Potts has a fixed label set; split-merge needs a partition model whose labels are names
+    """
+    if getattr(model, "fixed_labels", False):
+        raise ValueError(f"{type(model).__name__} has a fixed label set; {who_needs} "
+                         "a partition model whose labels are names")
+
+
+def check_anchors(anchors, graph, without_graph: str, allowed: tuple) -> str:
+    """The anchor rule of a split-merge-type kernel: ``anchors`` checked
+    against ``allowed``, None meaning ``"edge"`` with a graph and
+    ``without_graph`` without one.
+
+    Parameters
+    ----------
+    anchors : str or None
+    graph : RegionGraph or None
+        The model's graph.
+    without_graph : str
+        The default when there is no graph.
+    allowed : tuple of str
+        The rules the kernel offers.
+
+    Returns
+    -------
+    str
+        The rule.
+
+    Raises
+    ------
+    ValueError
+        For a rule not in ``allowed``, or ``"edge"`` without a graph.
+
+    Examples
+    --------
+    >>> check_anchors(None, None, "pair", ("edge", "pair"))
+    'pair'
+    >>> check_anchors("edge", None, "pair", ("edge", "pair"))
+    Traceback (most recent call last):
+    ...
+    ValueError: edge anchors need a model with a graph
+    """
+    if anchors is None:
+        anchors = "edge" if graph is not None else without_graph
+    if anchors not in allowed:
+        names = [f"'{a}'" for a in allowed]
+        raise ValueError(f"anchors must be {', '.join(names[:-1])} or {names[-1]}, got {anchors!r}")
+    if anchors == "edge" and graph is None:
+        raise ValueError("edge anchors need a model with a graph")
+    return anchors
+
+
+def repeat_move(move, n, state, rng, temperature):
+    """Make ``n`` moves ``move(state, rng, temperature)`` (each returning a
+    :class:`StepInfo`), as an iteration of several updates does.
+
+    Returns
+    -------
+    accepted : bool
+        Whether any move was accepted.
+    moved : int
+        Vertices relabelled by the accepted moves.
+    log_alpha : float
+        The last move's log acceptance ratio (0.0 when n = 0).
+
+    Examples
+    --------
+    >>> infos = iter([StepInfo(True, -0.5, 3), StepInfo(False, -2.0, 4)])
+    >>> repeat_move(lambda state, rng, t: next(infos), 2, None, None, 1.0)
+    (True, 3, -2.0)
+    """
+    accepted, moved, log_alpha = False, 0, 0.0
+    for _ in range(n):
+        info = move(state, rng, temperature)
+        log_alpha = info.log_accept_ratio
+        if info.accepted:
+            accepted = True
+            moved += info.moved
+    return accepted, moved, log_alpha
+
+
+def state_member_index(cache, state) -> MemberIndex:
+    """The :class:`~swcuts.partition.MemberIndex` a kernel keeps for
+    ``state`` in ``cache`` (a ``weakref.WeakKeyDictionary``), made on first use.
+
+    Examples
+    --------
+    >>> import weakref
+    >>> class State: ...
+    >>> cache, state = weakref.WeakKeyDictionary(), State()
+    >>> state_member_index(cache, state) is state_member_index(cache, state)
+    True
+    """
+    idx = cache.get(state)
+    if idx is None:
+        idx = cache[state] = MemberIndex()
+    return idx
+
+
+def acceptance_rates(counts: dict, skip: str = None) -> dict:
+    """Accepted / proposed per move type of a ``{move: [proposed,
+    accepted]}`` record (NaN before any proposal), leaving out ``skip``.
+
+    Examples
+    --------
+    >>> acceptance_rates({"split": [4, 1], "merge": [0, 0], "noop": [3, 0]}, skip="noop")
+    {'split': 0.25, 'merge': nan}
+    """
+    return {k: (a / p if p else float("nan")) for k, (p, a) in counts.items() if k != skip}
 
 
 class CutScratch:

@@ -221,8 +221,7 @@ class ConnectedMultigrid(Multigrid):
         f_state = np.array([state.log_pi])
         m, g = self.model, self.graph
         h, w = g.shape
-        fixed = self.window is not None
-        win = self.window.copy() if fixed else np.zeros(4, np.int64)
+        fixed, win = self._window()
         temps = np.ascontiguousarray(temperatures, dtype=np.float64)
         larea = ws.larea
         larea[:] = np.bincount(part.labels, weights=m.area, minlength=n_slots)

@@ -39,9 +39,10 @@ import numpy as np
 from numba import njit
 
 from ..models.image_kernels import (N_MODEL_PARAMS, REG_AREA, REG_RID, join_delta, leave_regions,
-                                    move_regions, new_region_index, relabel, relabel_delta_bounded)
+                                    load_regions, move_regions, new_region_index, relabel,
+                                    relabel_delta_bounded, store_regions)
 from ..primitives import mh_accept, mh_threshold
-from .common import target_weight
+from .common import StepInfo, TargetProposal, edge_arrays, target_weight
 
 # fp layout of the proposal weights (after the model's own entries)
 FW_ADJ, FW_FLOOR, FW_FRESH, FW_FAR = range(N_MODEL_PARAMS, N_MODEL_PARAMS + 4)
@@ -226,7 +227,7 @@ def cut_log_ratio(n_comp, ptr, Sbuf, sid, labels, new_lab, indptr, indices, edge
 @njit(cache=True)
 def keep_best(best_labels, labels, n_comp, ptr, Sbuf, old_lab):
     """Copy the state before the accepted move of S into ``best_labels``."""
-    best_labels[:] = labels
+    finish_best(True, best_labels, labels)
     for c in range(n_comp):
         for t in range(ptr[c], ptr[c + 1]):
             best_labels[Sbuf[t]] = old_lab[c]
@@ -247,6 +248,14 @@ def record_move(d, pending, f_state, best_labels, labels, n_comp, ptr, Sbuf, old
         f_state[1] = f_state[0]
         pending = True
     return pending
+
+
+@njit(cache=True, inline="always")
+def finish_best(pending, best_labels, labels):
+    """End of a run booked with :func:`record_move`: copy the labels to
+    ``best_labels`` if the current state is the best and not yet copied."""
+    if pending:
+        best_labels[:] = labels
 
 
 @njit(cache=True)
@@ -358,6 +367,61 @@ class FlipWorkspace:
                     np.zeros(n, np.int64), np.zeros(n))
         # The region index, loaded from the state's cache for every run.
         self.regions = new_region_index(n)
+
+
+class FlipKernel:
+    """What the kernels built on :func:`flip_set` share (:class:`.Multiflip`,
+    :class:`.Multigrid`): the model check, the edge arrays, the label
+    proposal, and :meth:`run` around the subclass's compiled runner
+    :meth:`_run_steps`.
+
+    Parameters
+    ----------
+    model : ImageModel
+        A model with the compiled fast path (``model.compiled``).
+    q : (E,) array
+        Edge probabilities.
+    proposal : TargetProposal, optional
+        Weights of the label proposal (adjacent, floor, fresh, far).
+    """
+
+    name = "flips"
+    compiled = True
+
+    def __init__(self, model, q, proposal=None):
+        if not getattr(model, "compiled", False):
+            raise ValueError(f"{self.name} runs on the image posterior; {type(model).__name__} "
+                             "has no compiled path")
+        self.model = model
+        self.graph = model.graph
+        self.q, self.log1mq = edge_arrays(self.graph, q)
+        self.proposal = proposal or TargetProposal()
+        self.vsrc = model.vsrc
+
+    def _run_steps(self, state, ws, temps, f_state, best_labels):
+        """Run the compiled steps (one per temperature); returns the number accepted."""
+        raise NotImplementedError
+
+    def run(self, state, rng, temperatures, best_labels=None, best_log_pi=-np.inf):
+        """Run one step per temperature; returns (accepted, best log π, best labels)."""
+        part = state.partition
+        ws = state.workspace(FlipWorkspace, part.n_vertices, part.size.size, self.model.n_stats)
+        if best_labels is None:
+            best_labels = part.labels.copy()
+        f_state = np.array([state.log_pi, max(state.log_pi, best_log_pi)])
+        temps = np.ascontiguousarray(temperatures, dtype=np.float64)
+        load_regions(state.comp_root, state.comp_area, ws.regions)
+        acc = self._run_steps(state, ws, temps, f_state, best_labels)
+        if acc or temps.size == 0:
+            store_regions(ws.regions, state.comp_root, state.comp_area)
+        state.log_pi = float(f_state[0])
+        return int(acc), float(f_state[1]), best_labels
+
+    def step(self, state, rng, temperature=1.0) -> StepInfo:
+        """One step at ``temperature``."""
+        before = state.log_pi
+        acc = self.run(state, rng, np.array([temperature]))[0]
+        return StepInfo(bool(acc), 0.0, int(acc), state.log_pi - before)
 
 
 def model_params(model, proposal):

@@ -16,9 +16,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..models.image_kernels import load_regions, store_regions
-from .common import StepInfo, TargetProposal, edge_arrays, sample_components
-from .flips import FlipWorkspace, flip_set, model_params, record_move
+from .common import sample_components
+from .flips import FlipKernel, finish_best, flip_set, model_params, record_move
 
 __all__ = ["Multiflip"]
 
@@ -73,12 +72,11 @@ def run_multiflip(temps, n_flip, f_state, best_labels, labels, size, free_stack,
             continue
         accepted += 1
         pending = record_move(d, pending, f_state, best_labels, labels, n_s, ptr, Sbuf, old_lab)
-    if pending:
-        best_labels[:] = labels
+    finish_best(pending, best_labels, labels)
     return accepted
 
 
-class Multiflip:
+class Multiflip(FlipKernel):
     """Multiple-flipping SW-cut kernel (Prop. 8) for the image posterior.
 
     Parameters
@@ -94,47 +92,24 @@ class Multiflip:
     """
 
     name = "multiflip"
-    compiled = True
 
     def __init__(self, model, q, n_flip=2.0, proposal=None):
-        if not getattr(model, "compiled", False):
-            raise ValueError(f"multiflip runs on the image posterior; {type(model).__name__} has no compiled path")
+        super().__init__(model, q, proposal)
         if n_flip == "all":
             n_flip = 0.0
         elif isinstance(n_flip, bool) or not isinstance(n_flip, (int, float)) or not n_flip > 0:
             raise ValueError(f"n_flip must be a positive number or 'all', got {n_flip!r}")
-        self.model = model
-        self.graph = model.graph
-        self.q, self.log1mq = edge_arrays(self.graph, q)
         self.n_flip = float(n_flip)
-        self.proposal = proposal or TargetProposal()
         self._vcoord = np.zeros(self.graph.n_vertices, np.int64)
-        self.vsrc = model.vsrc
 
-    def run(self, state, rng, temperatures, best_labels=None, best_log_pi=-np.inf):
-        """Run one step per temperature; returns (accepted, best log π, best labels)."""
-        part = state.partition
-        ws = state.workspace(FlipWorkspace, part.n_vertices, part.size.size, self.model.n_stats)
-        if best_labels is None:
-            best_labels = part.labels.copy()
-        f_state = np.array([state.log_pi, max(state.log_pi, best_log_pi)])
-        m, g = self.model, self.graph
-        temps = np.ascontiguousarray(temperatures, dtype=np.float64)
-        load_regions(state.comp_root, state.comp_area, ws.regions)
-        acc = run_multiflip(temps, self.n_flip, f_state,
-                            best_labels, part.labels, part.size, part.free_stack, part.n_free,
-                            state.stats, state.loglik, ws.regions, self.vsrc,
-                            g.indptr, g.indices, g.edge_ids, g.edges, self.q, self.log1mq, m.area,
-                            m.boundary_csr, m.use_family, m.n_channels, m.n_bins, model_params(m, self.proposal),
-                            self._vcoord, _WHOLE, ws.Sbuf, ws.ptr, ws.sid, ws.inside, ws.inside_list,
-                            ws.acc_q, ws.acc_n, ws.adj, ws.new_lab, ws.old_lab, ws.in_r, ws.mark,
-                            ws.visited, ws.roots, ws.sR, ws.tmp, ws.pws)
-        if acc or temps.size == 0:
-            store_regions(ws.regions, state.comp_root, state.comp_area)
-        state.log_pi = float(f_state[0])
-        return int(acc), float(f_state[1]), best_labels
-
-    def step(self, state, rng, temperature=1.0) -> StepInfo:
-        before = state.log_pi
-        acc, _, _ = self.run(state, rng, np.array([temperature]))
-        return StepInfo(bool(acc), 0.0, int(acc), state.log_pi - before)
+    def _run_steps(self, state, ws, temps, f_state, best_labels):
+        part, m, g = state.partition, self.model, self.graph
+        return run_multiflip(temps, self.n_flip, f_state,
+                             best_labels, part.labels, part.size, part.free_stack, part.n_free,
+                             state.stats, state.loglik, ws.regions, self.vsrc,
+                             g.indptr, g.indices, g.edge_ids, g.edges, self.q, self.log1mq, m.area,
+                             m.boundary_csr, m.use_family, m.n_channels, m.n_bins,
+                             model_params(m, self.proposal), self._vcoord, _WHOLE, ws.Sbuf, ws.ptr,
+                             ws.sid, ws.inside, ws.inside_list, ws.acc_q, ws.acc_n, ws.adj,
+                             ws.new_lab, ws.old_lab, ws.in_r, ws.mark, ws.visited, ws.roots, ws.sR,
+                             ws.tmp, ws.pws)

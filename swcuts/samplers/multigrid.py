@@ -33,9 +33,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..models.image_kernels import load_regions, store_regions
-from .common import StepInfo, TargetProposal, edge_arrays, grow_into
-from .flips import FlipWorkspace, flip_set, model_params, record_move, vertex_coordinates
+from .common import grow_into, wolff_add
+from .flips import FlipKernel, finish_best, flip_set, model_params, record_move, vertex_coordinates
 
 __all__ = ["Multigrid", "window_pyramid", "default_window_weights"]
 
@@ -107,29 +106,13 @@ def grow_lattice(seed, labels, qr, qd, w, win, mark, Rbuf):
         y = v // w
         x = v - y * w
         if x + 1 < x1:
-            u = v + 1
-            if not mark[u] and labels[u] == lab and np.random.random() < qr[v]:
-                mark[u] = 1
-                Rbuf[n] = u
-                n += 1
+            n = wolff_add(v + 1, qr[v], lab, labels, mark, Rbuf, n)
         if x > x0:
-            u = v - 1
-            if not mark[u] and labels[u] == lab and np.random.random() < qr[u]:
-                mark[u] = 1
-                Rbuf[n] = u
-                n += 1
+            n = wolff_add(v - 1, qr[v - 1], lab, labels, mark, Rbuf, n)
         if y + 1 < y1:
-            u = v + w
-            if not mark[u] and labels[u] == lab and np.random.random() < qd[v]:
-                mark[u] = 1
-                Rbuf[n] = u
-                n += 1
+            n = wolff_add(v + w, qd[v], lab, labels, mark, Rbuf, n)
         if y > y0:
-            u = v - w
-            if not mark[u] and labels[u] == lab and np.random.random() < qd[u]:
-                mark[u] = 1
-                Rbuf[n] = u
-                n += 1
+            n = wolff_add(v - w, qd[v - w], lab, labels, mark, Rbuf, n)
     for t in range(n):
         mark[Rbuf[t]] = 0
     return n
@@ -211,12 +194,11 @@ def run_multigrid(temps, sizes, cdf, fixed, h, w, pix2v, vy, vx, f_state, best_l
             continue
         accepted += 1
         pending = record_move(d, pending, f_state, best_labels, labels, 1, ptr, Sbuf, old_lab)
-    if pending:
-        best_labels[:] = labels
+    finish_best(pending, best_labels, labels)
     return accepted
 
 
-class Multigrid:
+class Multigrid(FlipKernel):
     """Multigrid SW-cut kernel (attention windows) for the image posterior.
 
     Parameters
@@ -239,15 +221,11 @@ class Multigrid:
     """
 
     name = "multigrid"
-    compiled = True
 
     def __init__(self, model, q, window_sizes=None, window=None, proposal=None, window_weights=None):
-        if not getattr(model, "compiled", False):
-            raise ValueError(f"multigrid runs on the image posterior; {type(model).__name__} has no compiled path")
-        self.model = model
-        self.graph = g = model.graph
+        super().__init__(model, q, proposal)
+        g = self.graph
         h, w = g.shape
-        self.q, self.log1mq = edge_arrays(g, q)
         if window_sizes is None:
             window_sizes = window_pyramid((h, w))
         sizes = np.asarray(window_sizes)
@@ -275,40 +253,24 @@ class Multigrid:
             self.window = np.array([y0, y1, x0, x1], dtype=np.int64)
         else:
             self.window = None
-        self.proposal = proposal or TargetProposal()
         self.vy, self.vx, self.pix2v = vertex_coordinates(g)
-        self.vsrc = model.vsrc
         self.qr, self.qd = lattice_q(g, self.q)
 
-    def run(self, state, rng, temperatures, best_labels=None, best_log_pi=-np.inf):
-        """Run one step per temperature; returns (accepted, best log π, best labels)."""
-        part = state.partition
-        ws = state.workspace(FlipWorkspace, part.n_vertices, part.size.size, self.model.n_stats)
-        if best_labels is None:
-            best_labels = part.labels.copy()
-        f_state = np.array([state.log_pi, max(state.log_pi, best_log_pi)])
-        m, g = self.model, self.graph
-        h, w = g.shape
+    def _window(self):
+        """(fixed, win) of a run: the fixed window (a copy), or room for drawn ones."""
         fixed = self.window is not None
-        win = self.window.copy() if fixed else np.zeros(4, np.int64)
-        temps = np.ascontiguousarray(temperatures, dtype=np.float64)
-        load_regions(state.comp_root, state.comp_area, ws.regions)
-        acc = run_multigrid(temps, self.sizes,
-                            self.size_cdf, fixed,
-                            h, w, self.pix2v, self.vy, self.vx, f_state, best_labels, part.labels,
-                            part.size, part.free_stack, part.n_free, state.stats, state.loglik,
-                            ws.regions, self.vsrc, g.indptr, g.indices,
-                            g.edge_ids, self.q, self.qr, self.qd, self.log1mq, m.area, m.boundary_csr,
-                            m.use_family, m.n_channels,
-                            m.n_bins, model_params(m, self.proposal), win, ws.Sbuf, ws.ptr, ws.sid,
-                            ws.inside, ws.inside_list, ws.acc_q, ws.acc_n, ws.adj, ws.new_lab,
-                            ws.old_lab, ws.in_r, ws.mark, ws.visited, ws.roots, ws.sR, ws.tmp, ws.pws)
-        if acc or temps.size == 0:
-            store_regions(ws.regions, state.comp_root, state.comp_area)
-        state.log_pi = float(f_state[0])
-        return int(acc), float(f_state[1]), best_labels
+        return fixed, (self.window.copy() if fixed else np.zeros(4, np.int64))
 
-    def step(self, state, rng, temperature=1.0) -> StepInfo:
-        before = state.log_pi
-        acc, _, _ = self.run(state, rng, np.array([temperature]))
-        return StepInfo(bool(acc), 0.0, int(acc), state.log_pi - before)
+    def _run_steps(self, state, ws, temps, f_state, best_labels):
+        part, m, g = state.partition, self.model, self.graph
+        h, w = g.shape
+        fixed, win = self._window()
+        return run_multigrid(temps, self.sizes, self.size_cdf, fixed, h, w, self.pix2v, self.vy,
+                             self.vx, f_state, best_labels, part.labels, part.size,
+                             part.free_stack, part.n_free, state.stats, state.loglik, ws.regions,
+                             self.vsrc, g.indptr, g.indices, g.edge_ids, self.q, self.qr, self.qd,
+                             self.log1mq, m.area, m.boundary_csr, m.use_family, m.n_channels,
+                             m.n_bins, model_params(m, self.proposal), win, ws.Sbuf, ws.ptr, ws.sid,
+                             ws.inside, ws.inside_list, ws.acc_q, ws.acc_n, ws.adj, ws.new_lab,
+                             ws.old_lab, ws.in_r, ws.mark, ws.visited, ws.roots, ws.sR, ws.tmp,
+                             ws.pws)

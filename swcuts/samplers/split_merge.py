@@ -102,7 +102,8 @@ from ..models.image_kernels import (FP_BOUNDARY, apply_move_cached, join_label, 
                                     leave_label, vertex_leave_regions)
 from ..models.mixture import item_join, item_leave, item_move
 from ..partition import MemberIndex
-from .common import StepInfo, draw_anchor_pair, metropolis_hastings, seed_compiled_rng
+from .common import (StepInfo, acceptance_rates, check_anchors, draw_anchor_pair, metropolis_hastings,
+                     refuse_fixed_labels, repeat_move, seed_compiled_rng, state_member_index)
 from .compiled import CompiledWorkspace
 
 __all__ = ["SplitMerge", "RandomSplit"]
@@ -110,18 +111,28 @@ __all__ = ["SplitMerge", "RandomSplit"]
 _LOG2 = math.log(2.0)
 
 
-def _log_sigmoid(x: float) -> float:
+@njit(cache=True)
+def _log_sigmoid_c(x):
     """log(1 / (1 + e^-x)), stable for every x (including ±inf)."""
     if x >= 0.0:
         return -math.log1p(math.exp(-x))
     return x - math.log1p(math.exp(x))
 
 
-@njit(cache=True)
-def _log_sigmoid_c(x):
-    if x >= 0.0:
-        return -math.log1p(math.exp(-x))
-    return x - math.log1p(math.exp(x))
+@njit(cache=True, inline="always")
+def _choose_side(x, a, forced, target, u, idx):
+    """The restricted Gibbs choice of item ``idx`` of S, now on side ``a``:
+    it moves to the other side with probability σ(x), x = Δ log π / T of
+    the move (drawn with ``u[idx]``, or forced: it moves iff ``target[idx]
+    != a``). Returns (move, log of the probability of the outcome)."""
+    lp_move = _log_sigmoid_c(x)
+    if forced:
+        move = target[idx] != a
+    else:
+        move = u[idx] < math.exp(lp_move)
+    if move:
+        return True, lp_move
+    return False, _log_sigmoid_c(-x)
 
 
 @njit(cache=True)
@@ -161,21 +172,14 @@ def _scan_image(S, side, labs, inv_t, u, target, f_state, labels, size, free_sta
         d += join_regions(R1, 1, lb, area[k], False, labels, indptr, indices, comp_root, comp_area,
                           in_r, mark, roots, fp)
         d += boundary_delta(fp[FP_BOUNDARY], R1, 1, lb, labels, indptr, indices, bw, in_r)
-        x = d * inv_t
-        lp_move = _log_sigmoid_c(x)
-        if forced:
-            move = target[idx] != a
-        else:
-            move = u[idx] < math.exp(lp_move)
+        move, lp = _choose_side(d * inv_t, a, forced, target, u, idx)
+        log_q += lp
         if move:
-            log_q += lp_move
             apply_move_cached(R1, 1, la, lb, labels, size, free_stack, n_free, lstats, lloglik, sR,
                               ll_rest, ll_new, comp_root, comp_area, indptr, indices, area, mark,
                               visited)
             side[idx] = b
             f_state[0] += d
-        else:
-            log_q += _log_sigmoid_c(-x)
     return log_q
 
 
@@ -210,20 +214,13 @@ def _scan_mixture(S, side, labs, inv_t, u, target, labels, size, free_stack, n_f
         d_join, ll_b = item_join(k, lb, size, lstats, lloglik, vstats, kind, params, prior,
                                  st_b)
         d = d_leave + d_join
-        x = d * inv_t
-        lp_move = _log_sigmoid_c(x)
-        if forced:
-            move = target[idx] != a
-        else:
-            move = u[idx] < math.exp(lp_move)
+        move, lp = _choose_side(d * inv_t, a, forced, target, u, idx)
+        log_q += lp
         if move:
-            log_q += lp_move
             item_move(k, la, lb, labels, size, free_stack, n_free, lstats, lloglik, st_a, ll_a,
                       st_b, ll_b, one)
             side[idx] = b
             total += d
-        else:
-            log_q += _log_sigmoid_c(-x)
     return log_q, total
 
 
@@ -287,9 +284,7 @@ class SplitMerge:
 
     def __init__(self, model, q=None, *, t=5, M=1, R=1, random_split=False, anchors=None,
                  compiled=None):
-        if getattr(model, "fixed_labels", False):
-            raise ValueError(f"{type(model).__name__} has a fixed label set; split-merge needs "
-                             "a partition model whose labels are names")
+        refuse_fixed_labels(model, "split-merge needs")
         for nm, val in (("t", t), ("M", M), ("R", R)):
             if isinstance(val, bool) or not isinstance(val, (int, np.integer)) or val < 0:
                 raise ValueError(f"{nm} must be a non-negative integer, got {val!r}")
@@ -299,14 +294,8 @@ class SplitMerge:
         self.random_split = bool(random_split)
         if self.random_split:
             self.name = "random-split"
-        if anchors is None:
-            anchors = "edge" if self.graph is not None else "pair"
-        if anchors not in ("edge", "pair"):
-            raise ValueError(f"anchors must be 'edge' or 'pair', got {anchors!r}")
-        if anchors == "edge" and self.graph is None:
-            raise ValueError("edge anchors need a model with a graph")
-        self.anchors = anchors
-        self._edges = self.graph.edges if anchors == "edge" else None
+        self.anchors = check_anchors(anchors, self.graph, "pair", ("edge", "pair"))
+        self._edges = self.graph.edges if self.anchors == "edge" else None
         mixture = bool(getattr(model, "compiled_likelihood", False))
         available = bool(getattr(model, "compiled", False))
         if compiled and not (available or mixture):
@@ -331,10 +320,7 @@ class SplitMerge:
 
     # -------------------------------------------------------------- helpers
     def _members_index(self, state) -> MemberIndex:
-        idx = self._index.get(state)
-        if idx is None:
-            idx = self._index[state] = MemberIndex()
-        return idx
+        return state_member_index(self._index, state)
 
     def _draw_anchors(self, rng):
         """(i, j), independent of the state; None if no pair exists."""
@@ -371,24 +357,20 @@ class SplitMerge:
             return float(log_q)
         model = self.model
         one = self._one
+        forced = target is not None
+        u = self._no_u if u is None else u
+        target = self._no_side if target is None else target
         log_q = 0.0
         for idx in range(S.size):
             a = int(side[idx])
             b = 1 - a
             one[0] = S[idx]
             d = model.delta(state, one, labs[b])
-            x = d / temperature
-            lp_move = _log_sigmoid(x)
-            if target is None:
-                move = u[idx] < math.exp(lp_move)
-            else:
-                move = int(target[idx]) != a
+            move, lp = _choose_side(d / temperature, a, forced, target, u, idx)
+            log_q += lp
             if move:
-                log_q += lp_move
                 model.apply(state, one, labs[b], d)
                 side[idx] = b
-            else:
-                log_q += _log_sigmoid(-x)
         return log_q
 
     def _scan_compiled(self, state, S, side, labs, temperature, u, target) -> float:
@@ -567,22 +549,14 @@ class SplitMerge:
             ``move``: "iteration".
         """
         before = state.log_pi
-        any_acc = False
-        moved = 0
-        log_alpha = 0.0
-        for _ in range(self.M):
-            info = self.step(state, rng, temperature)
-            log_alpha = info.log_accept_ratio
-            if info.accepted:
-                any_acc = True
-                moved += info.moved
+        any_acc, moved, log_alpha = repeat_move(self.step, self.M, state, rng, temperature)
         for _ in range(self.R):
             self.gibbs_scan(state, rng, temperature)
         return StepInfo(any_acc, log_alpha, moved, state.log_pi - before, "iteration")
 
     def acceptance_rates(self) -> dict:
         """Accepted / proposed per move type (NaN before any proposal)."""
-        return {k: (a / p if p else float("nan")) for k, (p, a) in self.counts.items()}
+        return acceptance_rates(self.counts)
 
 
 class RandomSplit(SplitMerge):

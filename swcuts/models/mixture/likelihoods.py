@@ -110,6 +110,12 @@ class ConjugateLikelihood:
         """Sufficient statistics of items ``x`` (one item or an (n, d)
         array) as float64 vectors of length :attr:`stat_size`; a cluster's
         statistics are the sum over its items."""
+        x = np.asarray(x, dtype=np.float64)
+        st = self._row_stats(np.atleast_2d(x))
+        return st[0] if x.ndim == 1 else st
+
+    def _row_stats(self, x) -> np.ndarray:
+        """:meth:`stats` of the rows of the float64 (n, d) array ``x``, (n, stat_size)."""
         raise NotImplementedError
 
     def log_marginal(self, stat) -> float:
@@ -166,14 +172,11 @@ class BetaBernoulli(ConjugateLikelihood):
     def stat_size(self) -> int:
         return 1 + self.n_features
 
-    def stats(self, x) -> np.ndarray:
-        x = np.asarray(x, dtype=np.float64)
-        one = x.ndim == 1
-        x = np.atleast_2d(x)
+    def _row_stats(self, x) -> np.ndarray:
         st = np.empty((x.shape[0], 1 + x.shape[1]))
         st[:, 0] = 1.0
         st[:, 1:] = x
-        return st[0] if one else st
+        return st
 
     def __repr__(self):
         return f"BetaBernoulli(a={self.a:g}, b={self.b:g})"
@@ -281,16 +284,14 @@ class NormalInverseWishart(ConjugateLikelihood):
         d = self.n_features
         return 1 + d + d * d
 
-    def stats(self, x) -> np.ndarray:
-        x = np.asarray(x, dtype=np.float64)
-        one = x.ndim == 1
-        y = np.atleast_2d(x) - self.mu0
+    def _row_stats(self, x) -> np.ndarray:
+        y = x - self.mu0
         n, d = y.shape
         st = np.empty((n, 1 + d + d * d))
         st[:, 0] = 1.0
         st[:, 1:1 + d] = y
         st[:, 1 + d:] = (y[:, :, None] * y[:, None, :]).reshape(n, d * d)
-        return st[0] if one else st
+        return st
 
     def __repr__(self):
         if not self.bound:
@@ -363,13 +364,9 @@ class LineMixture(ConjugateLikelihood):
 
     stat_size = 6
 
-    def stats(self, x) -> np.ndarray:
-        x = np.asarray(x, dtype=np.float64)
-        one = x.ndim == 1
-        x = np.atleast_2d(x)
+    def _row_stats(self, x) -> np.ndarray:
         u, y = x[:, 0], x[:, 1]
-        st = np.stack([np.ones_like(u), u * u, u, u * y, y, y * y], axis=1)
-        return st[0] if one else st
+        return np.stack([np.ones_like(u), u * u, u, u * y, y, y * y], axis=1)
 
     def __repr__(self):
         return (f"LineMixture(sigma={self.sigma:g}, prior_mean={self.prior_mean.tolist()}, "
@@ -433,18 +430,15 @@ class Multinomial(ConjugateLikelihood):
     def stat_size(self) -> int:
         return 3 + self.n_categories
 
-    def stats(self, x) -> np.ndarray:
+    def _row_stats(self, x) -> np.ndarray:
         from scipy.special import gammaln
 
-        x = np.asarray(x, dtype=np.float64)
-        one = x.ndim == 1
-        x = np.atleast_2d(x)
         st = np.empty((x.shape[0], 3 + x.shape[1]))
         st[:, 0] = 1.0
         st[:, 1] = x.sum(axis=1)
         st[:, 2] = gammaln(st[:, 1] + 1.0) - gammaln(x + 1.0).sum(axis=1)
         st[:, 3:] = x
-        return st[0] if one else st
+        return st
 
     def __repr__(self):
         return f"Multinomial(beta={self.beta:g})"

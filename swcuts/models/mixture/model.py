@@ -363,14 +363,7 @@ class MixtureModel:
             _store(k, out_labels, out_stats, out_counts, state.stats, state.loglik,
                    self._kind, self._params)
         else:
-            for t in range(k):
-                lab = int(out_labels[t])
-                if out_counts[t] > 0:
-                    state.stats[lab] = out_stats[t]
-                    state.loglik[lab] = self._lm(out_stats[t])
-                else:
-                    state.stats[lab] = 0.0
-                    state.loglik[lab] = 0.0
+            state.store_label_stats(k, out_labels, out_stats, out_counts, self._lm)
         part.relabel(R, new_label)
         state.log_pi += float(delta)
 

@@ -19,6 +19,7 @@ from numba import njit
 
 from ...models.mixture import _sorted_insert, _sorted_remove, log_marginal
 from ...models.mixture.priors import prior_item_join, prior_item_leave, prior_size_change
+from ...partition import relabel_vertices
 
 # Returned by a forced target that no label fits.
 _FAIL = -3
@@ -77,42 +78,6 @@ def _stack_positions(free_stack):
 
 
 @njit(cache=True)
-def _relabel(labels, size, free_stack, n_free, pos, R, new_label):
-    """:func:`swcuts.partition.relabel_vertices` (the same swaps in the
-    free stack, so the same label names afterwards) with the stack
-    positions ``pos`` looked up and kept current instead of searched:
-    O(|R|) whatever the number of labels."""
-    if R.size == 0:
-        return
-    if size[new_label] == 0:
-        top = n_free[0] - 1
-        t = pos[new_label]
-        other = free_stack[top]
-        free_stack[t] = other
-        pos[other] = t
-        free_stack[top] = new_label
-        pos[new_label] = top
-        n_free[0] = top
-    for r in range(R.size):
-        v = R[r]
-        old = labels[v]
-        if old == new_label:
-            continue
-        size[old] -= 1
-        size[new_label] += 1
-        labels[v] = new_label
-        if size[old] == 0:
-            first = n_free[0]
-            t = pos[old]
-            other = free_stack[first]
-            free_stack[t] = other
-            pos[other] = t
-            free_stack[first] = old
-            pos[old] = first
-            n_free[0] = first + 1
-
-
-@njit(cache=True)
 def _move_set(R, stR, new, st, mp, tmp_a, tmp_b):
     """Move the items R (one label) to ``new``; returns the Δ log π."""
     labels, size, free_stack, n_free, lstats, lloglik, vstats, pos = st
@@ -125,7 +90,7 @@ def _move_set(R, stR, new, st, mp, tmp_a, tmp_b):
     lloglik[own] = ll_a
     lstats[new, :] = tmp_b
     lloglik[new] = ll_b
-    _relabel(labels, size, free_stack, n_free, pos, R, new)
+    relabel_vertices(labels, size, free_stack, n_free, R, R.size, new, pos)
     return d1 + d2
 
 

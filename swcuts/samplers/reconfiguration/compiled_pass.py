@@ -23,6 +23,16 @@ from .passes import _NEG_INF, _RngChooser
 
 
 @njit(cache=True, inline="always")
+def _pin(mapping, key, value):
+    """A one-to-one rule between labels: ``mapping[key]`` (−1: unset)
+    takes ``value`` if unset; False when it already holds another value."""
+    if mapping[key] < 0:
+        mapping[key] = value
+        return True
+    return mapping[key] == value
+
+
+@njit(cache=True, inline="always")
 def _forced_target_c(a1, own, whole, fresh, size, bi, bj, target, zi, zj, li, lj, placed, stay,
                      cntc, size_start):
     """:meth:`_Pass._forced_target` (with :meth:`_Pass._stayer`); _FAIL
@@ -122,10 +132,7 @@ def _update_set_c(R, forced, labels, size, free_stack, n_free, lstats, lloglik, 
     if forced:  # _Pass._record_placed
         Lz = target[R[0]]
         if Lz != zi and Lz != zj:
-            lab = labels[R[0]]
-            if placed[Lz] < 0:
-                placed[Lz] = lab
-            elif placed[Lz] != lab:
+            if not _pin(placed, Lz, labels[R[0]]):
                 return False
     return True
 
@@ -179,9 +186,7 @@ def _setup_forced_c(li, lj, changed, labels, fo):
         cntc[xs] += 1
         if xs == li or xs == lj or xt == fx[_F_ZI] or xt == fx[_F_ZJ]:
             continue
-        if stay[xt] < 0:
-            stay[xt] = xs
-        elif stay[xt] != xs:
+        if not _pin(stay, xt, xs):
             return False
     return True
 
@@ -206,13 +211,7 @@ def _final_check_c(changed, log, n_items, labels, size, target, target_size):
             seen[v] = True
             f = labels[v]
             z = target[v]
-            if fz[f] < 0:
-                fz[f] = z
-            elif fz[f] != z:
-                return False
-            if zf[z] < 0:
-                zf[z] = f
-            elif zf[z] != f:
+            if not (_pin(fz, f, z) and _pin(zf, z, f)):
                 return False
             cf[f] += 1
             cz[z] += 1

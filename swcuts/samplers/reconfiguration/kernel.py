@@ -23,7 +23,8 @@ import weakref
 import numpy as np
 from numba import njit
 
-from ..common import StepInfo, draw_anchor_pair, seed_compiled_rng
+from ..common import (StepInfo, acceptance_rates, check_anchors, draw_anchor_pair, refuse_fixed_labels,
+                      seed_compiled_rng)
 from .compiled_pass import _CompiledPass
 from .history import HISTORY_BYTES, History
 from .passes import _NEG_INF, _Order, _Pass, _RngChooser, _ranges
@@ -172,9 +173,7 @@ class Reconfiguration:
     def __init__(self, model, q=None, *, n_chains=4, history="second-half", srm=False,
                  compiled=None, gibbs_sweeps=1, anchors=None, outside=None, order="random",
                  max_history=256, neighbours=10):
-        if getattr(model, "fixed_labels", False):
-            raise ValueError(f"{type(model).__name__} has a fixed label set; reconfiguration "
-                             "moves need a partition model whose labels are names")
+        refuse_fixed_labels(model, "reconfiguration moves need")
         for nm, val, lo in (("n_chains", n_chains, 1), ("gibbs_sweeps", gibbs_sweeps, 0),
                             ("max_history", max_history, 1)):
             if isinstance(val, bool) or not isinstance(val, (int, np.integer)) or val < lo:
@@ -204,14 +203,10 @@ class Reconfiguration:
         if self._fixed is None and self.max_history < 2 * self.n_chains:
             raise ValueError(f"max_history ({max_history}) must be >= 2 * n_chains ({n_chains})")
         self.gibbs_sweeps = int(gibbs_sweeps)
-        if anchors is None:
-            anchors = "edge" if self.graph is not None else ("pair" if self.srm else "disagree")
-        if anchors not in ("edge", "pair", "disagree"):
-            raise ValueError(f"anchors must be 'edge', 'pair' or 'disagree', got {anchors!r}")
+        anchors = check_anchors(anchors, self.graph, "pair" if self.srm else "disagree",
+                                ("edge", "pair", "disagree"))
         if anchors == "disagree" and self.srm:
             raise ValueError("anchors='disagree' needs a history; sRM has none")
-        if anchors == "edge" and self.graph is None:
-            raise ValueError("edge anchors need a model with a graph")
         self.anchors = anchors
         if outside is None:
             outside = "frontier" if self.graph is not None else "all"
@@ -542,8 +537,7 @@ class Reconfiguration:
 
     def acceptance_rates(self) -> dict:
         """Accepted / proposed per move type (NaN before any proposal)."""
-        return {k: (a / p if p else float("nan")) for k, (p, a) in self.counts.items()
-                if k != "none"}
+        return acceptance_rates(self.counts, skip="none")
 
 
 class SRM(Reconfiguration):

@@ -10,6 +10,7 @@ import numpy as np
 from numba import njit
 
 from ...models.mixture import item_join, item_leave, item_move
+from ..common import draw_normalized
 
 
 @njit(cache=True)
@@ -64,17 +65,7 @@ def _allocate_mixture(items, targets, inv_t, u, forced, labels, size, free_stack
             for g in range(nt):
                 z += math.exp(x[g] - mx)
             lse = mx + math.log(z)
-        if is_forced:
-            g = forced[s]
-        else:
-            r = u[s]
-            g = nt - 1
-            acc = 0.0
-            for h in range(nt):
-                acc += math.exp(x[h] - lse)
-                if r < acc:
-                    g = h
-                    break
+        g = forced[s] if is_forced else draw_normalized(x, lse, u[s])
         lp = x[g] - lse
         log_q += lp if not math.isnan(lp) else -np.inf
         item_move(v, a, targets[g], labels, size, free_stack, n_free, lstats, lloglik, st_a,

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...partition import MemberIndex
-from ..common import StepInfo, draw_anchor_pair, metropolis_hastings
+from ..common import (StepInfo, acceptance_rates, check_anchors, draw_anchor_pair, draw_normalized,
+                      metropolis_hastings, refuse_fixed_labels, state_member_index)
 from .allocation import _allocate_mixture
 
 __all__ = ["Triadic", "Proposal", "MOVES"]
@@ -102,9 +103,7 @@ class Triadic:
     name = "triadic"
 
     def __init__(self, model, q=None, *, beta=0.5, anchors=None, compiled=None):
-        if getattr(model, "fixed_labels", False):
-            raise ValueError(f"{type(model).__name__} has a fixed label set; the triadic sampler "
-                             "needs a partition model whose labels are names")
+        refuse_fixed_labels(model, "the triadic sampler needs")
         if isinstance(beta, bool) or not isinstance(beta, (int, float, np.integer, np.floating)):
             raise ValueError(f"beta must be a number in (0, 1), got {beta!r}")
         beta = float(beta)
@@ -112,13 +111,7 @@ class Triadic:
             raise ValueError(f"beta must lie strictly between 0 and 1, got {beta}")
         self.model = model
         self.graph = getattr(model, "graph", None)
-        if anchors is None:
-            anchors = "edge" if self.graph is not None else "uniform"
-        if anchors not in ("edge", "uniform"):
-            raise ValueError(f"anchors must be 'edge' or 'uniform', got {anchors!r}")
-        if anchors == "edge" and self.graph is None:
-            raise ValueError("edge anchors need a model with a graph")
-        self.anchors = anchors
+        self.anchors = check_anchors(anchors, self.graph, "uniform", ("edge", "uniform"))
         self.beta = beta
         # log r(X | X') / r(X' | X) per move type (module docstring).
         self._log_r = {"split12": math.log(beta), "merge21": -math.log(beta),
@@ -208,10 +201,7 @@ class Triadic:
 
     # ------------------------------------------------------------ helpers
     def _members_index(self, state) -> MemberIndex:
-        idx = self._index.get(state)
-        if idx is None:
-            idx = self._index[state] = MemberIndex()
-        return idx
+        return state_member_index(self._index, state)
 
     def touched(self, state, anchors) -> np.ndarray:
         """Every vertex of the labels of the anchors (each label once)."""
@@ -294,18 +284,7 @@ class Triadic:
                 lse = mx
             else:
                 lse = mx + math.log(sum(math.exp(v - mx) for v in x))
-            if forced is None:
-                # Inverse CDF on the normalised probabilities.
-                r = u[s]
-                g = nt - 1
-                acc = 0.0
-                for h in range(nt):
-                    acc += math.exp(x[h] - lse)
-                    if r < acc:
-                        g = h
-                        break
-            else:
-                g = int(forced[s])
+            g = int(forced[s]) if forced is not None else int(draw_normalized(np.array(x), lse, u[s]))
             lp = x[g] - lse
             log_q += lp if not math.isnan(lp) else -math.inf
             model.apply(state, one, targets[g], d[g])
@@ -524,5 +503,4 @@ class Triadic:
 
     def acceptance_rates(self) -> dict:
         """Accepted / proposed per move type (NaN before any proposal)."""
-        return {m: (a / p if p else float("nan")) for m, (p, a) in self.counts.items()
-                if m != "noop"}
+        return acceptance_rates(self.counts, skip="noop")
