@@ -10,6 +10,7 @@ that kernels can walk the L used labels in O(L) instead of O(N).
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 from .primitives import compiled_only
 
