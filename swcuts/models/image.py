@@ -43,7 +43,8 @@ from .boundary import boundary_delta, contrast_weights, cut_weight
 from .image_kernels import (FP_A0, FP_A1, FP_A2, FP_BOUNDARY, FP_EXP, FP_KAPPA, FP_RIDGE,
                             N_MODEL_PARAMS, label_loglik)
 from .regions import refresh_regions, region_change, region_cache, region_terms
-from .vertex_stats import add_vertex, label_sums, n_stats, pixel_source, row_source, vertex_rows
+from .vertex_stats import (add_vertex, label_sums, n_stats, pixel_source, row_offsets, row_source,
+                           vertex_rows)
 
 __all__ = ["ImageModel", "ImageState", "FAMILIES"]
 
@@ -265,23 +266,21 @@ class ImageModel:
         x, y = self._coordinates(h, w)
         phi = np.stack([np.ones_like(x), x, y, x * x, x * y, y * y], axis=1)
         vals = features.reshape(-1, C)
-        D = 1 + C * B + 36 + 6 * C + C
+        D = n_stats(C, B)
+        off_m, off_b, off_s = row_offsets.py_func(C, B)
         st = np.zeros((n, D))
         st[:, 0] = np.bincount(lab, minlength=n)
         idx = np.clip((vals * B).astype(np.int64), 0, B - 1)
         flat = (lab[:, None] * C + np.arange(C)[None, :]) * B + idx
         st[:, 1:1 + C * B] = np.bincount(flat.ravel(), minlength=n * C * B).reshape(n, C * B)
-        off_m = 1 + C * B
         for i in range(6):
             for j in range(i, 6):
                 s = np.bincount(lab, weights=phi[:, i] * phi[:, j], minlength=n)
                 st[:, off_m + 6 * i + j] = s
                 st[:, off_m + 6 * j + i] = s
-        off_b = off_m + 36
         for c in range(C):
             for i in range(6):
                 st[:, off_b + 6 * c + i] = np.bincount(lab, weights=phi[:, i] * vals[:, c], minlength=n)
-        off_s = off_b + 6 * C
         for c in range(C):
             st[:, off_s + c] = np.bincount(lab, weights=vals[:, c] ** 2, minlength=n)
         return st

@@ -46,7 +46,7 @@ from ..primitives import compiled_only, find
 from .boundary import boundary_delta
 from .regions import (pieces_interleaved, refresh_regions, search_pieces, touching_regions,  # noqa: F401
                       vertex_leave_pieces)
-from .vertex_stats import sum_stats
+from .vertex_stats import row_offsets, sum_stats
 
 # fp: the model's parameters (FP_BOUNDARY: λ of the boundary term, models/boundary.py)
 FP_KAPPA, FP_RIDGE, FP_A0, FP_A1, FP_A2, FP_EXP, FP_BOUNDARY = range(7)
@@ -81,9 +81,7 @@ def label_loglik(st, n_channels, n_bins, use_family, kappa, ridge):
         ll -= kappa * 0.5 * C * (B - 1) * log_n
         best = ll
     if use_family[1] or use_family[2]:
-        off_m = 1 + C * B
-        off_b = off_m + 36
-        off_s = off_b + 6 * C
+        off_m, off_b, off_s = row_offsets(C, B)
         # Cholesky of M + ridge*n*I; its leading 3x3 block factors the linear fit.
         Lm = np.zeros((6, 6))
         ok = True

@@ -27,9 +27,21 @@ _PHI_A = np.array([0, 1, 0, 2, 1, 0], dtype=np.int64)
 _PHI_B = np.array([0, 0, 1, 0, 1, 2], dtype=np.int64)
 
 
+@njit(cache=True, inline="always")
+def row_offsets(n_channels, n_bins):
+    """Where the parts of a statistics row start: (M, Σφ·I, Σ I²).
+
+    A row is [n, hist (C*B), M (36: Σ φφᵀ), Σφ·I (6C), Σ I² (C)], φ the
+    surface basis (1, x, y, x², xy, y²) of the linear and quadratic fits.
+    """
+    off_m = 1 + n_channels * n_bins
+    off_b = off_m + 36
+    return off_m, off_b, off_b + 6 * n_channels
+
+
 def n_stats(n_channels, n_bins):
-    """Length D of a statistics row."""
-    return 1 + n_channels * n_bins + 36 + 7 * n_channels
+    """Length D of a statistics row (:func:`row_offsets`)."""
+    return row_offsets.py_func(n_channels, n_bins)[2] + n_channels  # py_func: nothing to compile
 
 
 def row_source(rows, n_channels):
@@ -64,9 +76,7 @@ def sum_stats(R, n_r, vsrc, n_channels, n_bins, out):
         return
     C = n_channels
     B = n_bins
-    off_m = 1 + C * B
-    off_b = off_m + 36
-    off_s = off_b + 6 * C
+    off_m, off_b, off_s = row_offsets(C, B)
     # Σ x^a y^b for a + b <= 4, at mono[5a + b].
     mono = np.zeros(25)
     for t in range(n_r):
@@ -119,9 +129,7 @@ def add_vertex(vsrc, v, sign, n_channels, n_bins, out):
         return
     C = n_channels
     B = n_bins
-    off_m = 1 + C * B
-    off_b = off_m + 36
-    off_s = off_b + 6 * C
+    off_m, off_b, off_s = row_offsets(C, B)
     x = px[v]
     y = py[v]
     phi = np.empty(6)
