@@ -17,6 +17,10 @@ named model's boundary weight and prior weights per 10^5 pixels, as in
 (experiment): Gaussian smoothing of the features, σ in pixels. Results
 are appended to ``results.jsonl`` in ``--out`` and reused when the same
 configuration and image come again; the table of means is printed per half.
+With ``--peers DIR`` (the ``--out`` folder of ``benchmarks/real_photos.py``,
+which holds the tuned peers' results per half) it also prints the selection
+rule: each configuration's worst margin over the best peer on PRI, VoI and
+covering, in standard errors of the paired per-image difference.
 """
 
 from __future__ import annotations
@@ -156,6 +160,9 @@ def main():
     ap.add_argument("--halves", default="tune")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "out" / "photo_sweep"))
+    ap.add_argument("--peers", default=None, metavar="DIR",
+                    help="real_photos.py's --out folder (defaults_tune/, defaults_heldout/): print the "
+                         "selection rule's margins over the tuned peers")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -186,6 +193,37 @@ def main():
             t = float(np.median([r["seconds"] for r in rows]))
             print(f"| {config} | {m['pri']:.3f} | {m['voi']:.3f} | {m['covering']:.3f} | {m['bf']:.3f} | "
                   f"{m['n_segments']:.1f} | {t:.2f} |")
+        if args.peers:
+            print_margins(done, args.configs, halves[half], Path(args.peers) / f"defaults_{half}")
+
+
+#: The selection rule's metrics, with the sign that makes larger better.
+RULE_METRICS = {"pri": 1, "voi": -1, "covering": 1}
+
+
+def print_margins(done, configs, names, peer_folder):
+    """The selection rule: a configuration's margin over the best peer on each
+    of PRI, VoI and covering, in standard errors of the paired per-image
+    difference (mean / (sd / sqrt(n))), and its score, the worst of the three
+    (the target is to be ahead of every peer on all three); best first."""
+    from swcuts.report import load_results
+
+    rows, _, _ = load_results(peer_folder)
+    peer = {(r["method"], r["image"]): r for r in rows if r["kind"] == "peer"}
+    methods = sorted({m for m, _ in peer})
+    ranked = []
+    for config in configs:
+        margins = {}
+        for key, sign in RULE_METRICS.items():
+            z = []
+            for method in methods:
+                d = np.array([sign * (done[(config, n)][key] - peer[(method, n)][key]) for n in names])
+                z.append((d.mean() / (d.std(ddof=1) / np.sqrt(d.size)), method))
+            margins[key] = min(z)
+        ranked.append((min(v[0] for v in margins.values()), config, margins))
+    print(f"\nselection rule vs {', '.join(methods)} ({peer_folder.name}): worst margin in standard errors")
+    for score, config, margins in sorted(ranked, reverse=True):
+        print(f"{score:+6.2f}  {config:<36} " + "  ".join(f"{k} {z:+.2f} ({m})" for k, (z, m) in margins.items()))
 
 
 if __name__ == "__main__":
