@@ -95,19 +95,6 @@ def seed_compiled_rng(rng) -> None:
     _seed(int(rng.integers(0, 2**31 - 1)))
 
 
-@njit(cache=True, inline="always")
-def wolff_add(u, q_on, lab, labels, mark, Rbuf, n):
-    """One edge of Wolff growth: the neighbour ``u``, if unmarked and of
-    label ``lab``, joins the component ``Rbuf[:n]`` when its edge turns on
-    (probability ``q_on``; the uniform is drawn only then). Returns the new
-    size of the component."""
-    if mark[u] or labels[u] != lab or not np.random.random() < q_on:
-        return n
-    mark[u] = 1
-    Rbuf[n] = u
-    return n + 1
-
-
 @compiled_only
 def grow_into(seed, labels, q, indptr, indices, edge_ids, mark, Rbuf, vy=None, vx=None, win=None):
     """Wolff growth: the connected component of ``seed`` when every edge
@@ -130,9 +117,14 @@ def grow_into(seed, labels, q, indptr, indices, edge_ids, mark, Rbuf, vy=None, v
         head += 1
         for p in range(indptr[v], indptr[v + 1]):
             u = indices[p]
+            if mark[u] or labels[u] != lab:
+                continue
             if win is not None and not (win[0] <= vy[u] < win[1] and win[2] <= vx[u] < win[3]):
                 continue
-            n = wolff_add(u, q[edge_ids[p]], lab, labels, mark, Rbuf, n)
+            if np.random.random() < q[edge_ids[p]]:
+                mark[u] = 1
+                Rbuf[n] = u
+                n += 1
     for t in range(n):
         mark[Rbuf[t]] = 0
     return n

@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .common import grow_into, wolff_add
+from .common import grow_into
 from .flips import FlipKernel, finish_best, flip_set, model_params, record_move, vertex_coordinates
 
 __all__ = ["Multigrid", "window_pyramid", "default_window_weights"]
@@ -106,13 +106,29 @@ def grow_lattice(seed, labels, qr, qd, w, win, mark, Rbuf):
         y = v // w
         x = v - y * w
         if x + 1 < x1:
-            n = wolff_add(v + 1, qr[v], lab, labels, mark, Rbuf, n)
+            u = v + 1
+            if not mark[u] and labels[u] == lab and np.random.random() < qr[v]:
+                mark[u] = 1
+                Rbuf[n] = u
+                n += 1
         if x > x0:
-            n = wolff_add(v - 1, qr[v - 1], lab, labels, mark, Rbuf, n)
+            u = v - 1
+            if not mark[u] and labels[u] == lab and np.random.random() < qr[u]:
+                mark[u] = 1
+                Rbuf[n] = u
+                n += 1
         if y + 1 < y1:
-            n = wolff_add(v + w, qd[v], lab, labels, mark, Rbuf, n)
+            u = v + w
+            if not mark[u] and labels[u] == lab and np.random.random() < qd[v]:
+                mark[u] = 1
+                Rbuf[n] = u
+                n += 1
         if y > y0:
-            n = wolff_add(v - w, qd[v - w], lab, labels, mark, Rbuf, n)
+            u = v - w
+            if not mark[u] and labels[u] == lab and np.random.random() < qd[u]:
+                mark[u] = 1
+                Rbuf[n] = u
+                n += 1
     for t in range(n):
         mark[Rbuf[t]] = 0
     return n
