@@ -1,0 +1,162 @@
+"""Balanced tree construction: greedy agglomeration by matching rounds.
+
+:func:`_build_balanced_impl` is the ``tree_build="balanced"`` alternative
+to :func:`.algorithms._build_impl` (same arguments, same output). The
+greedy build joins one pair at a time, the pair of smallest log d; with
+the DP score that is most often the largest cluster and one item, so the
+tree is close to a caterpillar (depth ~ n / 2). Here the joins go by
+rounds: in each round every candidate pair of current clusters is scored,
+and the pairs are taken in order of log d (ties by node numbers), each
+cluster joining at most once per round (a greedy maximal matching). A
+leaf's depth is at most the number of rounds, and a round joins every
+cluster that has an unmatched candidate, so the number of clusters falls
+by about half per round and the depth is about log2 n. Phase 1
+(``use_graph``) takes candidates from the edges of the CSR graph, phase 2
+every pair of what is left, as in the greedy build. The tree is a function
+of the set and the data only (see ``docs/algorithms/tree_guided.md``,
+"A balanced global tree").
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .scores import _score_any
+
+
+def _join_round_impl(sp, ea, eb, stats, size, sc, left, right, parent, up, n, next_id, tmp):
+    """One matching round over the candidate pairs (ea[e], eb[e]), ea < eb,
+    sorted by (ea, eb) and distinct: pairs in order of log d, ties by
+    (ea, eb), each node joined at most once; ``up[v]`` is set to the new
+    node of every joined v. Returns the next free node id."""
+    ne = ea.shape[0]
+    w = np.empty(ne)
+    for e in range(ne):
+        a = ea[e]
+        b = eb[e]
+        for q in range(tmp.shape[0]):
+            tmp[q] = stats[a, q] + stats[b, q]
+        w[e] = sc[a] + sc[b] - _score_any(tmp, size[a] + size[b], sp)
+    perm = np.argsort(w, kind="mergesort")  # stable: ties keep the (ea, eb) order
+    for t in range(ne):
+        e = perm[t]
+        a = ea[e]
+        b = eb[e]
+        if up[a] != a or up[b] != b:
+            continue
+        m = next_id
+        next_id += 1
+        for q in range(tmp.shape[0]):
+            stats[m, q] = stats[a, q] + stats[b, q]
+        size[m] = size[a] + size[b]
+        sc[m] = _score_any(stats[m], size[m], sp)
+        left[m - n] = a
+        right[m - n] = b
+        parent[a] = m
+        parent[b] = m
+        up[a] = m
+        up[b] = m
+    return next_id
+
+
+_join_round = njit(cache=True)(_join_round_impl)
+
+
+def _build_balanced_impl(sp, items, local, indptr, indices, use_graph, vstats):
+    """Balanced agglomerative tree of ``items`` (ascending vertex ids): the
+    same output as :func:`.algorithms._build_impl` (leaves 0..n-1, internal
+    nodes numbered children first, root 2n-2), joined by matching rounds
+    (module docstring). ``local`` (size N, all -1) is scratch and is restored."""
+    n = items.shape[0]
+    D = vstats.shape[1]
+    nn = 2 * n - 1
+    stats = np.zeros((nn, D))
+    size = np.zeros(nn, np.int64)
+    sc = np.zeros(nn)
+    left = np.full(max(n - 1, 0), -1, np.int64)
+    right = np.full(max(n - 1, 0), -1, np.int64)
+    parent = np.full(nn, -1, np.int64)
+    up = np.arange(nn)
+    for k in range(n):
+        stats[k, :] = vstats[items[k]]
+        size[k] = 1
+        sc[k] = _score_any(stats[k], 1, sp)
+    tmp = np.empty(D)
+    next_id = n
+    if use_graph and n > 1:
+        for k in range(n):
+            local[items[k]] = k
+        ne = 0
+        for k in range(n):
+            v = items[k]
+            for p in range(indptr[v], indptr[v + 1]):
+                u = local[indices[p]]
+                if u >= 0 and u != k:
+                    ne += 1
+        keys = np.empty(ne, np.int64)
+        ne = 0
+        for k in range(n):
+            v = items[k]
+            for p in range(indptr[v], indptr[v + 1]):
+                u = local[indices[p]]
+                if u >= 0 and u != k:
+                    keys[ne] = min(k, u) * nn + max(k, u)
+                    ne += 1
+        for k in range(n):
+            local[items[k]] = -1
+        while keys.shape[0] > 0:
+            keys = np.unique(keys)
+            ea = keys // nn
+            eb = keys % nn
+            next_id = _join_round(sp, ea, eb, stats, size, sc, left, right, parent, up,
+                                  n, next_id, tmp)
+            # The pairs between the clusters of this round's result.
+            ne = 0
+            for e in range(keys.shape[0]):
+                a = up[ea[e]]
+                b = up[eb[e]]
+                if a != b:
+                    keys[ne] = min(a, b) * nn + max(a, b)
+                    ne += 1
+            keys = keys[:ne]
+            for v in range(next_id):
+                up[v] = v
+    # Phase 2: every pair of what is left is a candidate.
+    alive = np.empty(n, np.int64)
+    n_alive = 0
+    for v in range(next_id):
+        if parent[v] < 0:
+            alive[n_alive] = v
+            n_alive += 1
+    while n_alive > 1:
+        npair = n_alive * (n_alive - 1) // 2
+        ea = np.empty(npair, np.int64)
+        eb = np.empty(npair, np.int64)
+        e = 0
+        for i in range(n_alive):
+            for j in range(i + 1, n_alive):
+                ea[e] = alive[i]
+                eb[e] = alive[j]
+                e += 1
+        next_id = _join_round(sp, ea, eb, stats, size, sc, left, right, parent, up,
+                              n, next_id, tmp)
+        n_alive = 0
+        for v in range(next_id):
+            up[v] = v
+            if parent[v] < 0:
+                alive[n_alive] = v
+                n_alive += 1
+    # Leaf order: the leaves of every node are contiguous.
+    lo = np.zeros(nn, np.int64)
+    for v in range(nn - 1, n - 1, -1):
+        j = v - n
+        lo[left[j]] = lo[v]
+        lo[right[j]] = lo[v] + size[left[j]]
+    order = np.empty(n, np.int64)
+    for k in range(n):
+        order[lo[k]] = k
+    return left, right, parent, stats, sc, size, lo, order
+
+
+_build_balanced = njit(cache=True)(_build_balanced_impl)
