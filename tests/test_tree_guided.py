@@ -223,16 +223,20 @@ EXACT_CASES = {
     # The "contrast" posterior (boundary term), four atoms in a cycle.
     "boundary4": (boundary4, 1.0),
     # Trees induced by the fixed global tree (the default for mixtures
-    # above 100 items), on the small mixtures: the balanced global tree
-    # (default), with every pair as candidates and, with neighbours=2, from
-    # the k-nearest-neighbour graph (matching rounds and two-hop pairs);
-    # and the greedy global tree.
+    # above 100 items), on the small mixtures: the greedy global tree
+    # (default) and the balanced ones (tree_build="balanced", "matching"),
+    # with every pair as candidates and, with neighbours=2, from the
+    # k-nearest-neighbour graph (phase 1 of the builds).
     "mixture5-global": (mixture5, 1.0, "global"),
     "mixture-ties-global": (mixture_ties, 1.0, "global"),
-    "mixture6-global-knn": (mixture6, 1.0, "global", {"neighbours": 2}),
-    "mixture-ties-global-knn": (mixture_ties, 1.0, "global", {"neighbours": 2}),
-    "mixture5-global-greedy": (mixture5, 1.0, "global", {"tree_build": "greedy"}),
-    "mixture-ties-global-greedy": (mixture_ties, 1.0, "global", {"tree_build": "greedy"}),
+    "mixture5-global-balanced": (mixture5, 1.0, "global", {"tree_build": "balanced"}),
+    "mixture-ties-global-balanced": (mixture_ties, 1.0, "global", {"tree_build": "balanced"}),
+    "mixture6-global-knn-balanced": (mixture6, 1.0, "global",
+                                     {"neighbours": 2, "tree_build": "balanced"}),
+    "mixture-ties-global-knn-matching": (mixture_ties, 1.0, "global",
+                                         {"neighbours": 2, "tree_build": "matching"}),
+    "mixture6-global-knn-matching": (mixture6, 1.0, "global",
+                                     {"neighbours": 2, "tree_build": "matching"}),
 }
 
 
@@ -257,7 +261,7 @@ def test_global_move_satisfies_detailed_balance_exactly(case):
     model, states, p, kernel, K, logQ = exact_matrix(case, factory, T, trees=trees,
                                                      **_options(case))
     assert kernel.trees == ("global" if trees == "global" else "set")
-    assert kernel.tree_build == _options(case).get("tree_build", "balanced")
+    assert kernel.tree_build == _options(case).get("tree_build", "greedy")
     if "knn" in case:
         assert kernel._use_graph
     # The kernel's proposal probability is the sum over every path.
@@ -272,7 +276,8 @@ def test_global_move_satisfies_detailed_balance_exactly(case):
     assert n_comp == 1
 
 
-@pytest.mark.parametrize("case", ["mixture5", "grey", "mixture6-global-knn"])
+@pytest.mark.parametrize("case", ["mixture5", "grey", "mixture6-global-knn-balanced",
+                                  "mixture6-global-knn-matching"])
 def test_paper_ratio_fails_detailed_balance(case):
     """Negative control: the paper's printed ratio (the drawn split path
     forward, the drawn anchor for a merge, sums in reverse)."""
@@ -324,7 +329,8 @@ def test_global_move_without_the_boundary_term_fails_detailed_balance():
 # ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("case", ["mixture-ties", "mixture-ties-global", "mixture-ties-global-knn",
+@pytest.mark.parametrize("case", ["mixture-ties", "mixture-ties-global",
+                                  "mixture-ties-global-balanced", "mixture-ties-global-knn-matching",
                                   "grey"])
 def test_one_step_draws_match_transition_matrix(case):
     factory, T, trees = _case(case)
@@ -367,7 +373,7 @@ CHAIN_CASES = {
     "mixture-local": (mixture6, "local", 8),
     "mixture-both": (mixture6, "both", 10),
     "mixture-both-global-trees": (mixture6, "both", 10),
-    "mixture-both-global-trees-greedy": (mixture6, "both", 10),
+    "mixture-both-global-trees-balanced": (mixture6, "both", 10),
 }
 
 
@@ -381,7 +387,7 @@ def test_chain_leaves_posterior_invariant(case):
     rng = np.random.default_rng(2024)
     seed_compiled_rng(rng)
     kernel = TreeGuided(model, moves=moves, trees="global" if "global-trees" in case else "auto",
-                        tree_build="greedy" if case.endswith("greedy") else "balanced")
+                        tree_build="balanced" if case.endswith("balanced") else "greedy")
     state = model.new_state(np.zeros(model.n_vertices, dtype=np.int64))
     counts = visit_counts(kernel, state, rng, n_samples=N_SAMPLES, thin=thin)
     tv, pvalue = compare(counts, states, p)
@@ -563,17 +569,18 @@ def _leaf_depths(tree):
     return depth[:tree.n]
 
 
+@pytest.mark.parametrize("build", ["balanced", "matching"])
 @pytest.mark.parametrize("neighbours", ["auto", None])
-def test_balanced_global_tree_is_shallow_and_a_function_of_the_data(neighbours):
-    """tree_build="balanced" (default): the greedy joins by matching rounds;
-    a tree over all items (every node's leaves are its children's), the same
-    compiled and in plain Python, and shallow where the greedy tree is a
-    near-caterpillar (DP score: the largest cluster absorbs items one by one)."""
+def test_balanced_global_tree_is_shallow_and_a_function_of_the_data(neighbours, build):
+    """tree_build="balanced" (the greedy tree, heavy paths rebalanced) and
+    "matching" (the greedy joins by matching rounds): a tree over all items
+    (every node's leaves are its children's), the same compiled and in
+    plain Python, and shallow where the greedy tree is a near-caterpillar (DP score: the largest cluster absorbs items one by one)."""
     from swcuts.models.mixture import lee_choi_gaussians
     data, _ = lee_choi_gaussians(400, seed=3)
     model = MixtureModel(data, "gaussian", alpha=1.0, preset="lee-choi")
-    kernel = TreeGuided(model, neighbours=neighbours)
-    assert kernel.tree_build == "balanced" and kernel._use_graph == (neighbours == "auto")
+    kernel = TreeGuided(model, neighbours=neighbours, tree_build=build)
+    assert kernel._use_graph == (neighbours == "auto")
     g = kernel.global_tree()
     assert g.size[g.root] == 400 and np.all(g.parent[:-1] > np.arange(2 * g.n - 2))
     assert np.array_equal(np.sort(g.order), np.arange(400))
@@ -584,7 +591,7 @@ def test_balanced_global_tree_is_shallow_and_a_function_of_the_data(neighbours):
     assert depth.max() <= 2 * math.ceil(math.log2(400))
     greedy = TreeGuided(model, neighbours=neighbours, tree_build="greedy").global_tree()
     assert _leaf_depths(greedy).mean() > 1.5 * depth.mean()
-    py = TreeGuided(model, neighbours=neighbours, compiled=False).global_tree()
+    py = TreeGuided(model, neighbours=neighbours, tree_build=build, compiled=False).global_tree()
     for attr in ("left", "right", "parent", "size", "order"):
         assert np.array_equal(getattr(g, attr), getattr(py, attr))
     assert np.allclose(g.logd, py.logd, atol=1e-9)

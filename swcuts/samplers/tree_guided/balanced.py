@@ -203,3 +203,150 @@ def _build_balanced_impl(sp, items, local, indptr, indices, use_graph, vstats):
 
 
 _build_balanced = njit(cache=True)(_build_balanced_impl)
+
+
+def _rebalance_impl(sp, left, right, stats, size):
+    """The greedy tree (``left``, ``right``, ``stats``, ``size`` of
+    :func:`.algorithms._build_impl`) with its heavy paths rebalanced.
+
+    A heavy path goes from its head (the root or a lighter child) down the
+    larger child (ties: the left) to a leaf. Its elements, bottom up, are
+    that leaf and the lighter children hung on the path, in the order the
+    greedy build absorbed them; the path is replaced by the weight-balanced
+    tree over that sequence (a range splits where the leaf counts of its
+    two halves are closest; ties: the lower split), each lighter child
+    rebalanced in turn. Every prefix of the sequence is a node of the greedy
+    tree (a cluster as the greedy build grew it); the other nodes are runs
+    of clusters absorbed one after another. An element of weight w in a
+    sequence of weight W gets depth at most log2(W / w) + 1, and these
+    telescope along the heavy paths: depth O(log n). Same output as the
+    build, internal nodes renumbered children first.
+    """
+    n = size.shape[0] // 2 + 1
+    nn = 2 * n - 1
+    D = stats.shape[1]
+    nl = np.zeros(nn, np.int64)
+    nr = np.zeros(nn, np.int64)
+    nstats = np.zeros((nn, D))
+    nsize = np.zeros(nn, np.int64)
+    nsc = np.zeros(nn)
+    parent = np.full(nn, -1, np.int64)
+    newid = np.arange(nn)  # new id of the rebalanced subtree of a head
+    for k in range(n):
+        nstats[k, :] = stats[k]
+        nsize[k] = 1
+        nsc[k] = _score_any(nstats[k], 1, sp)
+    is_head = np.zeros(nn, np.bool_)
+    is_head[nn - 1] = True
+    for j in range(n - 1):
+        a = left[j]
+        b = right[j]
+        if size[b] > size[a]:
+            is_head[a] = True
+        else:
+            is_head[b] = True
+    seq = np.empty(n, np.int64)
+    pre = np.empty(n + 1, np.int64)
+    st_a = np.empty(2 * n, np.int64)
+    st_b = np.empty(2 * n, np.int64)
+    st_s = np.empty(2 * n, np.int64)  # split point of a range
+    st_state = np.empty(2 * n, np.int64)
+    res = np.empty(2 * n, np.int64)
+    lres = np.empty(2 * n, np.int64)
+    next_id = n
+    # Heads in increasing id: the lighter children on a head's path are
+    # its descendants (smaller ids), so they are done first.
+    for h in range(n, nn):
+        if not is_head[h]:
+            continue
+        # The path, top down; its elements bottom up.
+        k = 0
+        v = h
+        while v >= n:
+            j = v - n
+            a = left[j]
+            b = right[j]
+            if size[b] > size[a]:
+                seq[k] = a
+                v = b
+            else:
+                seq[k] = b
+                v = a
+            k += 1
+        seq[k] = v
+        k += 1
+        for t in range(k // 2):
+            x = seq[t]
+            seq[t] = seq[k - 1 - t]
+            seq[k - 1 - t] = x
+        pre[0] = 0
+        for t in range(k):
+            seq[t] = newid[seq[t]]
+            pre[t + 1] = pre[t] + nsize[seq[t]]
+        # Weight-balanced tree over seq[0..k-1], nodes created children first.
+        top = 1
+        st_a[0] = 0
+        st_b[0] = k - 1
+        st_state[0] = 0
+        while top > 0:
+            i = top - 1
+            a = st_a[i]
+            b = st_b[i]
+            if a == b:
+                res[i] = seq[a]
+                top -= 1
+                continue
+            if st_state[i] == 0:
+                half = 0.5 * (pre[a] + pre[b + 1])
+                s = np.searchsorted(pre[a + 1:b + 1], half) + a  # pre[s+1] >= half
+                if s > a and half - pre[s] <= pre[s + 1] - half:
+                    s -= 1
+                if s > b - 1:
+                    s = b - 1
+                st_s[i] = s
+                st_state[i] = 1
+                st_a[top] = a
+                st_b[top] = s
+                st_state[top] = 0
+                top += 1
+                continue
+            if st_state[i] == 1:
+                st_state[i] = 2
+                lres[i] = res[i + 1]  # the left half's subtree
+                st_a[top] = st_s[i] + 1
+                st_b[top] = b
+                st_state[top] = 0
+                top += 1
+                continue
+            lc = lres[i]
+            rc = res[i + 1]
+            m = next_id
+            next_id += 1
+            nl[m] = lc
+            nr[m] = rc
+            parent[lc] = m
+            parent[rc] = m
+            for q in range(D):
+                nstats[m, q] = nstats[lc, q] + nstats[rc, q]
+            nsize[m] = nsize[lc] + nsize[rc]
+            nsc[m] = _score_any(nstats[m], nsize[m], sp)
+            res[i] = m
+            top -= 1
+        newid[h] = res[0]
+    lft = np.empty(max(n - 1, 0), np.int64)
+    rgt = np.empty(max(n - 1, 0), np.int64)
+    for j in range(n - 1):
+        lft[j] = nl[n + j]
+        rgt[j] = nr[n + j]
+    lo = np.zeros(nn, np.int64)
+    for v in range(nn - 1, n - 1, -1):
+        j = v - n
+        lo[lft[j]] = lo[v]
+        lo[rgt[j]] = lo[v] + nsize[lft[j]]
+    order = np.empty(n, np.int64)
+    for k in range(n):
+        order[lo[k]] = k
+    return lft, rgt, parent, nstats, nsc, nsize, lo, order
+
+
+_rebalance = njit(cache=True)(_rebalance_impl)

@@ -73,11 +73,14 @@ class TreeGuided(_ProposalProbabilities):
         the tree induced on it by the fixed global tree ("global", models
         without a graph only); "auto": "global" for models without a graph
         above 100 items, else "set".
-    tree_build : {"balanced", "greedy"}
+    tree_build : {"balanced", "greedy", "matching"}
         How the fixed global tree is built (it guides the local moves and,
         with ``trees="global"``, gives every label's tree): greedy joins, one
-        pair at a time (depth ~ n/2 with the DP score), or the same joins by
-        matching rounds (depth ~ log2 n). See docs/algorithms/tree_guided.md.
+        pair at a time (default; depth ~ n/2 with the DP score); "balanced",
+        that tree with its heavy paths rebalanced (depth O(log n)); "matching",
+        the greedy joins by rounds of matching. Both balanced trees accept
+        fewer global moves (docs/algorithms/tree_guided.md, "A balanced global
+        tree"), so the default stays "greedy".
     ratio : {"exact", "paper"}
         "paper" is the paper's printed ratio, kept as a negative control for
         the tests; it does not leave π invariant.
@@ -99,7 +102,7 @@ class TreeGuided(_ProposalProbabilities):
 
     def __init__(self, model, q=None, *, moves="both", global_prob=0.5, G=20, merge_floor=1e-3,
                  split_floor=0.05, new_weight=1.0, local_max=16, local_floor=0.5,
-                 neighbours="auto", trees="auto", tree_build="balanced", ratio="exact", score=None,
+                 neighbours="auto", trees="auto", tree_build="greedy", ratio="exact", score=None,
                  compiled=None):
         if getattr(model, "fixed_labels", False):
             raise ValueError(f"{type(model).__name__} has a fixed label set; tree-guided MCMC "
@@ -110,8 +113,9 @@ class TreeGuided(_ProposalProbabilities):
             raise ValueError(f"ratio must be 'exact' or 'paper', got {ratio!r}")
         if trees not in ("auto", "set", "global"):
             raise ValueError(f"trees must be 'auto', 'set' or 'global', got {trees!r}")
-        if tree_build not in ("balanced", "greedy"):
-            raise ValueError(f"tree_build must be 'balanced' or 'greedy', got {tree_build!r}")
+        if tree_build not in ("balanced", "greedy", "matching"):
+            raise ValueError(f"tree_build must be 'balanced', 'greedy' or 'matching', "
+                             f"got {tree_build!r}")
         self.tree_build = tree_build
         if not 0.0 <= merge_floor < 0.5:
             raise ValueError("merge_floor must lie in [0, 0.5)")
@@ -235,9 +239,9 @@ class TreeGuided(_ProposalProbabilities):
         if self._gtree is None:
             f = self._f
             items = np.arange(self.model.n_vertices, dtype=np.int64)
-            build = f.build_balanced if self.tree_build == "balanced" else f.build
-            self._gtree = Tree(items, build(f.sp, items, self._local, self._indptr,
-                                            self._indices, self._use_graph, self.vstats))
+            self._gtree = Tree(items, f.build_global(self.tree_build, items, self._local,
+                                                     self._indptr, self._indices,
+                                                     self._use_graph, self.vstats))
         return self._gtree
 
     def _lifting(self):
