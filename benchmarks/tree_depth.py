@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benchmarks/tree_depth.py [--sizes 1000,10000,100000] [--builds balanced,greedy]
+    python benchmarks/tree_depth.py [--sizes 1000,10000,100000] [--builds greedy,balanced,matching]
 
 The StocInsert walk of a split, the replay of a merge's reverse split and
 any update of a label's tree after a single-item move cost O(depth) (see
@@ -36,7 +36,7 @@ def leaf_depths(tree):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="1000,10000,100000")
-    ap.add_argument("--builds", default="balanced,greedy")
+    ap.add_argument("--builds", default="greedy,balanced,matching")
     args = ap.parse_args(argv)
     print(f"{'build':>9} {'n':>8} {'global s':>9} {'global mean':>12} {'max':>7} {'label m':>8} "
           f"{'label mean':>11} {'max':>7} {'build ms':>9}")

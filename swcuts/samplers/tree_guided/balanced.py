@@ -253,6 +253,10 @@ def _rebalance_impl(sp, left, right, stats, size):
     st_state = np.empty(2 * n, np.int64)
     res = np.empty(2 * n, np.int64)
     lres = np.empty(2 * n, np.int64)
+    pst = np.zeros((n + 1, D))  # prefix sums of the elements' statistics
+    tl = np.empty(D)
+    tr = np.empty(D)
+    tw = np.empty(D)
     next_id = n
     # Heads in increasing id: the lighter children on a head's path are
     # its descendants (smaller ids), so they are done first.
@@ -283,6 +287,8 @@ def _rebalance_impl(sp, left, right, stats, size):
         for t in range(k):
             seq[t] = newid[seq[t]]
             pre[t + 1] = pre[t] + nsize[seq[t]]
+            for q in range(D):
+                pst[t + 1, q] = pst[t, q] + nstats[seq[t], q]
         # Weight-balanced tree over seq[0..k-1], nodes created children first.
         top = 1
         st_a[0] = 0
@@ -303,6 +309,23 @@ def _rebalance_impl(sp, left, right, stats, size):
                     s -= 1
                 if s > b - 1:
                     s = b - 1
+                # Among the splits whose larger side holds at most 3/4 of
+                # the leaves, the one of largest log d between the sides.
+                W = pre[b + 1] - pre[a]
+                best = -np.inf
+                for c in range(a, b):
+                    wl = pre[c + 1] - pre[a]
+                    if 4 * max(wl, W - wl) > 3 * W:
+                        continue
+                    for q in range(D):
+                        tl[q] = pst[c + 1, q] - pst[a, q]
+                        tr[q] = pst[b + 1, q] - pst[c + 1, q]
+                        tw[q] = pst[b + 1, q] - pst[a, q]
+                    ld = (_score_any(tl, wl, sp) + _score_any(tr, W - wl, sp)
+                          - _score_any(tw, W, sp))
+                    if ld > best:
+                        best = ld
+                        s = c
                 st_s[i] = s
                 st_state[i] = 1
                 st_a[top] = a
