@@ -61,6 +61,15 @@ def mixture_ties():
     return MixtureModel(BINARY_TIES, "beta-bernoulli", alpha=1.0)
 
 
+# Near-duplicate rows: the greedy tree is a caterpillar (depth 5), which
+# tree_build="balanced" and "matching" replace by other, shallower trees.
+BINARY_CATERPILLAR = np.array([[1, 1, 0], [1, 1, 0], [1, 1, 0], [1, 1, 1], [1, 0, 0], [0, 1, 0]])
+
+
+def caterpillar6():
+    return MixtureModel(BINARY_CATERPILLAR, "beta-bernoulli", alpha=1.0)
+
+
 def mixture6():
     return MixtureModel(BINARY, "beta-bernoulli", alpha=2.0)
 
@@ -229,14 +238,13 @@ EXACT_CASES = {
     # k-nearest-neighbour graph (phase 1 of the builds).
     "mixture5-global": (mixture5, 1.0, "global"),
     "mixture-ties-global": (mixture_ties, 1.0, "global"),
-    "mixture5-global-balanced": (mixture5, 1.0, "global", {"tree_build": "balanced"}),
-    "mixture-ties-global-balanced": (mixture_ties, 1.0, "global", {"tree_build": "balanced"}),
-    "mixture6-global-knn-balanced": (mixture6, 1.0, "global",
-                                     {"neighbours": 2, "tree_build": "balanced"}),
-    "mixture-ties-global-knn-matching": (mixture_ties, 1.0, "global",
+    "caterpillar6-global": (caterpillar6, 1.0, "global"),
+    "caterpillar6-global-balanced": (caterpillar6, 1.0, "global", {"tree_build": "balanced"}),
+    "caterpillar6-global-knn-balanced": (caterpillar6, 1.0, "global",
+                                         {"neighbours": 2, "tree_build": "balanced"}),
+    "caterpillar6-global-matching": (caterpillar6, 1.0, "global", {"tree_build": "matching"}),
+    "caterpillar6-global-knn-matching": (caterpillar6, 1.0, "global",
                                          {"neighbours": 2, "tree_build": "matching"}),
-    "mixture6-global-knn-matching": (mixture6, 1.0, "global",
-                                     {"neighbours": 2, "tree_build": "matching"}),
 }
 
 
@@ -264,6 +272,9 @@ def test_global_move_satisfies_detailed_balance_exactly(case):
     assert kernel.tree_build == _options(case).get("tree_build", "greedy")
     if "knn" in case:
         assert kernel._use_graph
+    if kernel.tree_build != "greedy":  # the balanced global tree is another tree
+        greedy = TreeGuided(model, trees=trees, **{**_options(case), "tree_build": "greedy"})
+        assert _node_sets(kernel.global_tree()) != _node_sets(greedy.global_tree())
     # The kernel's proposal probability is the sum over every path.
     err = max(abs(kernel.log_q(np.array(states[i]), np.array(states[j]), T) - lq)
               for (i, j), lq in logQ.items())
@@ -276,8 +287,8 @@ def test_global_move_satisfies_detailed_balance_exactly(case):
     assert n_comp == 1
 
 
-@pytest.mark.parametrize("case", ["mixture5", "grey", "mixture6-global-knn-balanced",
-                                  "mixture6-global-knn-matching"])
+@pytest.mark.parametrize("case", ["mixture5", "grey", "caterpillar6-global-knn-balanced",
+                                  "caterpillar6-global-knn-matching"])
 def test_paper_ratio_fails_detailed_balance(case):
     """Negative control: the paper's printed ratio (the drawn split path
     forward, the drawn anchor for a merge, sums in reverse)."""
@@ -330,7 +341,8 @@ def test_global_move_without_the_boundary_term_fails_detailed_balance():
 
 
 @pytest.mark.parametrize("case", ["mixture-ties", "mixture-ties-global",
-                                  "mixture-ties-global-balanced", "mixture-ties-global-knn-matching",
+                                  "caterpillar6-global-knn-balanced",
+                                  "caterpillar6-global-knn-matching",
                                   "grey"])
 def test_one_step_draws_match_transition_matrix(case):
     factory, T, trees = _case(case)
@@ -373,7 +385,7 @@ CHAIN_CASES = {
     "mixture-local": (mixture6, "local", 8),
     "mixture-both": (mixture6, "both", 10),
     "mixture-both-global-trees": (mixture6, "both", 10),
-    "mixture-both-global-trees-balanced": (mixture6, "both", 10),
+    "caterpillar-both-global-trees-balanced": (caterpillar6, "both", 10),
 }
 
 
