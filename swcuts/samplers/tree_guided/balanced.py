@@ -1,8 +1,9 @@
-"""Balanced tree construction: greedy agglomeration by matching rounds.
+"""Balanced global trees (``TreeGuided(tree_build=...)``).
 
-:func:`_build_balanced_impl` is the ``tree_build="balanced"`` alternative
-to :func:`.algorithms._build_impl` (same arguments, same output). The
-greedy build joins one pair at a time, the pair of smallest log d; with
+:func:`_rebalance_impl` (``"balanced"``) rebalances the heavy paths of the
+greedy tree (see its docstring). :func:`_build_balanced_impl`
+(``"matching"``) is an alternative to :func:`.algorithms._build_impl`
+(same arguments, same output), described here. The greedy build joins one pair at a time, the pair of smallest log d; with
 the DP score that is most often the largest cluster and one item, so the
 tree is close to a caterpillar (depth ~ n / 2). Here the joins go by
 rounds: in each round every candidate pair of current clusters is scored,
