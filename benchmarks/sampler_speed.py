@@ -106,6 +106,8 @@ SAMPLERS = (
     ("srm", "srm", {}),
     ("srm-knn", "srm", {"outside": "knn"}),
     ("tree-guided", "tree-guided", {}),
+    ("tree-guided-balanced", "tree-guided", {"tree_build": "balanced"}),
+    ("tree-guided-matching", "tree-guided", {"tree_build": "matching"}),
 )
 TARGET_RATIO = 2.0
 #: Warm-up steps before timing (with at least 0.3 s): one-off set-up such as
@@ -114,7 +116,8 @@ TARGET_RATIO = 2.0
 WARMUP_STEPS = 20
 #: Samplers whose move visits every label (cost O(L) by definition) or
 #: every item (O(N): the paper's outside phase of reconfiguration moves).
-COST_OF = {"gibbs": "L", "tree-guided": "L", "reconfiguration": "N", "reconf-pair": "N",
+COST_OF = {"gibbs": "L", "tree-guided": "L", "tree-guided-balanced": "L",
+           "tree-guided-matching": "L", "reconfiguration": "N", "reconf-pair": "N",
            "srm": "N"}
 
 

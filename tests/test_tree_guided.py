@@ -61,6 +61,15 @@ def mixture_ties():
     return MixtureModel(BINARY_TIES, "beta-bernoulli", alpha=1.0)
 
 
+# Near-duplicate rows: the greedy tree is a caterpillar (depth 5), which
+# tree_build="balanced" and "matching" replace by other, shallower trees.
+BINARY_CATERPILLAR = np.array([[1, 1, 0], [1, 1, 0], [1, 1, 0], [1, 1, 1], [1, 0, 0], [0, 1, 0]])
+
+
+def caterpillar6():
+    return MixtureModel(BINARY_CATERPILLAR, "beta-bernoulli", alpha=1.0)
+
+
 def mixture6():
     return MixtureModel(BINARY, "beta-bernoulli", alpha=2.0)
 
@@ -202,14 +211,14 @@ def _tempered(model, states, T):
 _MATRICES = {}
 
 
-def exact_matrix(name, factory, T=1.0, ratio="exact", trees="auto"):
+def exact_matrix(name, factory, T=1.0, ratio="exact", trees="auto", **options):
     """Cached (model, states, p, kernel, K, logQ)."""
     key = (name, T, ratio, trees)
     if key not in _MATRICES:
         model = factory()
         states = set_partitions(model.n_vertices)
         p = _tempered(model, states, T)
-        kernel = TreeGuided(model, moves="global", ratio=ratio, trees=trees)
+        kernel = TreeGuided(model, moves="global", ratio=ratio, trees=trees, **options)
         K, logQ = global_matrices(kernel, states, T)
         _MATRICES[key] = (model, states, p, kernel, K, logQ)
     return _MATRICES[key]
@@ -223,15 +232,30 @@ EXACT_CASES = {
     # The "contrast" posterior (boundary term), four atoms in a cycle.
     "boundary4": (boundary4, 1.0),
     # Trees induced by the fixed global tree (the default for mixtures
-    # above 100 items), on the small mixtures.
+    # above 100 items), on the small mixtures: the greedy global tree
+    # (default) and the balanced ones (tree_build="balanced", "matching"),
+    # with every pair as candidates and, with neighbours=2, from the
+    # k-nearest-neighbour graph (phase 1 of the builds).
     "mixture5-global": (mixture5, 1.0, "global"),
     "mixture-ties-global": (mixture_ties, 1.0, "global"),
+    "caterpillar6-global": (caterpillar6, 1.0, "global"),
+    "caterpillar6-global-balanced": (caterpillar6, 1.0, "global", {"tree_build": "balanced"}),
+    "caterpillar6-global-knn-balanced": (caterpillar6, 1.0, "global",
+                                         {"neighbours": 2, "tree_build": "balanced"}),
+    "caterpillar6-global-matching": (caterpillar6, 1.0, "global", {"tree_build": "matching"}),
+    "caterpillar6-global-knn-matching": (caterpillar6, 1.0, "global",
+                                         {"neighbours": 2, "tree_build": "matching"}),
 }
 
 
 def _case(case):
     factory, T, *trees = EXACT_CASES[case]
     return factory, T, (trees[0] if trees else "auto")
+
+
+def _options(case):
+    entry = EXACT_CASES[case]
+    return entry[3] if len(entry) > 3 else {}
 
 
 # ---------------------------------------------------------------------------
@@ -242,8 +266,15 @@ def _case(case):
 @pytest.mark.parametrize("case", sorted(EXACT_CASES))
 def test_global_move_satisfies_detailed_balance_exactly(case):
     factory, T, trees = _case(case)
-    model, states, p, kernel, K, logQ = exact_matrix(case, factory, T, trees=trees)
+    model, states, p, kernel, K, logQ = exact_matrix(case, factory, T, trees=trees,
+                                                     **_options(case))
     assert kernel.trees == ("global" if trees == "global" else "set")
+    assert kernel.tree_build == _options(case).get("tree_build", "greedy")
+    if "knn" in case:
+        assert kernel._use_graph
+    if kernel.tree_build != "greedy":  # the balanced global tree is another tree
+        greedy = TreeGuided(model, trees=trees, **{**_options(case), "tree_build": "greedy"})
+        assert _node_sets(kernel.global_tree()) != _node_sets(greedy.global_tree())
     # The kernel's proposal probability is the sum over every path.
     err = max(abs(kernel.log_q(np.array(states[i]), np.array(states[j]), T) - lq)
               for (i, j), lq in logQ.items())
@@ -256,12 +287,14 @@ def test_global_move_satisfies_detailed_balance_exactly(case):
     assert n_comp == 1
 
 
-@pytest.mark.parametrize("case", ["mixture5", "grey"])
+@pytest.mark.parametrize("case", ["mixture5", "grey", "caterpillar6-global-knn-balanced",
+                                  "caterpillar6-global-knn-matching"])
 def test_paper_ratio_fails_detailed_balance(case):
     """Negative control: the paper's printed ratio (the drawn split path
     forward, the drawn anchor for a merge, sums in reverse)."""
-    factory, T, _ = _case(case)
-    model, states, p, kernel, K, _ = exact_matrix(case, factory, T, ratio="paper")
+    factory, T, trees = _case(case)
+    model, states, p, kernel, K, _ = exact_matrix(case, factory, T, ratio="paper", trees=trees,
+                                                  **_options(case))
     assert balance_violation(K, p) > 0.1
     assert np.abs(p @ K - p).max() > 1e-3
 
@@ -307,10 +340,14 @@ def test_global_move_without_the_boundary_term_fails_detailed_balance():
 # ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("case", ["mixture-ties", "mixture-ties-global", "grey"])
+@pytest.mark.parametrize("case", ["mixture-ties", "mixture-ties-global",
+                                  "caterpillar6-global-knn-balanced",
+                                  "caterpillar6-global-knn-matching",
+                                  "grey"])
 def test_one_step_draws_match_transition_matrix(case):
     factory, T, trees = _case(case)
-    model, states, p, kernel, K, _ = exact_matrix(case, factory, T, trees=trees)
+    model, states, p, kernel, K, _ = exact_matrix(case, factory, T, trees=trees,
+                                                  **_options(case))
     index = {s: i for i, s in enumerate(states)}
     rng = np.random.default_rng(17)
     draws = 2500
@@ -348,6 +385,7 @@ CHAIN_CASES = {
     "mixture-local": (mixture6, "local", 8),
     "mixture-both": (mixture6, "both", 10),
     "mixture-both-global-trees": (mixture6, "both", 10),
+    "caterpillar-both-global-trees-balanced": (caterpillar6, "both", 10),
 }
 
 
@@ -360,7 +398,8 @@ def test_chain_leaves_posterior_invariant(case):
     assert 1.0 / np.sum(p ** 2) > 10  # π spread over many partitions
     rng = np.random.default_rng(2024)
     seed_compiled_rng(rng)
-    kernel = TreeGuided(model, moves=moves, trees="global" if "global-trees" in case else "auto")
+    kernel = TreeGuided(model, moves=moves, trees="global" if "global-trees" in case else "auto",
+                        tree_build="balanced" if case.endswith("balanced") else "greedy")
     state = model.new_state(np.zeros(model.n_vertices, dtype=np.int64))
     counts = visit_counts(kernel, state, rng, n_samples=N_SAMPLES, thin=thin)
     tv, pvalue = compare(counts, states, p)
@@ -533,6 +572,43 @@ def test_induced_trees_are_the_global_tree_restricted_to_the_set():
     assert TreeGuided(model, trees="set").trees == "set"
     with pytest.raises(ValueError):
         TreeGuided(grey(), trees="global")
+
+
+def _leaf_depths(tree):
+    depth = np.zeros(2 * tree.n - 1, np.int64)
+    for v in range(2 * tree.n - 3, -1, -1):  # parents have larger ids
+        depth[v] = depth[tree.parent[v]] + 1
+    return depth[:tree.n]
+
+
+@pytest.mark.parametrize("build", ["balanced", "matching"])
+@pytest.mark.parametrize("neighbours", ["auto", None])
+def test_balanced_global_tree_is_shallow_and_a_function_of_the_data(neighbours, build):
+    """tree_build="balanced" (the greedy tree, heavy paths rebalanced) and
+    "matching" (the greedy joins by matching rounds): a tree over all items
+    (every node's leaves are its children's), the same compiled and in
+    plain Python, and shallow where the greedy tree is a near-caterpillar (DP score: the largest cluster absorbs items one by one)."""
+    from swcuts.models.mixture import lee_choi_gaussians
+    data, _ = lee_choi_gaussians(400, seed=3)
+    model = MixtureModel(data, "gaussian", alpha=1.0, preset="lee-choi")
+    kernel = TreeGuided(model, neighbours=neighbours, tree_build=build)
+    assert kernel._use_graph == (neighbours == "auto")
+    g = kernel.global_tree()
+    assert g.size[g.root] == 400 and np.all(g.parent[:-1] > np.arange(2 * g.n - 2))
+    assert np.array_equal(np.sort(g.order), np.arange(400))
+    for v in range(g.n, 2 * g.n - 1):
+        l, r = g.children(v)
+        assert np.array_equal(g.leaves(v), np.union1d(g.leaves(l), g.leaves(r)))
+    depth = _leaf_depths(g)
+    assert depth.max() <= 2 * math.ceil(math.log2(400))
+    greedy = TreeGuided(model, neighbours=neighbours, tree_build="greedy").global_tree()
+    assert _leaf_depths(greedy).mean() > 1.5 * depth.mean()
+    py = TreeGuided(model, neighbours=neighbours, tree_build=build, compiled=False).global_tree()
+    for attr in ("left", "right", "parent", "size", "order"):
+        assert np.array_equal(getattr(g, attr), getattr(py, attr))
+    assert np.allclose(g.logd, py.logd, atol=1e-9)
+    with pytest.raises(ValueError):
+        TreeGuided(model, tree_build="bushy")
 
 
 def test_replayed_split_prices_the_drawn_walk_and_stops_below_a_threshold():

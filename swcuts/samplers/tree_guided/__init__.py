@@ -27,6 +27,9 @@ Modules
 :mod:`.algorithms`
     Tree construction, and the helpers handed to the kernel (numba, or
     plain Python with a rebound score).
+:mod:`.balanced`
+    Balanced global trees (``tree_build="balanced"``: the greedy tree with
+    its heavy paths rebalanced; ``"matching"``: joins by matching rounds).
 """
 
 from .kernel import TreeGuided

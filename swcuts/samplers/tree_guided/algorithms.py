@@ -3,14 +3,17 @@
 The tree construction of the tree-guided kernel, written once as
 plain-Python ``*_impl`` functions and compiled with numba:
 
-* :func:`_build_impl`, the greedy agglomerative tree of a vertex set, and
-  :func:`_induced_impl`, the tree induced on a set by the global tree.
+* :func:`_build_impl`, the greedy agglomerative tree of a vertex set,
+  its heavy paths rebalanced (:func:`.balanced._rebalance_impl`,
+  ``tree_build="balanced"``) or the same joins by matching rounds
+  (:func:`.balanced._build_balanced_impl`, ``tree_build="matching"``), and :func:`_induced_impl`, the tree
+  induced on a set by the global tree.
 
 :class:`_Fns` hands the kernel either the compiled functions of this
 module, :mod:`.scores` (cluster scores s(A), log d between sets) and
 :mod:`.walks` (StocInsert walks, replays and split sums), or plain-Python
-copies whose global names ``_score_any`` and ``_replay`` are rebound (to a
-user's score if given); the copies take the globals of the three modules. The rules these
+copies whose global names ``_score_any``, ``_replay`` and ``_join_round`` are rebound (to a
+user's score if given); the copies take the globals of the four modules. The rules these
 functions implement are derived in ``docs/algorithms/tree_guided.md``.
 """
 
@@ -22,7 +25,9 @@ import types
 import numpy as np
 from numba import njit
 
-from . import scores, walks
+from . import balanced, scores, walks
+from .balanced import (_build_balanced, _build_balanced_impl, _join_round_impl, _rebalance,
+                       _rebalance_impl)
 from .scores import _logd_matrix, _logd_matrix_impl, _score_any, _scores, _scores_impl
 from .walks import _replay_impl, _split_logsum, _split_logsum_impl, _walk, _walk_impl
 
@@ -337,10 +342,11 @@ class _Fns:
         if compiled and score is None:
             self.score = _score_any
             self.build, self.walk = _build, _walk
+            self.build_matching, self.rebalance = _build_balanced, _rebalance
             self.logsum, self.logd = _split_logsum, _logd_matrix
             self.scores, self.induced = _scores, _induced
             return
-        g = {**vars(scores), **vars(walks), **globals()}
+        g = {**vars(scores), **vars(walks), **vars(balanced), **globals()}
         g["_score_any"] = _score_any.py_func if score is None else score
         self.score = g["_score_any"]
 
@@ -349,5 +355,20 @@ class _Fns:
 
         self.build, self.walk = copy(_build_impl), copy(_walk_impl)
         g["_replay"] = copy(_replay_impl)
+        g["_join_round"] = copy(_join_round_impl)
+        self.build_matching = copy(_build_balanced_impl)
+        self.rebalance = copy(_rebalance_impl)
         self.logsum, self.logd = copy(_split_logsum_impl), copy(_logd_matrix_impl)
         self.scores, self.induced = copy(_scores_impl), copy(_induced_impl)
+
+    def build_global(self, kind, items, local, indptr, indices, use_graph, vstats):
+        """The global tree (``tree_build``): ``"greedy"`` (:func:`_build_impl`),
+        ``"balanced"`` (that tree with its heavy paths rebalanced,
+        :func:`.balanced._rebalance_impl`) or ``"matching"`` (the greedy
+        joins by matching rounds, :func:`.balanced._build_balanced_impl`)."""
+        if kind == "matching":
+            return self.build_matching(self.sp, items, local, indptr, indices, use_graph, vstats)
+        out = self.build(self.sp, items, local, indptr, indices, use_graph, vstats)
+        if kind == "greedy" or items.shape[0] < 2:
+            return out
+        return self.rebalance(self.sp, out[0], out[1], out[3], out[5])

@@ -31,7 +31,8 @@ from ..common import StepInfo, metropolis_hastings_bound_first
 from ..targets import gibbs_relabel
 from .algorithms import _Fns
 from .ratio import _ProposalProbabilities
-from .trees import Tree, _floored_log_softmax, _knn_csr, _leaf_groups, _Rest, _SetInfo
+from .trees import (Tree, _floored_log_softmax, _knn_csr, _leaf_groups, _lifting_tables, _Rest,
+                    _SetInfo)
 
 
 class TreeGuided(_ProposalProbabilities):
@@ -72,6 +73,14 @@ class TreeGuided(_ProposalProbabilities):
         the tree induced on it by the fixed global tree ("global", models
         without a graph only); "auto": "global" for models without a graph
         above 100 items, else "set".
+    tree_build : {"balanced", "greedy", "matching"}
+        How the fixed global tree is built (it guides the local moves and,
+        with ``trees="global"``, gives every label's tree): greedy joins, one
+        pair at a time (default; depth ~ n/2 with the DP score); "balanced",
+        that tree with its heavy paths rebalanced (depth O(log n)); "matching",
+        the greedy joins by rounds of matching. Both balanced trees accept
+        fewer global moves (docs/algorithms/tree_guided.md, "A balanced global
+        tree"), so the default stays "greedy".
     ratio : {"exact", "paper"}
         "paper" is the paper's printed ratio, kept as a negative control for
         the tests; it does not leave π invariant.
@@ -93,7 +102,8 @@ class TreeGuided(_ProposalProbabilities):
 
     def __init__(self, model, q=None, *, moves="both", global_prob=0.5, G=20, merge_floor=1e-3,
                  split_floor=0.05, new_weight=1.0, local_max=16, local_floor=0.5,
-                 neighbours="auto", trees="auto", ratio="exact", score=None, compiled=None):
+                 neighbours="auto", trees="auto", tree_build="greedy", ratio="exact", score=None,
+                 compiled=None):
         if getattr(model, "fixed_labels", False):
             raise ValueError(f"{type(model).__name__} has a fixed label set; tree-guided MCMC "
                              "needs a partition model whose labels are names")
@@ -103,6 +113,10 @@ class TreeGuided(_ProposalProbabilities):
             raise ValueError(f"ratio must be 'exact' or 'paper', got {ratio!r}")
         if trees not in ("auto", "set", "global"):
             raise ValueError(f"trees must be 'auto', 'set' or 'global', got {trees!r}")
+        if tree_build not in ("balanced", "greedy", "matching"):
+            raise ValueError(f"tree_build must be 'balanced', 'greedy' or 'matching', "
+                             f"got {tree_build!r}")
+        self.tree_build = tree_build
         if not 0.0 <= merge_floor < 0.5:
             raise ValueError("merge_floor must lie in [0, 0.5)")
         for nm, val in (("split_floor", split_floor), ("local_floor", local_floor),
@@ -225,8 +239,9 @@ class TreeGuided(_ProposalProbabilities):
         if self._gtree is None:
             f = self._f
             items = np.arange(self.model.n_vertices, dtype=np.int64)
-            self._gtree = Tree(items, f.build(f.sp, items, self._local, self._indptr,
-                                              self._indices, self._use_graph, self.vstats))
+            self._gtree = Tree(items, f.build_global(self.tree_build, items, self._local,
+                                                     self._indptr, self._indices,
+                                                     self._use_graph, self.vstats))
         return self._gtree
 
     def _lifting(self):
@@ -239,26 +254,7 @@ class TreeGuided(_ProposalProbabilities):
             f = self._f
             self._leaf_sc = np.asarray(f.scores(f.sp, self.vstats, np.ones(len(self.vstats),
                                                                             np.int64)), float)
-            g = self.global_tree()
-            n = g.n
-            nn = 2 * n - 1
-            depth = np.zeros(nn, np.int64)
-            for v in range(nn - 2, -1, -1):  # parents have larger ids
-                depth[v] = depth[g.parent[v]] + 1
-            h0 = np.zeros(max(n, 1), np.int64)
-            if n > 1:
-                h0[g.lo[g.right]] = depth[n:]  # a node splits at its right child's first leaf
-            K = max(1, int(max(n - 1, 1)).bit_length())
-            hmin = np.empty((K, h0.size), np.int64)
-            hmin[0] = h0
-            for j in range(1, K):
-                w = 1 << (j - 1)
-                hmin[j] = hmin[j - 1]
-                np.minimum(hmin[j - 1, :-w], hmin[j - 1, w:], out=hmin[j, :-w])
-            lg = np.zeros(n + 1, np.int64)
-            for k in range(2, n + 1):
-                lg[k] = lg[k >> 1] + 1
-            self._lift = (np.ascontiguousarray(g.lo[:n]), hmin, lg)
+            self._lift = _lifting_tables(self.global_tree())
         return self._lift
 
     # ------------------------------------------------------- label members

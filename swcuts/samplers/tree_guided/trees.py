@@ -181,3 +181,29 @@ def _leaf_groups(left, right, parent, lo, order, size, n, nu, assign):
         v = parent[v]
         t += 1
     return out
+
+
+def _lifting_tables(g):
+    """(leaf position, sparse table, floor-log2 table) of the global tree
+    ``g`` for the induced trees: ``hmin[0, p]`` is the depth of the lowest
+    common ancestor of the leaves at depth-first positions p-1 and p,
+    ``hmin[j, p]`` the minimum of 2^j of them."""
+    n = g.n
+    nn = 2 * n - 1
+    depth = np.zeros(nn, np.int64)
+    for v in range(nn - 2, -1, -1):  # parents have larger ids
+        depth[v] = depth[g.parent[v]] + 1
+    h0 = np.zeros(max(n, 1), np.int64)
+    if n > 1:
+        h0[g.lo[g.right]] = depth[n:]  # a node splits at its right child's first leaf
+    K = max(1, int(max(n - 1, 1)).bit_length())
+    hmin = np.empty((K, h0.size), np.int64)
+    hmin[0] = h0
+    for j in range(1, K):
+        w = 1 << (j - 1)
+        hmin[j] = hmin[j - 1]
+        np.minimum(hmin[j - 1, :-w], hmin[j - 1, w:], out=hmin[j, :-w])
+    lg = np.zeros(n + 1, np.int64)
+    for k in range(2, n + 1):
+        lg[k] = lg[k >> 1] + 1
+    return np.ascontiguousarray(g.lo[:n]), hmin, lg
