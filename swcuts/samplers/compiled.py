@@ -82,95 +82,6 @@ def _choose_local(kind, labels, q, indptr, indices, edge_ids, mark, Rbuf, p_sing
     return _grow(v, labels, q, indptr, indices, edge_ids, mark, Rbuf), False
 
 
-@compiled_only
-def _gibbs_move(kind, R, n_r, T, labels, size, free_stack, n_free, lstats, lloglik, regions, vsrc,
-                indptr, indices, edge_ids, q, log1mq, area, bw, use_family, n_channels, n_bins, fp,
-                in_r, mark, stack, acc_log, acc_q, acc_n, adj, roots, sR, tmp, tlab, tlogw, tll, pws):
-    """One Gibbs draw of R's label over every target (single-site Gibbs, or
-    cluster Gibbs with the cut factors γ_k), the move applied unless R
-    keeps its label. Returns (moved, Δ log π)."""
-    comp_root = regions[REG_RID]
-    comp_area = regions[REG_AREA]
-    kappa = fp[FP_KAPPA]
-    ridge = fp[FP_RIDGE]
-    a0 = fp[FP_A0]
-    a1 = fp[FP_A1]
-    a2 = fp[FP_A2]
-    ex = fp[FP_EXP]
-    n_slots = size.size
-    ell = labels[R[0]]
-    whole = size[ell] == n_r
-    n_adj = _cuts(R, n_r, labels, indptr, indices, edge_ids, q, log1mq, in_r, acc_log, acc_q, acc_n, adj)
-    sum_stats(R, n_r, vsrc, n_channels, n_bins, sR)
-    ll_rest = 0.0
-    if not whole:
-        stats_without(lstats, ell, sR, tmp)
-        ll_rest = label_loglik(tmp, n_channels, n_bins, use_family, kappa, ridge)
-    d_rest = label_leave_delta(ll_rest, lloglik[ell], whole, a0)
-    r_area = 0.0
-    for t in range(n_r):
-        r_area += area[R[t]]
-    d_rest += leave_regions(R, n_r, ell, labels, indptr, indices, area, r_area,
-                            comp_area[comp_root[R[0]]], fp, in_r, pws)
-    n_t = 0
-    cur = -1
-    for t_used in range(n_free[0], n_slots):
-        lab = free_stack[t_used]
-        if whole and lab == ell:
-            continue
-        tlab[n_t] = lab
-        if lab == ell:
-            cur = n_t
-        n_t += 1
-    fresh_lab = ell if whole else free_stack[n_free[0] - 1]
-    tlab[n_t] = fresh_lab
-    if whole:
-        cur = n_t
-    n_t += 1
-    best_w = -np.inf
-    for t in range(n_t):
-        lab = tlab[t]
-        g = acc_log[lab] if (kind == KIND_CLUSTER_GIBBS and acc_n[lab] > 0 and lab != ell) else 0.0
-        if t == cur:
-            tlogw[t] = 0.0
-            tll[t] = 0.0
-            if kind == KIND_CLUSTER_GIBBS and acc_n[ell] > 0 and not whole:
-                tlogw[t] = acc_log[ell]
-        else:
-            fresh = size[lab] == 0 or lab == ell
-            ll_old = stats_with(lstats, lloglik, lab, fresh, sR, tmp)
-            ll_new = label_loglik(tmp, n_channels, n_bins, use_family, kappa, ridge)
-            d = d_rest + label_join_delta(ll_new, ll_old, fresh, a0)
-            k_j = 0
-            s_j = 0.0
-            sp_j = 0.0
-            if not fresh:
-                k_j, s_j, sp_j = touching_regions(R, n_r, lab, labels, indptr, indices,
-                                                  comp_root, comp_area, in_r, mark, roots,
-                                                  ex)
-            d += region_join_delta(k_j, s_j, sp_j, r_area, a1, a2, ex)
-            d += boundary_delta(fp[FP_BOUNDARY], R, n_r, lab, labels, indptr, indices,
-                                bw, in_r)
-            tll[t] = d
-            tlogw[t] = g + d / T
-        if tlogw[t] > best_w:
-            best_w = tlogw[t]
-    _clear_cuts(adj, n_adj, acc_log, acc_q, acc_n)
-    pick = draw_log_weights(tlogw, n_t, best_w)
-    if pick == cur:
-        return False, 0.0
-    new_label = tlab[pick]
-    if whole and new_label == ell:
-        return False, 0.0
-    if size[new_label] == 0:
-        new_label = free_stack[n_free[0] - 1]
-    stats_with(lstats, lloglik, new_label, size[new_label] == 0, sR, tmp)
-    ll_new = label_loglik(tmp, n_channels, n_bins, use_family, kappa, ridge)
-    move_regions(R, n_r, ell, new_label, labels, size, free_stack, n_free, lstats, lloglik,
-                 sR, ll_rest, ll_new, regions, indptr, indices, area, in_r, pws, stack)
-    return True, tll[pick]
-
-
 @njit(cache=True, inline="always")
 def _book(d, f_state, labels, best_labels):
     """Book a move (Δ log π ``d``) in ``f_state`` = [log π, best log π] and
@@ -240,18 +151,99 @@ def run_gibbs(kind, temps, f_state, labels, size, free_stack, n_free, lstats, ll
               n_channels, n_bins, fp, Rbuf, in_r, mark, stack, acc_log, acc_q, acc_n, adj, roots,
               sR, tmp, tlab, tlogw, tll, pws):
     """Single-site Gibbs (``KIND_GIBBS``) or cluster Gibbs
-    (``KIND_CLUSTER_GIBBS``) steps (:func:`_gibbs_move`). Returns the number
-    of moves."""
+    (``KIND_CLUSTER_GIBBS``) steps: R's label drawn over every target, with
+    the cut factors γ_k for cluster Gibbs. Returns the number of moves."""
+    comp_root = regions[REG_RID]
+    comp_area = regions[REG_AREA]
+    kappa = fp[FP_KAPPA]
+    ridge = fp[FP_RIDGE]
+    a0 = fp[FP_A0]
+    a1 = fp[FP_A1]
+    a2 = fp[FP_A2]
+    ex = fp[FP_EXP]
+    n_slots = size.size
     accepted = 0
     for step in range(temps.size):
         n_r, single = _choose_local(kind, labels, q, indptr, indices, edge_ids, mark, Rbuf, 0.0)
-        moved, d = _gibbs_move(kind, Rbuf, n_r, temps[step], labels, size, free_stack, n_free,
-                               lstats, lloglik, regions, vsrc, indptr, indices, edge_ids, q, log1mq,
-                               area, bw, use_family, n_channels, n_bins, fp, in_r, mark, stack,
-                               acc_log, acc_q, acc_n, adj, roots, sR, tmp, tlab, tlogw, tll, pws)
-        if moved:
-            accepted += 1
-            _book(d, f_state, labels, best_labels)
+        # One Gibbs draw of R's label over every target (single-site Gibbs, or
+        # cluster Gibbs with the cut factors γ_k), the move applied unless R
+        # keeps its label. Written in the loop: as a function taking ~40
+        # arrays per call it cost single-site Gibbs 30 % of its steps.
+        R = Rbuf
+        T = temps[step]
+        ell = labels[R[0]]
+        whole = size[ell] == n_r
+        n_adj = _cuts(R, n_r, labels, indptr, indices, edge_ids, q, log1mq, in_r, acc_log, acc_q,
+                      acc_n, adj)
+        sum_stats(R, n_r, vsrc, n_channels, n_bins, sR)
+        ll_rest = 0.0
+        if not whole:
+            stats_without(lstats, ell, sR, tmp)
+            ll_rest = label_loglik(tmp, n_channels, n_bins, use_family, kappa, ridge)
+        d_rest = label_leave_delta(ll_rest, lloglik[ell], whole, a0)
+        r_area = 0.0
+        for t in range(n_r):
+            r_area += area[R[t]]
+        d_rest += leave_regions(R, n_r, ell, labels, indptr, indices, area, r_area,
+                                comp_area[comp_root[R[0]]], fp, in_r, pws)
+        n_t = 0
+        cur = -1
+        for t_used in range(n_free[0], n_slots):
+            lab = free_stack[t_used]
+            if whole and lab == ell:
+                continue
+            tlab[n_t] = lab
+            if lab == ell:
+                cur = n_t
+            n_t += 1
+        fresh_lab = ell if whole else free_stack[n_free[0] - 1]
+        tlab[n_t] = fresh_lab
+        if whole:
+            cur = n_t
+        n_t += 1
+        best_w = -np.inf
+        for t in range(n_t):
+            lab = tlab[t]
+            g = acc_log[lab] if (kind == KIND_CLUSTER_GIBBS and acc_n[lab] > 0 and lab != ell) else 0.0
+            if t == cur:
+                tlogw[t] = 0.0
+                tll[t] = 0.0
+                if kind == KIND_CLUSTER_GIBBS and acc_n[ell] > 0 and not whole:
+                    tlogw[t] = acc_log[ell]
+            else:
+                fresh = size[lab] == 0 or lab == ell
+                ll_old = stats_with(lstats, lloglik, lab, fresh, sR, tmp)
+                ll_new = label_loglik(tmp, n_channels, n_bins, use_family, kappa, ridge)
+                d = d_rest + label_join_delta(ll_new, ll_old, fresh, a0)
+                k_j = 0
+                s_j = 0.0
+                sp_j = 0.0
+                if not fresh:
+                    k_j, s_j, sp_j = touching_regions(R, n_r, lab, labels, indptr, indices,
+                                                      comp_root, comp_area, in_r, mark, roots,
+                                                      ex)
+                d += region_join_delta(k_j, s_j, sp_j, r_area, a1, a2, ex)
+                d += boundary_delta(fp[FP_BOUNDARY], R, n_r, lab, labels, indptr, indices,
+                                    bw, in_r)
+                tll[t] = d
+                tlogw[t] = g + d / T
+            if tlogw[t] > best_w:
+                best_w = tlogw[t]
+        _clear_cuts(adj, n_adj, acc_log, acc_q, acc_n)
+        pick = draw_log_weights(tlogw, n_t, best_w)
+        if pick == cur:
+            continue
+        new_label = tlab[pick]
+        if whole and new_label == ell:
+            continue
+        if size[new_label] == 0:
+            new_label = free_stack[n_free[0] - 1]
+        stats_with(lstats, lloglik, new_label, size[new_label] == 0, sR, tmp)
+        ll_new = label_loglik(tmp, n_channels, n_bins, use_family, kappa, ridge)
+        move_regions(R, n_r, ell, new_label, labels, size, free_stack, n_free, lstats, lloglik,
+                     sR, ll_rest, ll_new, regions, indptr, indices, area, in_r, pws, stack)
+        accepted += 1
+        _book(tll[pick], f_state, labels, best_labels)
     return accepted
 
 
