@@ -28,6 +28,7 @@ from numba import njit
 from . import balanced, scores, walks
 from .balanced import (_build_balanced, _build_balanced_impl, _join_round_impl, _rebalance,
                        _rebalance_impl)
+from .trees import leaf_order
 from .scores import _logd_matrix, _logd_matrix_impl, _score_any, _scores, _scores_impl
 from .walks import _replay_impl, _split_logsum, _split_logsum_impl, _walk, _walk_impl
 
@@ -204,15 +205,7 @@ def _build_impl(sp, items, local, indptr, indices, use_graph, vstats):
                 heapq.heappush(heap, (sc[r] + sc[m] - _score_any(tmp, size[r] + size[m], sp), r, m))
             alive[n_alive] = m
             n_alive += 1
-    # Leaf order: the leaves of every node are contiguous.
-    lo = np.zeros(nn, np.int64)
-    for v in range(nn - 1, n - 1, -1):
-        j = v - n
-        lo[left[j]] = lo[v]
-        lo[right[j]] = lo[v] + size[left[j]]
-    order = np.empty(n, np.int64)
-    for k in range(n):
-        order[lo[k]] = k
+    lo, order = leaf_order(left, right, size, n)  # the leaves of every node are contiguous
     return left, right, parent, stats, sc, size, lo, order
 
 

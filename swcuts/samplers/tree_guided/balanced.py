@@ -27,6 +27,7 @@ import numpy as np
 from numba import njit
 
 from .scores import _score_any
+from .trees import leaf_order
 
 
 def _join_round_impl(sp, ea, eb, stats, size, sc, left, right, parent, up, n, next_id, tmp):
@@ -191,15 +192,7 @@ def _build_balanced_impl(sp, items, local, indptr, indices, use_graph, vstats):
             if parent[v] < 0:
                 alive[n_alive] = v
                 n_alive += 1
-    # Leaf order: the leaves of every node are contiguous.
-    lo = np.zeros(nn, np.int64)
-    for v in range(nn - 1, n - 1, -1):
-        j = v - n
-        lo[left[j]] = lo[v]
-        lo[right[j]] = lo[v] + size[left[j]]
-    order = np.empty(n, np.int64)
-    for k in range(n):
-        order[lo[k]] = k
+    lo, order = leaf_order(left, right, size, n)  # the leaves of every node are contiguous
     return left, right, parent, stats, sc, size, lo, order
 
 
@@ -362,14 +355,7 @@ def _rebalance_impl(sp, left, right, stats, size):
     for j in range(n - 1):
         lft[j] = nl[n + j]
         rgt[j] = nr[n + j]
-    lo = np.zeros(nn, np.int64)
-    for v in range(nn - 1, n - 1, -1):
-        j = v - n
-        lo[lft[j]] = lo[v]
-        lo[rgt[j]] = lo[v] + nsize[lft[j]]
-    order = np.empty(n, np.int64)
-    for k in range(n):
-        order[lo[k]] = k
+    lo, order = leaf_order(lft, rgt, nsize, n)
     return lft, rgt, parent, nstats, nsc, nsize, lo, order
 
 

@@ -207,3 +207,22 @@ def _lifting_tables(g):
     for k in range(2, n + 1):
         lg[k] = lg[k >> 1] + 1
     return np.ascontiguousarray(g.lo[:n]), hmin, lg
+
+
+@njit(cache=True)
+def leaf_order(left, right, size, n):
+    """Positions of a binary tree's leaves such that the leaves of every node
+    are contiguous: ``lo[v]`` the first position under node v (nodes ``n..``
+    are internal, node ``n + j`` has children ``left[j]``, ``right[j]``, the
+    root last), and ``order``, the leaf at each position."""
+    nn = 2 * n - 1
+    lo = np.zeros(nn, np.int64)
+    for v in range(nn - 1, n - 1, -1):
+        j = v - n
+        lo[left[j]] = lo[v]
+        lo[right[j]] = lo[v] + size[left[j]]
+    order = np.empty(n, np.int64)
+    for k in range(n):
+        order[lo[k]] = k
+    return lo, order
+
