@@ -13,7 +13,7 @@ against every annotator. A configuration is a comma list of ``key=value``:
 ``model`` (a name of ``segment(model=...)``), ``lam``, ``a0``, ``a1`` (the
 named model's boundary weight and prior weights per 10^5 pixels, as in
 :data:`swcuts.options.MODELS`) and any other keyword of ``segment``
-(``edge_scale``, ``bins``, ``kappa``, ``a2``, ``n_atoms``, ...); ``smooth``
+(``edge_scale``, ``bins``, ``kappa``, ``a2``, ``n_atoms``, ...; ``seed``, default 0); ``smooth``
 (experiment): Gaussian smoothing of the features, σ in pixels. Results
 are appended to ``results.jsonl`` in ``--out`` and reused when the same
 configuration and image come again; the table of means is printed per half.
@@ -78,6 +78,7 @@ def run(task):
 
     kw = parse(config)
     model = kw.pop("model", "contrast")
+    seed = int(kw.pop("seed", 0))
     weights = dict(options.MODELS[model])
     for key, field in MODEL_KEYS.items():
         if key in kw:
@@ -147,7 +148,7 @@ def run(task):
     sample = open_dataset(folder).read(name)
     with one_core():
         start = time.perf_counter()
-        seg = swcuts.segment(sample.image, seed=0, model="sweep", **kw)
+        seg = swcuts.segment(sample.image, seed=seed, model="sweep", **kw)
         seconds = time.perf_counter() - start
     scores = benchmark_scores(seg.labels, sample.truths)
     return dict(config=config, image=name, seconds=seconds, energy=seg.energy,
