@@ -10,6 +10,7 @@
   computing it exactly (the decision is the same as with the exact ratio);
 * :func:`draw_log_weights` — a draw from weights given by their logarithms
   (the Gibbs draw over labels);
+* :func:`log_sum_exp` — log Σ exp of the first entries of an array;
 * :func:`compiled_only` — the decorator of kernels that compiled code calls.
 
 This module depends on numpy and numba only, so that both
@@ -26,7 +27,7 @@ import numpy as np
 from numba import njit, types
 from numba.extending import typeof_impl
 
-__all__ = ["find", "mh_accept", "mh_threshold", "draw_log_weights", "compiled_only"]
+__all__ = ["find", "mh_accept", "mh_threshold", "draw_log_weights", "log_sum_exp", "compiled_only"]
 
 
 class CompiledOnly:
@@ -127,3 +128,17 @@ def draw_log_weights(logw, n, best):
             break
         u -= logw[t]
     return pick
+
+
+@njit(cache=True)
+def log_sum_exp(logw, n):
+    """log Σ_{i<n} exp(logw[i]), with the largest term factored out."""
+    mx = logw[0]
+    for i in range(1, n):
+        if logw[i] > mx:
+            mx = logw[i]
+    acc = 0.0
+    for i in range(n):
+        acc += math.exp(logw[i] - mx)
+    return mx + math.log(acc)
+

@@ -21,6 +21,7 @@ import math
 import numpy as np
 from numba import njit
 
+from ...primitives import log_sum_exp
 from .scores import _score_any
 
 
@@ -70,14 +71,7 @@ def _walk_impl(sp, left, right, parent, stats, size, sc, n, nu, inv_t, log_wnew,
             logits[g] = -(gsc[g] + sc[Q] - usc[g]) * inv_t
         logits[n_open] = log_wnew
         m = n_open + 1
-        mx = logits[0]
-        for i in range(1, m):
-            if logits[i] > mx:
-                mx = logits[i]
-        acc = 0.0
-        for i in range(m):
-            acc += math.exp(logits[i] - mx)
-        lse = mx + math.log(acc)
+        lse = log_sum_exp(logits, m)
         idx = m - 1
         cum = 0.0
         for i in range(m):
@@ -201,14 +195,7 @@ def _replay_impl(sp, left, right, parent, stats, size, sc, n, nu, inv_t, log_wne
         if idx < 0:
             idx = m
         m += 1
-        mx = logits[0]
-        for i in range(1, m):
-            if logits[i] > mx:
-                mx = logits[i]
-        acc = 0.0
-        for i in range(m):
-            acc += math.exp(logits[i] - mx)
-        logp += logits[idx] - (mx + math.log(acc))
+        logp += logits[idx] - log_sum_exp(logits, m)
         if logp < stop:
             return logp, False
     return logp, True
