@@ -19,69 +19,14 @@ This module depends on numpy and numba only, so that both
 
 from __future__ import annotations
 
-import functools
 import math
-import types as pytypes
 
 import numpy as np
-from numba import njit, types
-from numba.extending import typeof_impl
+from numba import njit
+
+from .compiled_only import compiled_only
 
 __all__ = ["find", "mh_accept", "mh_threshold", "draw_log_weights", "log_sum_exp", "compiled_only"]
-
-
-class CompiledOnly:
-    """A numba function compiled for compiled callers only (see :func:`compiled_only`).
-
-    Compiled code calls :attr:`dispatcher`; a call from Python compiles and
-    runs :attr:`python_dispatcher`, an ordinary ``njit`` twin of the same
-    function (its own cache files), on first use.
-    """
-
-    def __init__(self, py_func, options):
-        functools.update_wrapper(self, py_func)
-        self.py_func = py_func
-        self._options = options
-        self.dispatcher = njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True,
-                               **options)(py_func)
-        self._python = None
-
-    @property
-    def python_dispatcher(self):
-        """The twin that Python calls (compiled with the CPython wrapper)."""
-        if self._python is None:
-            f = self.py_func
-            twin = pytypes.FunctionType(f.__code__, f.__globals__, f.__name__, f.__defaults__,
-                                        f.__closure__)
-            twin.__qualname__ = f.__qualname__ + "__from_python"  # cache files apart from the kernel's
-            twin.__module__ = f.__module__
-            self._python = njit(cache=True, **self._options)(twin)
-        return self._python
-
-    def __call__(self, *args):
-        return self.python_dispatcher(*args)
-
-
-@typeof_impl.register(CompiledOnly)
-def _typeof_compiled_only(val, c):
-    return types.Dispatcher(val.dispatcher)
-
-
-def compiled_only(func=None, **options):
-    """``njit(cache=True, **options)`` for a function that compiled code calls.
-
-    Numba gives every ``njit`` function a CPython wrapper (and a C one),
-    lowered and optimised when the function is compiled and linked again
-    into every compiled caller; for a function that only compiled code
-    calls they are dead code, about a tenth of a first run's compile time
-    (empty numba cache). This compiles the function without them. Calling
-    it from Python still works: that compiles an ordinary twin on first use
-    (:class:`CompiledOnly`), so a function that Python calls on the common
-    path should stay ``njit``.
-    """
-    if func is None:
-        return lambda f: CompiledOnly(f, options)
-    return CompiledOnly(func, options)
 
 
 @njit(cache=True, inline="always")
