@@ -33,7 +33,7 @@ def test_atom_graph_keeps_rows():
     img = rng.random((6, 9))
     atoms = np.repeat(np.arange(18), 3).reshape(6, 9)
     model = ImageModel(img, atoms, RegionGraph.from_labels(atoms), bins=5)
-    assert model.vsrc[1].size == 0 and model.vsrc[0] is model.vstats
+    assert model.vsrc[1] is None and model.vsrc[0] is model.vstats
     assert model.vstats[:, 0].tolist() == [3.0] * 18
 
 

@@ -9,8 +9,10 @@ numbers instead of D = 1 + C·B + 36 + 7C; at a megapixel with C = 3 and
 B = 32, 64 MB instead of 1.2 GB) and the sums are formed from them.
 
 Both forms travel to compiled code as one tuple, the *vertex source*
-``(rows, x, y, value, bin)``: on atoms ``x`` is empty and ``rows`` is the
-(N, D) array; on pixels ``rows`` is empty (0, D).
+``(rows, x, y, value, bin)``: on atoms ``rows`` is the (N, D) array and the
+other four are None; on pixels ``rows`` is empty (0, D). The Nones let
+numba compile only the branch of the form in use (a first run on atoms
+does not compile the pixel sums).
 """
 
 from __future__ import annotations
@@ -45,10 +47,9 @@ def n_stats(n_channels, n_bins):
 
 
 def row_source(rows, n_channels):
-    """The vertex source of a graph whose vertices keep their full rows."""
-    e = np.empty(0)
-    return (np.ascontiguousarray(rows, dtype=np.float64), e, e, np.empty((0, n_channels)),
-            np.empty((0, n_channels), np.int32))
+    """The vertex source of a graph whose vertices keep their full rows
+    (``n_channels`` is not needed: the rows hold everything)."""
+    return (np.ascontiguousarray(rows, dtype=np.float64), None, None, None, None)
 
 
 def pixel_source(x, y, value, bins, n_stats_row):
@@ -64,8 +65,13 @@ def sum_stats(R, n_r, vsrc, n_channels, n_bins, out):
     """Σ over the first ``n_r`` vertices of R of their statistics rows, into
     ``out`` (layout of :func:`swcuts.models.image.label_loglik`)."""
     vstats, px, py, pv, pb = vsrc
+    _sum_stats(R, n_r, vstats, px, py, pv, pb, n_channels, n_bins, out)
+
+
+@compiled_only
+def _sum_stats(R, n_r, vstats, px, py, pv, pb, n_channels, n_bins, out):
     out[:] = 0.0
-    if px.size == 0:
+    if px is None:  # rows (numba compiles one branch: px is an argument)
         # Rows added in place (a loop the compiler vectorises; calling
         # add_vertex per vertex was 4-5x slower on clusters of hundreds).
         d = out.size
@@ -122,7 +128,12 @@ def sum_stats(R, n_r, vsrc, n_channels, n_bins, out):
 def add_vertex(vsrc, v, sign, n_channels, n_bins, out):
     """``out += sign * row(v)``: one vertex's row, added or (sign −1) removed."""
     vstats, px, py, pv, pb = vsrc
-    if px.size == 0:
+    _add_vertex(vstats, px, py, pv, pb, v, sign, n_channels, n_bins, out)
+
+
+@compiled_only
+def _add_vertex(vstats, px, py, pv, pb, v, sign, n_channels, n_bins, out):
+    if px is None:  # rows (one branch compiled, as in _sum_stats)
         row = vstats[v]
         for k in range(out.size):
             out[k] += sign * row[k]
@@ -164,7 +175,7 @@ def label_sums(labels, vsrc, n_channels, n_bins, n_rows):
     labels = np.asarray(labels, dtype=np.int64)
     D = n_stats(n_channels, n_bins)
     out = np.zeros((int(n_rows), D))
-    if vsrc[1].size == 0:
+    if vsrc[1] is None:
         # Rows: the sums of sum_stats (each label's rows added in vertex
         # order), in numpy, which saves compiling _label_sums on atoms.
         np.add.at(out, labels, vsrc[0])
@@ -185,7 +196,7 @@ def _rows(vsrc, n_channels, n_bins, out):
 
 def vertex_rows(vsrc, n_vertices, n_channels, n_bins):
     """The (N, D) rows of every vertex (materialised from a pixel source)."""
-    if vsrc[1].size == 0:
+    if vsrc[1] is None:
         return vsrc[0]
     out = np.zeros((int(n_vertices), n_stats(n_channels, n_bins)))
     _rows(vsrc, n_channels, n_bins, out)
