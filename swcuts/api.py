@@ -321,9 +321,11 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
         the ceiling of q that keeps every partition reachable.
     bins, a0, a1, a2, kappa : float
         Posterior parameters: likelihood histogram bins, prior weights of
-        eq. 59 and the weight of the complexity prior. ``a0`` and ``a1``
-        default to the model's weights per 10^5 pixels of the image
-        (:data:`MODELS`).
+        eq. 59 and the weight of the complexity prior. ``a0``, ``a1`` and
+        ``a2`` default to the model's weights (:data:`MODELS`; a0 and a1 per
+        10^5 pixels of the image), halved on an image with one varying
+        channel (grey), which has less evidence per pixel than a colour one
+        (:data:`swcuts.options.ONE_CHANNEL_WEIGHT`).
     model : {"contrast", "paper"}, optional
         The image posterior. "paper": section 5 of Barbu & Zhu (region
         likelihoods, eq. 59 prior). "contrast": the same plus a
@@ -385,7 +387,7 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
                               kappa=kappa, window_sizes=window_sizes, levels=levels, model=model)
     _check_posterior_samples(posterior_samples, options)
     features, display = _prepare(image, channel_axis, options)
-    options = options.on_image(*features.shape[:2])
+    options = options.on_image(features)
     rng = np.random.default_rng(seed)
     if options.init == "atoms":  # two runs, each on its own posterior
         run = _Run(*multigrid_from_atoms(

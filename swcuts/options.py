@@ -35,7 +35,7 @@ DEFAULTS = dict(
     bins=32,
     a0=None,
     a1=None,
-    a2=5.0,
+    a2=None,
     kappa=1.0,
     levels=2,
 )
@@ -63,9 +63,19 @@ ATOM_BOUNDS = (100, 1000)
 #: photo), and 200 was the one value of a0, a1 and λ tried that lowered VoI
 #: without losing PRI or covering there.
 MODELS = {
-    "paper": {"a0": 250.0, "a1": 2500.0, "boundary": 0.0},
-    "contrast": {"a0": 200.0, "a1": 0.0, "boundary": 10.0},
+    "paper": {"a0": 250.0, "a1": 2500.0, "a2": 5.0, "boundary": 0.0},
+    "contrast": {"a0": 200.0, "a1": 0.0, "a2": 5.0, "boundary": 10.0},
 }
+#: The weights of MODELS were chosen on colour photos, whose three feature
+#: channels each add their evidence to the likelihood. An image with one
+#: channel that varies (grey, or colour without chroma) has less evidence
+#: per pixel and, with the colour weights, far fewer segments (9 per photo
+#: against 27 on the grey versions of the BSDS tuning half): its default
+#: weights, a0, a1, a2 and λ, are multiplied by this. 0.5 was chosen on
+#: the grey tuning half against the peers tuned there (of 1, 1/1.5, 1/√3,
+#: 1/2, 1/2.5; benchmarks/grey_photos.py); it also ends the undersegmented
+#: grey scenes of benchmarks/synthetic_scenes.py.
+ONE_CHANNEL_WEIGHT = 0.5
 #: The posterior of a run without ``model``, for every sampler (every
 #: sampler's moves include the boundary term, proved by exact enumeration).
 DEFAULT_MODEL = "contrast"
@@ -170,13 +180,39 @@ def common_model(samplers) -> str:
     return DEFAULT_MODEL
 
 
-def posterior_weights(model_name, h, w, a0=None, a1=None):
-    """(a0, a1, boundary) of the posterior ``model_name`` on an h x w image
-    (``a0``, ``a1`` given: used as they are)."""
+def varying_channels(features) -> int:
+    """How many channels of an (H, W, C) feature image vary (a grey photo
+    saved as RGB has one: its chroma channels are constant)."""
+    f = np.asarray(features)
+    f = f.reshape(-1, f.shape[-1] if f.ndim == 3 else 1)
+    return int(np.count_nonzero(np.ptp(f, axis=0) > 1e-6)) if f.size else 0
+
+
+def posterior_weights(model_name, h, w, a0=None, a1=None, a2=None, channels=3):
+    """(a0, a1, a2, boundary) of the posterior ``model_name`` on an h x w
+    image with ``channels`` varying feature channels.
+
+    The model's weights (:data:`MODELS`): a0 and a1 in proportion to the
+    pixel count, λ to its square root (per 10^5 pixels), all of them times
+    :data:`ONE_CHANNEL_WEIGHT` when fewer than two channels vary. ``a0``,
+    ``a1``, ``a2`` given: used as they are.
+
+    Examples
+    --------
+    >>> posterior_weights("contrast", 400, 250)                 # 10^5 pixels, colour
+    (200.0, 0.0, 5.0, 10.0)
+    >>> posterior_weights("contrast", 400, 250, channels=1)     # grey
+    (100.0, 0.0, 2.5, 5.0)
+    >>> posterior_weights("contrast", 400, 250, a2=1.0, channels=1)
+    (100.0, 0.0, 1.0, 5.0)
+    """
     m = MODELS[model_name]
     scale = h * w / 1e5
-    return (m["a0"] * scale if a0 is None else a0, m["a1"] * scale if a1 is None else a1,
-            m["boundary"] * math.sqrt(scale))
+    evidence = ONE_CHANNEL_WEIGHT if channels < 2 else 1.0
+    return (m["a0"] * scale * evidence if a0 is None else a0,
+            m["a1"] * scale * evidence if a1 is None else a1,
+            m["a2"] * evidence if a2 is None else a2,
+            m["boundary"] * math.sqrt(scale) * evidence)
 
 
 def _check_seed(seed):
@@ -299,13 +335,15 @@ class RunOptions:
             return n_pix
         return min(self.n_atoms if self.n_atoms is not None else default_n_atoms(n_pix), n_pix)
 
-    def on_image(self, h, w) -> "RunOptions":
-        """These options on an h x w image: ``n_atoms`` and the posterior's
-        weights ``a0``, ``a1``, ``boundary`` scaled to its pixel count
-        (:func:`posterior_weights`)."""
+    def on_image(self, features) -> "RunOptions":
+        """These options on an image's (H, W, C) features: ``n_atoms`` and
+        the posterior's weights ``a0``, ``a1``, ``a2``, ``boundary`` for its
+        pixel count and channels (:func:`posterior_weights`)."""
+        h, w = features.shape[:2]
         n_atoms = default_n_atoms(h * w) if self.n_atoms is None else self.n_atoms
-        a0, a1, boundary = posterior_weights(self.posterior, h, w, self.a0, self.a1)
-        return replace(self, n_atoms=n_atoms, a0=a0, a1=a1, boundary=boundary)
+        a0, a1, a2, boundary = posterior_weights(self.posterior, h, w, self.a0, self.a1, self.a2,
+                                                 varying_channels(features))
+        return replace(self, n_atoms=n_atoms, a0=a0, a1=a1, a2=a2, boundary=boundary)
 
     def posterior_params(self) -> dict:
         """Keyword arguments of :func:`swcuts.api.build_posterior` (after :meth:`on_image`)."""
@@ -381,10 +419,9 @@ def resolve_options(*, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], s
     if not q_max < 1:
         raise InputError(f"q_max must be a number in (0, 1), got {q_max}")
     _check_positive_int("bins", bins, allow_none=False, minimum=2, maximum=MAX_BINS, why=BINS_WHY)
-    for nm, val in (("a0", a0), ("a1", a1)):
+    for nm, val in (("a0", a0), ("a1", a1), ("a2", a2)):
         _check_real(nm, val, what="a non-negative number", allow_none=True, allow_zero=True)
-    for nm, val in (("a2", a2), ("kappa", kappa)):
-        _check_real(nm, val, what="a non-negative number", allow_zero=True)
+    _check_real("kappa", kappa, what="a non-negative number", allow_zero=True)
     # What the options cost (see below); prior weights are not bounded: an
     # extreme one (a0=1e308) gives results and a warning for the plot.
     from .costs import check_budget, check_window_count

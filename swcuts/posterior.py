@@ -522,10 +522,10 @@ def sample_posterior(image, *, n_samples=100, thin=None, chains=4, sampler="swc"
     from .api import build_posterior
     from .imageio import prepare_image
     from .options import (DEFAULTS, check_options, default_n_atoms, posterior_weights,
-                          resolve_model)
+                          resolve_model, varying_channels)
 
     opts = dict(edge_scale=edge_scale, q_max=q_max, bins=bins, a0=a0, a1=a1, a2=a2, kappa=kappa)
-    opts = {k: (DEFAULTS[k] if v is None else v) for k, v in opts.items()}
+    opts = {k: (DEFAULTS[k] if v is None else v) for k, v in opts.items()}  # a0, a1, a2: None
     if atoms == "pixels":
         from .imageio import InputError
 
@@ -538,11 +538,12 @@ def sample_posterior(image, *, n_samples=100, thin=None, chains=4, sampler="swc"
     if n_atoms is None:
         n_atoms = default_n_atoms(h * w)
     model_name = resolve_model(name, model)
-    a0_, a1_, boundary = posterior_weights(model_name, h, w, opts["a0"], opts["a1"])
+    a0_, a1_, a2_, boundary = posterior_weights(model_name, h, w, opts["a0"], opts["a1"], opts["a2"],
+                                                varying_channels(features))
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     atom_seed = seed if not isinstance(seed, np.random.Generator) else int(rng.integers(2**31))
     atom_labels, graph, q, post = build_posterior(
-        features, atoms, n_atoms, seed=atom_seed, bins=opts["bins"], a0=a0_, a1=a1_, a2=opts["a2"],
+        features, atoms, n_atoms, seed=atom_seed, bins=opts["bins"], a0=a0_, a1=a1_, a2=a2_,
         kappa=opts["kappa"], edge_scale=opts["edge_scale"], q_max=opts["q_max"], boundary=boundary)
     result = sample_model(post, q, atoms=atom_labels, n_samples=n_samples, thin=thin, chains=chains,
                           sampler=sampler, seed=rng, time_budget=time_budget, t0=t0,

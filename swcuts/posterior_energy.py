@@ -16,7 +16,7 @@ from .graph import RegionGraph
 from .imageio import InputError, prepare_image
 from .models.image import ImageModel
 from .options import (BINS_WHY, DEFAULTS, MAX_BINS, MODELS, _check_choice, _check_positive_int, _check_real,
-                      posterior_weights)
+                      posterior_weights, varying_channels)
 
 __all__ = ["energy", "energy_terms"]
 
@@ -27,7 +27,7 @@ def _pixel_posterior(image, labels, *, channel_axis, bins, a0, a1, a2, kappa, mo
     _check_positive_int("bins", bins, allow_none=False, minimum=2, maximum=MAX_BINS, why=BINS_WHY)
     for name, value in (("a0", a0), ("a1", a1)):
         _check_real(name, value, what="a non-negative number", allow_none=True, allow_zero=True)
-    _check_real("a2", a2, what="a non-negative number", allow_zero=True)
+    _check_real("a2", a2, what="a non-negative number", allow_none=True, allow_zero=True)
     _check_real("kappa", kappa, what="a non-negative number", allow_zero=True)
     _check_choice("model", model, MODELS, "model")
     features, _ = prepare_image(image, channel_axis=channel_axis)
@@ -39,7 +39,7 @@ def _pixel_posterior(image, labels, *, channel_axis, bins, a0, a1, a2, kappa, mo
         raise InputError(f"labels of shape {labels.shape} do not match the image's {h}x{w} pixels")
     check_cost((h, w), sampler="multigrid", atoms="pixels", bins=bins, channels=features.shape[-1],
                n_labels=int(np.unique(labels).size))
-    a0, a1, boundary = posterior_weights(model, h, w, a0, a1)
+    a0, a1, a2, boundary = posterior_weights(model, h, w, a0, a1, a2, varying_channels(features))
     pixels = np.arange(h * w, dtype=np.int64).reshape(h, w)
     posterior = ImageModel(features, pixels, RegionGraph.from_labels(pixels), bins=bins, a0=a0, a1=a1,
                            a2=a2, kappa=kappa, boundary=boundary)
@@ -65,8 +65,8 @@ def energy(image, labels, *, channel_axis=-1, bins=DEFAULTS["bins"], a0=DEFAULTS
     channel_axis : int or None
         Axis of the channels, as in scikit-image.
     bins, a0, a1, a2, kappa : float
-        Posterior parameters, as for :func:`swcuts.segment` (``a0``, ``a1``
-        None: scaled with the pixel count).
+        Posterior parameters, as for :func:`swcuts.segment` (``a0``, ``a1``,
+        ``a2`` None: the model's, for the image's size and channels).
     model : {"contrast", "paper"}
         The image posterior (:data:`swcuts.options.MODELS`); "contrast", the
         default of :func:`swcuts.segment`'s default sampler.
