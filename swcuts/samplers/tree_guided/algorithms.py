@@ -12,7 +12,8 @@ plain-Python ``*_impl`` functions and compiled with numba:
 :class:`_Fns` hands the kernel either the compiled functions of this
 module, :mod:`.scores` (cluster scores s(A), log d between sets) and
 :mod:`.walks` (StocInsert walks, replays and split sums), or plain-Python
-copies whose global names ``_score_any``, ``_replay`` and ``_join_round`` are rebound (to a
+copies whose global names ``_score_any``, ``_walk_groups``, ``_replay`` and
+``_join_round`` are rebound (to a
 user's score if given); the copies take the globals of the four modules. The rules these
 functions implement are derived in ``docs/algorithms/tree_guided.md``.
 """
@@ -30,7 +31,8 @@ from .balanced import (_build_balanced, _build_balanced_impl, _join_round_impl, 
                        _rebalance_impl)
 from .trees import leaf_order
 from .scores import _logd_matrix, _logd_matrix_impl, _score_any, _scores, _scores_impl
-from .walks import _replay_impl, _split_logsum, _split_logsum_impl, _walk, _walk_impl
+from .walks import (_replay_impl, _split_logsum, _split_logsum_impl, _walk, _walk_groups,
+                    _walk_groups_impl, _walk_impl)
 
 
 # ---------------------------------------------------------------------------
@@ -328,13 +330,14 @@ _induced = njit(cache=True)(_induced_impl)
 class _Fns:
     """The helpers: compiled (the numba functions, scores by ``_score_any``)
     or plain Python — the same functions with the global names
-    ``_score_any`` and ``_replay`` rebound, to a user's score if given."""
+    ``_score_any``, ``_walk_groups`` and ``_replay`` rebound, to a user's
+    score if given."""
 
     def __init__(self, compiled, sp, score=None):
         self.sp = sp
         if compiled and score is None:
             self.score = _score_any
-            self.build, self.walk = _build, _walk
+            self.build, self.walk, self.walk_groups = _build, _walk, _walk_groups
             self.build_matching, self.rebalance = _build_balanced, _rebalance
             self.logsum, self.logd = _split_logsum, _logd_matrix
             self.scores, self.induced = _scores, _induced
@@ -347,6 +350,7 @@ class _Fns:
             return types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__)
 
         self.build, self.walk = copy(_build_impl), copy(_walk_impl)
+        g["_walk_groups"] = self.walk_groups = copy(_walk_groups_impl)
         g["_replay"] = copy(_replay_impl)
         g["_join_round"] = copy(_join_round_impl)
         self.build_matching = copy(_build_balanced_impl)

@@ -46,6 +46,7 @@ class Tree:
         self.logd = self.score[self.left] + self.score[self.right] - self.score[n:]
         self._logw = None
         self._cumw = None
+        self._minleaf = None
 
     @property
     def root(self) -> int:
@@ -78,9 +79,23 @@ class Tree:
         _, cum, total = self._cumw
         return min(int(np.searchsorted(cum, u * total, side="right")), self.n - 2)
 
+    def ancestors(self, node) -> int:
+        """Number of proper ancestors of ``node`` (its depth; O(depth))."""
+        return int(_depth_of(self.parent, node))
+
+    def group_firsts(self, nu, assign, k) -> np.ndarray:
+        """Smallest item of each of the ``k`` groups of a split at ``nu``
+        (groups as :func:`_walk_impl` numbers them, ``assign`` its choices),
+        in O(depth): the smallest leaf under every node is kept with the
+        tree (leaf k is ``items[k]``, ascending)."""
+        if self._minleaf is None:
+            self._minleaf = _min_leaf(self.left, self.right, self.n)
+        return self.items[_group_first_leaves(self.left, self.right, self.parent, self.n, nu,
+                                              assign, self._minleaf, k)]
+
     @property
     def nbytes(self) -> int:
-        return int(self.stats.nbytes + 10 * 8 * self.n)  # + node weights and their sums
+        return int(self.stats.nbytes + 11 * 8 * self.n)  # + node weights and their sums
 
 
 def _floored_log_softmax(x, floor) -> np.ndarray:
@@ -177,6 +192,55 @@ def _leaf_groups(left, right, parent, lo, order, size, n, nu, assign):
             Q = right[jv]
         for p in range(lo[Q], lo[Q] + size[Q]):
             out[order[p]] = assign[t]
+        child = v
+        v = parent[v]
+        t += 1
+    return out
+
+
+@njit(cache=True)
+def _depth_of(parent, v):
+    """Number of proper ancestors of node ``v``."""
+    d = 0
+    v = parent[v]
+    while v >= 0:
+        d += 1
+        v = parent[v]
+    return d
+
+
+@njit(cache=True)
+def _min_leaf(left, right, n):
+    """Smallest leaf under every node (internal nodes after their children)."""
+    out = np.empty(2 * n - 1, np.int64)
+    for k in range(n):
+        out[k] = k
+    for j in range(n - 1):
+        a = out[left[j]]
+        b = out[right[j]]
+        out[n + j] = a if a < b else b
+    return out
+
+
+@njit(cache=True)
+def _group_first_leaves(left, right, parent, n, nu, assign, minleaf, k):
+    """Smallest leaf of each group of a split at ``nu`` (see
+    :func:`_leaf_groups`), from the smallest leaf under every node."""
+    out = np.full(k, 2 * n, np.int64)
+    j = nu - n
+    out[0] = minleaf[left[j]]
+    out[1] = minleaf[right[j]]
+    child = nu
+    v = parent[nu]
+    t = 0
+    while v >= 0:
+        jv = v - n
+        Q = left[jv]
+        if Q == child:
+            Q = right[jv]
+        g = assign[t]
+        if minleaf[Q] < out[g]:
+            out[g] = minleaf[Q]
         child = v
         v = parent[v]
         t += 1

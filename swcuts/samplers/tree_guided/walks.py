@@ -1,7 +1,8 @@
 """StocInsert walks of a split: drawn, replayed, and summed over a tree.
 
 * :func:`_walk_impl` draws the group choices of a split at a node ν, from
-  ν up to the root (the move itself);
+  ν up to the root (the move itself); :func:`_walk_groups_impl` also
+  returns the groups' statistics, sizes and scores;
 * :func:`_replay_impl` gives the log probability of the choices that
   reproduce given parts, taken from the root down so that it can stop as
   soon as the probability is known to lie below a threshold;
@@ -9,7 +10,7 @@
   can yield the parts (at most one with deterministic trees).
 
 Plain Python, compiled below; :class:`.algorithms._Fns` rebinds
-``_score_any`` and ``_replay`` in plain-Python copies. The rules are
+``_score_any``, ``_walk_groups`` and ``_replay`` in plain-Python copies. The rules are
 derived in ``docs/algorithms/tree_guided.md`` ("Global move", "Where the
 paper's ratio is not exact").
 """
@@ -34,8 +35,19 @@ def _walk_impl(sp, left, right, parent, stats, size, sc, n, nu, inv_t, log_wnew,
     a new group with probability ∝ exp(log_wnew), drawn with the uniforms
     ``u`` (group ids in order of opening). The group of the t-th Q goes to
     ``assign[t]``. Returns (log probability of the choices, number of Qs,
-    number of groups).
+    number of groups); :func:`_walk_groups_impl` also returns the groups.
     """
+    res = _walk_groups(sp, left, right, parent, stats, size, sc, n, nu, inv_t, log_wnew, u,
+                       assign)
+    return res[0], res[1], res[2]
+
+
+def _walk_groups_impl(sp, left, right, parent, stats, size, sc, n, nu, inv_t, log_wnew, u,
+                      assign):
+    """:func:`_walk_impl`, returning also the groups it made: (log
+    probability, number of Qs, number of groups k, statistics (rows 0..k-1),
+    sizes and scores of the groups). The groups' statistics are sums of
+    tree nodes' (the split's parts, without a pass over their items)."""
     D = stats.shape[1]
     depth = 0
     v = parent[nu]
@@ -94,7 +106,7 @@ def _walk_impl(sp, left, right, parent, stats, size, sc, n, nu, inv_t, log_wnew,
         child = v
         v = parent[v]
         t += 1
-    return logp, t, n_open
+    return logp, t, n_open, gstats, gsize, gsc
 
 
 def _replay_impl(sp, left, right, parent, stats, size, sc, n, nu, inv_t, log_wnew, pure, k,
@@ -252,6 +264,7 @@ def _split_logsum_impl(sp, left, right, parent, stats, size, sc, n, leafpart, k,
     return acc, complete
 
 
+_walk_groups = njit(cache=True)(_walk_groups_impl)
 _walk = njit(cache=True)(_walk_impl)
 _replay = njit(cache=True)(_replay_impl)
 _split_logsum = njit(cache=True)(_split_logsum_impl)
