@@ -211,7 +211,8 @@ def _build_impl(sp, items, local, indptr, indices, use_graph, vstats):
     return left, right, parent, stats, sc, size, lo, order
 
 
-def _induced_impl(sp, items, gpos, hmin, lg, vstats, leaf_sc):
+def _induced_impl(sp, items, gpos, hmin, lg, vstats, leaf_sc, split_at, c_size, c_stats,
+                  c_score):
     """The tree of ``items`` (ascending) induced by the global tree.
 
     Every internal node of the induced tree is a node of the global tree
@@ -227,11 +228,19 @@ def _induced_impl(sp, items, gpos, hmin, lg, vstats, leaf_sc):
     (smallest depth at the root) of those depths. Statistics and scores
     are those of the induced nodes' item sets; ``leaf_sc[i]`` is the score
     of item i alone (the same ``_score_any`` of its row, computed once).
+    ``hmin`` holds depth · N + position, so that the minimum also names
+    the global node (``split_at[position]``); ``c_size``, ``c_stats`` and
+    ``c_score`` (per global node, size -1 when empty) keep the last score
+    computed at each global node with its size and statistics, and a node
+    whose size and statistics are bit for bit those kept takes the kept
+    score (the score is a function of them): a label's tree rebuilt after a
+    few of its items moved rescores only the nodes above them.
     Same output as :func:`_build_impl` (internal nodes numbered children
     first, root last).
     """
     m = items.shape[0]
     D = vstats.shape[1]
+    ng = gpos.shape[0]
     nn = 2 * m - 1
     stats = np.zeros((nn, D))
     size = np.zeros(nn, np.int64)
@@ -318,7 +327,21 @@ def _induced_impl(sp, items, gpos, hmin, lg, vstats, leaf_sc):
         for q in range(D):
             stats[v, q] = stats[lc, q] + stats[rc, q]
         size[v] = size[lc] + size[rc]
-        sc[v] = _score_any(stats[v], size[v], sp)
+        g = split_at[h[s] % ng]
+        same = c_size[g] == size[v]
+        if same:
+            for q in range(D):
+                if c_stats[g, q] != stats[v, q]:
+                    same = False
+                    break
+        if same:
+            sc[v] = c_score[g]
+        else:
+            sc[v] = _score_any(stats[v], size[v], sp)
+            c_size[g] = size[v]
+            for q in range(D):
+                c_stats[g, q] = stats[v, q]
+            c_score[g] = sc[v]
         lo[v] = a_of[s]
     return left, right, parent, stats, sc, size, lo, dord
 

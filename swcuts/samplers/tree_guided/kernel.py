@@ -225,8 +225,9 @@ class TreeGuided(_GlobalMoves, _ProposalProbabilities):
             return t
         f = self._f
         if self.trees == "global":
-            gpos, hmin, lg = self._lifting()
-            t = Tree(items, f.induced(f.sp, items, gpos, hmin, lg, self.vstats, self._leaf_sc))
+            gpos, hmin, lg, split_at = self._lifting()
+            t = Tree(items, f.induced(f.sp, items, gpos, hmin, lg, self.vstats, self._leaf_sc,
+                                      split_at, *self._lift_cache))
         else:
             t = Tree(items, f.build(f.sp, items, self._local, self._indptr, self._indices,
                                     self._use_graph, self.vstats))
@@ -248,16 +249,20 @@ class TreeGuided(_GlobalMoves, _ProposalProbabilities):
         return self._gtree
 
     def _lifting(self):
-        """(leaf position, sparse table, floor-log2 table) of the global tree,
-        for the induced trees (``trees="global"``): ``hmin[0, p]`` is the
-        depth of the lowest common ancestor of the leaves at depth-first
-        positions p-1 and p, ``hmin[j, p]`` the minimum of 2^j of them. Also
-        sets the score of every item alone, ``_leaf_sc``."""
+        """(leaf position, sparse table, floor-log2 table, node at each
+        split) of the global tree, for the induced trees (``trees="global"``;
+        :func:`.trees._lifting_tables`). Also sets the score of every item
+        alone, ``_leaf_sc``, and the cache of node scores ``_lift_cache``."""
         if self._lift is None:
             f = self._f
             self._leaf_sc = np.asarray(f.scores(f.sp, self.vstats, np.ones(len(self.vstats),
                                                                             np.int64)), float)
-            self._lift = _lifting_tables(self.global_tree())
+            g = self.global_tree()
+            self._lift = _lifting_tables(g)
+            nn = 2 * g.n - 1
+            # Last score computed at each global node, with its size and statistics.
+            self._lift_cache = (np.full(nn, -1, np.int64), np.zeros((nn, self.vstats.shape[1])),
+                                np.zeros(nn))
         return self._lift
 
     # ------------------------------------------------------- label members

@@ -248,18 +248,25 @@ def _group_first_leaves(left, right, parent, n, nu, assign, minleaf, k):
 
 
 def _lifting_tables(g):
-    """(leaf position, sparse table, floor-log2 table) of the global tree
-    ``g`` for the induced trees: ``hmin[0, p]`` is the depth of the lowest
-    common ancestor of the leaves at depth-first positions p-1 and p,
-    ``hmin[j, p]`` the minimum of 2^j of them."""
+    """(leaf position, sparse table, floor-log2 table, node at each split)
+    of the global tree ``g`` for the induced trees: ``hmin[0, p]`` is
+    depth · n + p with the depth of the lowest common ancestor of the
+    leaves at depth-first positions p-1 and p (the one node that splits
+    between them, ``split_at[p]``), ``hmin[j, p]`` the minimum of 2^j of
+    them. Adding the position keeps the order of the depths (a range's
+    shallowest split is unique: between two splits of equal depth lies a
+    shallower one) and names the node at the minimum."""
     n = g.n
     nn = 2 * n - 1
     depth = np.zeros(nn, np.int64)
     for v in range(nn - 2, -1, -1):  # parents have larger ids
         depth[v] = depth[g.parent[v]] + 1
     h0 = np.zeros(max(n, 1), np.int64)
+    split_at = np.zeros(max(n, 1), np.int64)
     if n > 1:
         h0[g.lo[g.right]] = depth[n:]  # a node splits at its right child's first leaf
+        split_at[g.lo[g.right]] = np.arange(n, nn)
+    h0 = h0 * max(n, 1) + np.arange(h0.size)
     K = max(1, int(max(n - 1, 1)).bit_length())
     hmin = np.empty((K, h0.size), np.int64)
     hmin[0] = h0
@@ -270,7 +277,7 @@ def _lifting_tables(g):
     lg = np.zeros(n + 1, np.int64)
     for k in range(2, n + 1):
         lg[k] = lg[k >> 1] + 1
-    return np.ascontiguousarray(g.lo[:n]), hmin, lg
+    return np.ascontiguousarray(g.lo[:n]), hmin, lg, split_at
 
 
 @njit(cache=True)

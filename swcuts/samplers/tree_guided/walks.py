@@ -213,14 +213,20 @@ def _replay_impl(sp, left, right, parent, stats, size, sc, n, nu, inv_t, log_wne
     return logp, True
 
 
-def _split_logsum_impl(sp, left, right, parent, stats, size, sc, n, leafpart, k,
+def _split_logsum_impl(sp, left, right, parent, stats, size, sc, n, leaves, parts, big, k,
                        node_logw, inv_t, log_wnew, best, stop):
     """log Σ over every path of the split procedure on this tree that yields
-    the parts ``leafpart`` (part id of every leaf, 0..k-1): the nodes ν whose
-    children and off-path subtrees each lie in one part (children in two
-    different parts), each weighted by its node probability and its replayed
-    StocInsert choices. ``best``: the largest single path instead (the
-    negative control). -inf when no path yields the parts.
+    the parts given by ``leaves`` (the leaves outside part ``big``) and
+    their ``parts`` (every other leaf is in ``big``; k parts): the nodes ν
+    whose children and off-path subtrees each lie in one part (children in
+    two different parts), each weighted by its node probability and its
+    replayed StocInsert choices. ``best``: the largest single path instead
+    (the negative control). -inf when no path yields the parts.
+
+    Only the ancestors of the listed leaves can hold two parts, so only
+    they are visited (children before parents: node ids grow towards the
+    root): O(n) for two fills, then O(their number + the replays), e.g.
+    O(depth) when a merge adds one item to a label.
 
     ``stop``: a path whose replay falls below it is left unfinished and
     counted with its partial (larger) probability. Returns (the log sum,
@@ -229,23 +235,38 @@ def _split_logsum_impl(sp, left, right, parent, stats, size, sc, n, leafpart, k,
     unfinished sum lies below ``stop``.
     """
     nn = 2 * n - 1
-    pure = np.empty(nn, np.int64)
-    for v in range(n):
-        pure[v] = leafpart[v]
-    for j in range(n - 1):
-        a = pure[left[j]]
-        b = pure[right[j]]
-        pure[n + j] = a if (a >= 0 and a == b) else -1
-    ok = np.zeros(nn, np.bool_)
-    ok[nn - 1] = True
-    for v in range(nn - 1, n - 1, -1):
+    pure = np.full(nn, big, np.int64)  # part of a node's leaves, -1 if several
+    for i in range(leaves.size):
+        pure[leaves[i]] = parts[i]
+    seen = np.zeros(nn, np.bool_)
+    buf = np.empty(nn, np.int64)
+    m = 0
+    for i in range(leaves.size):
+        v = parent[leaves[i]]
+        while v >= 0 and not seen[v]:
+            seen[v] = True
+            buf[m] = v
+            m += 1
+            v = parent[v]
+    anc = np.sort(buf[:m])
+    for t in range(m):
+        v = anc[t]
+        a = pure[left[v - n]]
+        b = pure[right[v - n]]
+        pure[v] = a if (a >= 0 and a == b) else -1
+    ok = seen  # reused: ok[v] for the visited nodes, top down
+    if m > 0:
+        ok[nn - 1] = True
+    for t in range(m - 1, -1, -1):
+        v = anc[t]
         j = v - n
         ok[left[j]] = ok[v] and pure[right[j]] >= 0
         ok[right[j]] = ok[v] and pure[left[j]] >= 0
     acc = -np.inf
     complete = True
-    for j in range(n - 1):
-        v = n + j
+    for t in range(m):
+        v = anc[t]
+        j = v - n
         if not ok[v]:
             continue
         a = pure[left[j]]
