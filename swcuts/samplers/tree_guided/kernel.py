@@ -326,14 +326,20 @@ class TreeGuided(_GlobalMoves, _ProposalProbabilities):
         labels ``old`` to ``new`` (removals first: a freed slot may be
         reused by a later item)."""
         lists = self._members_index(state).lists
+        # Sorted lists: the positions of the few items are found by bisection
+        # and a new array is made with them removed or inserted (O(|label|)
+        # copying, no sort); an entry made stale by another kernel is left
+        # to the index's check.
         for lab in np.unique(old).tolist():
             lst = lists.get(lab)
-            if lst is not None:
-                lists[lab] = lst[~np.isin(lst, items[old == lab])]
+            if lst is not None and lst.size:
+                gone = items[old == lab]
+                pos = np.minimum(np.searchsorted(lst, gone), lst.size - 1)
+                lists[lab] = np.delete(lst, pos[lst[pos] == gone])
         for lab in np.unique(new).tolist():
             lst = lists.get(lab)
-            add = items[new == lab]
-            lists[lab] = np.sort(add) if lst is None else np.union1d(lst, add)
+            add = np.sort(items[new == lab])
+            lists[lab] = add if lst is None else np.insert(lst, np.searchsorted(lst, add), add)
         size = state.partition.size
         for lab in np.unique(old).tolist():
             if size[lab] == 0:
