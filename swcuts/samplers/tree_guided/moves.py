@@ -299,11 +299,13 @@ class _GlobalMoves:
         """log α of a merge given an upper bound ``stop`` below which the
         exact value is not needed: first with the anchor bound of the
         reverse split (no tree), then with its replay on the tree of the
-        merged set (``parts``: the labels' items, by smallest item)."""
+        merged set (``parts()``: the labels' items, by smallest item, read
+        only then)."""
         rev_bound = self._log_q_anchor(U_info, rest, temperature)
         rest_of_alpha = d / temperature + rev_bound - fwd
         if rest_of_alpha < stop:
             return rest_of_alpha, None
+        parts = parts()
         U = np.sort(np.concatenate(parts), kind="stable")  # merges sorted runs
         # The reverse split's replay stops once log α is known to lie below stop.
         best = self.ratio == "paper"
@@ -350,8 +352,9 @@ class _GlobalMoves:
         def exact(stop):
             f = self._f
             U_info = _Summary(S_U, f.score(S_U, n_U, f.sp), n_U, Ps[0].first)
-            parts = [self._members(state, P_labs[g]) for g in order]
-            log_alpha, U = self._merge_reverse(U_info, parts, rest, fwd, d, temperature, stop)
+            log_alpha, U = self._merge_reverse(
+                U_info, lambda: [self._members(state, P_labs[g]) for g in order], rest, fwd, d,
+                temperature, stop)
             merged.append(U)
             return log_alpha
 
@@ -385,8 +388,8 @@ class _GlobalMoves:
 
         def exact(d, stop):
             U = np.sort(np.concatenate([p.items for p in P]), kind="stable")
-            log_alpha, _ = self._merge_reverse(self._info(U), [p.items for p in Ps], rest, fwd,
-                                               d, temperature, stop)
+            log_alpha, _ = self._merge_reverse(self._info(U), lambda: [p.items for p in Ps], rest,
+                                               fwd, d, temperature, stop)
             merged.append(U)
             return log_alpha
 
