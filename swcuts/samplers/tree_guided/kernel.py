@@ -5,10 +5,11 @@ Sets up the cluster score of the model (image, mixture, or a user's
 trees and set statistics (exact: both are functions of the vertex set),
 and makes the moves on the live state:
 
-* the global move: pick an anchor label, put every other label into its
-  merge set with probability p(c, c'), then split the anchor along its tree
-  (StocInsert) or merge it with the set; accept with the exact ratio of
-  :mod:`.ratio`, undo on rejection;
+* the global move (:mod:`.moves`): pick an anchor label, put every other
+  label into its merge set with probability p(c, c'), then split the
+  anchor along its tree (StocInsert) or merge it with the set; accept with
+  the exact ratio of :mod:`.ratio` (priced from statistics on mixtures, so
+  that only an accepted move touches items);
 * the local move: single-site Gibbs on the leaves of a subtree of the fixed
   global tree (a state-independent choice, always accepted);
 * :meth:`TreeGuided.iteration`, the paper's cycle of G global moves and a
