@@ -1,7 +1,8 @@
 """The mixture posterior over partitions of data items under a Dirichlet-
 process or NGGP prior (:mod:`.priors`): the CRP prior
 (:func:`crp_log_prior`), :class:`MixtureModel`, the model interface
-(``new_state``, ``log_target``, ``delta``, ``apply``, ``update_auxiliary``)
+(``new_state``, ``log_target``, ``delta``, ``apply``, ``delta_regroup``,
+``update_auxiliary``)
 that the samplers run on, and :class:`AuxiliaryCycle`, which adds the
 prior's auxiliary-variable move to any kernel.
 """
