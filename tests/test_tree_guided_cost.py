@@ -220,3 +220,28 @@ def test_statistics_path_is_the_item_path_step_by_step(case):
         assert x[2] == pytest.approx(y[2], abs=1e-9), f"step {s}"
         np.testing.assert_array_equal(x[3], y[3], err_msg=f"step {s}")
         np.testing.assert_array_equal(x[4], y[4], err_msg=f"step {s}")
+
+
+@pytest.mark.parametrize("build", ["greedy", "balanced"])
+def test_induced_trees_reusing_node_scores_are_the_trees_built_cold(build):
+    """An induced tree built while the global nodes keep their last scores
+    (sets that differ by a few items, as a label between two moves) is bit
+    for bit the tree a fresh kernel builds, and every kept score is the
+    score of the kept size and statistics."""
+    data, _ = lee_choi_gaussians(400, seed=4)
+    model = MixtureModel(data, "gaussian", alpha=1.0, preset="lee-choi")
+    warm = TreeGuided(model, trees="global", tree_build=build)
+    rng = np.random.default_rng(7)
+    items = np.sort(rng.choice(400, 150, replace=False))
+    for _ in range(30):
+        swap = rng.choice(400, 6, replace=False)  # a few items in or out
+        items = np.setxor1d(items, swap).astype(np.int64)
+        t = warm.tree(items)
+        cold = TreeGuided(model, trees="global", tree_build=build).tree(items)
+        for name in ("left", "right", "parent", "size", "lo", "order", "stats", "score"):
+            np.testing.assert_array_equal(getattr(t, name), getattr(cold, name), err_msg=name)
+    c_size, c_stats, c_score = warm._lift_cache
+    kept = np.flatnonzero(c_size > 0)
+    assert kept.size > 100
+    f = warm._f
+    np.testing.assert_array_equal(c_score[kept], f.scores(f.sp, c_stats[kept], c_size[kept]))
