@@ -63,6 +63,13 @@ class Model(Protocol):
     vector of the compiled score (``params[0]``: ``SCORE_IMAGE`` or
     ``SCORE_MIXTURE`` of :mod:`swcuts.models.base`), else a Python callable
     ``score(stats, n, params) -> float``.
+
+    Optional method ``delta_regroup(state, labels, stats, counts) -> float``:
+    the exact Δ log π when the items of the whole labels ``labels`` become
+    labels with the summed ``stats`` (rows) and sizes ``counts``, without
+    their items (a model whose π depends on the labels only through their
+    statistics and sizes, e.g. the mixtures); tree-guided kernels then
+    price a split or merge without touching the state.
     """
 
     n_vertices: int

@@ -1,7 +1,8 @@
 """The mixture posterior over partitions of data items under a Dirichlet-
 process or NGGP prior (:mod:`.priors`): the CRP prior
 (:func:`crp_log_prior`), :class:`MixtureModel`, the model interface
-(``new_state``, ``log_target``, ``delta``, ``apply``, ``update_auxiliary``)
+(``new_state``, ``log_target``, ``delta``, ``apply``, ``delta_regroup``,
+``update_auxiliary``)
 that the samplers run on, and :class:`AuxiliaryCycle`, which adds the
 prior's auxiliary-variable move to any kernel.
 """
@@ -18,8 +19,9 @@ from ...protocols import is_compiled
 from ..base import SCORE_MIXTURE, ModelState
 from .likelihoods import LIKELIHOODS, _data_matrix
 from .marginals import log_marginal
-from .moves import _gather, _prior_change, _store, gibbs_sweep, mixture_delta
-from .priors import DirichletProcess, make_prior, prior_log_factor
+from .moves import (_gather, _prior_change, _store, gibbs_sweep, mixture_delta,
+                    regroup_delta)
+from .priors import DirichletProcess, make_prior, prior_log_factor, prior_size_change
 
 
 def crp_log_prior(sizes, alpha: float) -> float:
@@ -347,6 +349,32 @@ class MixtureModel:
                 d += self._lm(out_stats[t])
             if part.size[lab] > 0:
                 d -= state.loglik[lab]
+        return float(d)
+
+    def delta_regroup(self, state: ModelState, labels, stats, counts) -> float:
+        """Exact change of log π when the items of the labels ``labels``
+        (whole labels, distinct) are regrouped into ``len(counts)`` labels
+        with summed statistics ``stats`` (one row each) and ``counts``
+        items, as a merge or a split of labels does.
+
+        The state is not modified. Cost O((len(labels) + len(counts)) · D),
+        independent of the labels' sizes: the caller gives the statistics
+        of the new labels (sums of label statistics for a merge, of tree
+        nodes for a split), so no item is visited.
+        """
+        labels = np.ascontiguousarray(labels, dtype=np.int64).reshape(-1)
+        stats = np.ascontiguousarray(stats, dtype=np.float64).reshape(-1, self.vstats.shape[1])
+        counts = np.ascontiguousarray(counts, dtype=np.int64).reshape(-1)
+        part = state.partition
+        if self._kind >= 0:
+            return float(regroup_delta(labels, part.size, state.loglik, stats, counts,
+                                       self._kind, self._params, state.prior))
+        d = 0.0
+        for lab in labels.tolist():
+            d += prior_size_change.py_func(state.prior, int(part.size[lab]), 0) - state.loglik[lab]
+        for st, m in zip(stats, counts.tolist()):
+            if m > 0:
+                d += prior_size_change.py_func(state.prior, 0, m) + self._lm(st)
         return float(d)
 
     def apply(self, state: ModelState, R, new_label: int, delta: float) -> None:

@@ -108,6 +108,29 @@ def mixture_delta(labels, size, R, new_label, vstats, lstats, lloglik, kind, par
 
 
 @njit(cache=True)
+def regroup_delta(old_labels, size, lloglik, new_stats, new_counts, kind, params, prior):
+    """Exact change of log π when the items of the labels ``old_labels``
+    (whole labels, distinct) become ``len(new_counts)`` labels with summed
+    statistics ``new_stats`` (rows) and ``new_counts`` items (compiled).
+
+    Σ_g [f(n_g) + log m(S_g)] − Σ_l [f(n_l) + log m(S_l)] with the prior's
+    cluster factor f (:func:`.priors.prior_size_change`) and the cached
+    marginals ``lloglik`` of the old labels: O((|old| + |new|) · D),
+    whatever the labels' sizes (the statistics of a merge or a split are
+    sums of label or tree statistics, not of items).
+    """
+    d = 0.0
+    for t in range(old_labels.size):
+        lab = old_labels[t]
+        d += prior_size_change(prior, size[lab], 0) - lloglik[lab]
+    for g in range(new_counts.size):
+        if new_counts[g] > 0:
+            d += prior_size_change(prior, 0, new_counts[g]) + log_marginal(kind, new_stats[g],
+                                                                             params)
+    return d
+
+
+@njit(cache=True)
 def _store(k, out_labels, out_stats, out_counts, lstats, lloglik, kind, params):
     """Write the gathered statistics back and refresh the cached marginals."""
     for t in range(k):

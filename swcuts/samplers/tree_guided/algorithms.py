@@ -12,7 +12,8 @@ plain-Python ``*_impl`` functions and compiled with numba:
 :class:`_Fns` hands the kernel either the compiled functions of this
 module, :mod:`.scores` (cluster scores s(A), log d between sets) and
 :mod:`.walks` (StocInsert walks, replays and split sums), or plain-Python
-copies whose global names ``_score_any``, ``_replay`` and ``_join_round`` are rebound (to a
+copies whose global names ``_score_any``, ``_walk_groups``, ``_replay`` and
+``_join_round`` are rebound (to a
 user's score if given); the copies take the globals of the four modules. The rules these
 functions implement are derived in ``docs/algorithms/tree_guided.md``.
 """
@@ -30,7 +31,8 @@ from .balanced import (_build_balanced, _build_balanced_impl, _join_round_impl, 
                        _rebalance_impl)
 from .trees import leaf_order
 from .scores import _logd_matrix, _logd_matrix_impl, _score_any, _scores, _scores_impl
-from .walks import _replay_impl, _split_logsum, _split_logsum_impl, _walk, _walk_impl
+from .walks import (_replay_impl, _split_logsum, _split_logsum_impl, _walk, _walk_groups,
+                    _walk_groups_impl, _walk_impl)
 
 
 # ---------------------------------------------------------------------------
@@ -209,7 +211,8 @@ def _build_impl(sp, items, local, indptr, indices, use_graph, vstats):
     return left, right, parent, stats, sc, size, lo, order
 
 
-def _induced_impl(sp, items, gpos, hmin, lg, vstats, leaf_sc):
+def _induced_impl(sp, items, gpos, hmin, lg, vstats, leaf_sc, split_at, c_size, c_stats,
+                  c_score):
     """The tree of ``items`` (ascending) induced by the global tree.
 
     Every internal node of the induced tree is a node of the global tree
@@ -225,11 +228,19 @@ def _induced_impl(sp, items, gpos, hmin, lg, vstats, leaf_sc):
     (smallest depth at the root) of those depths. Statistics and scores
     are those of the induced nodes' item sets; ``leaf_sc[i]`` is the score
     of item i alone (the same ``_score_any`` of its row, computed once).
+    ``hmin`` holds depth · N + position, so that the minimum also names
+    the global node (``split_at[position]``); ``c_size``, ``c_stats`` and
+    ``c_score`` (per global node, size -1 when empty) keep the last score
+    computed at each global node with its size and statistics, and a node
+    whose size and statistics are bit for bit those kept takes the kept
+    score (the score is a function of them): a label's tree rebuilt after a
+    few of its items moved rescores only the nodes above them.
     Same output as :func:`_build_impl` (internal nodes numbered children
     first, root last).
     """
     m = items.shape[0]
     D = vstats.shape[1]
+    ng = gpos.shape[0]
     nn = 2 * m - 1
     stats = np.zeros((nn, D))
     size = np.zeros(nn, np.int64)
@@ -316,7 +327,21 @@ def _induced_impl(sp, items, gpos, hmin, lg, vstats, leaf_sc):
         for q in range(D):
             stats[v, q] = stats[lc, q] + stats[rc, q]
         size[v] = size[lc] + size[rc]
-        sc[v] = _score_any(stats[v], size[v], sp)
+        g = split_at[h[s] % ng]
+        same = c_size[g] == size[v]
+        if same:
+            for q in range(D):
+                if c_stats[g, q] != stats[v, q]:
+                    same = False
+                    break
+        if same:
+            sc[v] = c_score[g]
+        else:
+            sc[v] = _score_any(stats[v], size[v], sp)
+            c_size[g] = size[v]
+            for q in range(D):
+                c_stats[g, q] = stats[v, q]
+            c_score[g] = sc[v]
         lo[v] = a_of[s]
     return left, right, parent, stats, sc, size, lo, dord
 
@@ -328,13 +353,14 @@ _induced = njit(cache=True)(_induced_impl)
 class _Fns:
     """The helpers: compiled (the numba functions, scores by ``_score_any``)
     or plain Python — the same functions with the global names
-    ``_score_any`` and ``_replay`` rebound, to a user's score if given."""
+    ``_score_any``, ``_walk_groups`` and ``_replay`` rebound, to a user's
+    score if given."""
 
     def __init__(self, compiled, sp, score=None):
         self.sp = sp
         if compiled and score is None:
             self.score = _score_any
-            self.build, self.walk = _build, _walk
+            self.build, self.walk, self.walk_groups = _build, _walk, _walk_groups
             self.build_matching, self.rebalance = _build_balanced, _rebalance
             self.logsum, self.logd = _split_logsum, _logd_matrix
             self.scores, self.induced = _scores, _induced
@@ -347,6 +373,7 @@ class _Fns:
             return types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__)
 
         self.build, self.walk = copy(_build_impl), copy(_walk_impl)
+        g["_walk_groups"] = self.walk_groups = copy(_walk_groups_impl)
         g["_replay"] = copy(_replay_impl)
         g["_join_round"] = copy(_join_round_impl)
         self.build_matching = copy(_build_balanced_impl)

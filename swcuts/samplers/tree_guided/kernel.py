@@ -5,10 +5,11 @@ Sets up the cluster score of the model (image, mixture, or a user's
 trees and set statistics (exact: both are functions of the vertex set),
 and makes the moves on the live state:
 
-* the global move: pick an anchor label, put every other label into its
-  merge set with probability p(c, c'), then split the anchor along its tree
-  (StocInsert) or merge it with the set; accept with the exact ratio of
-  :mod:`.ratio`, undo on rejection;
+* the global move (:mod:`.moves`): pick an anchor label, put every other
+  label into its merge set with probability p(c, c'), then split the
+  anchor along its tree (StocInsert) or merge it with the set; accept with
+  the exact ratio of :mod:`.ratio` (priced from statistics on mixtures, so
+  that only an accepted move touches items);
 * the local move: single-site Gibbs on the leaves of a subtree of the fixed
   global tree (a state-independent choice, always accepted);
 * :meth:`TreeGuided.iteration`, the paper's cycle of G global moves and a
@@ -27,15 +28,15 @@ from collections import OrderedDict
 import numpy as np
 
 from ...partition import MemberIndex
-from ..common import StepInfo, metropolis_hastings_bound_first
+from ..common import StepInfo
 from ..targets import gibbs_relabel
 from .algorithms import _Fns
+from .moves import _GlobalMoves
 from .ratio import _ProposalProbabilities
-from .trees import (Tree, _floored_log_softmax, _knn_csr, _leaf_groups, _lifting_tables, _Rest,
-                    _SetInfo)
+from .trees import Tree, _floored_log_softmax, _knn_csr, _lifting_tables, _Rest, _SetInfo
 
 
-class TreeGuided(_ProposalProbabilities):
+class TreeGuided(_GlobalMoves, _ProposalProbabilities):
     """Tree-guided MCMC (Lee & Choi) with an exact acceptance ratio.
 
     Parameters
@@ -197,6 +198,9 @@ class TreeGuided(_ProposalProbabilities):
         self._last_local_size = 1
         self.compiled = False
         self.counts = {"split": [0, 0], "merge": [0, 0], "local": [0, 0]}
+        # Δ log π of a merge or split from label and part statistics
+        # (mixtures); other models price a proposal by applying it.
+        self._regroup = getattr(model, "delta_regroup", None)
 
     # ------------------------------------------------------------ sets
     def _info(self, items) -> _SetInfo:
@@ -222,8 +226,9 @@ class TreeGuided(_ProposalProbabilities):
             return t
         f = self._f
         if self.trees == "global":
-            gpos, hmin, lg = self._lifting()
-            t = Tree(items, f.induced(f.sp, items, gpos, hmin, lg, self.vstats, self._leaf_sc))
+            gpos, hmin, lg, split_at = self._lifting()
+            t = Tree(items, f.induced(f.sp, items, gpos, hmin, lg, self.vstats, self._leaf_sc,
+                                      split_at, *self._lift_cache))
         else:
             t = Tree(items, f.build(f.sp, items, self._local, self._indptr, self._indices,
                                     self._use_graph, self.vstats))
@@ -245,16 +250,20 @@ class TreeGuided(_ProposalProbabilities):
         return self._gtree
 
     def _lifting(self):
-        """(leaf position, sparse table, floor-log2 table) of the global tree,
-        for the induced trees (``trees="global"``): ``hmin[0, p]`` is the
-        depth of the lowest common ancestor of the leaves at depth-first
-        positions p-1 and p, ``hmin[j, p]`` the minimum of 2^j of them. Also
-        sets the score of every item alone, ``_leaf_sc``."""
+        """(leaf position, sparse table, floor-log2 table, node at each
+        split) of the global tree, for the induced trees (``trees="global"``;
+        :func:`.trees._lifting_tables`). Also sets the score of every item
+        alone, ``_leaf_sc``, and the cache of node scores ``_lift_cache``."""
         if self._lift is None:
             f = self._f
             self._leaf_sc = np.asarray(f.scores(f.sp, self.vstats, np.ones(len(self.vstats),
                                                                             np.int64)), float)
-            self._lift = _lifting_tables(self.global_tree())
+            g = self.global_tree()
+            self._lift = _lifting_tables(g)
+            nn = 2 * g.n - 1
+            # Last score computed at each global node, with its size and statistics.
+            self._lift_cache = (np.full(nn, -1, np.int64), np.zeros((nn, self.vstats.shape[1])),
+                                np.zeros(nn))
         return self._lift
 
     # ------------------------------------------------------- label members
@@ -279,12 +288,29 @@ class TreeGuided(_ProposalProbabilities):
         lst = self._members_index(state).members(state.partition, int(label))
         hit = self._labels.get(int(label))
         if hit is not None and hit[0] is lst:
+            if hit[1] is None:
+                hit[1] = self._info(self._members(state, label))
             return hit[1]
         info = self._info(self._members(state, label))
         if len(self._labels) > 2 * state.partition.n_labels + 64:
             self._labels.clear()
         self._labels[int(label)] = [lst, info, None]
         return info
+
+    def _label_tree_of(self, state, label) -> Tree:
+        """The tree of ``label``'s members, kept with the label while it is
+        unchanged (no set statistics needed)."""
+        lst = self._members_index(state).members(state.partition, int(label))
+        hit = self._labels.get(int(label))
+        if hit is not None and hit[0] is lst:
+            if hit[2] is None:
+                hit[2] = self.tree(self._members(state, label))
+            return hit[2]
+        t = self.tree(self._members(state, label))
+        if len(self._labels) > 2 * state.partition.n_labels + 64:
+            self._labels.clear()
+        self._labels[int(label)] = [lst, None, t]
+        return t
 
     def _label_tree(self, label, info) -> Tree:
         """The tree of ``info`` (a label's, from :meth:`_label_info`), kept
@@ -301,14 +327,20 @@ class TreeGuided(_ProposalProbabilities):
         labels ``old`` to ``new`` (removals first: a freed slot may be
         reused by a later item)."""
         lists = self._members_index(state).lists
+        # Sorted lists: the positions of the few items are found by bisection
+        # and a new array is made with them removed or inserted (O(|label|)
+        # copying, no sort); an entry made stale by another kernel is left
+        # to the index's check.
         for lab in np.unique(old).tolist():
             lst = lists.get(lab)
-            if lst is not None:
-                lists[lab] = lst[~np.isin(lst, items[old == lab])]
+            if lst is not None and lst.size:
+                gone = items[old == lab]
+                pos = np.minimum(np.searchsorted(lst, gone), lst.size - 1)
+                lists[lab] = np.delete(lst, pos[lst[pos] == gone])
         for lab in np.unique(new).tolist():
             lst = lists.get(lab)
-            add = items[new == lab]
-            lists[lab] = np.sort(add) if lst is None else np.union1d(lst, add)
+            add = np.sort(items[new == lab])
+            lists[lab] = add if lst is None else np.insert(lst, np.searchsorted(lst, add), add)
         size = state.partition.size
         for lab in np.unique(old).tolist():
             if size[lab] == 0:
@@ -347,173 +379,6 @@ class TreeGuided(_ProposalProbabilities):
         if self.moves == "global" or (self.moves == "both" and rng.random() < self.global_prob):
             return self.global_move(state, rng, temperature)
         return self.local_move(state, rng, temperature)
-
-    def global_move(self, state, rng, temperature=1.0) -> StepInfo:
-        """One split-or-merge Metropolis-Hastings update.
-
-        Cost: O(L · D) for the merge probabilities of the L labels (from the
-        state's per-label statistics), plus the members and the tree of the
-        labels split or merged (cached by vertex set).
-        """
-        part = state.partition
-        labs = part.used_labels()
-        L = labs.size
-        a = int(rng.integers(L))
-        c = int(labs[a])
-        cinfo = self._label_info(state, c)
-        other_labs = np.delete(labs, a)
-        others = self._rest_of(state, other_labs)
-        if L > 1:
-            lp, l1p = self._merge_logp(self._logd([cinfo], others)[0], temperature)
-            inM = np.log(rng.random(L - 1)) < lp
-        else:
-            lp = l1p = np.zeros(0)
-            inM = np.zeros(0, bool)
-        anchor_lq = -math.log(L) + float(lp[inM].sum() + l1p[~inM].sum())
-        if not inM.any():
-            return self._split(state, c, cinfo, others, anchor_lq, rng, temperature)
-        m_labs = other_labs[inM].tolist()
-        P_labs = [c] + m_labs
-        P = [cinfo] + [self._label_info(state, lab) for lab in m_labs]
-        keep = ~inM
-        rest = _Rest(others.stats[keep], others.score[keep], others.n[keep])
-        return self._merge(state, P_labs, P, rest, anchor_lq, temperature, rng)
-
-    def _split(self, state, c, cinfo, rest, anchor_lq, rng, temperature) -> StepInfo:
-        self.counts["split"][0] += 1
-        tree = self._label_tree(c, cinfo)
-        n = tree.n
-        if n < 2:
-            return StepInfo(False, -math.inf, 0, 0.0, "split")
-        logw = tree.node_log_weights(temperature, self.split_floor)
-        j = tree.draw_node(temperature, self.split_floor, rng.random())
-        nu = n + j
-        f = self._f
-        assign = np.empty(n, np.int64)
-        lp_walk, n_q, n_groups = f.walk(f.sp, tree.left, tree.right, tree.parent, tree.stats,
-                                        tree.size, tree.score, n, nu, 1.0 / temperature,
-                                        self.log_wnew, rng.random(n), assign)
-        path_lq = anchor_lq + float(logw[j]) + float(lp_walk)
-        leafgroup = _leaf_groups(tree.left, tree.right, tree.parent, tree.lo, tree.order,
-                                 tree.size, n, nu, assign)
-        order = np.argsort(leafgroup, kind="stable")  # items ascending within a group
-        bounds = np.cumsum(np.bincount(leafgroup, minlength=int(n_groups)))[:-1]
-        parts = [tree.items[g] for g in np.split(order, bounds)]
-        parts.sort(key=lambda p: int(p[0]))
-        pinfos = [self._info(p) for p in parts]
-        rev = self._log_q_merge(pinfos, rest, temperature)
-        moved = n - max(p.size for p in parts)
-        if rev == -math.inf:
-            return StepInfo(False, -math.inf, moved, 0.0, "split")
-        # log q(X*|X) is the drawn path's path_lq: with deterministic trees no
-        # other path yields these parts (docs/algorithms/tree_guided.md, (b)),
-        # so the sum over the tree's nodes is not needed.
-
-        # The largest part keeps the label c; the others get fresh labels.
-        keep = max(range(len(parts)), key=lambda g: parts[g].size)
-        movers = [parts[g] for g in range(len(parts)) if g != keep]
-        log_pi0 = state.log_pi
-        model = self.model
-        lists = self._members_index(state).lists
-        if len(movers) == 1:
-            fresh = state.partition.fresh_label()
-            d = model.delta(state, movers[0], fresh)
-            log_a = d / temperature + rev - path_lq
-            ok, log_alpha = metropolis_hastings_bound_first(rng, log_a, lambda stop: log_a)
-            if ok:
-                model.apply(state, movers[0], fresh, d)
-                lists[c], lists[fresh] = parts[keep], movers[0]
-                self.counts["split"][1] += 1
-                return StepInfo(True, log_alpha, moved, d, "split")
-            return StepInfo(False, log_alpha, moved, d, "split")
-        fresh_labels = []
-        for R in movers:
-            fresh = state.partition.fresh_label()
-            dd = model.delta(state, R, fresh)
-            model.apply(state, R, fresh, dd)
-            fresh_labels.append(fresh)
-        d = state.log_pi - log_pi0
-        log_a = d / temperature + rev - path_lq
-        ok, log_alpha = metropolis_hastings_bound_first(rng, log_a, lambda stop: log_a)
-        if ok:
-            self.counts["split"][1] += 1
-            lists[c] = parts[keep]
-            for fresh, R in zip(fresh_labels, movers):
-                lists[fresh] = R
-            return StepInfo(True, log_alpha, moved, d, "split")
-        for R in movers:
-            dd = model.delta(state, R, c)
-            model.apply(state, R, c, dd)
-        state.log_pi = log_pi0
-        return StepInfo(False, log_alpha, moved, d, "split")
-
-    def _merge(self, state, P_labs, P, rest, anchor_lq, temperature, rng) -> StepInfo:
-        self.counts["merge"][0] += 1
-        Ps = sorted(P, key=lambda i: i.first)
-        # The largest label keeps its name; the others move into it.
-        keep = max(range(len(P)), key=lambda g: P[g].n)
-        dst = P_labs[keep]
-        movers = [(P_labs[g], P[g].items) for g in range(len(P)) if g != keep]
-        moved = int(sum(R.size for _, R in movers))
-        fwd = anchor_lq if self.ratio == "paper" else self._log_q_merge(Ps, rest, temperature)
-        # Upper bounds of log q(X|X*), dearest last: the probability of
-        # drawing the merged label as the anchor, -log L*, times that of an
-        # empty merge set (_log_q_anchor: needs the merged set U), times the
-        # split path's (the tree of U). Each is computed only when the ones
-        # before do not already reject the move.
-        lq_anchor = -math.log(len(rest) + 1)
-        merged = []
-
-        def exact(d, stop):
-            U = np.sort(np.concatenate([p.items for p in P]), kind="stable")  # merges sorted runs
-            merged.append(U)
-            rev_bound = self._log_q_anchor(self._info(U), rest, temperature)
-            rest_of_alpha = d / temperature + rev_bound - fwd
-            if rest_of_alpha < stop:
-                return rest_of_alpha
-            # The reverse split's replay stops once log α is known to lie below stop.
-            best = self.ratio == "paper"
-            rev = rev_bound + self._split_tree_logsum(
-                self.tree(U), [p.items for p in Ps], temperature, best=best,
-                stop=-math.inf if best else stop - rest_of_alpha)
-            return d / temperature + rev - fwd
-
-        model = self.model
-        log_pi0 = state.log_pi
-        lists = self._members_index(state).lists
-
-        def commit():
-            lists[dst] = merged[-1]
-            for lab, _ in movers:
-                lists.pop(lab, None)
-
-        if len(movers) == 1:
-            R = movers[0][1]
-            d = model.delta(state, R, dst)
-            ok, log_alpha = metropolis_hastings_bound_first(
-                rng, d / temperature + lq_anchor - fwd, lambda stop: exact(d, stop))
-            if ok:
-                model.apply(state, R, dst, d)
-                commit()
-                self.counts["merge"][1] += 1
-                return StepInfo(True, log_alpha, moved, d, "merge")
-            return StepInfo(False, log_alpha, moved, d, "merge")
-        for _, R in movers:
-            dd = model.delta(state, R, dst)
-            model.apply(state, R, dst, dd)
-        d = state.log_pi - log_pi0
-        ok, log_alpha = metropolis_hastings_bound_first(
-            rng, d / temperature + lq_anchor - fwd, lambda stop: exact(d, stop))
-        if ok:
-            commit()
-            self.counts["merge"][1] += 1
-            return StepInfo(True, log_alpha, moved, d, "merge")
-        # Every mover's label is empty now: each returns to its own label.
-        for lab, R in movers:
-            dd = model.delta(state, R, lab)
-            model.apply(state, R, lab, dd)
-        state.log_pi = log_pi0
-        return StepInfo(False, log_alpha, moved, d, "merge")
 
     def local_subtree(self, item, temperature=1.0):
         """(candidate nodes, their log probabilities) of the local move

@@ -96,14 +96,15 @@ class _ProposalProbabilities:
         if tree.n < 2:
             return -math.inf
         big = max(range(len(parts)), key=lambda g: parts[g].size)
-        leafpart = np.full(tree.n, big, np.int64)  # then look up the other parts' leaves
-        for g, p in enumerate(parts):
-            if g != big:
-                leafpart[np.searchsorted(tree.items, p)] = g
+        # The leaves of the other parts; every other leaf is in the largest part.
+        others = [g for g in range(len(parts)) if g != big]
+        leaves = np.concatenate([np.searchsorted(tree.items, parts[g]) for g in others])
+        part_of = np.repeat(np.array(others, np.int64), [parts[g].size for g in others])
         f = self._f
         args = (f.sp, tree.left, tree.right, tree.parent, tree.stats, tree.size, tree.score,
-                tree.n, leafpart, len(parts), tree.node_log_weights(temperature, self.split_floor),
-                1.0 / temperature, self.log_wnew, best)
+                tree.n, leaves.astype(np.int64), part_of, big, len(parts),
+                tree.node_log_weights(temperature, self.split_floor), 1.0 / temperature,
+                self.log_wnew, best)
         acc, complete = f.logsum(*args, stop)
         if not complete and acc >= stop:  # several unfinished paths (not with these trees)
             acc, complete = f.logsum(*args, -math.inf)

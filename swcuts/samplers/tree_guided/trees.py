@@ -46,6 +46,7 @@ class Tree:
         self.logd = self.score[self.left] + self.score[self.right] - self.score[n:]
         self._logw = None
         self._cumw = None
+        self._minleaf = None
 
     @property
     def root(self) -> int:
@@ -78,9 +79,23 @@ class Tree:
         _, cum, total = self._cumw
         return min(int(np.searchsorted(cum, u * total, side="right")), self.n - 2)
 
+    def ancestors(self, node) -> int:
+        """Number of proper ancestors of ``node`` (its depth; O(depth))."""
+        return int(_depth_of(self.parent, node))
+
+    def group_firsts(self, nu, assign, k) -> np.ndarray:
+        """Smallest item of each of the ``k`` groups of a split at ``nu``
+        (groups as :func:`_walk_impl` numbers them, ``assign`` its choices),
+        in O(depth): the smallest leaf under every node is kept with the
+        tree (leaf k is ``items[k]``, ascending)."""
+        if self._minleaf is None:
+            self._minleaf = _min_leaf(self.left, self.right, self.n)
+        return self.items[_group_first_leaves(self.left, self.right, self.parent, self.n, nu,
+                                              assign, self._minleaf, k)]
+
     @property
     def nbytes(self) -> int:
-        return int(self.stats.nbytes + 10 * 8 * self.n)  # + node weights and their sums
+        return int(self.stats.nbytes + 11 * 8 * self.n)  # + node weights and their sums
 
 
 def _floored_log_softmax(x, floor) -> np.ndarray:
@@ -183,19 +198,75 @@ def _leaf_groups(left, right, parent, lo, order, size, n, nu, assign):
     return out
 
 
+@njit(cache=True)
+def _depth_of(parent, v):
+    """Number of proper ancestors of node ``v``."""
+    d = 0
+    v = parent[v]
+    while v >= 0:
+        d += 1
+        v = parent[v]
+    return d
+
+
+@njit(cache=True)
+def _min_leaf(left, right, n):
+    """Smallest leaf under every node (internal nodes after their children)."""
+    out = np.empty(2 * n - 1, np.int64)
+    for k in range(n):
+        out[k] = k
+    for j in range(n - 1):
+        a = out[left[j]]
+        b = out[right[j]]
+        out[n + j] = a if a < b else b
+    return out
+
+
+@njit(cache=True)
+def _group_first_leaves(left, right, parent, n, nu, assign, minleaf, k):
+    """Smallest leaf of each group of a split at ``nu`` (see
+    :func:`_leaf_groups`), from the smallest leaf under every node."""
+    out = np.full(k, 2 * n, np.int64)
+    j = nu - n
+    out[0] = minleaf[left[j]]
+    out[1] = minleaf[right[j]]
+    child = nu
+    v = parent[nu]
+    t = 0
+    while v >= 0:
+        jv = v - n
+        Q = left[jv]
+        if Q == child:
+            Q = right[jv]
+        g = assign[t]
+        if minleaf[Q] < out[g]:
+            out[g] = minleaf[Q]
+        child = v
+        v = parent[v]
+        t += 1
+    return out
+
+
 def _lifting_tables(g):
-    """(leaf position, sparse table, floor-log2 table) of the global tree
-    ``g`` for the induced trees: ``hmin[0, p]`` is the depth of the lowest
-    common ancestor of the leaves at depth-first positions p-1 and p,
-    ``hmin[j, p]`` the minimum of 2^j of them."""
+    """(leaf position, sparse table, floor-log2 table, node at each split)
+    of the global tree ``g`` for the induced trees: ``hmin[0, p]`` is
+    depth · n + p with the depth of the lowest common ancestor of the
+    leaves at depth-first positions p-1 and p (the one node that splits
+    between them, ``split_at[p]``), ``hmin[j, p]`` the minimum of 2^j of
+    them. Adding the position keeps the order of the depths (a range's
+    shallowest split is unique: between two splits of equal depth lies a
+    shallower one) and names the node at the minimum."""
     n = g.n
     nn = 2 * n - 1
     depth = np.zeros(nn, np.int64)
     for v in range(nn - 2, -1, -1):  # parents have larger ids
         depth[v] = depth[g.parent[v]] + 1
     h0 = np.zeros(max(n, 1), np.int64)
+    split_at = np.zeros(max(n, 1), np.int64)
     if n > 1:
         h0[g.lo[g.right]] = depth[n:]  # a node splits at its right child's first leaf
+        split_at[g.lo[g.right]] = np.arange(n, nn)
+    h0 = h0 * max(n, 1) + np.arange(h0.size)
     K = max(1, int(max(n - 1, 1)).bit_length())
     hmin = np.empty((K, h0.size), np.int64)
     hmin[0] = h0
@@ -206,7 +277,7 @@ def _lifting_tables(g):
     lg = np.zeros(n + 1, np.int64)
     for k in range(2, n + 1):
         lg[k] = lg[k >> 1] + 1
-    return np.ascontiguousarray(g.lo[:n]), hmin, lg
+    return np.ascontiguousarray(g.lo[:n]), hmin, lg, split_at
 
 
 @njit(cache=True)

@@ -1,7 +1,8 @@
 """StocInsert walks of a split: drawn, replayed, and summed over a tree.
 
 * :func:`_walk_impl` draws the group choices of a split at a node ν, from
-  ν up to the root (the move itself);
+  ν up to the root (the move itself); :func:`_walk_groups_impl` also
+  returns the groups' statistics, sizes and scores;
 * :func:`_replay_impl` gives the log probability of the choices that
   reproduce given parts, taken from the root down so that it can stop as
   soon as the probability is known to lie below a threshold;
@@ -9,7 +10,7 @@
   can yield the parts (at most one with deterministic trees).
 
 Plain Python, compiled below; :class:`.algorithms._Fns` rebinds
-``_score_any`` and ``_replay`` in plain-Python copies. The rules are
+``_score_any``, ``_walk_groups`` and ``_replay`` in plain-Python copies. The rules are
 derived in ``docs/algorithms/tree_guided.md`` ("Global move", "Where the
 paper's ratio is not exact").
 """
@@ -34,8 +35,19 @@ def _walk_impl(sp, left, right, parent, stats, size, sc, n, nu, inv_t, log_wnew,
     a new group with probability ∝ exp(log_wnew), drawn with the uniforms
     ``u`` (group ids in order of opening). The group of the t-th Q goes to
     ``assign[t]``. Returns (log probability of the choices, number of Qs,
-    number of groups).
+    number of groups); :func:`_walk_groups_impl` also returns the groups.
     """
+    res = _walk_groups(sp, left, right, parent, stats, size, sc, n, nu, inv_t, log_wnew, u,
+                       assign)
+    return res[0], res[1], res[2]
+
+
+def _walk_groups_impl(sp, left, right, parent, stats, size, sc, n, nu, inv_t, log_wnew, u,
+                      assign):
+    """:func:`_walk_impl`, returning also the groups it made: (log
+    probability, number of Qs, number of groups k, statistics (rows 0..k-1),
+    sizes and scores of the groups). The groups' statistics are sums of
+    tree nodes' (the split's parts, without a pass over their items)."""
     D = stats.shape[1]
     depth = 0
     v = parent[nu]
@@ -94,7 +106,7 @@ def _walk_impl(sp, left, right, parent, stats, size, sc, n, nu, inv_t, log_wnew,
         child = v
         v = parent[v]
         t += 1
-    return logp, t, n_open
+    return logp, t, n_open, gstats, gsize, gsc
 
 
 def _replay_impl(sp, left, right, parent, stats, size, sc, n, nu, inv_t, log_wnew, pure, k,
@@ -201,14 +213,20 @@ def _replay_impl(sp, left, right, parent, stats, size, sc, n, nu, inv_t, log_wne
     return logp, True
 
 
-def _split_logsum_impl(sp, left, right, parent, stats, size, sc, n, leafpart, k,
+def _split_logsum_impl(sp, left, right, parent, stats, size, sc, n, leaves, parts, big, k,
                        node_logw, inv_t, log_wnew, best, stop):
     """log Σ over every path of the split procedure on this tree that yields
-    the parts ``leafpart`` (part id of every leaf, 0..k-1): the nodes ν whose
-    children and off-path subtrees each lie in one part (children in two
-    different parts), each weighted by its node probability and its replayed
-    StocInsert choices. ``best``: the largest single path instead (the
-    negative control). -inf when no path yields the parts.
+    the parts given by ``leaves`` (the leaves outside part ``big``) and
+    their ``parts`` (every other leaf is in ``big``; k parts): the nodes ν
+    whose children and off-path subtrees each lie in one part (children in
+    two different parts), each weighted by its node probability and its
+    replayed StocInsert choices. ``best``: the largest single path instead
+    (the negative control). -inf when no path yields the parts.
+
+    Only the ancestors of the listed leaves can hold two parts, so only
+    they are visited (children before parents: node ids grow towards the
+    root): O(n) for two fills, then O(their number + the replays), e.g.
+    O(depth) when a merge adds one item to a label.
 
     ``stop``: a path whose replay falls below it is left unfinished and
     counted with its partial (larger) probability. Returns (the log sum,
@@ -217,23 +235,38 @@ def _split_logsum_impl(sp, left, right, parent, stats, size, sc, n, leafpart, k,
     unfinished sum lies below ``stop``.
     """
     nn = 2 * n - 1
-    pure = np.empty(nn, np.int64)
-    for v in range(n):
-        pure[v] = leafpart[v]
-    for j in range(n - 1):
-        a = pure[left[j]]
-        b = pure[right[j]]
-        pure[n + j] = a if (a >= 0 and a == b) else -1
-    ok = np.zeros(nn, np.bool_)
-    ok[nn - 1] = True
-    for v in range(nn - 1, n - 1, -1):
+    pure = np.full(nn, big, np.int64)  # part of a node's leaves, -1 if several
+    for i in range(leaves.size):
+        pure[leaves[i]] = parts[i]
+    seen = np.zeros(nn, np.bool_)
+    buf = np.empty(nn, np.int64)
+    m = 0
+    for i in range(leaves.size):
+        v = parent[leaves[i]]
+        while v >= 0 and not seen[v]:
+            seen[v] = True
+            buf[m] = v
+            m += 1
+            v = parent[v]
+    anc = np.sort(buf[:m])
+    for t in range(m):
+        v = anc[t]
+        a = pure[left[v - n]]
+        b = pure[right[v - n]]
+        pure[v] = a if (a >= 0 and a == b) else -1
+    ok = seen  # reused: ok[v] for the visited nodes, top down
+    if m > 0:
+        ok[nn - 1] = True
+    for t in range(m - 1, -1, -1):
+        v = anc[t]
         j = v - n
         ok[left[j]] = ok[v] and pure[right[j]] >= 0
         ok[right[j]] = ok[v] and pure[left[j]] >= 0
     acc = -np.inf
     complete = True
-    for j in range(n - 1):
-        v = n + j
+    for t in range(m):
+        v = anc[t]
+        j = v - n
         if not ok[v]:
             continue
         a = pure[left[j]]
@@ -252,6 +285,7 @@ def _split_logsum_impl(sp, left, right, parent, stats, size, sc, n, leafpart, k,
     return acc, complete
 
 
+_walk_groups = njit(cache=True)(_walk_groups_impl)
 _walk = njit(cache=True)(_walk_impl)
 _replay = njit(cache=True)(_replay_impl)
 _split_logsum = njit(cache=True)(_split_logsum_impl)
