@@ -153,7 +153,7 @@ def new_region_index(n):
             np.zeros(n, np.int8))
 
 
-@njit(cache=True)
+@compiled_only
 def load_regions(comp_root, comp_area, regions):
     """Region index from the per-vertex cache (names: the root vertices)."""
     rid, rarea, ids, n_ids, used = regions
@@ -173,7 +173,7 @@ def load_regions(comp_root, comp_area, regions):
     n_ids[0] = k
 
 
-@njit(cache=True)
+@compiled_only
 def store_regions(regions, comp_root, comp_area):
     """The per-vertex cache from a region index (roots: a vertex of each
     region). Clobbers the stack of free names (reload before use)."""

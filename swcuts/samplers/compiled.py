@@ -101,13 +101,16 @@ def _book(d, f_state, labels, best_labels):
 def run_swc(kind, temps, f_state, labels, size, free_stack, n_free, lstats, lloglik, regions,
             best_labels, vsrc, indptr, indices, edge_ids, edges, q, log1mq, area, bw, use_family,
             n_channels, n_bins, fp, Rbuf, in_r, mark, stack, acc_log, acc_q, acc_n, adj, roots,
-            sR, tmp, tlab, tlogw, tll, pws):
+            sR, tmp, tlab, tlogw, tll, pws, comp_root, comp_area):
     """SW-cut steps: R a component of SW clustering of the whole graph
     (``KIND_SWC1``) or a local step (``KIND_SWC2``, :func:`_choose_local`);
     then the label proposal over targets, the cut factor, the bound-first MH
     decision and the move. ``edges`` is the graph's edge list for SWC-1 and
     None otherwise: numba then compiles the SWC-1 branch away. Returns the
-    number of accepted moves."""
+    number of accepted moves. The state's per-vertex region cache
+    (``comp_root``, ``comp_area``) is loaded into the region index
+    ``regions`` first and stored back at the end."""
+    load_regions(comp_root, comp_area, regions)
     n_slots = size.size
     accepted = 0
     for step in range(temps.size):
@@ -142,6 +145,8 @@ def run_swc(kind, temps, f_state, labels, size, free_stack, n_free, lstats, llog
                      sR, ll_rest, ll_new, regions, indptr, indices, area, in_r, pws, stack)
         accepted += 1
         _book(d, f_state, labels, best_labels)
+    if accepted or temps.size == 0:
+        store_regions(regions, comp_root, comp_area)
     return accepted
 
 
@@ -149,12 +154,14 @@ def run_swc(kind, temps, f_state, labels, size, free_stack, n_free, lstats, llog
 def run_gibbs(kind, temps, f_state, labels, size, free_stack, n_free, lstats, lloglik, regions,
               best_labels, vsrc, indptr, indices, edge_ids, edges, q, log1mq, area, bw, use_family,
               n_channels, n_bins, fp, Rbuf, in_r, mark, stack, acc_log, acc_q, acc_n, adj, roots,
-              sR, tmp, tlab, tlogw, tll, pws):
+              sR, tmp, tlab, tlogw, tll, pws, comp_root, comp_area):
     """Single-site Gibbs (``KIND_GIBBS``) or cluster Gibbs
     (``KIND_CLUSTER_GIBBS``) steps: R's label drawn over every target, with
-    the cut factors γ_k for cluster Gibbs. Returns the number of moves."""
-    comp_root = regions[REG_RID]
-    comp_area = regions[REG_AREA]
+    the cut factors γ_k for cluster Gibbs. Returns the number of moves.
+    The region cache is loaded and stored as in :func:`run_swc`."""
+    load_regions(comp_root, comp_area, regions)
+    rid = regions[REG_RID]
+    rarea = regions[REG_AREA]
     kappa = fp[FP_KAPPA]
     ridge = fp[FP_RIDGE]
     a0 = fp[FP_A0]
@@ -185,7 +192,7 @@ def run_gibbs(kind, temps, f_state, labels, size, free_stack, n_free, lstats, ll
         for t in range(n_r):
             r_area += area[R[t]]
         d_rest += leave_regions(R, n_r, ell, labels, indptr, indices, area, r_area,
-                                comp_area[comp_root[R[0]]], fp, in_r, pws)
+                                rarea[rid[R[0]]], fp, in_r, pws)
         n_t = 0
         cur = -1
         for t_used in range(n_free[0], n_slots):
@@ -220,7 +227,7 @@ def run_gibbs(kind, temps, f_state, labels, size, free_stack, n_free, lstats, ll
                 sp_j = 0.0
                 if not fresh:
                     k_j, s_j, sp_j = touching_regions(R, n_r, lab, labels, indptr, indices,
-                                                      comp_root, comp_area, in_r, mark, roots,
+                                                      rid, rarea, in_r, mark, roots,
                                                       ex)
                 d += region_join_delta(k_j, s_j, sp_j, r_area, a1, a2, ex)
                 d += boundary_delta(fp[FP_BOUNDARY], R, n_r, lab, labels, indptr, indices,
@@ -244,6 +251,8 @@ def run_gibbs(kind, temps, f_state, labels, size, free_stack, n_free, lstats, ll
                      sR, ll_rest, ll_new, regions, indptr, indices, area, in_r, pws, stack)
         accepted += 1
         _book(tll[pick], f_state, labels, best_labels)
+    if accepted or temps.size == 0:
+        store_regions(regions, comp_root, comp_area)
     return accepted
 
 
@@ -297,14 +306,11 @@ def run_compiled(kind, model, state, q, log1mq, proposal, temps, best_labels=Non
     g = model.graph
     temps = np.ascontiguousarray(temps, dtype=np.float64)
     edges = g.edges if kind == KIND_SWC1 else None  # only SWC-1 compiles and reads them
-    load_regions(state.comp_root, state.comp_area, ws.regions)
     acc = RUNNERS[kind](kind, temps, f_state, part.labels, part.size, part.free_stack, part.n_free,
                         state.stats, state.loglik, ws.regions, best_labels, model.vsrc, g.indptr,
                         g.indices, g.edge_ids, edges, q, log1mq, model.area, model.boundary_csr,
                         model.use_family, model.n_channels, model.n_bins, fp, ws.Rbuf, ws.in_r,
                         ws.mark, ws.stack, ws.acc_log, ws.acc_q, ws.acc_n, ws.adj, ws.roots, ws.sR,
-                        ws.tmp, ws.tlab, ws.tlogw, ws.tll, ws.pws)
-    if acc or temps.size == 0:
-        store_regions(ws.regions, state.comp_root, state.comp_area)
+                        ws.tmp, ws.tlab, ws.tlogw, ws.tll, ws.pws, state.comp_root, state.comp_area)
     state.log_pi = float(f_state[0])
     return int(acc), float(f_state[1]), best_labels
