@@ -53,10 +53,22 @@ def test_resolve_options_fills_the_records_defaults():
     opts = options.resolve_options(sampler="multigrid")
     assert opts.spec is sampler_spec("multigrid")
     assert (opts.atoms, opts.init, opts.posterior) == ("pixels", "atoms", "contrast")
-    opts = options.resolve_options(sampler="split-merge", window_sizes=None).on_image(100, 200)
+    colour = np.random.default_rng(0).random((100, 200, 3))
+    opts = options.resolve_options(sampler="split-merge", window_sizes=None).on_image(colour)
     assert (opts.atoms, opts.init, opts.posterior) == ("slic", "uniform", "contrast")
     assert opts.n_atoms == options.default_n_atoms(100 * 200)
     assert opts.posterior_params()["a0"] == pytest.approx(options.MODELS["contrast"]["a0"] * 0.2)
+    assert opts.posterior_params()["a2"] == options.MODELS["contrast"]["a2"]
+    # One varying channel (grey, or colour without chroma): the weights times ONE_CHANNEL_WEIGHT.
+    grey = colour.copy()
+    grey[..., 1:] = 0.5
+    params = options.resolve_options(sampler="swc").on_image(grey).posterior_params()
+    w = options.ONE_CHANNEL_WEIGHT
+    assert params["a0"] == pytest.approx(options.MODELS["contrast"]["a0"] * 0.2 * w)
+    assert params["a2"] == pytest.approx(options.MODELS["contrast"]["a2"] * w)
+    assert params["boundary"] == pytest.approx(options.MODELS["contrast"]["boundary"] * np.sqrt(0.2) * w)
+    # Weights given are used as they are.
+    assert options.resolve_options(sampler="swc", a2=1.5).on_image(grey).posterior_params()["a2"] == 1.5
     with pytest.raises(ValueError, match="window_sizes is an option of the multigrid and multilevel"):
         options.resolve_options(sampler="swc", window_sizes=[8])
 
