@@ -65,7 +65,7 @@ ATOM_BOUNDS = (100, 1000)
 #: texture-robust boundary weights (models/boundary.py,
 #: texture_pair_weights: a cut is cheap only where the pixel contrast and the
 #: half-window histogram gradient both mark an edge; Martin, Fowlkes & Malik
-#: 2004; Arbelaez et al. 2011) and a0 = 100, the best of 16 settings of λ,
+#: 2004; Arbelaez et al. 2011) and a0 = 100, the best of 18 settings of λ,
 #: a0, window radius, bins and scale on the tuning half: at the number of
 #: segments of "contrast" it lowers VoI and raises covering, but loses PRI
 #: where two materials interleave finely (lichen on rock), so by the
