@@ -13,7 +13,12 @@ against every annotator. A configuration is a comma list of ``key=value``:
 ``model`` (a name of ``segment(model=...)``), ``lam``, ``a0``, ``a1`` (the
 named model's boundary weight and prior weights per 10^5 pixels, as in
 :data:`swcuts.options.MODELS`) and any other keyword of ``segment``
-(``edge_scale``, ``bins``, ``kappa``, ``a2``, ``n_atoms``, ...; ``seed``, default 0); ``smooth``
+(``edge_scale``, ``bins``, ``kappa``, ``a2``, ``n_atoms``, ...; ``seed``, default 0); ``bw``
+(experiment): boundary weights ``tex`` (half-window histogram gradient,
+``brad``, ``bbins``, ``bmix``), ``texmax`` (max of that, at scale ``btk``,
+and the contrast weight; at the defaults brad=5, bbins=8, btk=2 it is
+model "texture") or ``atomkl`` (atoms' histogram KL, ``bmix``); ``lmean``, ``lstd``
+(experiment): texture channels for the likelihood; ``smooth``
 (experiment): Gaussian smoothing of the features, σ in pixels. Results
 are appended to ``results.jsonl`` in ``--out`` and reused when the same
 configuration and image come again; the table of means is printed per half.
@@ -108,7 +113,7 @@ def run(task):
 
         scales = [float(s) for s in str(bsigma).split("+")]
 
-        def multiscale_weights(features, atoms, graph, sigma=None):
+        def multiscale_weights(features, atoms, graph, sigma=None, evidence=None):
             from scipy import ndimage as ndi
             z0 = np.asarray(features, dtype=np.float64)
             z0 = z0[..., None] if z0.ndim == 2 else z0
@@ -123,6 +128,53 @@ def run(task):
             return boundary.edge_weights(pairs, atoms, graph)
 
         image.contrast_weights = multiscale_weights
+    bw = kw.pop("bw", None)
+    brad, bbins, bmix = int(kw.pop("brad", 5)), int(kw.pop("bbins", 8)), float(kw.pop("bmix", 1.0))
+    btk = float(kw.pop("btk", 2.0))   # texmax: w_t = exp(-g / (btk <g>))
+    if bw == "tex":
+        # Experiment: pixel-pair weights from the chi-square distance of the
+        # half-window colour histograms (radius brad, bbins bins per channel),
+        # mixed in the exponent with the pixel contrast (bmix = 1: histograms only).
+        from swcuts.models import boundary, image
+
+        def texture_weights(features, atoms, graph, sigma=None, evidence=None):
+            g = boundary.histogram_gradient(features, brad, bbins)
+            logs = bmix * g / g.mean()
+            if bmix < 1.0:
+                logs = logs + (1.0 - bmix) * -2.0 * np.log(np.maximum(boundary.pair_weights(features), 1e-300))
+            pairs = np.exp(-0.5 * logs)
+            return boundary.edge_weights(pairs, atoms, graph)
+
+        image.contrast_weights = texture_weights
+    elif bw == "texmax":
+        # Experiment: max of the histogram-gradient and the contrast pixel-pair
+        # weights: a cut is cheap only where both say edge.
+        from swcuts.models import boundary, image
+
+        def texmax_weights(features, atoms, graph, sigma=None, evidence=None):
+            g = boundary.histogram_gradient(features, brad, bbins)
+            wt = np.exp(-g / (btk * g.mean()))
+            pairs = np.maximum(wt, boundary.pair_weights(features))
+            return boundary.edge_weights(pairs, atoms, graph)
+
+        image.contrast_weights = texmax_weights
+    elif bw == "atomkl":
+        # Experiment: per-edge weights from the atoms' own histograms:
+        # len_ij exp(-D_ij / (2 <D>)), D the symmetric KL of edges.py, mixed
+        # geometrically with the contrast weights (bmix = 1: histograms only).
+        from swcuts.edges import _symmetric_kl, vertex_histograms
+        from swcuts.models import boundary, image
+
+        def atom_weights(features, atoms, graph, sigma=None, evidence=None):
+            hist = vertex_histograms(features, atoms, graph.n_vertices, bins=15)
+            d = np.empty(graph.n_edges)
+            _symmetric_kl(hist, np.ascontiguousarray(graph.edges, dtype=np.int64), 1e-2, d)
+            length = graph.boundary_length.astype(np.float64)
+            wa = length * np.exp(-d / (2.0 * d.mean()))
+            wc = boundary.contrast_weights(features, atoms, graph)
+            return wa ** bmix * np.maximum(wc, 1e-300) ** (1.0 - bmix)
+
+        image.contrast_weights = atom_weights
     lsmooth = float(kw.pop("lsmooth", 0.0))
     if lsmooth:
         # Experiment: the region likelihood on features Gaussian-smoothed
@@ -145,6 +197,41 @@ def run(task):
                     self.set_boundary(boundary, weights_of(f, atoms, graph))
 
         api.ImageModel = LikelihoodSmoothed
+    lmean, lstd = float(kw.pop("lmean", 0.0)), float(kw.pop("lstd", 0.0))
+    if lmean or lstd:
+        # Experiment: texture channels for the region likelihood only (atoms,
+        # q and boundary weights from the image): the features smoothed at
+        # sigma lmean (the local mean colour, 3 channels) and/or the local
+        # standard deviation of the first channel at sigma lstd (1 channel,
+        # divided by its 99th percentile).
+        from scipy import ndimage as ndi
+
+        from swcuts import api
+        from swcuts.models import image
+
+        base = image.ImageModel
+        weights_of = image.contrast_weights
+
+        def texture_channels(f):
+            extra = []
+            if lmean:
+                extra.append(ndi.gaussian_filter(f, (lmean, lmean, 0), mode="nearest"))
+            if lstd:
+                l0 = f[..., 0]
+                m = ndi.gaussian_filter(l0, lstd, mode="nearest")
+                sd = np.sqrt(np.maximum(ndi.gaussian_filter(l0 * l0, lstd, mode="nearest") - m * m, 0))
+                extra.append((sd / max(np.percentile(sd, 99), 1e-9))[..., None])
+            return np.clip(np.concatenate([f] + extra, axis=-1), 0, 1)
+
+        class TextureChannels(base):
+            def __init__(self, features, atoms, graph, boundary=0.0, **kws):
+                f = np.asarray(features, dtype=np.float64)
+                f = f[..., None] if f.ndim == 2 else f
+                super().__init__(texture_channels(f), atoms, graph, boundary=0.0, **kws)
+                if boundary:
+                    self.set_boundary(boundary, weights_of(f, atoms, graph))
+
+        api.ImageModel = TextureChannels
     sample = open_dataset(folder).read(name)
     with one_core():
         start = time.perf_counter()

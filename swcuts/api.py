@@ -21,7 +21,7 @@ from .options import (  # noqa: F401 - re-exported: swcuts.api.<option> as befor
     PIXELS_PER_ATOM, ATOM_BOUNDS, MODELS, default_n_atoms, DEFAULT_T0, DEFAULT_T0_SWC,
     STEPS_PER_ATOM, STEPS_PER_PIXEL, MAX_PIXEL_STEPS, INITS, ATOMS_INIT_T0,
     ATOMS_INIT_SMALLEST_WINDOW, ATOMS_INIT_TIME_SHARE, _resolve_sampler, _check_positive_int,
-    _check_real, _check_choice, resolve_model, common_model, posterior_weights, _check_seed,
+    _check_real, _check_choice, resolve_model, common_model, posterior_weights, model_evidence, _check_seed,
     resolve_atoms, ROW_SAMPLERS, vertex_bytes, resolve_init, _check_window_sizes, check_options,
     _raw_hw, _check_windows_fit, default_steps, DEFAULT_MODEL, RunOptions, resolve_options)
 from .costs import check_cost
@@ -126,7 +126,7 @@ class Segmentation:
 
 
 def build_posterior(features, atoms, n_atoms, *, seed, bins, a0, a1, a2, kappa, edge_scale, q_max,
-                    boundary=0.0):
+                    boundary=0.0, evidence="contrast"):
     """Atoms, their graph, edge probabilities and the image posterior of
     prepared ``features``: ``(atom label image, RegionGraph, q, ImageModel)``."""
     atom_labels = compute_atoms(features, atoms, n_atoms, seed=seed)
@@ -137,7 +137,7 @@ def build_posterior(features, atoms, n_atoms, *, seed, bins, a0, a1, a2, kappa, 
         hist = vertex_histograms(features, atom_labels, graph.n_vertices, bins=15)
     q = np.minimum(kl_edge_probabilities(hist, graph.edges, scale=edge_scale), q_max)
     model = ImageModel(features, atom_labels, graph, bins=bins, a0=a0, a1=a1, a2=a2, kappa=kappa,
-                       boundary=boundary)
+                       boundary=boundary, evidence=evidence)
     return atom_labels, graph, q, model
 
 
@@ -498,7 +498,7 @@ def _run_multilevel(options, features, posterior, schedule, rng, steps, progress
         graph = RegionGraph.from_labels(atom_labels)
         model = ImageModel(features, atom_labels, graph, bins=options.bins, a0=options.a0,
                            a1=options.a1, a2=options.a2, kappa=options.kappa,
-                           boundary=options.boundary)
+                           boundary=options.boundary, evidence=model_evidence(options.posterior))
     vertex_labels = np.zeros(graph.n_vertices, dtype=np.int64)
     vertex_labels[atom_labels.ravel()] = levels[-1].ravel()
     return _Run(atom_labels, graph, None, model, vertex_labels, result, levels)

@@ -30,7 +30,7 @@ import numpy as np
 from .atoms import compute_atoms
 from .edges import kl_edge_probabilities, vertex_histograms
 from .graph import RegionGraph
-from .models.boundary import cut_weight, edge_weights, pair_weights
+from .models.boundary import cut_weight, edge_weights, evidence_pairs
 from .models.image import FAMILIES, ImageModel
 from .models.regions import region_cache_terms
 from .models.vertex_stats import label_sums
@@ -235,9 +235,10 @@ class MultiLevel:
         self.atom_a0 = self._level_a0(atom_a0)
         self.atom_a2, self.atom_kappa = float(atom_a2), float(atom_kappa)
         self.atom_boundary = float(atom_boundary)
-        # exp(−β‖z_p − z_q‖²) of every pixel pair, once: the boundary
+        # The model's pixel-pair weights (exp(−β‖z_p − z_q‖²) for the
+        # contrast evidence) of every pixel pair, once: the boundary
         # weights of every level's graph are sums of them.
-        self._pairs = (pair_weights(features) if model.boundary or self.atom_boundary
+        self._pairs = (evidence_pairs(features, model.evidence) if model.boundary or self.atom_boundary
                        else None)
         self.families = [f for f, u in zip(FAMILIES, model.use_family) if u]
         h, w = g.shape

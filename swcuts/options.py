@@ -61,10 +61,19 @@ ATOM_BOUNDS = (100, 1000)
 #: a0 (50 -> 200) by benchmarks/photo_sweep.py on the same half: with a1 = 0
 #: the per-label weight is what sets the number of segments (39.5 -> 26.8 per
 #: photo), and 200 was the one value of a0, a1 and λ tried that lowered VoI
-#: without losing PRI or covering there.
+#: without losing PRI or covering there. "texture" is "contrast" with the
+#: texture-robust boundary weights (models/boundary.py,
+#: texture_pair_weights: a cut is cheap only where the pixel contrast and the
+#: half-window histogram gradient both mark an edge; Martin, Fowlkes & Malik
+#: 2004; Arbelaez et al. 2011) and a0 = 100, the best of 18 settings of λ,
+#: a0, window radius, bins and scale on the tuning half: at the number of
+#: segments of "contrast" it lowers VoI and raises covering, but loses PRI
+#: where two materials interleave finely (lichen on rock), so by the
+#: selection rule it does not beat "contrast" (README).
 MODELS = {
     "paper": {"a0": 250.0, "a1": 2500.0, "a2": 5.0, "boundary": 0.0},
     "contrast": {"a0": 200.0, "a1": 0.0, "a2": 5.0, "boundary": 10.0},
+    "texture": {"a0": 100.0, "a1": 0.0, "a2": 5.0, "boundary": 10.0, "evidence": "texture"},
 }
 #: The weights of MODELS were chosen on colour photos, whose three feature
 #: channels each add their evidence to the likelihood. An image with one
@@ -215,6 +224,13 @@ def posterior_weights(model_name, h, w, a0=None, a1=None, a2=None, channels=3):
             m["boundary"] * math.sqrt(scale) * evidence)
 
 
+def model_evidence(model_name) -> str:
+    """The boundary evidence of the posterior ``model_name`` (``evidence``
+    of :class:`~swcuts.models.image.ImageModel`): "contrast" unless
+    :data:`MODELS` names another."""
+    return MODELS[model_name].get("evidence", "contrast")
+
+
 def _check_seed(seed):
     if seed is None or isinstance(seed, (np.random.Generator, np.random.BitGenerator,
                                          np.random.SeedSequence)):
@@ -348,7 +364,8 @@ class RunOptions:
     def posterior_params(self) -> dict:
         """Keyword arguments of :func:`swcuts.api.build_posterior` (after :meth:`on_image`)."""
         return dict(bins=self.bins, a0=self.a0, a1=self.a1, a2=self.a2, kappa=self.kappa,
-                    edge_scale=self.edge_scale, q_max=self.q_max, boundary=self.boundary)
+                    edge_scale=self.edge_scale, q_max=self.q_max, boundary=self.boundary,
+                    evidence=model_evidence(self.posterior))
 
     def default_steps(self, n_vertices) -> int:
         """The budget without ``steps`` or ``time_budget``, on ``n_vertices``."""

@@ -16,7 +16,7 @@ from .graph import RegionGraph
 from .imageio import InputError, prepare_image
 from .models.image import ImageModel
 from .options import (BINS_WHY, DEFAULTS, MAX_BINS, MODELS, _check_choice, _check_positive_int, _check_real,
-                      posterior_weights, varying_channels)
+                      model_evidence, posterior_weights, varying_channels)
 
 __all__ = ["energy", "energy_terms"]
 
@@ -42,7 +42,7 @@ def _pixel_posterior(image, labels, *, channel_axis, bins, a0, a1, a2, kappa, mo
     a0, a1, a2, boundary = posterior_weights(model, h, w, a0, a1, a2, varying_channels(features))
     pixels = np.arange(h * w, dtype=np.int64).reshape(h, w)
     posterior = ImageModel(features, pixels, RegionGraph.from_labels(pixels), bins=bins, a0=a0, a1=a1,
-                           a2=a2, kappa=kappa, boundary=boundary)
+                           a2=a2, kappa=kappa, boundary=boundary, evidence=model_evidence(model))
     return posterior, labels.astype(np.int64).ravel()
 
 

@@ -83,3 +83,70 @@ def test_samplers_energy_is_the_contrast_energy_on_pixels(sampler, steps):
     paper = swcuts.segment(image, sampler=sampler, seed=0, steps=steps, model="paper")
     assert paper.posterior == "paper" and paper.model.boundary == 0
     assert swcuts.energy(image, paper.labels, model="paper") == pytest.approx(paper.energy, rel=1e-9)
+
+
+def _two_textures(seed=0):
+    """24 x 48: a fine two-colour texture (left) beside a smooth grey
+    (right), both with a little noise; atoms are strips 6 pixels wide."""
+    rng = np.random.default_rng(seed)
+    image = 0.5 + 0.02 * rng.standard_normal((24, 48))
+    image[:, :24] = np.where(rng.random((24, 24)) < 0.5, 0.15, 0.85) + 0.02 * rng.standard_normal((24, 24))
+    atoms = np.repeat(np.arange(8)[None, :], 24, axis=0).repeat(6, axis=1)
+    return np.clip(image, 0, 1), atoms, RegionGraph.from_labels(atoms)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_texture_evidence_makes_a_cut_inside_a_texture_dearer_than_one_between_materials(seed):
+    image, atoms, g = _two_textures(seed)
+    inside = [0, 1, 2]         # edges (0, 1), (1, 2), (2, 3): strips inside the texture
+    between = 3                # edge (3, 4): the texture's edge with the grey
+    assert tuple(g.edges[between]) == (3, 4)
+    w = contrast_weights(image, atoms, g, evidence="texture") / g.boundary_length
+    assert w[inside].min() > 1.1 * w[between]
+    # What the histograms add: inside the texture the weights rise well
+    # above the pixel contrast's, whose many strong pixel edges make cuts
+    # there cheap; at the material edge they stay the pixel contrast's.
+    c = contrast_weights(image, atoms, g) / g.boundary_length
+    assert (w / c)[inside].min() > 1.1
+    assert w[between] == pytest.approx(c[between], rel=0.05)
+
+
+def test_texture_weights_are_the_contrast_weights_or_more():
+    from swcuts.models.boundary import pair_weights, texture_pair_weights
+
+    image, _, _ = _two_textures(3)
+    t = texture_pair_weights(image)
+    assert t.shape == pair_weights(image).shape
+    assert np.all(t >= pair_weights(image)) and np.all(t <= 1.0)
+
+
+def test_histogram_gradient_is_symmetric_and_zero_on_a_constant_image():
+    from swcuts.models.boundary import histogram_gradient
+
+    image, _, _ = _two_textures(4)
+    g = histogram_gradient(image, radius=3, bins=6)
+    n_hor = 24 * 47
+    mirrored = histogram_gradient(image[:, ::-1], radius=3, bins=6)
+    np.testing.assert_allclose(g[:n_hor].reshape(24, 47)[:, ::-1], mirrored[:n_hor].reshape(24, 47),
+                               atol=1e-12)
+    assert np.all(g >= 0)
+    np.testing.assert_array_equal(histogram_gradient(np.full((6, 7, 3), 0.4)), 0.0)
+
+
+def test_texture_model_energy_on_pixels_equals_the_samplers_energy_on_atoms():
+    import swcuts
+
+    image = _photo()
+    seg = swcuts.segment(image, seed=0, steps=3000, model="texture")
+    assert seg.posterior == "texture" and seg.model.evidence == "texture"
+    assert swcuts.energy(image, seg.labels, model="texture") == pytest.approx(seg.energy, rel=1e-9)
+    assert swcuts.energy(image, seg.labels) != pytest.approx(seg.energy, rel=1e-6)
+
+
+def test_unknown_evidence_is_refused():
+    from swcuts.models.image import ImageModel
+
+    atoms = np.array([[0, 0, 1]] * 2)
+    with pytest.raises(ValueError, match="evidence"):
+        ImageModel(np.full((2, 3), 0.5), atoms, RegionGraph.from_labels(atoms), boundary=1.0,
+                   evidence="sobel")

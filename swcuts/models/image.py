@@ -29,7 +29,9 @@ the label's family.
 
 With ``boundary`` = λ > 0 the posterior also has the contrast-sensitive
 boundary term −λ Σ_{cut edges} w_ij of :mod:`.boundary` (``segment``'s
-model "contrast"); its Δ is added in :func:`.image_kernels.join_delta`.
+model "contrast"; model "texture": the texture-robust weights of
+:func:`.boundary.texture_pair_weights`, ``evidence="texture"``); its Δ is
+added in :func:`.image_kernels.join_delta`.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from numba import njit
 
 from ..partition import Partition
 from .base import SCORE_IMAGE, ModelState
-from .boundary import boundary_delta, contrast_weights, cut_weight
+from .boundary import PAIR_EVIDENCE, boundary_delta, contrast_weights, cut_weight
 from .image_kernels import (FP_A0, FP_A1, FP_A2, FP_BOUNDARY, FP_EXP, FP_KAPPA, FP_RIDGE,
                             N_MODEL_PARAMS, label_loglik)
 from .regions import refresh_regions, region_change, region_cache, region_terms
@@ -156,6 +158,10 @@ class ImageModel:
     boundary : float
         Weight λ of the contrast-sensitive boundary term
         −λ Σ_{cut edges} w_ij (:mod:`.boundary`); 0: the paper's model.
+    evidence : {"contrast", "texture"}
+        The pixel-pair weights w of the boundary term
+        (:data:`.boundary.PAIR_EVIDENCE`): pixel contrast, or pixel
+        contrast and the half-window histogram gradient together.
     """
 
     #: Kernels may run this model's compiled fast path: its arithmetic is in
@@ -163,7 +169,8 @@ class ImageModel:
     compiled = True
 
     def __init__(self, features, atoms, graph, *, bins=32, families=FAMILIES,
-                 a0=50.0, a1=50.0, a2=1.0, kappa=1.0, exponent=0.9, boundary=0.0):
+                 a0=50.0, a1=50.0, a2=1.0, kappa=1.0, exponent=0.9, boundary=0.0,
+                 evidence="contrast"):
         features = np.asarray(features, dtype=np.float64)
         if features.ndim == 2:
             features = features[..., None]
@@ -189,7 +196,11 @@ class ImageModel:
             self._vstats = self._vertex_stats(features, atoms, graph.n_vertices)
             self.vsrc = row_source(self._vstats, self.n_channels)
         # The boundary term (models/boundary.py): -boundary * Σ_{cut edges} w_ij.
-        self.set_boundary(boundary, contrast_weights(features, atoms, graph) if boundary else None)
+        if evidence not in PAIR_EVIDENCE:
+            raise ValueError(f"unknown boundary evidence {evidence!r}; choose from {', '.join(PAIR_EVIDENCE)}")
+        self.evidence = str(evidence)
+        self.set_boundary(boundary, contrast_weights(features, atoms, graph, evidence=self.evidence)
+                          if boundary else None)
 
     def set_boundary(self, boundary, weights=None) -> None:
         """Set the boundary term −λ Σ_{cut edges} w_ij (:mod:`.boundary`).
