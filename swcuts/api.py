@@ -21,7 +21,8 @@ from .options import (  # noqa: F401 - re-exported: swcuts.api.<option> as befor
     PIXELS_PER_ATOM, ATOM_BOUNDS, MODELS, default_n_atoms, DEFAULT_T0, DEFAULT_T0_SWC,
     STEPS_PER_ATOM, STEPS_PER_PIXEL, MAX_PIXEL_STEPS, INITS, ATOMS_INIT_T0,
     ATOMS_INIT_SMALLEST_WINDOW, ATOMS_INIT_TIME_SHARE, _resolve_sampler, _check_positive_int,
-    _check_real, _check_choice, resolve_model, common_model, posterior_weights, model_evidence, _check_seed,
+    _check_real, _check_choice, resolve_model, common_model, posterior_weights, model_evidence,
+    _check_seed,
     resolve_atoms, ROW_SAMPLERS, vertex_bytes, resolve_init, _check_window_sizes, check_options,
     _raw_hw, _check_windows_fit, default_steps, DEFAULT_MODEL, RunOptions, resolve_options)
 from .costs import check_cost
@@ -326,14 +327,17 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
         10^5 pixels of the image), halved on an image with one varying
         channel (grey), which has less evidence per pixel than a colour one
         (:data:`swcuts.options.ONE_CHANNEL_WEIGHT`).
-    model : {"contrast", "paper"}, optional
+    model : {"contrast", "texture", "paper"}, optional
         The image posterior. "paper": section 5 of Barbu & Zhu (region
         likelihoods, eq. 59 prior). "contrast": the same plus a
         contrast-sensitive boundary term that pays for boundaries across
         flat areas and little along image edges (:mod:`swcuts.models.boundary`;
-        Boykov & Jolly 2001), with no per-region weight. Default:
-        "contrast", for every sampler (each one's moves include the
-        boundary term, proved by exact enumeration).
+        Boykov & Jolly 2001), with no per-region weight. "texture": "contrast"
+        with texture-robust boundary evidence (a cut is cheap only where
+        the pixel contrast and a half-window histogram gradient both mark
+        an edge; Martin, Fowlkes & Malik 2004). Default: "contrast", for
+        every sampler (each one's moves include the boundary term, proved
+        by exact enumeration).
     window_sizes : sequence of int, optional
         ``multigrid`` and ``multilevel``: sides of the square attention
         windows (default 8, 16, 32, ... up to the image's longer side;
