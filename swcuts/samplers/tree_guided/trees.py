@@ -182,19 +182,11 @@ def _leaf_groups(left, right, parent, lo, order, size, n, nu, assign):
         c = left[j] if side == 0 else right[j]
         for p in range(lo[c], lo[c] + size[c]):
             out[order[p]] = side
-    child = nu
-    v = parent[nu]
-    t = 0
-    while v >= 0:
-        jv = v - n
-        Q = left[jv]
-        if Q == child:
-            Q = right[jv]
+    siblings = path_siblings(left, right, parent, n, nu)
+    for t in range(siblings.size):
+        Q = siblings[t]
         for p in range(lo[Q], lo[Q] + size[Q]):
             out[order[p]] = assign[t]
-        child = v
-        v = parent[v]
-        t += 1
     return out
 
 
@@ -207,6 +199,26 @@ def _depth_of(parent, v):
         d += 1
         v = parent[v]
     return d
+
+
+@njit(cache=True)
+def path_siblings(left, right, parent, n, nu):
+    """The sibling subtree of every node on the path from ``nu`` up to the
+    root, nearest first: the Qs that a split's walk at ``nu`` visits
+    (internal node v has children ``left[v - n]`` and ``right[v - n]``)."""
+    out = np.empty(_depth_of(parent, nu), np.int64)
+    child = nu
+    v = parent[nu]
+    t = 0
+    while v >= 0:
+        Q = left[v - n]
+        if Q == child:
+            Q = right[v - n]
+        out[t] = Q
+        child = v
+        v = parent[v]
+        t += 1
+    return out
 
 
 @njit(cache=True)
@@ -230,20 +242,12 @@ def _group_first_leaves(left, right, parent, n, nu, assign, minleaf, k):
     j = nu - n
     out[0] = minleaf[left[j]]
     out[1] = minleaf[right[j]]
-    child = nu
-    v = parent[nu]
-    t = 0
-    while v >= 0:
-        jv = v - n
-        Q = left[jv]
-        if Q == child:
-            Q = right[jv]
+    siblings = path_siblings(left, right, parent, n, nu)
+    for t in range(siblings.size):
+        Q = siblings[t]
         g = assign[t]
         if minleaf[Q] < out[g]:
             out[g] = minleaf[Q]
-        child = v
-        v = parent[v]
-        t += 1
     return out
 
 

@@ -24,6 +24,7 @@ from numba import njit
 
 from ...primitives import log_sum_exp
 from .scores import _score_any
+from .trees import path_siblings
 
 
 def _walk_impl(sp, left, right, parent, stats, size, sc, n, nu, inv_t, log_wnew, u, assign):
@@ -49,12 +50,8 @@ def _walk_groups_impl(sp, left, right, parent, stats, size, sc, n, nu, inv_t, lo
     sizes and scores of the groups). The groups' statistics are sums of
     tree nodes' (the split's parts, without a pass over their items)."""
     D = stats.shape[1]
-    depth = 0
-    v = parent[nu]
-    while v >= 0:
-        depth += 1
-        v = parent[v]
-    cap = depth + 2
+    siblings = path_siblings(left, right, parent, n, nu)
+    cap = siblings.size + 2
     gstats = np.zeros((cap, D))
     gsize = np.zeros(cap, np.int64)
     gsc = np.zeros(cap)
@@ -69,14 +66,8 @@ def _walk_groups_impl(sp, left, right, parent, stats, size, sc, n, nu, inv_t, lo
         gsc[g] = sc[c]
     n_open = 2
     logp = 0.0
-    child = nu
-    v = parent[nu]
-    t = 0
-    while v >= 0:
-        jv = v - n
-        Q = left[jv]
-        if Q == child:
-            Q = right[jv]
+    for t in range(siblings.size):
+        Q = siblings[t]
         for g in range(n_open):
             np.add(gstats[g], stats[Q], tmp)
             usc[g] = _score_any(tmp, gsize[g] + size[Q], sp)
@@ -103,10 +94,7 @@ def _walk_groups_impl(sp, left, right, parent, stats, size, sc, n, nu, inv_t, lo
             gsc[idx] = sc[Q]
             n_open += 1
         assign[t] = idx
-        child = v
-        v = parent[v]
-        t += 1
-    return logp, t, n_open, gstats, gsize, gsc
+    return logp, siblings.size, n_open, gstats, gsize, gsc
 
 
 def _replay_impl(sp, left, right, parent, stats, size, sc, n, nu, inv_t, log_wnew, pure, k,
@@ -127,11 +115,8 @@ def _replay_impl(sp, left, right, parent, stats, size, sc, n, nu, inv_t, log_wne
     whether the replay reached ``nu``).
     """
     D = stats.shape[1]
-    T = 0
-    v = parent[nu]
-    while v >= 0:
-        T += 1
-        v = parent[v]
+    Qs = path_siblings(left, right, parent, n, nu)
+    T = Qs.size
     # Group states: 0..T-1 the group changed by choice t, after it; T and
     # T + 1 the children of nu. st_node: the tree node whose statistics the
     # state holds (its score is then sc[node]), -1 after a join.
@@ -140,7 +125,6 @@ def _replay_impl(sp, left, right, parent, stats, size, sc, n, nu, inv_t, log_wne
     st_node = np.empty(T + 2, np.int64)
     cur = np.full(k, -1, np.int64)  # state of every group (-1: not open)
     prev = np.empty(T, np.int64)  # state of the group of choice t before it
-    Qs = np.empty(T, np.int64)
     j = nu - n
     for side in range(2):
         c = left[j] if side == 0 else right[j]
@@ -148,14 +132,8 @@ def _replay_impl(sp, left, right, parent, stats, size, sc, n, nu, inv_t, log_wne
         st_size[T + side] = size[c]
         st_node[T + side] = c
         cur[pure[c]] = T + side
-    child = nu
-    v = parent[nu]
     for t in range(T):
-        jv = v - n
-        Q = left[jv]
-        if Q == child:
-            Q = right[jv]
-        Qs[t] = Q
+        Q = Qs[t]
         p = pure[Q]
         r = cur[p]
         prev[t] = r
@@ -170,8 +148,6 @@ def _replay_impl(sp, left, right, parent, stats, size, sc, n, nu, inv_t, log_wne
             st_size[t] = size[Q]
             st_node[t] = Q
         cur[p] = t
-        child = v
-        v = parent[v]
     gsc = np.zeros(k)  # score of every open group after the choice being priced
     for g in range(k):
         r = cur[g]
