@@ -282,35 +282,28 @@ class TreeGuided(_GlobalMoves, _ProposalProbabilities):
             lst = np.sort(lst)
         return np.ascontiguousarray(lst, dtype=np.int64)
 
-    def _label_info(self, state, label) -> _SetInfo:
-        """:meth:`_info` of the members of ``label``; beyond the member
-        index's check, O(1) while the label is unchanged."""
+    def _label_cached(self, state, label, slot, make):
+        """Entry ``slot`` of ``label``'s cache (1: set statistics, 2: tree),
+        ``make(members)`` on first use; kept while the label's member list
+        is unchanged (beyond the member index's check, O(1))."""
         lst = self._members_index(state).members(state.partition, int(label))
         hit = self._labels.get(int(label))
-        if hit is not None and hit[0] is lst:
-            if hit[1] is None:
-                hit[1] = self._info(self._members(state, label))
-            return hit[1]
-        info = self._info(self._members(state, label))
-        if len(self._labels) > 2 * state.partition.n_labels + 64:
-            self._labels.clear()
-        self._labels[int(label)] = [lst, info, None]
-        return info
+        if hit is None or hit[0] is not lst:
+            if len(self._labels) > 2 * state.partition.n_labels + 64:
+                self._labels.clear()
+            hit = self._labels[int(label)] = [lst, None, None]
+        if hit[slot] is None:
+            hit[slot] = make(self._members(state, label))
+        return hit[slot]
+
+    def _label_info(self, state, label) -> _SetInfo:
+        """:meth:`_info` of the members of ``label`` (:meth:`_label_cached`)."""
+        return self._label_cached(state, label, 1, self._info)
 
     def _label_tree_of(self, state, label) -> Tree:
-        """The tree of ``label``'s members, kept with the label while it is
-        unchanged (no set statistics needed)."""
-        lst = self._members_index(state).members(state.partition, int(label))
-        hit = self._labels.get(int(label))
-        if hit is not None and hit[0] is lst:
-            if hit[2] is None:
-                hit[2] = self.tree(self._members(state, label))
-            return hit[2]
-        t = self.tree(self._members(state, label))
-        if len(self._labels) > 2 * state.partition.n_labels + 64:
-            self._labels.clear()
-        self._labels[int(label)] = [lst, None, t]
-        return t
+        """The tree of ``label``'s members (:meth:`_label_cached`; no set
+        statistics needed)."""
+        return self._label_cached(state, label, 2, self.tree)
 
     def _label_tree(self, label, info) -> Tree:
         """The tree of ``info`` (a label's, from :meth:`_label_info`), kept
