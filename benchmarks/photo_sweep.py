@@ -104,6 +104,28 @@ def run(task):
             return np.clip(ndi.gaussian_filter(features, sig, mode="nearest"), 0, 1), display
 
         api.prepare_image = smoothed
+    chroma, stretch = float(kw.pop("chroma", 1.0)), int(kw.pop("stretch", 0))
+    if chroma != 1.0 or stretch:
+        # Experiment: the colour features rescaled before atoms, q, boundary
+        # weights and likelihood: a* and b* stretched by ``chroma`` about
+        # their centre (clipped to [0, 1]; prepare_image maps 256 a*/b* units
+        # to 1, against 100 L* units), or, with ``stretch=1``, every channel
+        # stretched to the image's own 0.5 and 99.5 percentiles.
+        from swcuts import api
+        from swcuts.imageio import prepare_image
+
+        def rescaled(image, channel_axis=-1):
+            features, display = prepare_image(image, channel_axis=channel_axis)
+            f = features.copy()
+            if f.ndim == 3 and f.shape[-1] == 3 and chroma != 1.0:
+                f[..., 1:] = 0.5 + chroma * (f[..., 1:] - 0.5)
+            if stretch:
+                flat = f.reshape(-1, f.shape[-1] if f.ndim == 3 else 1)
+                lo, hi = np.percentile(flat, [0.5, 99.5], axis=0)
+                flat[:] = (flat - lo) / np.maximum(hi - lo, 1e-6)
+            return np.ascontiguousarray(np.clip(f, 0.0, 1.0)), display
+
+        api.prepare_image = rescaled
     bsigma = kw.pop("bsigma", None)
     if bsigma is not None:
         # Experiment: boundary evidence from features smoothed at other scales;
@@ -175,6 +197,21 @@ def run(task):
             return wa ** bmix * np.maximum(wc, 1e-300) ** (1.0 - bmix)
 
         image.contrast_weights = atom_weights
+    btau = float(kw.pop("btau", 0.0))
+    if btau:
+        # Experiment: a boundary term that also rewards cuts along strong
+        # edges: each pixel pair across a cut costs lam (w_pq - btau), so a
+        # pair with w_pq < btau (a strong edge) lowers the energy.
+        from swcuts.models import image
+
+        weights_before = image.contrast_weights
+
+        def rewarding_weights(features, atoms, graph, sigma=None, evidence=None):
+            kws = {} if evidence is None else {"evidence": evidence}
+            w = weights_before(features, atoms, graph, **kws)
+            return w - btau * graph.boundary_length.astype(np.float64)
+
+        image.contrast_weights = rewarding_weights
     lsmooth = float(kw.pop("lsmooth", 0.0))
     if lsmooth:
         # Experiment: the region likelihood on features Gaussian-smoothed
