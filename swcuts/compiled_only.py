@@ -42,6 +42,10 @@ from numba.core.compiler_lock import require_global_compiler_lock
 from numba.core.compiler_machinery import register_pass
 from numba.extending import typeof_impl
 
+# Every compiled module of swcuts imports this one (through primitives):
+# the cache-file lock is in place before any kernel is compiled or loaded.
+from . import numba_cache  # noqa: F401
+
 __all__ = ["compiled_only", "CompiledOnly", "LinkOnlyLibrary"]
 
 
