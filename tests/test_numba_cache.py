@@ -19,8 +19,8 @@ def _cache_file(folder):
 def test_every_compiled_module_gets_the_lock():
     # primitives is imported by every compiled module of swcuts (see numba_cache)
     assert find is not None
-    assert caching.IndexDataCacheFile.save.swcuts_locked
-    assert caching.IndexDataCacheFile.load.swcuts_locked
+    assert caching.IndexDataCacheFile.save.swcuts_patched
+    assert caching.IndexDataCacheFile.load.swcuts_patched
 
 
 def test_installing_twice_wraps_once():
@@ -60,3 +60,44 @@ def test_concurrent_saves_of_two_signatures_keep_their_own_data(tmp_path):
     assert reader.load("signature A") == b"code of A"
     assert reader.load("signature B") == b"code of B"
     assert len(set(reader._load_index().values())) == 2
+
+
+def _locator(py_func):
+    import inspect
+
+    return caching.InTreeCacheLocator.from_function(py_func, inspect.getfile(py_func))
+
+
+def test_swcuts_kernels_are_stamped_with_the_whole_package():
+    """A kernel's cache entry holds its callees' code from other files, so
+    its stamp covers every source file of swcuts, not only its own."""
+    from swcuts.models.image_kernels import label_loglik
+
+    stamp = _locator(label_loglik.py_func).get_source_stamp()
+    assert isinstance(stamp, tuple) and stamp[1] == swcuts.numba_cache.package_stamp()
+    assert stamp[0] == caching._hash_source_file(label_loglik.py_func.__code__.co_filename, 0, 0)
+
+
+def test_package_stamp_changes_with_any_source_file(tmp_path, monkeypatch):
+    (tmp_path / "a.py").write_text("x = 1\n")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "b.py").write_text("y = 2\n")
+    monkeypatch.setattr(swcuts.numba_cache, "PACKAGE", tmp_path)
+    swcuts.numba_cache.package_stamp.cache_clear()
+    try:
+        before = swcuts.numba_cache.package_stamp()
+        (tmp_path / "sub" / "b.py").write_text("y = 3\n")
+        swcuts.numba_cache.package_stamp.cache_clear()
+        assert swcuts.numba_cache.package_stamp() != before
+    finally:
+        swcuts.numba_cache.package_stamp.cache_clear()
+
+
+def test_functions_outside_swcuts_keep_numba_stamp(tmp_path, monkeypatch):
+    module = tmp_path / "elsewhere.py"
+    module.write_text("def f():\n    return 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import elsewhere
+
+    stamp = _locator(elsewhere.f).get_source_stamp()
+    assert stamp == caching._hash_source_file(str(module), 0, 0)
