@@ -201,6 +201,14 @@ class TreeGuided(_GlobalMoves, _ProposalProbabilities):
         # Δ log π of a merge or split from label and part statistics
         # (mixtures); other models price a proposal by applying it.
         self._regroup = getattr(model, "delta_regroup", None)
+        # With induced trees, a merge's reverse split is priced on the merged
+        # set's tree around the smaller labels' items (False: on the whole
+        # tree of the merged set; the same values, for the tests).
+        self.merge_around = True
+        # Contracted trees of merged sets (moves._merged_split_sum), by bytes.
+        self._around = OrderedDict()
+        self._around_bytes = 0
+        self.around_cache_bytes = 16 << 20
 
     # ------------------------------------------------------------ sets
     def _info(self, items) -> _SetInfo:

@@ -48,6 +48,9 @@ def _merge_lp(logd, inv_t, eps):
     return lp, l1p
 
 
+_NO_TRACE = np.zeros(0)
+
+
 def _logsumexp(x) -> float:
     x = np.asarray(x, dtype=np.float64)
     if x.size == 0:
@@ -100,14 +103,29 @@ class _ProposalProbabilities:
         others = [g for g in range(len(parts)) if g != big]
         leaves = np.concatenate([np.searchsorted(tree.items, parts[g]) for g in others])
         part_of = np.repeat(np.array(others, np.int64), [parts[g].size for g in others])
+        return self._logsum(tree.left, tree.right, tree.parent, tree.stats, tree.size, tree.score,
+                            tree.n, leaves.astype(np.int64), part_of, big, len(parts),
+                            tree.node_log_weights(temperature, self.split_floor), temperature,
+                            best, stop)
+
+    def _logsum(self, left, right, parent, stats, size, score, n, leaves, part_of, big, k,
+                node_logw, temperature, best, stop, trace=None, found=None) -> float:
+        """:func:`.walks._split_logsum_impl` on a tree given by its arrays
+        (a label's tree or the contracted tree of :mod:`.merged`): log Σ
+        over the split paths that put ``leaves`` into the parts ``part_of``
+        and every other leaf into part ``big`` (k parts), with the node
+        weights ``node_logw``; with a finite ``stop``, possibly an upper
+        bound of it below ``stop``. ``trace`` and ``found``: outputs of the
+        paths (:func:`.walks._split_logsum_impl`), for the last call."""
         f = self._f
-        args = (f.sp, tree.left, tree.right, tree.parent, tree.stats, tree.size, tree.score,
-                tree.n, leaves.astype(np.int64), part_of, big, len(parts),
-                tree.node_log_weights(temperature, self.split_floor), 1.0 / temperature,
-                self.log_wnew, best)
-        acc, complete = f.logsum(*args, stop)
+        if found is None:
+            trace, found = _NO_TRACE, np.zeros(3, np.int64)
+        args = (f.sp, left, right, parent, stats, size, score, n, leaves, part_of, big, k,
+                node_logw, 1.0 / temperature, self.log_wnew, best)
+        acc, complete = f.logsum(*args, stop, trace, found)
         if not complete and acc >= stop:  # several unfinished paths (not with these trees)
-            acc, complete = f.logsum(*args, -math.inf)
+            found[:] = 0
+            acc, complete = f.logsum(*args, -math.inf, trace, found)
         return float(acc)
 
     def _log_q_anchor(self, c_info, rest, temperature) -> float:
