@@ -26,7 +26,7 @@ import types
 import numpy as np
 from numba import njit
 
-from . import balanced, scores, walks
+from . import balanced, pairs, scores, walks
 from .balanced import (_build_balanced, _build_balanced_impl, _join_round_impl, _rebalance,
                        _rebalance_impl)
 from .trees import leaf_order, range_min
@@ -387,8 +387,9 @@ class _Fns:
             self.build_matching, self.rebalance = _build_balanced, _rebalance
             self.logsum, self.logd = _split_logsum, _logd_matrix
             self.scores, self.induced, self.cartesian = _scores, _induced, _cartesian
+            self.pairs = pairs._refresh
             return
-        g = {**vars(scores), **vars(walks), **vars(balanced), **globals()}
+        g = {**vars(scores), **vars(walks), **vars(balanced), **vars(pairs), **globals()}
         g["_score_any"] = _score_any.py_func if score is None else score
         self.score = g["_score_any"]
 
@@ -404,6 +405,7 @@ class _Fns:
         self.rebalance = copy(_rebalance_impl)
         self.logsum, self.logd = copy(_split_logsum_impl), copy(_logd_matrix_impl)
         self.scores, self.induced = copy(_scores_impl), copy(_induced_impl)
+        self.pairs = copy(pairs._refresh_impl)
 
     def build_global(self, kind, items, local, indptr, indices, use_graph, vstats):
         """The global tree (``tree_build``): ``"greedy"`` (:func:`_build_impl`),

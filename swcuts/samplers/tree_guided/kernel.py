@@ -32,6 +32,7 @@ from ..common import StepInfo
 from ..targets import gibbs_relabel
 from .algorithms import _Fns
 from .moves import _GlobalMoves
+from .pairs import LabelPairs
 from .ratio import _ProposalProbabilities
 from .trees import Tree, _floored_log_softmax, _knn_csr, _lifting_tables, _Rest, _SetInfo
 
@@ -209,6 +210,8 @@ class TreeGuided(_GlobalMoves, _ProposalProbabilities):
         self._around = OrderedDict()
         self._around_bytes = 0
         self.around_cache_bytes = 16 << 20
+        # Scores and merge probabilities between the labels, kept by label.
+        self._pairs = LabelPairs(fns.pairs, fns.sp, self.merge_floor)
 
     # ------------------------------------------------------------ sets
     def _info(self, items) -> _SetInfo:
@@ -347,8 +350,8 @@ class TreeGuided(_GlobalMoves, _ProposalProbabilities):
             if size[lab] == 0:
                 lists.pop(lab, None)
 
-    def _rest_of(self, state, labs) -> _Rest:
-        """Statistics, scores and sizes of the labels ``labs`` from the
+    def _label_stats(self, state, labs):
+        """Summed statistics (rows) and sizes of the labels ``labs`` from the
         state's per-label caches (O(len(labs) · D), no pass over items)."""
         part = state.partition
         D = self.vstats.shape[1]
@@ -358,7 +361,12 @@ class TreeGuided(_GlobalMoves, _ProposalProbabilities):
         else:
             S = np.array([self.vstats[self._members(state, lab)].sum(axis=0)
                           for lab in labs.tolist()]).reshape(len(labs), D)
-        n = np.ascontiguousarray(part.size[labs], dtype=np.int64)
+        return S, np.ascontiguousarray(part.size[labs], dtype=np.int64)
+
+    def _rest_of(self, state, labs) -> _Rest:
+        """Statistics, scores and sizes of the labels ``labs``
+        (:meth:`_label_stats`, and their scores)."""
+        S, n = self._label_stats(state, labs)
         f = self._f
         return _Rest(S, np.asarray(f.scores(f.sp, S, n), dtype=np.float64), n)
 

@@ -35,6 +35,7 @@ from numba import njit
 from ...partition import _stack_index, _swap_in_stack
 from ..common import StepInfo, metropolis_hastings_bound_first
 from .merged import merged_tree
+from .ratio import merge_anchor_sum
 from .trees import _leaf_groups, _Rest
 
 
@@ -149,23 +150,19 @@ class _GlobalMoves:
         a = int(rng.integers(L))
         c = int(labs[a])
         by_stats = self._by_stats(state)
+        other_labs = np.delete(labs, a)
         if by_stats:
-            every = self._rest_of(state, labs)
-            cinfo = _Summary(every.stats[a], every.score[a], every.n[a], 0)
+            S, n = self._label_stats(state, labs)
+            sc, _, lpm, l1pm = self._pairs.refresh(labs, S, n, temperature)
+            cinfo = _Summary(S[a], sc[a], n[a], 0)
             keep_rows = np.arange(L) != a
-            others = _Rest(every.stats[keep_rows], every.score[keep_rows], every.n[keep_rows])
+            others = _Rest(S[keep_rows], sc[keep_rows], n[keep_rows])
+            lp, l1p = lpm[a, keep_rows], l1pm[a, keep_rows]
         else:
             cinfo = self._label_info(state, c)
-            others = None
-        other_labs = np.delete(labs, a)
-        if others is None:
             others = self._rest_of(state, other_labs)
-        if L > 1:
             lp, l1p = self._merge_logp(self._logd([cinfo], others)[0], temperature)
-            inM = np.log(rng.random(L - 1)) < lp
-        else:
-            lp = l1p = np.zeros(0)
-            inM = np.zeros(0, bool)
+        inM = np.log(rng.random(L - 1)) < lp if L > 1 else np.zeros(0, bool)
         anchor_lq = -math.log(L) + float(lp[inM].sum() + l1p[~inM].sum())
         if not inM.any():
             if by_stats:
@@ -180,7 +177,11 @@ class _GlobalMoves:
             P = [cinfo] + [_Summary(others.stats[i], others.score[i], others.n[i],
                                     self._first_item(state, other_labs[i]))
                            for i in np.flatnonzero(inM).tolist()]
-            return self._merge_stats(state, P_labs, P, rest, anchor_lq, temperature, rng)
+            # Rows of P's labels and of the rest in the kept tables.
+            rows = np.concatenate(([a], np.flatnonzero(keep_rows)[inM]))
+            rest_rows = np.flatnonzero(keep_rows)[keep]
+            return self._merge_stats(state, P_labs, P, rest, anchor_lq, temperature, rng,
+                                     (lpm, l1pm, rows, rest_rows))
         P = [cinfo] + [self._label_info(state, lab) for lab in m_labs]
         return self._merge_items(state, P_labs, P, rest, anchor_lq, temperature, rng)
 
@@ -402,7 +403,8 @@ class _GlobalMoves:
         for lab, _ in movers:
             lists.pop(lab, None)
 
-    def _merge_stats(self, state, P_labs, P, rest, anchor_lq, temperature, rng) -> StepInfo:
+    def _merge_stats(self, state, P_labs, P, rest, anchor_lq, temperature, rng,
+                     tables) -> StepInfo:
         """A merge priced from the labels' statistics; the items of the
         labels are read only past the anchor bound, and moved only once the
         move is accepted.
@@ -411,10 +413,14 @@ class _GlobalMoves:
         the merged label as the anchor, -log L*, times that of an empty merge
         set (:meth:`_log_q_anchor`, from the merged statistics), times the
         split path's (on the tree of the merged set). Each is computed only
-        when the ones before do not already reject the move.
+        when the ones before do not already reject the move. ``tables``:
+        (log p, log(1 - p) between the labels (:mod:`.pairs`), the rows of
+        ``P`` and of ``rest`` in them), for the forward sum over anchors.
         """
         self.counts["merge"][0] += 1
         order = sorted(range(len(P)), key=lambda g: P[g].first)
+        lpm, l1pm, rows, rest_rows = tables
+        prow = rows[order]
         Ps = [P[g] for g in order]
         keep = max(range(len(P)), key=lambda g: P[g].n)  # the largest label keeps its name
         dst = P_labs[keep]
@@ -438,9 +444,10 @@ class _GlobalMoves:
 
         def exact(stop):
             U_info = _Summary(S_U, f.score(S_U, n_U, f.sp), n_U, Ps[0].first)
-            return self._merge_reverse(U_info, rest, anchor_lq,
-                                       lambda: self._log_q_merge(Ps, rest, temperature), d,
-                                       temperature, stop, split_sum)
+            return self._merge_reverse(
+                U_info, rest, anchor_lq,
+                lambda: merge_anchor_sum(lpm[np.ix_(prow, prow)], l1pm[np.ix_(prow, rest_rows)]),
+                d, temperature, stop, split_sum)
 
         # log q(X*|X) >= anchor_lq: the bound needs no forward sum over anchors.
         ok, log_alpha = metropolis_hastings_bound_first(
