@@ -221,3 +221,28 @@ def test_drawn_anchor_term_bounds_the_forward_merge_probability():
             term = (-math.log(len(Pi) + len(rest)) + float(np.delete(lp[c], c).sum())
                     + float(np.sum(l1)))
             assert term <= total + 1e-12
+
+
+def test_members_of_several_labels_are_each_labels_members():
+    """``_members_many``: the members of each label, ascending, concatenated,
+    and their sizes; after items moved behind the kernel's back (a stale
+    member index) still the labels' members."""
+    k = _kernel("balanced", n=150)
+    rng = np.random.default_rng(2)
+    state = k.model.new_state(rng.integers(0, 6, 150))
+    part = state.partition
+    for t in range(30):
+        labs = part.used_labels()
+        pick = rng.choice(labs, int(rng.integers(1, labs.size + 1)), replace=False)
+        cat, sizes = k._members_many(state, pick)
+        want = [np.flatnonzero(part.labels == lab) for lab in pick]
+        np.testing.assert_array_equal(sizes, [w.size for w in want])
+        np.testing.assert_array_equal(cat, np.concatenate(want))
+        if t % 3 == 0:  # another kernel moves a few items
+            movers = rng.choice(150, 3, replace=False)
+            part.relabel(movers, int(rng.choice(part.used_labels())))
+        elif t % 3 == 1:  # ... or swaps two items' labels (the same sizes)
+            i, j = rng.choice(150, 2, replace=False)
+            li, lj = int(part.labels[i]), int(part.labels[j])
+            part.relabel(np.array([i]), lj)
+            part.relabel(np.array([j]), li)

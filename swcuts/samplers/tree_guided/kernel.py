@@ -293,6 +293,26 @@ class TreeGuided(_GlobalMoves, _ProposalProbabilities):
             lst = np.sort(lst)
         return np.ascontiguousarray(lst, dtype=np.int64)
 
+    def _members_many(self, state, labels):
+        """The members of several labels, concatenated (each ascending), and
+        their sizes: :meth:`_members` of each, with the member index's check
+        (every listed item carries its label, as many as the label has) and
+        the order made once for all of them."""
+        lists = self._members_index(state).lists
+        got = [lists.get(int(lab)) for lab in labels]
+        part = state.partition
+        if all(x is not None for x in got):
+            sizes = np.array([x.size for x in got], np.int64)
+            cat = np.concatenate(got) if got else np.zeros(0, np.int64)
+            if (np.array_equal(sizes, part.size[np.asarray(labels, np.int64)])
+                    and np.array_equal(part.labels[cat], np.repeat(np.asarray(labels), sizes))):
+                steps = np.diff(cat) > 0
+                steps[np.cumsum(sizes)[:-1] - 1] = True  # a new label may start lower
+                if steps.all():
+                    return np.ascontiguousarray(cat, dtype=np.int64), sizes
+        got = [self._members(state, lab) for lab in labels]
+        return np.concatenate(got), np.array([x.size for x in got], np.int64)
+
     def _label_cached(self, state, label, slot, make):
         """Entry ``slot`` of ``label``'s cache (1: set statistics, 2: tree),
         ``make(members)`` on first use; kept while the label's member list

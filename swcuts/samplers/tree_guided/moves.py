@@ -358,10 +358,8 @@ class _GlobalMoves:
 
         def split_sum(best, stop):
             small = sorted((g for g in range(len(P_labs)) if g != keep), key=lambda g: rank[g])
-            b_lists = [self._members(state, P_labs[g]) for g in small]
-            b_items = np.concatenate(b_lists)
-            part_of = np.repeat(np.array([rank[g] for g in small], np.int64),
-                                [x.size for x in b_lists])
+            b_items, sizes = self._members_many(state, [P_labs[g] for g in small])
+            part_of = np.repeat(np.array([rank[g] for g in small], np.int64), sizes)
             tree = self._label_tree_of(state, P_labs[keep])
             key = (id(tree), float(temperature), rank[keep], part_of.tobytes(),
                    b_items.tobytes())
