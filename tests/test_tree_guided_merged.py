@@ -246,3 +246,36 @@ def test_members_of_several_labels_are_each_labels_members():
             li, lj = int(part.labels[i]), int(part.labels[j])
             part.relabel(np.array([i]), lj)
             part.relabel(np.array([j]), li)
+
+
+@pytest.mark.parametrize("compiled", [None, False])
+def test_kept_label_pairs_are_the_fresh_tables_bit_for_bit(compiled):
+    """``pairs.LabelPairs``: the scores, log d, log p and log(1 - p) between
+    the labels, kept for unchanged labels and recomputed for the others,
+    are bit for bit the tables computed afresh, through a chain's moves and
+    temperature changes; most labels are kept."""
+    data, _ = lee_choi_gaussians(150, seed=6)
+    model = MixtureModel(data, "gaussian", alpha=1.0, preset="lee-choi")
+    k = TreeGuided(model, compiled=compiled)
+    rng = np.random.default_rng(4)
+    state = model.new_state(rng.integers(0, 8, 150))
+    f = k._f
+    seen = first = 0
+    for t in range(60 if compiled is None else 15):
+        for _ in range(3):
+            k.step(state, rng)
+        labs = state.partition.used_labels()
+        S, n = k._label_stats(state, labs)
+        T = [1.0, 1.0, 1.5][t % 3]
+        sc, ld, lp, l1p = k._pairs.refresh(labs, S, n, T)
+        sc0 = np.asarray(f.scores(f.sp, S, n), float)
+        ld0 = f.logd(f.sp, S, sc0, n, S, sc0, n)
+        lp0, l1p0 = k._merge_logp(ld0, T)
+        for got, want in ((sc, sc0), (ld, ld0), (lp, lp0), (l1p, l1p0)):
+            np.testing.assert_array_equal(got, want)
+        if t == 0:
+            first = k._pairs.recomputed
+        else:
+            seen += labs.size
+    if compiled is None:  # (the short plain-Python chain still changes most labels)
+        assert k._pairs.recomputed - first < seen / 2
