@@ -15,6 +15,8 @@ copies and O(changed · L) scores per global move.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit
 
@@ -22,20 +24,42 @@ from .ratio import merge_lp1
 from .scores import _score_any
 
 
-def _refresh_impl(sp, S, n, keep_from, old_sc, old_ld, old_lp, old_l1p, inv_t, eps, same_t):
-    """Scores, log d, log p and log(1 - p) of the labels with statistics
-    ``S`` (rows) and sizes ``n``; label i is row ``keep_from[i]`` of the
-    kept tables (-1: changed or new), whose log p and log(1 - p) are at the
-    same temperature when ``same_t``. log d as :func:`.scores._logd_matrix_impl`,
-    log p as :func:`.ratio._merge_lp`."""
+def _refresh_impl(sp, labs, S, n, klabs, kS, kn, old_sc, old_ld, old_lp, old_l1p, inv_t, eps,
+                  same_t):
+    """Scores, log d, log p and log(1 - p) of the labels ``labs``
+    (ascending) with statistics ``S`` (rows) and sizes ``n``, and the number
+    of labels recomputed. ``klabs`` (ascending), ``kS``, ``kn`` and
+    ``old_*``: the kept labels and their tables, at the same temperature
+    when ``same_t``; a label is taken from them when its statistics and
+    size are bit for bit the kept ones. log d as
+    :func:`.scores._logd_matrix_impl`, log p as :func:`.ratio._merge_lp`."""
     L = S.shape[0]
+    D = S.shape[1]
+    keep_from = np.full(L, -1, np.int64)
+    t = 0
+    for i in range(L):  # both ascending: one merge walk
+        while t < klabs.shape[0] and klabs[t] < labs[i]:
+            t += 1
+        if t < klabs.shape[0] and klabs[t] == labs[i] and kn[t] == n[i]:
+            same = True
+            for q in range(D):
+                if kS[t, q] != S[i, q]:
+                    same = False
+                    break
+            if same:
+                keep_from[i] = t
     sc = np.empty(L)
+    fresh = 0
     for i in range(L):
-        sc[i] = old_sc[keep_from[i]] if keep_from[i] >= 0 else _score_any(S[i], n[i], sp)
+        if keep_from[i] >= 0:
+            sc[i] = old_sc[keep_from[i]]
+        else:
+            sc[i] = _score_any(S[i], n[i], sp)
+            fresh += 1
     ld = np.empty((L, L))
     lp = np.empty((L, L))
     l1p = np.empty((L, L))
-    tmp = np.empty(S.shape[1])
+    tmp = np.empty(D)
     for i in range(L):
         oi = keep_from[i]
         for j in range(L):
@@ -50,7 +74,7 @@ def _refresh_impl(sp, S, n, keep_from, old_sc, old_ld, old_lp, old_l1p, inv_t, e
                 np.add(S[i], S[j], tmp)
                 ld[i, j] = sc[i] + sc[j] - _score_any(tmp, n[i] + n[j], sp)
             lp[i, j], l1p[i, j] = merge_lp1(ld[i, j], inv_t, eps)
-    return sc, ld, lp, l1p
+    return sc, ld, lp, l1p, fresh
 
 
 _refresh = njit(cache=True)(_refresh_impl)
@@ -74,7 +98,10 @@ class LabelPairs:
         self._fn = refresh
         self._sp = sp
         self._eps = float(merge_floor)
-        self._kept = None
+        z = np.zeros((0, 0))
+        # labels, statistics, sizes, 1/T, scores, log d, log p, log(1 - p)
+        self._kept = (np.zeros(0, np.int64), z, np.zeros(0, np.int64), math.nan, np.zeros(0),
+                      z, z, z)
         self.recomputed = 0  # labels recomputed so far (for the tests)
 
     def refresh(self, labs, S, n, temperature):
@@ -82,21 +109,9 @@ class LabelPairs:
         (ascending) with statistics ``S`` and sizes ``n``, rows and columns
         in the order of ``labs``."""
         inv_t = 1.0 / temperature
-        kept = self._kept
-        L = labs.size
-        if kept is None or kept[0].size == 0:
-            keep_from = np.full(L, -1, np.int64)
-            zeros = np.zeros((0, 0))
-            old = (np.zeros(0), zeros, zeros, zeros)
-            same_t = False
-        else:
-            klabs, kS, kn, inv_t0 = kept[0], kept[1], kept[2], kept[3]
-            idx = np.minimum(np.searchsorted(klabs, labs), klabs.size - 1)
-            same = (klabs[idx] == labs) & (kn[idx] == n) & np.all(kS[idx] == S, axis=1)
-            keep_from = np.where(same, idx, -1).astype(np.int64)
-            old = kept[4:]
-            same_t = inv_t0 == inv_t
-        out = self._fn(self._sp, S, n, keep_from, *old, inv_t, self._eps, same_t)
-        self.recomputed += int(np.count_nonzero(keep_from < 0))
-        self._kept = (labs, S, n, inv_t) + tuple(out)
-        return out
+        k = self._kept
+        sc, ld, lp, l1p, fresh = self._fn(self._sp, labs, S, n, k[0], k[1], k[2], k[4], k[5],
+                                          k[6], k[7], inv_t, self._eps, k[3] == inv_t)
+        self.recomputed += int(fresh)
+        self._kept = (labs, S, n, inv_t, sc, ld, lp, l1p)
+        return sc, ld, lp, l1p
