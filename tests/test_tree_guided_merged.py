@@ -279,3 +279,23 @@ def test_kept_label_pairs_are_the_fresh_tables_bit_for_bit(compiled):
             seen += labs.size
     if compiled is None:  # (the short plain-Python chain still changes most labels)
         assert k._pairs.recomputed - first < seen / 2
+
+
+def test_kept_contracted_trees_do_not_keep_label_trees_alive():
+    """The kept contracted trees refer to the label trees they were made
+    from weakly: once the kernel's caches drop the trees, they are freed."""
+    import gc
+
+    data, _ = lee_choi_gaussians(260, seed=3)
+    model = MixtureModel(data, "gaussian", alpha=1.0, preset="lee-choi")
+    kernel = TreeGuided(model)
+    rng = np.random.default_rng(21)
+    state = model.new_state(np.random.default_rng(0).integers(0, 4, model.n_vertices))
+    for _ in range(800):
+        kernel.step(state, rng)
+    entries = list(kernel._around.values())
+    assert len(entries) > 5 and any(e[0]() is not None for e in entries)
+    kernel._trees.clear()
+    kernel._labels.clear()
+    gc.collect()
+    assert all(e[0]() is None for e in entries)

@@ -28,6 +28,7 @@ move").
 from __future__ import annotations
 
 import math
+import weakref
 
 import numpy as np
 from numba import njit
@@ -365,14 +366,15 @@ class _GlobalMoves:
                    b_items.tobytes())
             cache = self._around
             hit = cache.get(key)
-            if hit is not None and hit[0] is tree:
+            if hit is not None and hit[0]() is tree:
                 cache.move_to_end(key)
             else:
                 self._lifting()
                 arrays, logw, leaf = merged_tree(
                     self._f, tree, b_items, self._lift, self._lift_cache, self.vstats,
                     self._leaf_sc, temperature, self.split_floor)
-                hit = cache[key] = [tree, arrays, logw, leaf, None]
+                # A weak reference: the kept entries must not keep old trees alive.
+                hit = cache[key] = [weakref.ref(tree), arrays, logw, leaf, None]
                 self._around_bytes += sum(x.nbytes for x in arrays[:6]) + logw.nbytes
                 while self._around_bytes > self.around_cache_bytes and len(cache) > 1:
                     _, old = cache.popitem(last=False)
