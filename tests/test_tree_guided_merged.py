@@ -299,3 +299,66 @@ def test_kept_contracted_trees_do_not_keep_label_trees_alive():
     kernel._labels.clear()
     gc.collect()
     assert all(e[0]() is None for e in entries)
+
+
+@pytest.mark.parametrize("build,compiled", [("greedy", None), ("balanced", None),
+                                            ("balanced", False)])
+def test_label_trees_rebuilt_from_their_last_tree_are_the_trees_built_cold(build, compiled):
+    """An induced tree built with the hints of the tree of a nearby set
+    (a label before a few of its items moved; ``rebuild.induced_near``) is
+    bit for bit the tree a fresh kernel builds, for sets that lose and gain
+    items, also at the ends of the global leaf order."""
+    from swcuts.samplers.tree_guided.rebuild import induced_near
+    from swcuts.samplers.tree_guided.trees import Tree
+
+    data, _ = lee_choi_gaussians(300, seed=4)
+    model = MixtureModel(data, "gaussian", alpha=1.0, preset="lee-choi")
+    warm = TreeGuided(model, trees="global", tree_build=build, compiled=compiled)
+    rng = np.random.default_rng(7)
+    order = warm.global_tree().order  # items by global leaf position
+    items = np.sort(rng.choice(300, 120, replace=False)).astype(np.int64)
+    old = warm.tree(items)
+    hinted = 0
+    for t in range(60 if compiled is None else 15):
+        if t % 4 == 0:  # the first or last items of the global order
+            swap = order[:3] if t % 8 == 0 else order[-3:]
+        else:
+            swap = rng.choice(300, int(rng.integers(1, 8)), replace=False)
+        new = np.setxor1d(items, swap).astype(np.int64)
+        out = induced_near(warm._f, old, new, warm._lifting(), warm._lift_cache, warm.vstats,
+                           warm._leaf_sc)
+        tree = Tree(new, out)
+        cold = TreeGuided(model, trees="global", tree_build=build).tree(new)
+        for name in ("left", "right", "parent", "size", "lo", "order", "stats", "score", "hkey"):
+            np.testing.assert_array_equal(getattr(tree, name), getattr(cold, name),
+                                          err_msg=name)
+        hinted += 1
+        if rng.random() < 0.7:
+            items, old = new, tree
+    assert hinted > 10
+    # The kernel builds a changed label's tree from its last one.
+    from swcuts.samplers.tree_guided import kernel as kernel_module
+
+    calls = []
+
+    def counted(*args):
+        calls.append(1)
+        return induced_near(*args)
+
+    state = model.new_state(rng.integers(0, 3, 300))
+    kernel = TreeGuided(model, trees="global", tree_build=build, compiled=compiled)
+    saved = kernel_module.induced_near
+    kernel_module.induced_near = counted
+    try:
+        for step in range(150 if compiled is None else 40):
+            kernel.step(state, rng)
+            if step % 10 == 0:
+                for lab in state.partition.used_labels().tolist():
+                    t = kernel._label_tree_of(state, lab)
+                    cold = TreeGuided(model, trees="global", tree_build=build).tree(t.items)
+                    np.testing.assert_array_equal(t.items, np.flatnonzero(state.labels == lab))
+                    for name in ("left", "right", "stats", "score", "order"):
+                        np.testing.assert_array_equal(getattr(t, name), getattr(cold, name))
+    finally:
+        kernel_module.induced_near = saved
+    assert len(calls) > 3

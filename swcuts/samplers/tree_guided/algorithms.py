@@ -241,12 +241,13 @@ def _induced_impl(sp, items, gpos, hmin, lg, vstats, leaf_sc, split_at, c_size, 
         keys[k] = gpos[items[k]]
     dord = np.argsort(keys)
     left, right, parent, lo, hkey = _cartesian(sp, dord, keys, keys, stats, size, sc, hmin, lg,
-                                               split_at, c_size, c_stats, c_score)
+                                               split_at, c_size, c_stats, c_score, _NO_HINT,
+                                               _NO_HINT, stats[:0], _NO_HINT, sc[:0])
     return left, right, parent, stats, sc, size, lo, dord, hkey
 
 
 def _cartesian_impl(sp, dord, first, last, stats, size, sc, hmin, lg, split_at, c_size, c_stats,
-                    c_score):
+                    c_score, h_hint, old_node, o_stats, o_size, o_score):
     """The induced tree over m leaves that are disjoint runs of the global
     tree's depth-first leaf order: leaf k covers the positions
     ``first[k]..last[k]`` and ``dord[t]`` is the t-th leaf in that order;
@@ -270,6 +271,14 @@ def _cartesian_impl(sp, dord, first, last, stats, size, sc, hmin, lg, split_at, 
     is a function of them): a label's tree rebuilt after a few of its items
     moved rescores only the nodes above them.
 
+    Hints from an earlier tree of a nearby set (:mod:`.rebuild`; empty
+    arrays: none): ``h_hint[s]`` ≥ 0 is the key of the split between leaves
+    s-1 and s, and ``old_node[s]`` ≥ 0 the earlier tree's node of that
+    split, whose statistics, size and score are ``o_stats``, ``o_size``,
+    ``o_score``: its score is taken when its size and statistics are bit
+    for bit the new node's (the same output, fewer random accesses to the
+    sparse table and the kept scores).
+
     Returns (left, right, parent, lo, hkey): internal nodes numbered
     children first, root 2m - 2; ``lo[v]`` the first position (0..m-1) of
     node v's leaves; ``hkey[j]`` depth · N + position of the global node of
@@ -289,8 +298,12 @@ def _cartesian_impl(sp, dord, first, last, stats, size, sc, hmin, lg, split_at, 
     for t in range(m):
         lo[dord[t]] = t
     h = np.empty(m, np.int64)  # h[s]: the split between leaves s-1 and s
+    hinted = h_hint.shape[0] > 0
     for s in range(1, m):
-        h[s] = range_min(hmin, lg, last[dord[s - 1]] + 1, first[dord[s]])
+        if hinted and h_hint[s] >= 0:
+            h[s] = h_hint[s]
+        else:
+            h[s] = range_min(hmin, lg, last[dord[s - 1]] + 1, first[dord[s]])
     # Cartesian tree of h[1..m-1] (minimum at the root).
     lch = np.full(m, -1, np.int64)
     rch = np.full(m, -1, np.int64)
@@ -349,6 +362,17 @@ def _cartesian_impl(sp, dord, first, last, stats, size, sc, hmin, lg, split_at, 
         for q in range(D):
             stats[v, q] = stats[lc, q] + stats[rc, q]
         size[v] = size[lc] + size[rc]
+        lo[v] = a_of[s]
+        o = old_node[s] if hinted else -1
+        if o >= 0 and o_size[o] == size[v]:
+            same = True
+            for q in range(D):
+                if o_stats[o, q] != stats[v, q]:
+                    same = False
+                    break
+            if same:
+                sc[v] = o_score[o]
+                continue
         g = split_at[h[s] % ng]
         same = c_size[g] == size[v]
         if same:
@@ -364,11 +388,11 @@ def _cartesian_impl(sp, dord, first, last, stats, size, sc, hmin, lg, split_at, 
             for q in range(D):
                 c_stats[g, q] = stats[v, q]
             c_score[g] = sc[v]
-        lo[v] = a_of[s]
     return left, right, parent, lo, hkey
 
 
 _build = njit(cache=True)(_build_impl)
+_NO_HINT = np.zeros(0, np.int64)
 _cartesian = njit(cache=True)(_cartesian_impl)
 _induced = njit(cache=True)(_induced_impl)
 

@@ -33,6 +33,7 @@ from ..targets import gibbs_relabel
 from .algorithms import _Fns
 from .moves import _GlobalMoves
 from .pairs import LabelPairs
+from .rebuild import induced_near
 from .ratio import _ProposalProbabilities
 from .trees import Tree, _floored_log_softmax, _knn_csr, _lifting_tables, _Rest, _SetInfo
 
@@ -227,8 +228,11 @@ class TreeGuided(_GlobalMoves, _ProposalProbabilities):
             self._infos.popitem(last=False)
         return info
 
-    def tree(self, items) -> Tree:
-        """The tree of a vertex set (ascending int64 items), from the cache."""
+    def tree(self, items, near=None) -> Tree:
+        """The tree of a vertex set (ascending int64 items), from the cache;
+        an induced tree not in the cache is built with the hints of the
+        induced tree ``near`` of a nearby set when given (the same tree,
+        :mod:`.rebuild`)."""
         items = np.ascontiguousarray(items, dtype=np.int64)
         key = items.tobytes()
         t = self._trees.get(key)
@@ -236,7 +240,10 @@ class TreeGuided(_GlobalMoves, _ProposalProbabilities):
             self._trees.move_to_end(key)
             return t
         f = self._f
-        if self.trees == "global":
+        if self.trees == "global" and near is not None and near.hkey is not None:
+            t = Tree(items, induced_near(f, near, items, self._lifting(), self._lift_cache,
+                                         self.vstats, self._leaf_sc))
+        elif self.trees == "global":
             gpos, hmin, lg, split_at = self._lifting()
             t = Tree(items, f.induced(f.sp, items, gpos, hmin, lg, self.vstats, self._leaf_sc,
                                       split_at, *self._lift_cache))
@@ -316,15 +323,24 @@ class TreeGuided(_GlobalMoves, _ProposalProbabilities):
     def _label_cached(self, state, label, slot, make):
         """Entry ``slot`` of ``label``'s cache (1: set statistics, 2: tree),
         ``make(members)`` on first use; kept while the label's member list
-        is unchanged (beyond the member index's check, O(1))."""
+        is unchanged (beyond the member index's check, O(1)). The label's
+        last tree is kept until its next tree is built, from it
+        (:meth:`tree`'s ``near``)."""
         lst = self._members_index(state).members(state.partition, int(label))
         hit = self._labels.get(int(label))
         if hit is None or hit[0] is not lst:
             if len(self._labels) > 2 * state.partition.n_labels + 64:
                 self._labels.clear()
-            hit = self._labels[int(label)] = [lst, None, None]
+                hit = None
+            near = None if hit is None else (hit[2] if hit[2] is not None else hit[3])
+            hit = self._labels[int(label)] = [lst, None, None, near]
         if hit[slot] is None:
-            hit[slot] = make(self._members(state, label))
+            members = self._members(state, label)
+            if slot == 2:
+                hit[2] = self.tree(members, near=hit[3])
+                hit[3] = None
+            else:
+                hit[slot] = make(members)
         return hit[slot]
 
     def _label_info(self, state, label) -> _SetInfo:
@@ -334,7 +350,7 @@ class TreeGuided(_GlobalMoves, _ProposalProbabilities):
     def _label_tree_of(self, state, label) -> Tree:
         """The tree of ``label``'s members (:meth:`_label_cached`; no set
         statistics needed)."""
-        return self._label_cached(state, label, 2, self.tree)
+        return self._label_cached(state, label, 2, None)
 
     def _label_tree(self, label, info) -> Tree:
         """The tree of ``info`` (a label's, from :meth:`_label_info`), kept

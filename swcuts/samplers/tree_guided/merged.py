@@ -206,8 +206,10 @@ def merged_tree(f, tree, b_items, lift, lift_cache, vstats, leaf_sc, temperature
         tree.score, hkey, aux["gp"], aux["mark"], np.ascontiguousarray(b_items[o]),
         np.ascontiguousarray(pos[o]), vstats, leaf_sc, hmin, lg)
     E = first.size
+    none = np.zeros(0, np.int64)
     left, right, parent, _, _ = f.cartesian(f.sp, np.arange(E), first, last, vst, vsize, vsc,
-                                            hmin, lg, split_at, *lift_cache)
+                                            hmin, lg, split_at, *lift_cache, none, none,
+                                            vst[:0], none, vsc[:0])
     x = (vsc[left] + vsc[right] - vsc[E:]) / temperature  # Tree.logd / T
     lse = _logsumexp(np.concatenate((x, aux["lse"][1][hang])))
     logw = floored_log_weights(x, lse, tree.n + b_items.size - 1, floor)
