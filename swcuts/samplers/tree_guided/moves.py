@@ -137,6 +137,15 @@ class _GlobalMoves:
             lst = self._members(state, label)
         return int(lst[0])
 
+    def _first_items(self, state, labels) -> list:
+        """:meth:`_first_item` of each of ``labels``."""
+        lists = self._members_index(state).lists
+        out = []
+        for lab in labels:
+            lst = lists.get(int(lab))
+            out.append(int(lst[0]) if lst is not None and lst.size else self._first_item(state, lab))
+        return out
+
     def global_move(self, state, rng, temperature=1.0) -> StepInfo:
         """One split-or-merge Metropolis-Hastings update.
 
@@ -174,10 +183,10 @@ class _GlobalMoves:
         keep = ~inM
         rest = _Rest(others.stats[keep], others.score[keep], others.n[keep])
         if by_stats:
-            cinfo.first = self._first_item(state, c)
-            P = [cinfo] + [_Summary(others.stats[i], others.score[i], others.n[i],
-                                    self._first_item(state, other_labs[i]))
-                           for i in np.flatnonzero(inM).tolist()]
+            firsts = self._first_items(state, P_labs)
+            cinfo.first = firsts[0]
+            P = [cinfo] + [_Summary(others.stats[i], others.score[i], others.n[i], first)
+                           for i, first in zip(np.flatnonzero(inM).tolist(), firsts[1:])]
             # Rows of P's labels and of the rest in the kept tables.
             rows = np.concatenate(([a], np.flatnonzero(keep_rows)[inM]))
             rest_rows = np.flatnonzero(keep_rows)[keep]
