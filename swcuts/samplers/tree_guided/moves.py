@@ -332,22 +332,34 @@ class _GlobalMoves:
 
         log q(X*|X) is at least ``anchor_lq``, the drawn anchor's term of
         its sum over anchors, and log q(X|X*) at most the anchor bound of
-        the reverse split (:meth:`_log_q_anchor`, no tree); ``fwd()`` gives
-        the sum over anchors (O(|P| L) scores) and ``split_sum(best,
-        stop)`` the log sum over the reverse split's paths (its replay on
-        the merged set's tree, given up below ``stop``).
+        the reverse split (:meth:`_log_q_anchor`, O(L) scores), itself at
+        most -log L*; ``fwd()`` gives the sum over anchors and
+        ``split_sum(best, stop)`` the log sum over the reverse split's paths
+        (its replay on the merged set's tree, given up below ``stop``).
+        With induced trees the split sum comes first: it is kept for a
+        merge proposed again (:meth:`_merged_split_sum`), and it is what
+        rejects nearly every merge that gets this far; with -log L* and
+        ``anchor_lq`` in place of the other two terms it bounds log α.
         """
+        best = self.ratio == "paper"
+        split = None
+        if self.trees == "global":
+            head = d / temperature - math.log(len(rest) + 1) - anchor_lq
+            split = split_sum(best, -math.inf if best else stop - head)
+            if head + split < stop:
+                return head + split
         rev_bound = self._log_q_anchor(U_info, rest, temperature)
         log_alpha = d / temperature + rev_bound - anchor_lq
-        if log_alpha < stop:
+        if split is None and log_alpha < stop:
             return log_alpha
-        best = self.ratio == "paper"
         fwd = anchor_lq if best else fwd()
         log_alpha = d / temperature + rev_bound - fwd
-        if log_alpha < stop:
-            return log_alpha
-        # The reverse split's replay stops once log α is known to lie below stop.
-        rev = rev_bound + split_sum(best, -math.inf if best else stop - log_alpha)
+        if split is None:
+            if log_alpha < stop:
+                return log_alpha
+            # The reverse split's replay stops once log α is known to lie below stop.
+            split = split_sum(best, -math.inf if best else stop - log_alpha)
+        rev = rev_bound + split
         return d / temperature + rev - fwd
 
     def _merged_split_sum(self, state, P_labs, rank, keep, temperature):
