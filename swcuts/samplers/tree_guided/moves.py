@@ -143,16 +143,18 @@ class _GlobalMoves:
         out = []
         for lab in labels:
             lst = lists.get(int(lab))
-            out.append(int(lst[0]) if lst is not None and lst.size else self._first_item(state, lab))
+            out.append(int(lst[0]) if lst is not None and lst.size
+                       else self._first_item(state, lab))
         return out
 
     def global_move(self, state, rng, temperature=1.0) -> StepInfo:
         """One split-or-merge Metropolis-Hastings update.
 
-        Cost: O(L · D) for the merge probabilities of the L labels (from the
-        state's per-label statistics); a split walks up the anchor's tree
-        (cached with the label); a merge reads items only when its bounds
-        do not reject it.
+        Cost: the merge probabilities of the L labels from the state's
+        per-label statistics, kept between moves for unchanged labels
+        (:mod:`.pairs`); a split walks up the anchor's tree (cached with
+        the label); a merge reads the smaller labels' items only when its
+        first bound does not reject it (:meth:`_merge_reverse`).
         """
         part = state.partition
         labs = part.used_labels()

@@ -113,9 +113,27 @@ def _hints(old_items, old_order, old_lo, old_right, old_hkey, old_stats, old_sc,
 
 
 def induced_near(f, old, items, lift, lift_cache, vstats, leaf_sc):
-    """The output of :func:`.algorithms._induced_impl` for ``items`` (the
-    same arrays, bit for bit), built with the hints of the induced tree
-    ``old`` of a nearby set (:class:`.trees.Tree` with ``hkey``)."""
+    """The induced tree of ``items`` built with the hints of the induced
+    tree of a nearby set.
+
+    Parameters
+    ----------
+    f : :class:`.algorithms._Fns`
+    old : Tree
+        The induced tree of a nearby set (with ``hkey``).
+    items : ndarray of int64
+        The new set, ascending.
+    lift, lift_cache : tuple
+        The global tree's lookup tables and kept node scores, as for
+        :func:`.algorithms._induced_impl`.
+    vstats, leaf_sc : per-item statistics and scores of single items.
+
+    Returns
+    -------
+    tuple
+        The output of :func:`.algorithms._induced_impl` for ``items``, the
+        same arrays bit for bit.
+    """
     gpos, hmin, lg, split_at = lift
     keys, dord, h_hint, old_node, stats, size, sc = _hints(
         old.items, old.order, old.lo, old.right, old.hkey, old.stats, old.score, items, gpos,
