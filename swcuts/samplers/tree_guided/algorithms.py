@@ -400,8 +400,8 @@ _induced = njit(cache=True)(_induced_impl)
 class _Fns:
     """The helpers: compiled (the numba functions, scores by ``_score_any``)
     or plain Python — the same functions with the global names
-    ``_score_any``, ``_walk_groups``, ``_replay``, ``_join_round`` and
-    ``_cartesian`` rebound, to a user's score if given."""
+    ``_score_any``, ``_walk_groups``, ``_replay``, ``_join_round``,
+    ``_cartesian`` and ``_logd_pair`` rebound, to a user's score if given."""
 
     def __init__(self, compiled, sp, score=None):
         self.sp = sp
@@ -425,6 +425,7 @@ class _Fns:
         g["_replay"] = copy(_replay_impl)
         g["_join_round"] = copy(_join_round_impl)
         g["_cartesian"] = self.cartesian = copy(_cartesian_impl)
+        g["_logd_pair"] = copy(scores._logd_pair_impl)
         self.build_matching = copy(_build_balanced_impl)
         self.rebalance = copy(_rebalance_impl)
         self.logsum, self.logd = copy(_split_logsum_impl), copy(_logd_matrix_impl)

@@ -43,7 +43,7 @@ import numpy as np
 from numba import njit
 
 from .ratio import _logsumexp
-from .trees import floored_log_weights, range_min
+from .trees import floored_log_weights, node_logd, range_min
 
 
 @njit(cache=True)
@@ -210,7 +210,7 @@ def merged_tree(f, tree, b_items, lift, lift_cache, vstats, leaf_sc, temperature
     left, right, parent, _, _ = f.cartesian(f.sp, np.arange(E), first, last, vst, vsize, vsc,
                                             hmin, lg, split_at, *lift_cache, none, none,
                                             vst[:0], none, vsc[:0])
-    x = (vsc[left] + vsc[right] - vsc[E:]) / temperature  # Tree.logd / T
+    x = node_logd(left, right, vsc, E) / temperature  # as Tree.node_log_weights
     lse = _logsumexp(np.concatenate((x, aux["lse"][1][hang])))
     logw = floored_log_weights(x, lse, tree.n + b_items.size - 1, floor)
     leaf = np.empty(b_items.size, np.int64)

@@ -21,7 +21,7 @@ import numpy as np
 from numba import njit
 
 from .ratio import merge_lp1
-from .scores import _score_any
+from .scores import _logd_pair, _score_any
 
 
 def _refresh_impl(sp, labs, S, n, klabs, kS, kn, old_sc, old_ld, old_lp, old_l1p, inv_t, eps,
@@ -31,8 +31,8 @@ def _refresh_impl(sp, labs, S, n, klabs, kS, kn, old_sc, old_ld, old_lp, old_l1p
     of labels recomputed. ``klabs`` (ascending), ``kS``, ``kn`` and
     ``old_*``: the kept labels and their tables, at the same temperature
     when ``same_t``; a label is taken from them when its statistics and
-    size are bit for bit the kept ones. log d as
-    :func:`.scores._logd_matrix_impl`, log p as :func:`.ratio._merge_lp`."""
+    size are bit for bit the kept ones. log d by
+    :func:`.scores._logd_pair_impl`, log p by :func:`.ratio.merge_lp1`."""
     L = S.shape[0]
     D = S.shape[1]
     keep_from = np.full(L, -1, np.int64)
@@ -71,8 +71,7 @@ def _refresh_impl(sp, labs, S, n, klabs, kS, kn, old_sc, old_ld, old_lp, old_l1p
                     l1p[i, j] = old_l1p[oi, oj]
                     continue
             else:
-                np.add(S[i], S[j], tmp)
-                ld[i, j] = sc[i] + sc[j] - _score_any(tmp, n[i] + n[j], sp)
+                ld[i, j] = _logd_pair(sp, S[i], sc[i], n[i], S[j], sc[j], n[j], tmp)
             lp[i, j], l1p[i, j] = merge_lp1(ld[i, j], inv_t, eps)
     return sc, ld, lp, l1p, fresh
 

@@ -45,8 +45,7 @@ class Tree:
         # Induced trees: depth · N + position of every internal node's global node.
         self.hkey = out[8] if len(out) > 8 else None
         self.aux = {}  # per-tree tables of :mod:`.merged`, made on first use
-        n = self.n
-        self.logd = self.score[self.left] + self.score[self.right] - self.score[n:]
+        self.logd = node_logd(self.left, self.right, self.score, self.n)
         self._logw = None
         self._cumw = None
         self._minleaf = None
@@ -100,6 +99,12 @@ class Tree:
     def nbytes(self) -> int:
         # + node weights and their sums, keys, and the tables of :mod:`.merged`
         return int(self.stats.nbytes + 16 * 8 * self.n)
+
+
+def node_logd(left, right, score, n) -> np.ndarray:
+    """log d(l(ν), r(ν)) = s(l) + s(r) - s(ν) of every internal node n + j
+    of a tree (children ``left[j]``, ``right[j]``; ``score`` per node)."""
+    return score[left] + score[right] - score[n:]
 
 
 def _floored_log_softmax(x, floor) -> np.ndarray:
