@@ -385,8 +385,8 @@ class _GlobalMoves:
             b_items, sizes = self._members_many(state, [P_labs[g] for g in small])
             part_of = np.repeat(np.array([rank[g] for g in small], np.int64), sizes)
             tree = self._label_tree_of(state, P_labs[keep])
-            key = (id(tree), float(temperature), rank[keep], part_of.tobytes(),
-                   b_items.tobytes())
+            key = (id(tree), float(temperature), self.split_floor, self.log_wnew, best,
+                   rank[keep], part_of.tobytes(), b_items.tobytes())
             cache = self._around
             hit = cache.get(key)
             if hit is not None and hit[0]() is tree:
