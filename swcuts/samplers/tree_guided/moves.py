@@ -429,16 +429,19 @@ class _GlobalMoves:
     def _merge_stats(self, state, P_labs, P, rest, anchor_lq, temperature, rng,
                      tables) -> StepInfo:
         """A merge priced from the labels' statistics; the items of the
-        labels are read only past the anchor bound, and moved only once the
-        move is accepted.
+        smaller labels are read only past the first bound, and every item
+        only once the move is accepted.
 
-        Upper bounds of log q(X|X*), dearest last: the probability of drawing
-        the merged label as the anchor, -log L*, times that of an empty merge
-        set (:meth:`_log_q_anchor`, from the merged statistics), times the
-        split path's (on the tree of the merged set). Each is computed only
-        when the ones before do not already reject the move. ``tables``:
-        (log p, log(1 - p) between the labels (:mod:`.pairs`), the rows of
-        ``P`` and of ``rest`` in them), for the forward sum over anchors.
+        Upper bounds of log α, cheapest first (:meth:`_merge_reverse`): the
+        probability of drawing the merged label as the anchor is at most
+        -log L*, and the forward probability at least the drawn anchor's
+        term ``anchor_lq``; then the reverse split's path (with induced
+        trees, on the merged set's tree contracted around the smaller
+        labels, :mod:`.merged`), the anchor bound (:meth:`_log_q_anchor`)
+        and the forward sum over anchors. Each is computed only when the
+        ones before do not already reject the move. ``tables``: (log p,
+        log(1 - p) between the labels (:mod:`.pairs`), the rows of ``P`` and
+        of ``rest`` in them), for the forward sum.
         """
         self.counts["merge"][0] += 1
         order = sorted(range(len(P)), key=lambda g: P[g].first)
