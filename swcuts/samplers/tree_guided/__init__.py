@@ -24,6 +24,14 @@ Modules
 :mod:`.walks`
     StocInsert walks (drawn), their replays (root first, with an early
     stop) and the sums over a tree's split paths.
+:mod:`.merged`
+    The tree of a merged set contracted around the items the merge adds,
+    for the reverse split of a merge without the merged set's whole tree.
+:mod:`.pairs`
+    Scores and merge probabilities between the labels, kept while the
+    labels are unchanged.
+:mod:`.rebuild`
+    A label's induced tree rebuilt from its tree before a few items moved.
 :mod:`.algorithms`
     Tree construction, and the helpers handed to the kernel (numba, or
     plain Python with a rebound score).

@@ -26,10 +26,10 @@ import types
 import numpy as np
 from numba import njit
 
-from . import balanced, scores, walks
+from . import balanced, pairs, scores, walks
 from .balanced import (_build_balanced, _build_balanced_impl, _join_round_impl, _rebalance,
                        _rebalance_impl)
-from .trees import leaf_order
+from .trees import leaf_order, range_min
 from .scores import _logd_matrix, _logd_matrix_impl, _score_any, _scores, _scores_impl
 from .walks import (_replay_impl, _split_logsum, _split_logsum_impl, _walk, _walk_groups,
                     _walk_groups_impl, _walk_impl)
@@ -217,69 +217,104 @@ def _induced_impl(sp, items, gpos, hmin, lg, vstats, leaf_sc, split_at, c_size, 
 
     Every internal node of the induced tree is a node of the global tree
     under which both children hold items of the set; the other nodes are
-    contracted. In the depth-first leaf order of the global tree (leaf
-    positions ``gpos``) the split between consecutive items s-1 and s is
-    their lowest common ancestor, whose depth is the smallest depth of the
-    splits between adjacent leaves at positions a+1..b (a < b the items'
-    positions): one range-minimum query of the sparse table ``hmin``
-    (``hmin[j, p]`` = min of the adjacent-split depths at positions
-    p..p+2^j-1; ``lg[k]`` = floor(log2 k)), O(1) per item whatever the size
-    and depth of the global tree. The induced tree is the Cartesian tree
-    (smallest depth at the root) of those depths. Statistics and scores
-    are those of the induced nodes' item sets; ``leaf_sc[i]`` is the score
-    of item i alone (the same ``_score_any`` of its row, computed once).
-    ``hmin`` holds depth · N + position, so that the minimum also names
-    the global node (``split_at[position]``); ``c_size``, ``c_stats`` and
-    ``c_score`` (per global node, size -1 when empty) keep the last score
-    computed at each global node with its size and statistics, and a node
-    whose size and statistics are bit for bit those kept takes the kept
-    score (the score is a function of them): a label's tree rebuilt after a
-    few of its items moved rescores only the nodes above them.
-    Same output as :func:`_build_impl` (internal nodes numbered children
-    first, root last).
+    contracted. The leaves are the items in depth-first order of the global
+    tree (leaf positions ``gpos``), and the tree is the Cartesian tree of
+    the splits between consecutive items (:func:`_cartesian_impl`).
+    ``leaf_sc[i]`` is the score of item i alone (the same ``_score_any`` of
+    its row, computed once); ``hmin``, ``lg``, ``split_at`` and the kept
+    node scores ``c_size``, ``c_stats``, ``c_score`` as there. Same output
+    as :func:`_build_impl` (internal nodes numbered children first, root
+    last), plus ``hkey``: depth · N + position of the global node of every
+    internal node (:func:`.trees._lifting_tables`).
     """
     m = items.shape[0]
     D = vstats.shape[1]
-    ng = gpos.shape[0]
     nn = 2 * m - 1
     stats = np.zeros((nn, D))
     size = np.zeros(nn, np.int64)
     sc = np.zeros(nn)
-    left = np.full(max(m - 1, 0), -1, np.int64)
-    right = np.full(max(m - 1, 0), -1, np.int64)
-    parent = np.full(nn, -1, np.int64)
-    lo = np.zeros(nn, np.int64)
+    keys = np.empty(m, np.int64)
     for k in range(m):
         stats[k, :] = vstats[items[k]]
         size[k] = 1
         sc[k] = leaf_sc[items[k]]
-    keys = np.empty(m, np.int64)
-    for k in range(m):
         keys[k] = gpos[items[k]]
     dord = np.argsort(keys)
+    left, right, parent, lo, hkey = _cartesian(sp, dord, keys, keys, stats, size, sc, hmin, lg,
+                                               split_at, c_size, c_stats, c_score, _NO_HINT,
+                                               _NO_HINT, stats[:0], _NO_HINT, sc[:0])
+    return left, right, parent, stats, sc, size, lo, dord, hkey
+
+
+def _cartesian_impl(sp, dord, first, last, stats, size, sc, hmin, lg, split_at, c_size, c_stats,
+                    c_score, h_hint, old_node, o_stats, o_size, o_score):
+    """The induced tree over m leaves that are disjoint runs of the global
+    tree's depth-first leaf order: leaf k covers the positions
+    ``first[k]..last[k]`` and ``dord[t]`` is the t-th leaf in that order;
+    rows 0..m-1 of ``stats``, ``size`` and ``sc`` (2m - 1 rows) hold the
+    leaves' statistics, sizes and scores, and the rows of the internal
+    nodes are filled here. A leaf is an item (:func:`_induced_impl`) or a
+    whole subtree of an induced tree (:func:`.merged.merged_tree`).
+
+    The split between consecutive leaves s-1 and s is the lowest common
+    ancestor of the last item of the one and the first of the other, whose
+    depth is the smallest depth of the splits between adjacent leaves of
+    the global tree at positions a+1..b: one range-minimum query of the
+    sparse table ``hmin`` (:func:`.trees.range_min`), O(1) whatever the
+    size and depth of the global tree. The tree is the Cartesian tree
+    (smallest depth at the root) of those depths. ``hmin`` holds
+    depth · N + position, so that the minimum also names the global node
+    (``split_at[position]``); ``c_size``, ``c_stats`` and ``c_score`` (per
+    global node, size -1 when empty) keep the last score computed at each
+    global node with its size and statistics, and a node whose size and
+    statistics are bit for bit those kept takes the kept score (the score
+    is a function of them): a label's tree rebuilt after a few of its items
+    moved rescores only the nodes above them.
+
+    Hints from an earlier tree of a nearby set (:mod:`.rebuild`; empty
+    arrays: none): ``h_hint[s]`` ≥ 0 is the key of the split between leaves
+    s-1 and s, and ``old_node[s]`` ≥ 0 the earlier tree's node of that
+    split, whose statistics, size and score are ``o_stats``, ``o_size``,
+    ``o_score``: its score is taken when its size and statistics are bit
+    for bit the new node's (the same output, fewer random accesses to the
+    sparse table and the kept scores).
+
+    Returns (left, right, parent, lo, hkey): internal nodes numbered
+    children first, root 2m - 2; ``lo[v]`` the first position (0..m-1) of
+    node v's leaves; ``hkey[j]`` depth · N + position of the global node of
+    internal node m + j.
+    """
+    m = dord.shape[0]
+    D = stats.shape[1]
+    ng = hmin.shape[1]
+    nn = 2 * m - 1
+    left = np.full(max(m - 1, 0), -1, np.int64)
+    right = np.full(max(m - 1, 0), -1, np.int64)
+    parent = np.full(nn, -1, np.int64)
+    lo = np.zeros(nn, np.int64)
+    hkey = np.zeros(max(m - 1, 0), np.int64)
     if m == 1:
-        return left, right, parent, stats, sc, size, lo, dord
+        return left, right, parent, lo, hkey
     for t in range(m):
         lo[dord[t]] = t
-    h = np.empty(m, np.int64)  # h[s]: depth of the split between positions s-1 and s
+    h = np.empty(m, np.int64)  # h[s]: the split between leaves s-1 and s
+    hinted = h_hint.shape[0] > 0
     for s in range(1, m):
-        a = keys[dord[s - 1]] + 1
-        b = keys[dord[s]]
-        j = lg[b - a + 1]
-        x = hmin[j, a]
-        y = hmin[j, b - (1 << j) + 1]
-        h[s] = x if x < y else y
+        if hinted and h_hint[s] >= 0:
+            h[s] = h_hint[s]
+        else:
+            h[s] = range_min(hmin, lg, last[dord[s - 1]] + 1, first[dord[s]])
     # Cartesian tree of h[1..m-1] (minimum at the root).
     lch = np.full(m, -1, np.int64)
     rch = np.full(m, -1, np.int64)
     stack = np.empty(m, np.int64)
     top = 0
     for s in range(1, m):
-        last = -1
+        last_popped = -1
         while top > 0 and h[stack[top - 1]] > h[s]:
             top -= 1
-            last = stack[top]
-        lch[s] = last
+            last_popped = stack[top]
+        lch[s] = last_popped
         if top > 0:
             rch[stack[top - 1]] = s
         stack[top] = s
@@ -291,7 +326,6 @@ def _induced_impl(sp, items, gpos, hmin, lg, vstats, leaf_sc, split_at, c_size, 
     st_s = np.empty(m, np.int64)
     st_state = np.empty(m, np.int64)
     a_of[root] = 0
-    top = 0
     st_s[0] = root
     st_state[0] = 0
     top = 1
@@ -324,9 +358,21 @@ def _induced_impl(sp, items, gpos, hmin, lg, vstats, leaf_sc, split_at, c_size, 
         right[v - m] = rc
         parent[lc] = v
         parent[rc] = v
+        hkey[v - m] = h[s]
         for q in range(D):
             stats[v, q] = stats[lc, q] + stats[rc, q]
         size[v] = size[lc] + size[rc]
+        lo[v] = a_of[s]
+        o = old_node[s] if hinted else -1
+        if o >= 0 and o_size[o] == size[v]:
+            same = True
+            for q in range(D):
+                if o_stats[o, q] != stats[v, q]:
+                    same = False
+                    break
+            if same:
+                sc[v] = o_score[o]
+                continue
         g = split_at[h[s] % ng]
         same = c_size[g] == size[v]
         if same:
@@ -342,19 +388,20 @@ def _induced_impl(sp, items, gpos, hmin, lg, vstats, leaf_sc, split_at, c_size, 
             for q in range(D):
                 c_stats[g, q] = stats[v, q]
             c_score[g] = sc[v]
-        lo[v] = a_of[s]
-    return left, right, parent, stats, sc, size, lo, dord
+    return left, right, parent, lo, hkey
 
 
 _build = njit(cache=True)(_build_impl)
+_NO_HINT = np.zeros(0, np.int64)
+_cartesian = njit(cache=True)(_cartesian_impl)
 _induced = njit(cache=True)(_induced_impl)
 
 
 class _Fns:
     """The helpers: compiled (the numba functions, scores by ``_score_any``)
     or plain Python — the same functions with the global names
-    ``_score_any``, ``_walk_groups`` and ``_replay`` rebound, to a user's
-    score if given."""
+    ``_score_any``, ``_walk_groups``, ``_replay``, ``_join_round``,
+    ``_cartesian`` and ``_logd_pair`` rebound, to a user's score if given."""
 
     def __init__(self, compiled, sp, score=None):
         self.sp = sp
@@ -363,9 +410,10 @@ class _Fns:
             self.build, self.walk, self.walk_groups = _build, _walk, _walk_groups
             self.build_matching, self.rebalance = _build_balanced, _rebalance
             self.logsum, self.logd = _split_logsum, _logd_matrix
-            self.scores, self.induced = _scores, _induced
+            self.scores, self.induced, self.cartesian = _scores, _induced, _cartesian
+            self.pairs = pairs._refresh
             return
-        g = {**vars(scores), **vars(walks), **vars(balanced), **globals()}
+        g = {**vars(scores), **vars(walks), **vars(balanced), **vars(pairs), **globals()}
         g["_score_any"] = _score_any.py_func if score is None else score
         self.score = g["_score_any"]
 
@@ -376,10 +424,13 @@ class _Fns:
         g["_walk_groups"] = self.walk_groups = copy(_walk_groups_impl)
         g["_replay"] = copy(_replay_impl)
         g["_join_round"] = copy(_join_round_impl)
+        g["_cartesian"] = self.cartesian = copy(_cartesian_impl)
+        g["_logd_pair"] = copy(scores._logd_pair_impl)
         self.build_matching = copy(_build_balanced_impl)
         self.rebalance = copy(_rebalance_impl)
         self.logsum, self.logd = copy(_split_logsum_impl), copy(_logd_matrix_impl)
         self.scores, self.induced = copy(_scores_impl), copy(_induced_impl)
+        self.pairs = copy(pairs._refresh_impl)
 
     def build_global(self, kind, items, local, indptr, indices, use_graph, vstats):
         """The global tree (``tree_build``): ``"greedy"`` (:func:`_build_impl`),

@@ -32,6 +32,8 @@ from ..common import StepInfo
 from ..targets import gibbs_relabel
 from .algorithms import _Fns
 from .moves import _GlobalMoves
+from .pairs import LabelPairs
+from .rebuild import induced_near
 from .ratio import _ProposalProbabilities
 from .trees import Tree, _floored_log_softmax, _knn_csr, _lifting_tables, _Rest, _SetInfo
 
@@ -201,6 +203,16 @@ class TreeGuided(_GlobalMoves, _ProposalProbabilities):
         # Δ log π of a merge or split from label and part statistics
         # (mixtures); other models price a proposal by applying it.
         self._regroup = getattr(model, "delta_regroup", None)
+        # With induced trees, a merge's reverse split is priced on the merged
+        # set's tree around the smaller labels' items (False: on the whole
+        # tree of the merged set; the same values, for the tests).
+        self.merge_around = True
+        # Contracted trees of merged sets (moves._merged_split_sum), by bytes.
+        self._around = OrderedDict()
+        self._around_bytes = 0
+        self.around_cache_bytes = 16 << 20
+        # Scores and merge probabilities between the labels, kept by label.
+        self._pairs = LabelPairs(fns.pairs, fns.sp, self.merge_floor)
 
     # ------------------------------------------------------------ sets
     def _info(self, items) -> _SetInfo:
@@ -216,8 +228,11 @@ class TreeGuided(_GlobalMoves, _ProposalProbabilities):
             self._infos.popitem(last=False)
         return info
 
-    def tree(self, items) -> Tree:
-        """The tree of a vertex set (ascending int64 items), from the cache."""
+    def tree(self, items, near=None) -> Tree:
+        """The tree of a vertex set (ascending int64 items), from the cache;
+        an induced tree not in the cache is built with the hints of the
+        induced tree ``near`` of a nearby set when given (the same tree,
+        :mod:`.rebuild`)."""
         items = np.ascontiguousarray(items, dtype=np.int64)
         key = items.tobytes()
         t = self._trees.get(key)
@@ -225,7 +240,10 @@ class TreeGuided(_GlobalMoves, _ProposalProbabilities):
             self._trees.move_to_end(key)
             return t
         f = self._f
-        if self.trees == "global":
+        if self.trees == "global" and near is not None and near.hkey is not None:
+            t = Tree(items, induced_near(f, near, items, self._lifting(), self._lift_cache,
+                                         self.vstats, self._leaf_sc))
+        elif self.trees == "global":
             gpos, hmin, lg, split_at = self._lifting()
             t = Tree(items, f.induced(f.sp, items, gpos, hmin, lg, self.vstats, self._leaf_sc,
                                       split_at, *self._lift_cache))
@@ -282,18 +300,47 @@ class TreeGuided(_GlobalMoves, _ProposalProbabilities):
             lst = np.sort(lst)
         return np.ascontiguousarray(lst, dtype=np.int64)
 
+    def _members_many(self, state, labels):
+        """The members of several labels, concatenated (each ascending), and
+        their sizes: :meth:`_members` of each, with the member index's check
+        (every listed item carries its label, as many as the label has) and
+        the order made once for all of them."""
+        lists = self._members_index(state).lists
+        got = [lists.get(int(lab)) for lab in labels]
+        part = state.partition
+        if all(x is not None for x in got):
+            sizes = np.array([x.size for x in got], np.int64)
+            cat = np.concatenate(got) if got else np.zeros(0, np.int64)
+            if (np.array_equal(sizes, part.size[np.asarray(labels, np.int64)])
+                    and np.array_equal(part.labels[cat], np.repeat(np.asarray(labels), sizes))):
+                steps = np.diff(cat) > 0
+                steps[np.cumsum(sizes)[:-1] - 1] = True  # a new label may start lower
+                if steps.all():
+                    return np.ascontiguousarray(cat, dtype=np.int64), sizes
+        got = [self._members(state, lab) for lab in labels]
+        return np.concatenate(got), np.array([x.size for x in got], np.int64)
+
     def _label_cached(self, state, label, slot, make):
         """Entry ``slot`` of ``label``'s cache (1: set statistics, 2: tree),
         ``make(members)`` on first use; kept while the label's member list
-        is unchanged (beyond the member index's check, O(1))."""
+        is unchanged (beyond the member index's check, O(1)). The label's
+        last tree is kept until its next tree is built, from it
+        (:meth:`tree`'s ``near``)."""
         lst = self._members_index(state).members(state.partition, int(label))
         hit = self._labels.get(int(label))
         if hit is None or hit[0] is not lst:
             if len(self._labels) > 2 * state.partition.n_labels + 64:
                 self._labels.clear()
-            hit = self._labels[int(label)] = [lst, None, None]
+                hit = None
+            near = None if hit is None else (hit[2] if hit[2] is not None else hit[3])
+            hit = self._labels[int(label)] = [lst, None, None, near]
         if hit[slot] is None:
-            hit[slot] = make(self._members(state, label))
+            members = self._members(state, label)
+            if slot == 2:
+                hit[2] = self.tree(members, near=hit[3])
+                hit[3] = None
+            else:
+                hit[slot] = make(members)
         return hit[slot]
 
     def _label_info(self, state, label) -> _SetInfo:
@@ -303,7 +350,7 @@ class TreeGuided(_GlobalMoves, _ProposalProbabilities):
     def _label_tree_of(self, state, label) -> Tree:
         """The tree of ``label``'s members (:meth:`_label_cached`; no set
         statistics needed)."""
-        return self._label_cached(state, label, 2, self.tree)
+        return self._label_cached(state, label, 2, None)
 
     def _label_tree(self, label, info) -> Tree:
         """The tree of ``info`` (a label's, from :meth:`_label_info`), kept
@@ -339,8 +386,8 @@ class TreeGuided(_GlobalMoves, _ProposalProbabilities):
             if size[lab] == 0:
                 lists.pop(lab, None)
 
-    def _rest_of(self, state, labs) -> _Rest:
-        """Statistics, scores and sizes of the labels ``labs`` from the
+    def _label_stats(self, state, labs):
+        """Summed statistics (rows) and sizes of the labels ``labs`` from the
         state's per-label caches (O(len(labs) · D), no pass over items)."""
         part = state.partition
         D = self.vstats.shape[1]
@@ -350,7 +397,12 @@ class TreeGuided(_GlobalMoves, _ProposalProbabilities):
         else:
             S = np.array([self.vstats[self._members(state, lab)].sum(axis=0)
                           for lab in labs.tolist()]).reshape(len(labs), D)
-        n = np.ascontiguousarray(part.size[labs], dtype=np.int64)
+        return S, np.ascontiguousarray(part.size[labs], dtype=np.int64)
+
+    def _rest_of(self, state, labs) -> _Rest:
+        """Statistics, scores and sizes of the labels ``labs``
+        (:meth:`_label_stats`, and their scores)."""
+        S, n = self._label_stats(state, labs)
         f = self._f
         return _Rest(S, np.asarray(f.scores(f.sp, S, n), dtype=np.float64), n)
 

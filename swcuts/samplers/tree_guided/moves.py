@@ -28,12 +28,15 @@ move").
 from __future__ import annotations
 
 import math
+import weakref
 
 import numpy as np
 from numba import njit
 
 from ...partition import _stack_index, _swap_in_stack
 from ..common import StepInfo, metropolis_hastings_bound_first
+from .merged import merged_tree
+from .ratio import merge_anchor_sum
 from .trees import _leaf_groups, _Rest
 
 
@@ -98,6 +101,25 @@ def _free_list_as_if_undone(stack, n_free, labels, k):
         n_free[0] = top
 
 
+def _stopped_at(record, stop) -> float:
+    """What :meth:`~.ratio._ProposalProbabilities._logsum` returns for
+    ``stop``, from the ``record`` (number of paths, 0 or 1; the path's node
+    log weight; its replay's sums so far, root first; the whole sum) of a
+    call with ``stop`` = -inf: the replay stops at the first sum so far
+    below ``stop`` less the node's weight, and a stopped sum at or above
+    ``stop`` is computed whole. The same floating-point operations, so the
+    same bits."""
+    count, node_lw, partial, whole = record
+    if count == 0:
+        return whole
+    below = np.flatnonzero(partial < stop - node_lw)
+    if below.size:
+        acc = node_lw + float(partial[below[0]])
+        if acc < stop:
+            return acc
+    return whole
+
+
 class _GlobalMoves:
     """Split-or-merge moves of :class:`~.kernel.TreeGuided` (its base class)."""
 
@@ -115,13 +137,24 @@ class _GlobalMoves:
             lst = self._members(state, label)
         return int(lst[0])
 
+    def _first_items(self, state, labels) -> list:
+        """:meth:`_first_item` of each of ``labels``."""
+        lists = self._members_index(state).lists
+        out = []
+        for lab in labels:
+            lst = lists.get(int(lab))
+            out.append(int(lst[0]) if lst is not None and lst.size
+                       else self._first_item(state, lab))
+        return out
+
     def global_move(self, state, rng, temperature=1.0) -> StepInfo:
         """One split-or-merge Metropolis-Hastings update.
 
-        Cost: O(L · D) for the merge probabilities of the L labels (from the
-        state's per-label statistics); a split walks up the anchor's tree
-        (cached with the label); a merge reads items only when its bounds
-        do not reject it.
+        Cost: the merge probabilities of the L labels from the state's
+        per-label statistics, kept between moves for unchanged labels
+        (:mod:`.pairs`); a split walks up the anchor's tree (cached with
+        the label); a merge reads the smaller labels' items only when its
+        first bound does not reject it (:meth:`_merge_reverse`).
         """
         part = state.partition
         labs = part.used_labels()
@@ -129,23 +162,19 @@ class _GlobalMoves:
         a = int(rng.integers(L))
         c = int(labs[a])
         by_stats = self._by_stats(state)
+        other_labs = np.delete(labs, a)
         if by_stats:
-            every = self._rest_of(state, labs)
-            cinfo = _Summary(every.stats[a], every.score[a], every.n[a], 0)
+            S, n = self._label_stats(state, labs)
+            sc, _, lpm, l1pm = self._pairs.refresh(labs, S, n, temperature)
+            cinfo = _Summary(S[a], sc[a], n[a], 0)
             keep_rows = np.arange(L) != a
-            others = _Rest(every.stats[keep_rows], every.score[keep_rows], every.n[keep_rows])
+            others = _Rest(S[keep_rows], sc[keep_rows], n[keep_rows])
+            lp, l1p = lpm[a, keep_rows], l1pm[a, keep_rows]
         else:
             cinfo = self._label_info(state, c)
-            others = None
-        other_labs = np.delete(labs, a)
-        if others is None:
             others = self._rest_of(state, other_labs)
-        if L > 1:
             lp, l1p = self._merge_logp(self._logd([cinfo], others)[0], temperature)
-            inM = np.log(rng.random(L - 1)) < lp
-        else:
-            lp = l1p = np.zeros(0)
-            inM = np.zeros(0, bool)
+        inM = np.log(rng.random(L - 1)) < lp if L > 1 else np.zeros(0, bool)
         anchor_lq = -math.log(L) + float(lp[inM].sum() + l1p[~inM].sum())
         if not inM.any():
             if by_stats:
@@ -156,11 +185,15 @@ class _GlobalMoves:
         keep = ~inM
         rest = _Rest(others.stats[keep], others.score[keep], others.n[keep])
         if by_stats:
-            cinfo.first = self._first_item(state, c)
-            P = [cinfo] + [_Summary(others.stats[i], others.score[i], others.n[i],
-                                    self._first_item(state, other_labs[i]))
-                           for i in np.flatnonzero(inM).tolist()]
-            return self._merge_stats(state, P_labs, P, rest, anchor_lq, temperature, rng)
+            firsts = self._first_items(state, P_labs)
+            cinfo.first = firsts[0]
+            P = [cinfo] + [_Summary(others.stats[i], others.score[i], others.n[i], first)
+                           for i, first in zip(np.flatnonzero(inM).tolist(), firsts[1:])]
+            # Rows of P's labels and of the rest in the kept tables.
+            rows = np.concatenate(([a], np.flatnonzero(keep_rows)[inM]))
+            rest_rows = np.flatnonzero(keep_rows)[keep]
+            return self._merge_stats(state, P_labs, P, rest, anchor_lq, temperature, rng,
+                                     (lpm, l1pm, rows, rest_rows))
         P = [cinfo] + [self._label_info(state, lab) for lab in m_labs]
         return self._merge_items(state, P_labs, P, rest, anchor_lq, temperature, rng)
 
@@ -295,24 +328,92 @@ class _GlobalMoves:
         return StepInfo(False, log_alpha, moved, d, "split")
 
     # ------------------------------------------------------------- merges
-    def _merge_reverse(self, U_info, parts, rest, fwd, d, temperature, stop):
-        """log α of a merge given an upper bound ``stop`` below which the
-        exact value is not needed: first with the anchor bound of the
-        reverse split (no tree), then with its replay on the tree of the
-        merged set (``parts()``: the labels' items, by smallest item, read
-        only then)."""
-        rev_bound = self._log_q_anchor(U_info, rest, temperature)
-        rest_of_alpha = d / temperature + rev_bound - fwd
-        if rest_of_alpha < stop:
-            return rest_of_alpha, None
-        parts = parts()
-        U = np.sort(np.concatenate(parts), kind="stable")  # merges sorted runs
-        # The reverse split's replay stops once log α is known to lie below stop.
+    def _merge_reverse(self, U_info, rest, anchor_lq, fwd, d, temperature, stop, split_sum):
+        """log α of a merge, or an upper bound of it below ``stop`` (then
+        the exact value is not needed), the dearest terms last.
+
+        log q(X*|X) is at least ``anchor_lq``, the drawn anchor's term of
+        its sum over anchors, and log q(X|X*) at most the anchor bound of
+        the reverse split (:meth:`_log_q_anchor`, O(L) scores), itself at
+        most -log L*; ``fwd()`` gives the sum over anchors and
+        ``split_sum(best, stop)`` the log sum over the reverse split's paths
+        (its replay on the merged set's tree, given up below ``stop``).
+        With induced trees the split sum comes first: it is kept for a
+        merge proposed again (:meth:`_merged_split_sum`), and it is what
+        rejects nearly every merge that gets this far; with -log L* and
+        ``anchor_lq`` in place of the other two terms it bounds log α.
+        """
         best = self.ratio == "paper"
-        rev = rev_bound + self._split_tree_logsum(
-            self.tree(U), parts, temperature, best=best,
-            stop=-math.inf if best else stop - rest_of_alpha)
-        return d / temperature + rev - fwd, U
+        split = None
+        if self.trees == "global":
+            head = d / temperature - math.log(len(rest) + 1) - anchor_lq
+            split = split_sum(best, -math.inf if best else stop - head)
+            if head + split < stop:
+                return head + split
+        rev_bound = self._log_q_anchor(U_info, rest, temperature)
+        log_alpha = d / temperature + rev_bound - anchor_lq
+        if split is None and log_alpha < stop:
+            return log_alpha
+        fwd = anchor_lq if best else fwd()
+        log_alpha = d / temperature + rev_bound - fwd
+        if split is None:
+            if log_alpha < stop:
+                return log_alpha
+            # The reverse split's replay stops once log α is known to lie below stop.
+            split = split_sum(best, -math.inf if best else stop - log_alpha)
+        rev = rev_bound + split
+        return d / temperature + rev - fwd
+
+    def _merged_split_sum(self, state, P_labs, rank, keep, temperature):
+        """``split_sum`` of :meth:`_merge_reverse` for a merge of the labels
+        ``P_labs`` into ``P_labs[keep]`` (the largest), priced on the tree of
+        the merged set around the other labels' items (:mod:`.merged`):
+        reads the items of the smaller labels only, and the cached tree of
+        the largest. Part ids are the labels' ``rank`` (by smallest item,
+        as the whole-tree path numbers them). Induced trees only.
+
+        The contracted tree and its node weights are kept (least recently
+        used first out, ``around_cache_bytes``), keyed by the largest
+        label's tree, the other labels' items and parts and the temperature
+        (they are a function of these), with the sums so far of its whole
+        replay: a merge proposed again costs O(|small labels| + depth), and
+        its sum, or the replay given up below ``stop``, is the one a fresh
+        computation gives, bit for bit (:func:`_stopped_at`)."""
+
+        def split_sum(best, stop):
+            small = sorted((g for g in range(len(P_labs)) if g != keep), key=lambda g: rank[g])
+            b_items, sizes = self._members_many(state, [P_labs[g] for g in small])
+            part_of = np.repeat(np.array([rank[g] for g in small], np.int64), sizes)
+            tree = self._label_tree_of(state, P_labs[keep])
+            key = (id(tree), float(temperature), self.split_floor, self.log_wnew, best,
+                   rank[keep], part_of.tobytes(), b_items.tobytes())
+            cache = self._around
+            hit = cache.get(key)
+            if hit is not None and hit[0]() is tree:
+                cache.move_to_end(key)
+            else:
+                self._lifting()
+                arrays, logw, leaf = merged_tree(
+                    self._f, tree, b_items, self._lift, self._lift_cache, self.vstats,
+                    self._leaf_sc, temperature, self.split_floor)
+                # A weak reference: the kept entries must not keep old trees alive.
+                hit = cache[key] = [weakref.ref(tree), arrays, logw, leaf, None]
+                self._around_bytes += sum(x.nbytes for x in arrays[:6]) + logw.nbytes
+                while self._around_bytes > self.around_cache_bytes and len(cache) > 1:
+                    _, old = cache.popitem(last=False)
+                    self._around_bytes -= sum(x.nbytes for x in old[1][:6]) + old[2].nbytes
+            left, right, parent, stats, size, score, E = hit[1]
+            args = (left, right, parent, stats, size, score, E, hit[3], part_of, rank[keep],
+                    len(P_labs), hit[2], temperature, best)
+            if hit[4] is None:  # the whole replay, once: its sums so far give any stop's
+                trace, found = np.empty(E), np.zeros(3, np.int64)
+                full = self._logsum(*args, -math.inf, trace, found)
+                hit[4] = (int(found[0]), float(hit[2][found[1]]), trace[:found[2]].copy(), full)
+            if hit[4][0] > 1:  # several paths (not with these trees): no record
+                return self._logsum(*args, stop)
+            return _stopped_at(hit[4], stop)
+
+        return split_sum
 
     def _commit_merge(self, state, dst, movers, U):
         """Move every mover's items into ``dst`` and update the index."""
@@ -325,41 +426,58 @@ class _GlobalMoves:
         for lab, _ in movers:
             lists.pop(lab, None)
 
-    def _merge_stats(self, state, P_labs, P, rest, anchor_lq, temperature, rng) -> StepInfo:
+    def _merge_stats(self, state, P_labs, P, rest, anchor_lq, temperature, rng,
+                     tables) -> StepInfo:
         """A merge priced from the labels' statistics; the items of the
-        labels are read only past the anchor bound, and moved only once the
-        move is accepted.
+        smaller labels are read only past the first bound, and every item
+        only once the move is accepted.
 
-        Upper bounds of log q(X|X*), dearest last: the probability of drawing
-        the merged label as the anchor, -log L*, times that of an empty merge
-        set (:meth:`_log_q_anchor`, from the merged statistics), times the
-        split path's (on the tree of the merged set). Each is computed only
-        when the ones before do not already reject the move.
+        Upper bounds of log α, cheapest first (:meth:`_merge_reverse`): the
+        probability of drawing the merged label as the anchor is at most
+        -log L*, and the forward probability at least the drawn anchor's
+        term ``anchor_lq``; then the reverse split's path (with induced
+        trees, on the merged set's tree contracted around the smaller
+        labels, :mod:`.merged`), the anchor bound (:meth:`_log_q_anchor`)
+        and the forward sum over anchors. Each is computed only when the
+        ones before do not already reject the move. ``tables``: (log p,
+        log(1 - p) between the labels (:mod:`.pairs`), the rows of ``P`` and
+        of ``rest`` in them), for the forward sum.
         """
         self.counts["merge"][0] += 1
         order = sorted(range(len(P)), key=lambda g: P[g].first)
+        lpm, l1pm, rows, rest_rows = tables
+        prow = rows[order]
         Ps = [P[g] for g in order]
         keep = max(range(len(P)), key=lambda g: P[g].n)  # the largest label keeps its name
         dst = P_labs[keep]
         moved = int(sum(P[g].n for g in range(len(P)) if g != keep))
-        fwd = anchor_lq if self.ratio == "paper" else self._log_q_merge(Ps, rest, temperature)
         S_U = np.sum([p.stats for p in P], axis=0)
         n_U = int(sum(p.n for p in P))
         d = self._regroup(state, P_labs, S_U, [n_U])
         lq_anchor = -math.log(len(rest) + 1)
-        merged = []
+        f = self._f
+        if self.trees == "global" and self.merge_around:
+            rank = [0] * len(P)
+            for r, g in enumerate(order):
+                rank[g] = r
+            split_sum = self._merged_split_sum(state, P_labs, rank, keep, temperature)
+        else:
+            def split_sum(best, stop):
+                parts = [self._members(state, P_labs[g]) for g in order]
+                U = np.sort(np.concatenate(parts), kind="stable")  # merges sorted runs
+                return self._split_tree_logsum(self.tree(U), parts, temperature, best=best,
+                                               stop=stop)
 
         def exact(stop):
-            f = self._f
             U_info = _Summary(S_U, f.score(S_U, n_U, f.sp), n_U, Ps[0].first)
-            log_alpha, U = self._merge_reverse(
-                U_info, lambda: [self._members(state, P_labs[g]) for g in order], rest, fwd, d,
-                temperature, stop)
-            merged.append(U)
-            return log_alpha
+            return self._merge_reverse(
+                U_info, rest, anchor_lq,
+                lambda: merge_anchor_sum(lpm[np.ix_(prow, prow)], l1pm[np.ix_(prow, rest_rows)]),
+                d, temperature, stop, split_sum)
 
+        # log q(X*|X) >= anchor_lq: the bound needs no forward sum over anchors.
         ok, log_alpha = metropolis_hastings_bound_first(
-            rng, d / temperature + lq_anchor - fwd, exact)
+            rng, d / temperature + lq_anchor - anchor_lq, exact)
         if not ok:
             if len(P) > 2:
                 part = state.partition
@@ -367,8 +485,10 @@ class _GlobalMoves:
                     [P_labs[g] for g in range(len(P)) if g != keep], np.int64), 0)
             return StepInfo(False, log_alpha, moved, d, "merge")
         movers = [(P_labs[g], self._members(state, P_labs[g])) for g in range(len(P)) if g != keep]
+        U = np.sort(np.concatenate([self._members(state, dst)] + [R for _, R in movers]),
+                    kind="stable")
         before = state.log_pi
-        self._commit_merge(state, dst, movers, merged[-1])
+        self._commit_merge(state, dst, movers, U)
         self.counts["merge"][1] += 1
         return StepInfo(True, log_alpha, moved, state.log_pi - before, "merge")
 
@@ -382,16 +502,22 @@ class _GlobalMoves:
         dst = P_labs[keep]
         movers = [(P_labs[g], P[g].items) for g in range(len(P)) if g != keep]
         moved = int(sum(R.size for _, R in movers))
-        fwd = anchor_lq if self.ratio == "paper" else self._log_q_merge(Ps, rest, temperature)
         lq_anchor = -math.log(len(rest) + 1)
         merged = []
 
+        def U_of():
+            if not merged:
+                merged.append(np.sort(np.concatenate([p.items for p in P]), kind="stable"))
+            return merged[0]
+
+        def split_sum(best, stop):
+            return self._split_tree_logsum(self.tree(U_of()), [p.items for p in Ps], temperature,
+                                           best=best, stop=stop)
+
         def exact(d, stop):
-            U = np.sort(np.concatenate([p.items for p in P]), kind="stable")
-            log_alpha, _ = self._merge_reverse(self._info(U), lambda: [p.items for p in Ps], rest,
-                                               fwd, d, temperature, stop)
-            merged.append(U)
-            return log_alpha
+            return self._merge_reverse(self._info(U_of()), rest, anchor_lq,
+                                       lambda: self._log_q_merge(Ps, rest, temperature), d,
+                                       temperature, stop, split_sum)
 
         model = self.model
         log_pi0 = state.log_pi
@@ -399,9 +525,9 @@ class _GlobalMoves:
             R = movers[0][1]
             d = model.delta(state, R, dst)
             ok, log_alpha = metropolis_hastings_bound_first(
-                rng, d / temperature + lq_anchor - fwd, lambda stop: exact(d, stop))
+                rng, d / temperature + lq_anchor - anchor_lq, lambda stop: exact(d, stop))
             if ok:
-                self._commit_merge(state, dst, movers, merged[-1])
+                self._commit_merge(state, dst, movers, U_of())
                 self.counts["merge"][1] += 1
                 return StepInfo(True, log_alpha, moved, d, "merge")
             return StepInfo(False, log_alpha, moved, d, "merge")
@@ -410,10 +536,10 @@ class _GlobalMoves:
             model.apply(state, R, dst, dd)
         d = state.log_pi - log_pi0
         ok, log_alpha = metropolis_hastings_bound_first(
-            rng, d / temperature + lq_anchor - fwd, lambda stop: exact(d, stop))
+            rng, d / temperature + lq_anchor - anchor_lq, lambda stop: exact(d, stop))
         if ok:
             lists = self._members_index(state).lists
-            lists[dst] = merged[-1]
+            lists[dst] = U_of()
             for lab, _ in movers:
                 lists.pop(lab, None)
             self.counts["merge"][1] += 1

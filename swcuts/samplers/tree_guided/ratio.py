@@ -23,29 +23,38 @@ from .trees import _Rest
 
 
 @njit(cache=True)
-def _merge_lp(logd, inv_t, eps):
-    """log p and log(1 - p), p = eps + (1 - 2 eps) σ(-logd / T), elementwise."""
-    lp = np.empty(logd.size)
-    l1p = np.empty(logd.size)
+def merge_lp1(logd, inv_t, eps):
+    """(log p, log(1 - p)) of the merge probability
+    p = eps + (1 - 2 eps) σ(-logd / T) of one pair of labels."""
     le = math.log(eps) if eps > 0.0 else -np.inf
     lr = math.log1p(-2.0 * eps)
+    x = -logd * inv_t
+    if x >= 0.0:
+        ls = -math.log1p(math.exp(-x))
+        l1s = -x - math.log1p(math.exp(-x))
+    else:
+        ls = x - math.log1p(math.exp(x))
+        l1s = -math.log1p(math.exp(x))
+    if eps > 0.0:
+        a = lr + ls
+        lp = max(a, le) + math.log1p(math.exp(-abs(a - le)))
+        a = lr + l1s
+        l1p = max(a, le) + math.log1p(math.exp(-abs(a - le)))
+        return lp, l1p
+    return ls, l1s
+
+
+@njit(cache=True)
+def _merge_lp(logd, inv_t, eps):
+    """:func:`merge_lp1` elementwise."""
+    lp = np.empty(logd.size)
+    l1p = np.empty(logd.size)
     for t in range(logd.size):
-        x = -logd[t] * inv_t
-        if x >= 0.0:
-            ls = -math.log1p(math.exp(-x))
-            l1s = -x - math.log1p(math.exp(-x))
-        else:
-            ls = x - math.log1p(math.exp(x))
-            l1s = -math.log1p(math.exp(x))
-        if eps > 0.0:
-            a = lr + ls
-            lp[t] = max(a, le) + math.log1p(math.exp(-abs(a - le)))
-            a = lr + l1s
-            l1p[t] = max(a, le) + math.log1p(math.exp(-abs(a - le)))
-        else:
-            lp[t] = ls
-            l1p[t] = l1s
+        lp[t], l1p[t] = merge_lp1(logd[t], inv_t, eps)
     return lp, l1p
+
+
+_NO_TRACE = np.zeros(0)
 
 
 def _logsumexp(x) -> float:
@@ -56,6 +65,19 @@ def _logsumexp(x) -> float:
     if m == -math.inf:
         return -math.inf
     return m + math.log(float(np.exp(x - m).sum()))
+
+
+def merge_anchor_sum(lpP, l1R) -> float:
+    """log q of merging the labels P into one, summed over every label of P
+    as the anchor: log Σ_i (1/L) Π_{j ∈ P, j ≠ i} p_ij Π_{r ∉ P} (1 - p_ir),
+    from ``lpP`` (log p between the labels of P, |P| x |P|) and ``l1R``
+    (log(1 - p) from each to every other label, |P| x (L - |P|))."""
+    L = lpP.shape[0] + l1R.shape[1]
+    outside = l1R.sum(axis=1)
+    terms = np.empty(lpP.shape[0])
+    for i in range(lpP.shape[0]):
+        terms[i] = -math.log(L) + (lpP[i].sum() - lpP[i, i]) + outside[i]
+    return _logsumexp(terms)
 
 
 class _ProposalProbabilities:
@@ -100,14 +122,29 @@ class _ProposalProbabilities:
         others = [g for g in range(len(parts)) if g != big]
         leaves = np.concatenate([np.searchsorted(tree.items, parts[g]) for g in others])
         part_of = np.repeat(np.array(others, np.int64), [parts[g].size for g in others])
+        return self._logsum(tree.left, tree.right, tree.parent, tree.stats, tree.size, tree.score,
+                            tree.n, leaves.astype(np.int64), part_of, big, len(parts),
+                            tree.node_log_weights(temperature, self.split_floor), temperature,
+                            best, stop)
+
+    def _logsum(self, left, right, parent, stats, size, score, n, leaves, part_of, big, k,
+                node_logw, temperature, best, stop, trace=None, found=None) -> float:
+        """:func:`.walks._split_logsum_impl` on a tree given by its arrays
+        (a label's tree or the contracted tree of :mod:`.merged`): log Σ
+        over the split paths that put ``leaves`` into the parts ``part_of``
+        and every other leaf into part ``big`` (k parts), with the node
+        weights ``node_logw``; with a finite ``stop``, possibly an upper
+        bound of it below ``stop``. ``trace`` and ``found``: outputs of the
+        paths (:func:`.walks._split_logsum_impl`), for the last call."""
         f = self._f
-        args = (f.sp, tree.left, tree.right, tree.parent, tree.stats, tree.size, tree.score,
-                tree.n, leaves.astype(np.int64), part_of, big, len(parts),
-                tree.node_log_weights(temperature, self.split_floor), 1.0 / temperature,
-                self.log_wnew, best)
-        acc, complete = f.logsum(*args, stop)
+        if found is None:
+            trace, found = _NO_TRACE, np.zeros(3, np.int64)
+        args = (f.sp, left, right, parent, stats, size, score, n, leaves, part_of, big, k,
+                node_logw, 1.0 / temperature, self.log_wnew, best)
+        acc, complete = f.logsum(*args, stop, trace, found)
         if not complete and acc >= stop:  # several unfinished paths (not with these trees)
-            acc, complete = f.logsum(*args, -math.inf)
+            found[:] = 0
+            acc, complete = f.logsum(*args, -math.inf, trace, found)
         return float(acc)
 
     def _log_q_anchor(self, c_info, rest, temperature) -> float:
@@ -130,17 +167,12 @@ class _ProposalProbabilities:
 
     def _log_q_merge(self, P, rest, temperature) -> float:
         """log q of merging the labels ``P`` into one, summed over anchors."""
-        L = len(P) + len(rest)
         lpP, _ = self._merge_logp(self._logd(P, P), temperature)
         if len(rest):
             _, l1R = self._merge_logp(self._logd(P, rest), temperature)
-            outside = l1R.sum(axis=1)
         else:
-            outside = np.zeros(len(P))
-        terms = np.empty(len(P))
-        for i in range(len(P)):
-            terms[i] = -math.log(L) + (lpP[i].sum() - lpP[i, i]) + outside[i]
-        return _logsumexp(terms)
+            l1R = np.zeros((len(P), 0))
+        return merge_anchor_sum(lpP, l1R)
 
     def _log_qs(self, kind, before, after, rest, temperature, path_lq):
         """(log q(X* | X), log q(X | X*)) of a split (before = [c], after =

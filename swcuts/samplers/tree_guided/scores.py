@@ -36,14 +36,20 @@ def _score_any(st, n, sp):
     return prior_log_factor(sp[2:5], n, log_marginal(int(sp[1]), st, sp[5:]))
 
 
+def _logd_pair_impl(sp, Sa, sa, na, Sb, sb, nb, tmp):
+    """log d(A, B) = s(A) + s(B) - s(A ∪ B) of two disjoint sets from their
+    summed statistics, scores and sizes (``tmp``: a scratch row)."""
+    np.add(Sa, Sb, tmp)
+    return sa + sb - _score_any(tmp, na + nb, sp)
+
+
 def _logd_matrix_impl(sp, SA, sA, nA, SB, sB, nB):
     """log d between every set of A and every set of B, from their statistics."""
     out = np.empty((SA.shape[0], SB.shape[0]))
     tmp = np.empty(SA.shape[1])
     for i in range(SA.shape[0]):
         for j in range(SB.shape[0]):
-            np.add(SA[i], SB[j], tmp)
-            out[i, j] = sA[i] + sB[j] - _score_any(tmp, nA[i] + nB[j], sp)
+            out[i, j] = _logd_pair(sp, SA[i], sA[i], nA[i], SB[j], sB[j], nB[j], tmp)
     return out
 
 
@@ -55,5 +61,6 @@ def _scores_impl(sp, S, n):
     return out
 
 
+_logd_pair = njit(cache=True)(_logd_pair_impl)
 _logd_matrix = njit(cache=True)(_logd_matrix_impl)
 _scores = njit(cache=True)(_scores_impl)

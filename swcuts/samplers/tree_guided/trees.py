@@ -41,9 +41,11 @@ class Tree:
         self.items = items
         self.n = int(items.size)
         (self.left, self.right, self.parent, self.stats, self.score, self.size, self.lo,
-         self.order) = out
-        n = self.n
-        self.logd = self.score[self.left] + self.score[self.right] - self.score[n:]
+         self.order) = out[:8]
+        # Induced trees: depth · N + position of every internal node's global node.
+        self.hkey = out[8] if len(out) > 8 else None
+        self.aux = {}  # per-tree tables of :mod:`.merged`, made on first use
+        self.logd = node_logd(self.left, self.right, self.score, self.n)
         self._logw = None
         self._cumw = None
         self._minleaf = None
@@ -95,7 +97,14 @@ class Tree:
 
     @property
     def nbytes(self) -> int:
-        return int(self.stats.nbytes + 11 * 8 * self.n)  # + node weights and their sums
+        # + node weights and their sums, keys, and the tables of :mod:`.merged`
+        return int(self.stats.nbytes + 16 * 8 * self.n)
+
+
+def node_logd(left, right, score, n) -> np.ndarray:
+    """log d(l(ν), r(ν)) = s(l) + s(r) - s(ν) of every internal node n + j
+    of a tree (children ``left[j]``, ``right[j]``; ``score`` per node)."""
+    return score[left] + score[right] - score[n:]
 
 
 def _floored_log_softmax(x, floor) -> np.ndarray:
@@ -103,10 +112,17 @@ def _floored_log_softmax(x, floor) -> np.ndarray:
     x = np.asarray(x, dtype=np.float64)
     if x.size == 0:
         return x.copy()
-    lsm = x - (x.max() + math.log(np.exp(x - x.max()).sum()))
+    return floored_log_weights(x, x.max() + math.log(np.exp(x - x.max()).sum()), x.size, floor)
+
+
+def floored_log_weights(x, lse, count, floor) -> np.ndarray:
+    """log of (1 - floor) exp(x - lse) + floor / count: the weights of
+    :func:`_floored_log_softmax` for some of ``count`` logits whose
+    log-sum-exp is ``lse``."""
+    lsm = np.asarray(x, dtype=np.float64) - lse
     if floor <= 0.0:
         return lsm
-    return np.logaddexp(math.log1p(-floor) + lsm, math.log(floor / x.size))
+    return np.logaddexp(math.log1p(-floor) + lsm, math.log(floor / count))
 
 
 class _SetInfo:
@@ -249,6 +265,17 @@ def _group_first_leaves(left, right, parent, n, nu, assign, minleaf, k):
         if minleaf[Q] < out[g]:
             out[g] = minleaf[Q]
     return out
+
+
+@njit(cache=True)
+def range_min(hmin, lg, a, b):
+    """Smallest entry of ``hmin[0, a..b]`` (a <= b) from the sparse table
+    of :func:`_lifting_tables` (``lg[k]`` = floor(log2 k)): the key of the
+    shallowest split between the leaves at positions a - 1 and b."""
+    j = lg[b - a + 1]
+    x = hmin[j, a]
+    y = hmin[j, b - (1 << j) + 1]
+    return x if x < y else y
 
 
 def _lifting_tables(g):

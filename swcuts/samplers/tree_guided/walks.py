@@ -24,7 +24,7 @@ from numba import njit
 
 from ...primitives import log_sum_exp
 from .scores import _score_any
-from .trees import path_siblings
+from .trees import _depth_of, path_siblings
 
 
 def _walk_impl(sp, left, right, parent, stats, size, sc, n, nu, inv_t, log_wnew, u, assign):
@@ -98,7 +98,7 @@ def _walk_groups_impl(sp, left, right, parent, stats, size, sc, n, nu, inv_t, lo
 
 
 def _replay_impl(sp, left, right, parent, stats, size, sc, n, nu, inv_t, log_wnew, pure, k,
-                 stop):
+                 stop, trace):
     """log probability that the walk of :func:`_walk_impl` from ``nu``
     yields the parts ``pure`` (part of every node, ≥ 0 for the children of
     ``nu`` and every off-path subtree; ``k`` parts, group id = part id).
@@ -112,7 +112,9 @@ def _replay_impl(sp, left, right, parent, stats, size, sc, n, nu, inv_t, log_wne
     choices. Every term is ≤ 0, so the sum so far bounds the whole from
     above: the replay stops as soon as it falls below ``stop`` (-inf never
     stops). Returns (log probability, or the sum so far when stopped;
-    whether the replay reached ``nu``).
+    whether the replay reached ``nu``); a non-empty ``trace`` gets the sum
+    so far after every choice, root first (a replay with any ``stop``
+    stops at the first of them below it).
     """
     D = stats.shape[1]
     Qs = path_siblings(left, right, parent, n, nu)
@@ -184,13 +186,15 @@ def _replay_impl(sp, left, right, parent, stats, size, sc, n, nu, inv_t, log_wne
             idx = m
         m += 1
         logp += logits[idx] - log_sum_exp(logits, m)
+        if trace.size > 0:
+            trace[T - 1 - t] = logp
         if logp < stop:
             return logp, False
     return logp, True
 
 
 def _split_logsum_impl(sp, left, right, parent, stats, size, sc, n, leaves, parts, big, k,
-                       node_logw, inv_t, log_wnew, best, stop):
+                       node_logw, inv_t, log_wnew, best, stop, trace, found):
     """log Σ over every path of the split procedure on this tree that yields
     the parts given by ``leaves`` (the leaves outside part ``big``) and
     their ``parts`` (every other leaf is in ``big``; k parts): the nodes ν
@@ -209,6 +213,10 @@ def _split_logsum_impl(sp, left, right, parent, stats, size, sc, n, leaves, part
     True) when every path was finished, else (an upper bound of it, False).
     With deterministic trees there is at most one path (docs), so an
     unfinished sum lies below ``stop``.
+
+    ``found`` (3 ints) gets the number of paths, the internal node j of
+    the last and its number of choices; a non-empty ``trace`` (n floats)
+    its replay's sums so far (:func:`_replay_impl`).
     """
     nn = 2 * n - 1
     pure = np.full(nn, big, np.int64)  # part of a node's leaves, -1 if several
@@ -250,7 +258,10 @@ def _split_logsum_impl(sp, left, right, parent, stats, size, sc, n, leaves, part
         if a < 0 or b < 0 or a == b:
             continue
         res = _replay(sp, left, right, parent, stats, size, sc, n, v, inv_t, log_wnew,
-                      pure, k, stop - node_logw[j])
+                      pure, k, stop - node_logw[j], trace)
+        found[0] += 1
+        found[1] = j
+        found[2] = _depth_of(parent, v)
         lp = node_logw[j] + res[0]
         complete = complete and res[1]
         if best:

@@ -1,0 +1,218 @@
+"""The tree of a merged set around the items a merge adds.
+
+The reverse of a merge is a split of the merged set U along its tree, and
+pricing it needs the nodes of tree(U) that can be the split node, the
+paths from them to the root and the total weight of every node of tree(U)
+(the split node's probability is a softmax over them). With induced trees
+(``trees="global"``) these come from the cached tree of the largest merged
+label A and the items B = U \\ A, without building tree(U):
+
+* the nodes of tree(U) whose sets differ from tree(A)'s are the ancestors
+  of the leaves of B (a node is a global node under which both children
+  meet U, and its set is U's items below it); every other node of tree(U)
+  is a node of tree(A) with the same set, and the *hanging* ones, the
+  largest such subtrees, partition A;
+* the nodes of tree(A) that gain items are those that are global
+  ancestors of an item b of B: the ancestors in tree(A) of b's neighbour in
+  A (in the global tree's leaf order, on the side of their deeper lowest
+  common ancestor λ_b) that are not deeper than λ_b; their children that
+  gain nothing are the hanging subtrees (:func:`_merged_leaves`);
+* tree(U) with every hanging subtree contracted to a leaf is the induced
+  tree over the sequence of hanging subtrees and items of B, in the global
+  leaf order: the split between two consecutive ones is the lowest common
+  ancestor of the last item of the one and the first of the other
+  (:func:`.algorithms._cartesian_impl`, the same code as a full build, so
+  every statistic and score is the full tree's bit for bit);
+* the log-sum-exp of the node weights of tree(U) adds, to the contracted
+  tree's own nodes, the log-sum-exp of every hanging subtree's internal
+  nodes, kept per tree(A) (:func:`_subtree_lse`).
+
+The split node of a reverse split holds items of two parts, so it is an
+ancestor of an item of B: the split sums (:func:`.walks._split_logsum_impl`)
+and replays run on the contracted tree unchanged, the hanging subtrees
+being leaves of A's part. Cost: O(|B| + the nodes of tree(A) above B's
+items), O(|B| log n) with a balanced global tree; tree(A) is kept with its
+label. See ``docs/algorithms/tree_guided.md`` ("The cost of a move").
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from .ratio import _logsumexp
+from .trees import floored_log_weights, node_logd, range_min
+
+
+@njit(cache=True)
+def _subtree_lse(left, right, x, n):
+    """log Σ exp(x[j]) over the internal nodes n + j of every node's
+    subtree (-inf at the leaves; children before parents)."""
+    out = np.full(2 * n - 1, -np.inf)
+    for j in range(n - 1):
+        a = out[left[j]]
+        b = out[right[j]]
+        c = x[j]
+        mx = max(a, b, c)
+        out[n + j] = mx + math.log(math.exp(a - mx) + math.exp(b - mx) + math.exp(c - mx))
+    return out
+
+
+@njit(cache=True)
+def _merged_leaves(parent, left, right, lo, order, size, stats, sc, hkey, gp, mark, b_items, b_pos,
+                   vstats, leaf_sc, hmin, lg):
+    """The leaves of tree(A ∪ B) contracted around B (module docstring).
+
+    ``parent`` ... ``hkey``: the induced tree of A (m leaves; ``lo[v]``
+    the first position of node v's leaves in A's leaf order, ``order[t]``
+    the leaf at position t, ``hkey`` the keys depth · N + position of the
+    internal nodes' global nodes); ``gp[t]``: the global position of A's
+    t-th leaf (ascending); ``mark``: scratch (2m - 1, all False, restored);
+    ``b_items`` and their global positions ``b_pos``, ascending;
+    ``hmin``, ``lg``: the sparse table of the global tree, for the lowest
+    common ancestors (:func:`.trees.range_min`).
+
+    Returns (stats, sizes, scores of the 2E - 1 nodes with the E leaves'
+    rows filled, first and last global position of every leaf, the leaf
+    of every item of B, the hanging subtrees of tree(A) in leaf order).
+    """
+    m = gp.shape[0]
+    nb = b_items.shape[0]
+    marked = np.empty(max(m - 1, 1), np.int64)
+    nm = 0
+    for i in range(nb):
+        p = b_pos[i]
+        q = np.searchsorted(gp, p)
+        key = -1
+        a = -1
+        if q > 0:  # the lowest common ancestor with the neighbour on the left
+            key = range_min(hmin, lg, gp[q - 1] + 1, p)
+            a = order[q - 1]
+        if q < m:  # ... on the right; λ_b is the deeper one (larger key)
+            kr = range_min(hmin, lg, p + 1, gp[q])
+            if kr > key:
+                key = kr
+                a = order[q]
+        # The ancestors of a in tree(A) are ever shallower global nodes:
+        # those not deeper than λ_b are the A-nodes above b.
+        v = parent[a]
+        while v >= 0 and hkey[v - m] > key:
+            v = parent[v]
+        while v >= 0 and not mark[v]:
+            mark[v] = True
+            marked[nm] = v
+            nm += 1
+            v = parent[v]
+    hang = np.empty(nm + 1, np.int64)
+    nh = 0
+    if nm == 0:
+        hang[0] = 2 * m - 2
+        nh = 1
+    for t in range(nm):
+        j = marked[t] - m
+        if not mark[left[j]]:
+            hang[nh] = left[j]
+            nh += 1
+        if not mark[right[j]]:
+            hang[nh] = right[j]
+            nh += 1
+    for t in range(nm):
+        mark[marked[t]] = False
+    hang = hang[:nh]
+    starts = np.empty(nh, np.int64)
+    for t in range(nh):
+        starts[t] = lo[hang[t]]
+    hang = hang[np.argsort(starts)]
+    E = nh + nb
+    D = stats.shape[1]
+    nn = 2 * E - 1
+    vst = np.zeros((nn, D))
+    vsize = np.zeros(nn, np.int64)
+    vsc = np.zeros(nn)
+    first = np.empty(E, np.int64)
+    last = np.empty(E, np.int64)
+    bleaf = np.empty(nb, np.int64)
+    i = 0
+    t = 0
+    for k in range(E):
+        if i < nb and (t >= nh or b_pos[i] < gp[lo[hang[t]]]):
+            b = b_items[i]
+            for q in range(D):
+                vst[k, q] = vstats[b, q]
+            vsize[k] = 1
+            vsc[k] = leaf_sc[b]
+            first[k] = b_pos[i]
+            last[k] = b_pos[i]
+            bleaf[i] = k
+            i += 1
+        else:
+            h = hang[t]
+            for q in range(D):
+                vst[k, q] = stats[h, q]
+            vsize[k] = size[h]
+            vsc[k] = sc[h]
+            first[k] = gp[lo[h]]
+            last[k] = gp[lo[h] + size[h] - 1]
+            t += 1
+    return vst, vsize, vsc, first, last, bleaf, hang
+
+
+
+def merged_tree(f, tree, b_items, lift, lift_cache, vstats, leaf_sc, temperature, floor):
+    """The tree of ``tree.items`` ∪ ``b_items`` contracted around ``b_items``
+    (module docstring), with the node log weights of the split move on the
+    whole merged tree.
+
+    Parameters
+    ----------
+    f : :class:`.algorithms._Fns`
+    tree : Tree
+        The induced tree of A (with ``hkey``).
+    b_items : ndarray of int64
+        The items added, none in A.
+    lift : tuple
+        (leaf position, sparse table, floor-log2 table, node at each split)
+        of the global tree (:func:`.trees._lifting_tables`).
+    lift_cache : tuple
+        The kept node scores (:func:`.algorithms._cartesian_impl`).
+    vstats, leaf_sc : per-item statistics and scores of single items.
+    temperature, floor : as :meth:`.trees.Tree.node_log_weights`.
+
+    Returns
+    -------
+    (left, right, parent, stats, size, score, n) : the contracted tree
+    node_logw : ndarray
+        log probability of drawing each of its internal nodes as the split
+        node of the merged set (the weights of the whole tree(U)).
+    leaf : ndarray of int64
+        The leaf of every item of ``b_items``.
+    """
+    gpos, hmin, lg, split_at = lift
+    aux = tree.aux
+    if "gp" not in aux:
+        aux["gp"] = np.ascontiguousarray(gpos[tree.items[tree.order]])
+        aux["mark"] = np.zeros(2 * tree.n - 1, np.bool_)
+    lse_key = float(temperature)
+    if aux.get("lse", (None,))[0] != lse_key:
+        aux["lse"] = (lse_key, _subtree_lse(tree.left, tree.right, tree.logd / temperature,
+                                            tree.n))
+    pos = gpos[b_items]
+    o = np.argsort(pos)
+    hkey = tree.hkey if tree.n > 1 else np.zeros(0, np.int64)
+    vst, vsize, vsc, first, last, bleaf, hang = _merged_leaves(
+        tree.parent, tree.left, tree.right, tree.lo, tree.order, tree.size, tree.stats,
+        tree.score, hkey, aux["gp"], aux["mark"], np.ascontiguousarray(b_items[o]),
+        np.ascontiguousarray(pos[o]), vstats, leaf_sc, hmin, lg)
+    E = first.size
+    none = np.zeros(0, np.int64)
+    left, right, parent, _, _ = f.cartesian(f.sp, np.arange(E), first, last, vst, vsize, vsc,
+                                            hmin, lg, split_at, *lift_cache, none, none,
+                                            vst[:0], none, vsc[:0])
+    x = node_logd(left, right, vsc, E) / temperature  # as Tree.node_log_weights
+    lse = _logsumexp(np.concatenate((x, aux["lse"][1][hang])))
+    logw = floored_log_weights(x, lse, tree.n + b_items.size - 1, floor)
+    leaf = np.empty(b_items.size, np.int64)
+    leaf[o] = bleaf
+    return (left, right, parent, vst, vsize, vsc, E), logw, leaf

@@ -1,0 +1,116 @@
+"""The merge probabilities between the current labels, kept between moves.
+
+Every global move needs the merge probability p(c, c') of its anchor with
+every other label, and a merge needs it between every label it merges and
+every label (:func:`.ratio.merge_anchor_sum`): O(|P| L) cluster scores per
+move. These are functions of the two labels' summed statistics and sizes
+(log d(A, B) = s(A) + s(B) - s(A ∪ B)), and between two global moves most
+labels are unchanged (a local move changes a few, an accepted global move
+a few more). :meth:`LabelPairs.refresh` keeps the scores, log d, log p and
+log(1 - p) of every pair of labels and recomputes only the rows and
+columns of labels whose statistics or size are not bit for bit the ones
+kept (same arithmetic, so the same bits as computing them afresh): O(L^2)
+copies and O(changed · L) scores per global move.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from .ratio import merge_lp1
+from .scores import _logd_pair, _score_any
+
+
+def _refresh_impl(sp, labs, S, n, klabs, kS, kn, old_sc, old_ld, old_lp, old_l1p, inv_t, eps,
+                  same_t):
+    """Scores, log d, log p and log(1 - p) of the labels ``labs``
+    (ascending) with statistics ``S`` (rows) and sizes ``n``, and the number
+    of labels recomputed. ``klabs`` (ascending), ``kS``, ``kn`` and
+    ``old_*``: the kept labels and their tables, at the same temperature
+    when ``same_t``; a label is taken from them when its statistics and
+    size are bit for bit the kept ones. log d by
+    :func:`.scores._logd_pair_impl`, log p by :func:`.ratio.merge_lp1`."""
+    L = S.shape[0]
+    D = S.shape[1]
+    keep_from = np.full(L, -1, np.int64)
+    t = 0
+    for i in range(L):  # both ascending: one merge walk
+        while t < klabs.shape[0] and klabs[t] < labs[i]:
+            t += 1
+        if t < klabs.shape[0] and klabs[t] == labs[i] and kn[t] == n[i]:
+            same = True
+            for q in range(D):
+                if kS[t, q] != S[i, q]:
+                    same = False
+                    break
+            if same:
+                keep_from[i] = t
+    sc = np.empty(L)
+    fresh = 0
+    for i in range(L):
+        if keep_from[i] >= 0:
+            sc[i] = old_sc[keep_from[i]]
+        else:
+            sc[i] = _score_any(S[i], n[i], sp)
+            fresh += 1
+    ld = np.empty((L, L))
+    lp = np.empty((L, L))
+    l1p = np.empty((L, L))
+    tmp = np.empty(D)
+    for i in range(L):
+        oi = keep_from[i]
+        for j in range(L):
+            oj = keep_from[j]
+            if oi >= 0 and oj >= 0:
+                ld[i, j] = old_ld[oi, oj]
+                if same_t:
+                    lp[i, j] = old_lp[oi, oj]
+                    l1p[i, j] = old_l1p[oi, oj]
+                    continue
+            else:
+                ld[i, j] = _logd_pair(sp, S[i], sc[i], n[i], S[j], sc[j], n[j], tmp)
+            lp[i, j], l1p[i, j] = merge_lp1(ld[i, j], inv_t, eps)
+    return sc, ld, lp, l1p, fresh
+
+
+_refresh = njit(cache=True)(_refresh_impl)
+
+
+class LabelPairs:
+    """The kept tables of :func:`_refresh_impl` for one kernel.
+
+    Parameters
+    ----------
+    refresh : callable
+        :func:`_refresh_impl`, compiled or a plain-Python copy
+        (:class:`.algorithms._Fns`).
+    sp : array
+        The cluster score's parameters.
+    merge_floor : float
+        ε of the merge probability.
+    """
+
+    def __init__(self, refresh, sp, merge_floor):
+        self._fn = refresh
+        self._sp = sp
+        self._eps = float(merge_floor)
+        z = np.zeros((0, 0))
+        # labels, statistics, sizes, 1/T, scores, log d, log p, log(1 - p)
+        self._kept = (np.zeros(0, np.int64), z, np.zeros(0, np.int64), math.nan, np.zeros(0),
+                      z, z, z)
+        self.recomputed = 0  # labels recomputed so far (for the tests)
+
+    def refresh(self, labs, S, n, temperature):
+        """(scores, log d, log p, log(1 - p)) of the labels ``labs``
+        (ascending) with statistics ``S`` and sizes ``n``, rows and columns
+        in the order of ``labs``."""
+        inv_t = 1.0 / temperature
+        k = self._kept
+        sc, ld, lp, l1p, fresh = self._fn(self._sp, labs, S, n, k[0], k[1], k[2], k[4], k[5],
+                                          k[6], k[7], inv_t, self._eps, k[3] == inv_t)
+        self.recomputed += int(fresh)
+        self._kept = (labs, S, n, inv_t, sc, ld, lp, l1p)
+        return sc, ld, lp, l1p

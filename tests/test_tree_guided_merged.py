@@ -1,0 +1,364 @@
+"""A merge's reverse split priced around the added items (``tree_guided/merged.py``).
+
+The tree of the merged set U = A ∪ B contracted around B (the items of the
+smaller labels), from the cached tree of the largest label A, must give the
+sum over split paths of the whole tree(U) (``docs/algorithms/tree_guided.md``,
+"The cost of a move"); its nodes must be tree(U)'s, bit for bit; the kept
+sums so far must give what a fresh replay gives for any stop; and the
+kernel must make the same chain with and without it.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+from swcuts.models import MixtureModel
+from swcuts.models.mixture import lee_choi_gaussians
+from swcuts.samplers import TreeGuided, seed_compiled_rng
+from swcuts.samplers.tree_guided.merged import merged_tree
+from swcuts.samplers.tree_guided.moves import _stopped_at
+
+
+def _kernel(build, compiled=None, n=200):
+    data, _ = lee_choi_gaussians(n, seed=4)
+    model = MixtureModel(data, "gaussian", alpha=1.0, preset="lee-choi")
+    k = TreeGuided(model, trees="global", tree_build=build, compiled=compiled)
+    k._lifting()
+    return k
+
+
+def _outcomes(k, rng, trials):
+    """(U, parts, T) of split outcomes of random sets: drawn splits (a path
+    yields them) and, a third of the time, two items swapped between two
+    parts (mostly no path does)."""
+    n = k.model.n_vertices
+    g = k.global_tree()
+    for t in range(trials):
+        if t % 3 == 0:  # a node of the global tree: a set like a label
+            U = g.leaves(int(rng.integers(g.n, 2 * g.n - 1))).astype(np.int64)
+        else:
+            m = int(rng.integers(2, 5)) if t % 5 == 0 else int(rng.integers(2, n))
+            U = np.sort(rng.choice(n, m, replace=False)).astype(np.int64)
+        if U.size < 2:
+            continue
+        T = float(rng.choice([1.0, 1.7]))
+        tree = k.tree(U)
+        _, _, nu, res, assign = k._draw_split(tree, rng, T)
+        parts = k._parts_of(tree, nu, assign, int(res[2]))
+        if rng.random() < 0.3:
+            x, y = parts[0][-1], parts[1][0]
+            parts = [np.sort(np.where(p == x, y, np.where(p == y, x, p))) for p in parts]
+        parts.sort(key=lambda p: int(p[0]))
+        yield U, parts, T
+
+
+def _around(k, parts, T):
+    """The contracted tree of the merge of ``parts`` around the smaller ones
+    (and the added items, in the order of its ``leaf``)."""
+    keep = max(range(len(parts)), key=lambda g: parts[g].size)
+    small = [g for g in range(len(parts)) if g != keep]
+    b = np.concatenate([parts[g] for g in small]).astype(np.int64)
+    part_of = np.repeat(np.array(small, np.int64), [parts[g].size for g in small])
+    arrays, logw, leaf = merged_tree(k._f, k.tree(parts[keep]), b, k._lift, k._lift_cache,
+                                     k.vstats, k._leaf_sc, T, k.split_floor)
+    return arrays, logw, leaf, part_of, keep, b
+
+
+@pytest.mark.parametrize("build,compiled", [("greedy", None), ("balanced", None),
+                                            ("matching", None), ("balanced", False)])
+def test_contracted_tree_gives_the_whole_trees_split_sum(build, compiled):
+    """log Σ over the split paths that yield the parts, on the contracted
+    tree and on the whole tree(U): the same to 1e-12 (the node weights'
+    total is summed in another order), -inf together, and with a finite
+    stop both exact or both below it."""
+    k = _kernel(build, compiled, n=200 if compiled is None else 120)
+    rng = np.random.default_rng(5)
+    finite = infinite = 0
+    for U, parts, T in _outcomes(k, rng, 90 if compiled is None else 25):
+        whole = k._split_tree_logsum(k.tree(U), parts, T)
+        (l, r, p, st, sz, sc, E), logw, leaf, part_of, keep, b = _around(k, parts, T)
+        args = (l, r, p, st, sz, sc, E, leaf, part_of, keep, len(parts), logw, T, False)
+        around = k._logsum(*args, -math.inf)
+        if math.isinf(whole):
+            assert around == -math.inf
+            infinite += 1
+            continue
+        finite += 1
+        assert around == pytest.approx(whole, abs=1e-12 * max(1.0, abs(whole)))
+        stop = whole + float(rng.normal(0, 2))
+        a = k._logsum(*args, stop)
+        w = k._split_tree_logsum(k.tree(U), parts, T, stop=stop)
+        assert (a < stop) == (w < stop)
+        if a >= stop:
+            assert a == pytest.approx(whole, abs=1e-12 * max(1.0, abs(whole)))
+    assert finite > 10 and infinite > 2
+
+
+@pytest.mark.parametrize("build", ["greedy", "balanced"])
+def test_contracted_tree_is_the_whole_tree_around_the_added_items(build):
+    """Every internal node of the contracted tree is a node of tree(U) above
+    an added item, with its statistics, size and score bit for bit, and
+    there is one for each of them; every leaf is an added item or a subtree
+    of tree(U) without added items."""
+    k = _kernel(build)
+    rng = np.random.default_rng(9)
+    for U, parts, T in _outcomes(k, rng, 40):
+        tree = k.tree(U)
+        (l, r, p, st, sz, sc, E), logw, leaf, part_of, keep, b = _around(k, parts, T)
+        # Nodes of tree(U) above an added item, by their (sorted) item sets.
+        above = {}
+        for i in np.searchsorted(tree.items, b).tolist():
+            v = int(tree.parent[i])
+            while v >= 0:
+                above[tree.leaves(v).tobytes()] = v
+                v = int(tree.parent[v])
+        assert E - 1 == len(above)
+        assert logw.size == E - 1
+        # Items under every contracted node, from its leaves.
+        under = [None] * (2 * E - 1)
+        pos = {}
+        for t, item in enumerate(b.tolist()):
+            pos[int(leaf[t])] = item
+        whole_set = {tree.leaves(v).tobytes(): v for v in range(2 * tree.n - 1)}
+        for v in range(E):
+            if v in pos:
+                under[v] = np.array([pos[v]], np.int64)
+            else:  # a hanging subtree: find it in tree(U) by its statistics
+                hits = [w for w in range(2 * tree.n - 1) if tree.size[w] == sz[v]
+                        and np.array_equal(tree.stats[w], st[v]) and tree.score[w] == sc[v]]
+                assert hits
+                under[v] = tree.leaves(hits[0])
+                assert not np.isin(under[v], b).any()
+        for j in range(E - 1):
+            under[E + j] = np.sort(np.concatenate((under[l[j]], under[r[j]])))
+            w = above[under[E + j].tobytes()]
+            assert whole_set[under[E + j].tobytes()] == w
+            assert sz[E + j] == tree.size[w] and sc[E + j] == tree.score[w]
+            np.testing.assert_array_equal(st[E + j], tree.stats[w])
+
+
+@pytest.mark.parametrize("build", ["greedy", "balanced"])
+def test_kept_replay_sums_give_a_fresh_replays_value_for_any_stop(build):
+    """:func:`moves._stopped_at` on the record of one whole replay returns,
+    bit for bit, what a replay with that stop returns, for stops around
+    every sum so far (stopped early, stopped and then computed whole, not
+    stopped)."""
+    k = _kernel(build)
+    rng = np.random.default_rng(11)
+    checked = 0
+    for U, parts, T in _outcomes(k, rng, 60):
+        (l, r, p, st, sz, sc, E), logw, leaf, part_of, keep, b = _around(k, parts, T)
+        args = (l, r, p, st, sz, sc, E, leaf, part_of, keep, len(parts), logw, T, False)
+        trace, found = np.empty(E), np.zeros(3, np.int64)
+        whole = k._logsum(*args, -math.inf, trace, found)
+        assert found[0] <= 1
+        record = (int(found[0]), float(logw[found[1]]), trace[:found[2]].copy(), whole)
+        if found[0] == 0:
+            assert whole == -math.inf and _stopped_at(record, 0.0) == -math.inf
+            continue
+        marks = np.concatenate((record[1] + record[2], [whole]))
+        stops = np.concatenate((marks, np.nextafter(marks, np.inf), marks + 1e-3,
+                                marks - 1.0, [-1e300, 1e300]))
+        for stop in stops.tolist():
+            assert _stopped_at(record, stop) == k._logsum(*args, stop)
+            checked += 1
+    assert checked > 200
+
+
+@pytest.mark.parametrize("build", ["greedy", "balanced"])
+def test_merges_priced_around_the_added_items_make_the_same_chain(build):
+    """The kernel with the contracted trees (default) and with the whole
+    tree of every merged set: the same moves, decisions, labels (names
+    included), free lists and log α to 1e-9, step by step; repeated
+    proposals come from the kept contracted trees."""
+    data, _ = lee_choi_gaussians(260, seed=3)
+    model = MixtureModel(data, "gaussian", alpha=1.0, preset="lee-choi")
+    runs = []
+    for around in (True, False):
+        kernel = TreeGuided(model, tree_build=build)
+        assert kernel.trees == "global"
+        kernel.merge_around = around
+        rng = np.random.default_rng(21)
+        seed_compiled_rng(rng)
+        state = model.new_state(np.random.default_rng(0).integers(0, 4, model.n_vertices))
+        trace = []
+        for _ in range(1500):
+            info = kernel.step(state, rng)
+            trace.append((info.move, info.accepted, info.log_accept_ratio,
+                          state.partition.labels.copy(), state.partition.free_stack.copy()))
+        runs.append((trace, kernel.counts, kernel))
+    (a, ca, ka), (b, cb, kb) = runs
+    assert ca == cb and ca["merge"][1] > 3
+    assert len(ka._around) > 5 and len(kb._around) == 0
+    for s, (x, y) in enumerate(zip(a, b)):
+        assert x[:2] == y[:2], f"step {s}"
+        assert x[2] == pytest.approx(y[2], abs=1e-9), f"step {s}"
+        np.testing.assert_array_equal(x[3], y[3], err_msg=f"step {s}")
+        np.testing.assert_array_equal(x[4], y[4], err_msg=f"step {s}")
+
+
+def test_drawn_anchor_term_bounds_the_forward_merge_probability():
+    """The first bound of a merge uses the drawn anchor's term in place of
+    log q(X*|X), the sum over anchors: it is never larger."""
+    k = _kernel("balanced")
+    rng = np.random.default_rng(3)
+    n = k.model.n_vertices
+    for _ in range(40):
+        labels = rng.integers(0, int(rng.integers(3, 9)), n)
+        groups = k._groups(labels)
+        infos = [k._info(g) for g in groups]
+        P = sorted(rng.choice(len(infos), int(rng.integers(2, len(infos) + 1)), replace=False))
+        rest = [infos[i] for i in range(len(infos)) if i not in P]
+        from swcuts.samplers.tree_guided.trees import _Rest
+        rest = _Rest.of(rest, k.vstats.shape[1])
+        Pi = [infos[i] for i in P]
+        T = float(rng.choice([0.7, 1.0, 2.0]))
+        total = k._log_q_merge(Pi, rest, T)
+        lp, _ = k._merge_logp(k._logd(Pi, Pi), T)
+        for c in range(len(Pi)):
+            _, l1 = k._merge_logp(k._logd([Pi[c]], rest)[0], T) if len(rest) else (None, [])
+            term = (-math.log(len(Pi) + len(rest)) + float(np.delete(lp[c], c).sum())
+                    + float(np.sum(l1)))
+            assert term <= total + 1e-12
+
+
+def test_members_of_several_labels_are_each_labels_members():
+    """``_members_many``: the members of each label, ascending, concatenated,
+    and their sizes; after items moved behind the kernel's back (a stale
+    member index) still the labels' members."""
+    k = _kernel("balanced", n=150)
+    rng = np.random.default_rng(2)
+    state = k.model.new_state(rng.integers(0, 6, 150))
+    part = state.partition
+    for t in range(30):
+        labs = part.used_labels()
+        pick = rng.choice(labs, int(rng.integers(1, labs.size + 1)), replace=False)
+        cat, sizes = k._members_many(state, pick)
+        want = [np.flatnonzero(part.labels == lab) for lab in pick]
+        np.testing.assert_array_equal(sizes, [w.size for w in want])
+        np.testing.assert_array_equal(cat, np.concatenate(want))
+        if t % 3 == 0:  # another kernel moves a few items
+            movers = rng.choice(150, 3, replace=False)
+            part.relabel(movers, int(rng.choice(part.used_labels())))
+        elif t % 3 == 1:  # ... or swaps two items' labels (the same sizes)
+            i, j = rng.choice(150, 2, replace=False)
+            li, lj = int(part.labels[i]), int(part.labels[j])
+            part.relabel(np.array([i]), lj)
+            part.relabel(np.array([j]), li)
+
+
+@pytest.mark.parametrize("compiled", [None, False])
+def test_kept_label_pairs_are_the_fresh_tables_bit_for_bit(compiled):
+    """``pairs.LabelPairs``: the scores, log d, log p and log(1 - p) between
+    the labels, kept for unchanged labels and recomputed for the others,
+    are bit for bit the tables computed afresh, through a chain's moves and
+    temperature changes; most labels are kept."""
+    data, _ = lee_choi_gaussians(150, seed=6)
+    model = MixtureModel(data, "gaussian", alpha=1.0, preset="lee-choi")
+    k = TreeGuided(model, compiled=compiled)
+    rng = np.random.default_rng(4)
+    state = model.new_state(rng.integers(0, 8, 150))
+    f = k._f
+    seen = first = 0
+    for t in range(60 if compiled is None else 15):
+        for _ in range(3):
+            k.step(state, rng)
+        labs = state.partition.used_labels()
+        S, n = k._label_stats(state, labs)
+        T = [1.0, 1.0, 1.5][t % 3]
+        sc, ld, lp, l1p = k._pairs.refresh(labs, S, n, T)
+        sc0 = np.asarray(f.scores(f.sp, S, n), float)
+        ld0 = f.logd(f.sp, S, sc0, n, S, sc0, n)
+        lp0, l1p0 = k._merge_logp(ld0, T)
+        for got, want in ((sc, sc0), (ld, ld0), (lp, lp0), (l1p, l1p0)):
+            np.testing.assert_array_equal(got, want)
+        if t == 0:
+            first = k._pairs.recomputed
+        else:
+            seen += labs.size
+    if compiled is None:  # (the short plain-Python chain still changes most labels)
+        assert k._pairs.recomputed - first < seen / 2
+
+
+def test_kept_contracted_trees_do_not_keep_label_trees_alive():
+    """The kept contracted trees refer to the label trees they were made
+    from weakly: once the kernel's caches drop the trees, they are freed."""
+    import gc
+
+    data, _ = lee_choi_gaussians(260, seed=3)
+    model = MixtureModel(data, "gaussian", alpha=1.0, preset="lee-choi")
+    kernel = TreeGuided(model)
+    rng = np.random.default_rng(21)
+    state = model.new_state(np.random.default_rng(0).integers(0, 4, model.n_vertices))
+    for _ in range(800):
+        kernel.step(state, rng)
+    entries = list(kernel._around.values())
+    assert len(entries) > 5 and any(e[0]() is not None for e in entries)
+    kernel._trees.clear()
+    kernel._labels.clear()
+    gc.collect()
+    assert all(e[0]() is None for e in entries)
+
+
+@pytest.mark.parametrize("build,compiled", [("greedy", None), ("balanced", None),
+                                            ("balanced", False)])
+def test_label_trees_rebuilt_from_their_last_tree_are_the_trees_built_cold(build, compiled):
+    """An induced tree built with the hints of the tree of a nearby set
+    (a label before a few of its items moved; ``rebuild.induced_near``) is
+    bit for bit the tree a fresh kernel builds, for sets that lose and gain
+    items, also at the ends of the global leaf order."""
+    from swcuts.samplers.tree_guided.rebuild import induced_near
+    from swcuts.samplers.tree_guided.trees import Tree
+
+    data, _ = lee_choi_gaussians(300, seed=4)
+    model = MixtureModel(data, "gaussian", alpha=1.0, preset="lee-choi")
+    warm = TreeGuided(model, trees="global", tree_build=build, compiled=compiled)
+    rng = np.random.default_rng(7)
+    order = warm.global_tree().order  # items by global leaf position
+    items = np.sort(rng.choice(300, 120, replace=False)).astype(np.int64)
+    old = warm.tree(items)
+    hinted = 0
+    for t in range(60 if compiled is None else 15):
+        if t % 4 == 0:  # the first or last items of the global order
+            swap = order[:3] if t % 8 == 0 else order[-3:]
+        else:
+            swap = rng.choice(300, int(rng.integers(1, 8)), replace=False)
+        new = np.setxor1d(items, swap).astype(np.int64)
+        out = induced_near(warm._f, old, new, warm._lifting(), warm._lift_cache, warm.vstats,
+                           warm._leaf_sc)
+        tree = Tree(new, out)
+        cold = TreeGuided(model, trees="global", tree_build=build).tree(new)
+        for name in ("left", "right", "parent", "size", "lo", "order", "stats", "score", "hkey"):
+            np.testing.assert_array_equal(getattr(tree, name), getattr(cold, name),
+                                          err_msg=name)
+        hinted += 1
+        if rng.random() < 0.7:
+            items, old = new, tree
+    assert hinted > 10
+    # The kernel builds a changed label's tree from its last one.
+    from swcuts.samplers.tree_guided import kernel as kernel_module
+
+    calls = []
+
+    def counted(*args):
+        calls.append(1)
+        return induced_near(*args)
+
+    state = model.new_state(rng.integers(0, 3, 300))
+    kernel = TreeGuided(model, trees="global", tree_build=build, compiled=compiled)
+    saved = kernel_module.induced_near
+    kernel_module.induced_near = counted
+    try:
+        for step in range(150 if compiled is None else 40):
+            kernel.step(state, rng)
+            if step % 10 == 0:
+                for lab in state.partition.used_labels().tolist():
+                    t = kernel._label_tree_of(state, lab)
+                    cold = TreeGuided(model, trees="global", tree_build=build).tree(t.items)
+                    np.testing.assert_array_equal(t.items, np.flatnonzero(state.labels == lab))
+                    for name in ("left", "right", "stats", "score", "order"):
+                        np.testing.assert_array_equal(getattr(t, name), getattr(cold, name))
+    finally:
+        kernel_module.induced_near = saved
+    assert len(calls) > 3
