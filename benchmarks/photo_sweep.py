@@ -212,6 +212,38 @@ def run(task):
             return w - btau * graph.boundary_length.astype(np.float64)
 
         image.contrast_weights = rewarding_weights
+    whist, wmix = int(kw.pop("whist", 0)), float(kw.pop("wmix", 1.0))
+    if whist:
+        # Experiment: the region likelihood sees every pixel through the
+        # histogram of the (2 whist + 1)^2 window around it: an atom's
+        # histogram counts are the sum of its pixels' window histograms
+        # (mixed with its own pixels' counts, weight 1 - wmix), so a texture
+        # whose elements are larger than an atom looks alike atom to atom.
+        from scipy import ndimage as ndi
+
+        from swcuts import api
+        from swcuts.models import image
+
+        base = image.ImageModel
+
+        class WindowHistograms(base):
+            def _vertex_stats(self, features, atoms, n):
+                st = super()._vertex_stats(features, atoms, n)
+                h, w, C = features.shape
+                B = self.n_bins
+                lab = atoms.astype(np.int64).ravel()
+                idx = np.clip((features * B).astype(np.int64), 0, B - 1)
+                size = 2 * whist + 1
+                for c in range(C):
+                    for b in range(B):
+                        local = ndi.uniform_filter((idx[..., c] == b).astype(np.float64), size,
+                                                   mode="reflect")
+                        counts = np.bincount(lab, weights=local.ravel(), minlength=n)
+                        col = 1 + c * B + b
+                        st[:, col] = (1.0 - wmix) * st[:, col] + wmix * counts
+                return st
+
+        api.ImageModel = WindowHistograms
     lsmooth = float(kw.pop("lsmooth", 0.0))
     if lsmooth:
         # Experiment: the region likelihood on features Gaussian-smoothed

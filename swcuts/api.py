@@ -127,7 +127,7 @@ class Segmentation:
 
 
 def build_posterior(features, atoms, n_atoms, *, seed, bins, a0, a1, a2, kappa, edge_scale, q_max,
-                    boundary=0.0, evidence="contrast"):
+                    boundary=0.0, evidence="contrast", window=0):
     """Atoms, their graph, edge probabilities and the image posterior of
     prepared ``features``: ``(atom label image, RegionGraph, q, ImageModel)``."""
     atom_labels = compute_atoms(features, atoms, n_atoms, seed=seed)
@@ -138,7 +138,7 @@ def build_posterior(features, atoms, n_atoms, *, seed, bins, a0, a1, a2, kappa, 
         hist = vertex_histograms(features, atom_labels, graph.n_vertices, bins=15)
     q = np.minimum(kl_edge_probabilities(hist, graph.edges, scale=edge_scale), q_max)
     model = ImageModel(features, atom_labels, graph, bins=bins, a0=a0, a1=a1, a2=a2, kappa=kappa,
-                       boundary=boundary, evidence=evidence)
+                       boundary=boundary, evidence=evidence, window=window)
     return atom_labels, graph, q, model
 
 
@@ -327,7 +327,7 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
         10^5 pixels of the image), halved on an image with one varying
         channel (grey), which has less evidence per pixel than a colour one
         (:data:`swcuts.options.ONE_CHANNEL_WEIGHT`).
-    model : {"contrast", "texture", "paper"}, optional
+    model : {"contrast", "texture", "window", "paper"}, optional
         The image posterior. "paper": section 5 of Barbu & Zhu (region
         likelihoods, eq. 59 prior). "contrast": the same plus a
         contrast-sensitive boundary term that pays for boundaries across
@@ -335,7 +335,11 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
         Boykov & Jolly 2001), with no per-region weight. "texture": "contrast"
         with texture-robust boundary evidence (a cut is cheap only where
         the pixel contrast and a half-window histogram gradient both mark
-        an edge; Martin, Fowlkes & Malik 2004). Default: "contrast", for
+        an edge; Martin, Fowlkes & Malik 2004). "window": "contrast" whose
+        histogram likelihood counts each pixel through the histogram of the
+        window around it (about 31x31 pixels on a 481x321 photo), so that
+        textures look alike from atom to atom, with a per-region weight;
+        samplers on atoms only. Default: "contrast", for
         every sampler (each one's moves include the boundary term, proved
         by exact enumeration).
     window_sizes : sequence of int, optional
@@ -502,7 +506,8 @@ def _run_multilevel(options, features, posterior, schedule, rng, steps, progress
         graph = RegionGraph.from_labels(atom_labels)
         model = ImageModel(features, atom_labels, graph, bins=options.bins, a0=options.a0,
                            a1=options.a1, a2=options.a2, kappa=options.kappa,
-                           boundary=options.boundary, evidence=model_evidence(options.posterior))
+                           boundary=options.boundary, evidence=model_evidence(options.posterior),
+                           window=options.window)
     vertex_labels = np.zeros(graph.n_vertices, dtype=np.int64)
     vertex_labels[atom_labels.ravel()] = levels[-1].ravel()
     return _Run(atom_labels, graph, None, model, vertex_labels, result, levels)

@@ -521,8 +521,8 @@ def sample_posterior(image, *, n_samples=100, thin=None, chains=4, sampler="swc"
     """
     from .api import build_posterior
     from .imageio import prepare_image
-    from .options import (DEFAULTS, check_options, default_n_atoms, model_evidence, posterior_weights,
-                          resolve_model, varying_channels)
+    from .options import (DEFAULTS, check_options, default_n_atoms, model_evidence, model_window,
+                          posterior_weights, resolve_model, varying_channels)
 
     opts = dict(edge_scale=edge_scale, q_max=q_max, bins=bins, a0=a0, a1=a1, a2=a2, kappa=kappa)
     opts = {k: (DEFAULTS[k] if v is None else v) for k, v in opts.items()}  # a0, a1, a2: None
@@ -545,7 +545,7 @@ def sample_posterior(image, *, n_samples=100, thin=None, chains=4, sampler="swc"
     atom_labels, graph, q, post = build_posterior(
         features, atoms, n_atoms, seed=atom_seed, bins=opts["bins"], a0=a0_, a1=a1_, a2=a2_,
         kappa=opts["kappa"], edge_scale=opts["edge_scale"], q_max=opts["q_max"], boundary=boundary,
-        evidence=model_evidence(model_name))
+        evidence=model_evidence(model_name), window=model_window(model_name, h, w))
     result = sample_model(post, q, atoms=atom_labels, n_samples=n_samples, thin=thin, chains=chains,
                           sampler=sampler, seed=rng, time_budget=time_budget, t0=t0,
                           anneal_steps=anneal_steps, pilot_steps=pilot_steps, image=display,

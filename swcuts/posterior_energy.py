@@ -16,14 +16,16 @@ from .graph import RegionGraph
 from .imageio import InputError, prepare_image
 from .models.image import ImageModel
 from .options import (BINS_WHY, DEFAULTS, MAX_BINS, MODELS, _check_choice, _check_positive_int, _check_real,
-                      model_evidence, posterior_weights, varying_channels)
+                      model_evidence, model_window, posterior_weights, varying_channels)
 
 __all__ = ["energy", "energy_terms"]
 
 
 def _pixel_posterior(image, labels, *, channel_axis, bins, a0, a1, a2, kappa, model):
     """The image posterior on the pixel graph of ``image`` and ``labels`` as
-    one label per pixel, after checking every argument."""
+    one label per pixel (for a model with window histograms, on the graph
+    of ``labels``' connected regions, which scores the same), after
+    checking every argument."""
     _check_positive_int("bins", bins, allow_none=False, minimum=2, maximum=MAX_BINS, why=BINS_WHY)
     for name, value in (("a0", a0), ("a1", a1)):
         _check_real(name, value, what="a non-negative number", allow_none=True, allow_zero=True)
@@ -40,10 +42,24 @@ def _pixel_posterior(image, labels, *, channel_axis, bins, a0, a1, a2, kappa, mo
     check_cost((h, w), sampler="multigrid", atoms="pixels", bins=bins, channels=features.shape[-1],
                n_labels=int(np.unique(labels).size))
     a0, a1, a2, boundary = posterior_weights(model, h, w, a0, a1, a2, varying_channels(features))
-    pixels = np.arange(h * w, dtype=np.int64).reshape(h, w)
-    posterior = ImageModel(features, pixels, RegionGraph.from_labels(pixels), bins=bins, a0=a0, a1=a1,
-                           a2=a2, kappa=kappa, boundary=boundary, evidence=model_evidence(model))
-    return posterior, labels.astype(np.int64).ravel()
+    labels = labels.astype(np.int64)
+    window = model_window(model, h, w)
+    if window:
+        # Window histograms need atoms larger than pixels: the segmentation's
+        # 4-connected regions are the atoms (a union of pixels has the
+        # statistics, boundary and regions of its pixels).
+        from skimage.measure import label as connected_regions
+
+        atoms = connected_regions(labels - labels.min(), background=-1, connectivity=1) - 1
+        vertex_labels = np.zeros(int(atoms.max()) + 1, dtype=np.int64)
+        vertex_labels[atoms.ravel()] = labels.ravel()
+    else:
+        atoms = np.arange(h * w, dtype=np.int64).reshape(h, w)
+        vertex_labels = labels.ravel()
+    posterior = ImageModel(features, atoms, RegionGraph.from_labels(atoms), bins=bins, a0=a0, a1=a1,
+                           a2=a2, kappa=kappa, boundary=boundary, evidence=model_evidence(model),
+                           window=window)
+    return posterior, vertex_labels
 
 
 def energy(image, labels, *, channel_axis=-1, bins=DEFAULTS["bins"], a0=DEFAULTS["a0"],

@@ -218,6 +218,36 @@ def texture_setting():
     return model, img, atoms
 
 
+def window_setting():
+    """The boundary setting with window histograms (model "window": the
+    kernels only see other, fractional, histogram counts)."""
+    _, img, atoms = colour_setting()
+    g = RegionGraph.from_labels(atoms)
+    model = ImageModel(img, atoms, g, bins=4, a0=1.0, a1=0.5, a2=0.05, kappa=0.02, boundary=0.8,
+                       window=1)
+    return model, img, atoms
+
+
+@pytest.mark.parametrize("kernel_cls", [SWC2, Gibbs], ids=lambda k: k.name)
+def test_kernel_leaves_the_window_posterior_invariant(kernel_cls):
+    model, img, atoms = window_setting()
+    hist = slice(1, 1 + model.n_channels * model.n_bins)
+    plain = colour_setting()[0]
+    assert not np.allclose(model.vstats[:, hist], plain.vstats[:, hist])
+    states = set_partitions(model.n_vertices)
+    p = exact_distribution(model, states)
+    assert 1.0 / np.sum(p ** 2) > 10
+    rng = np.random.default_rng(2026)
+    seed_compiled_rng(rng)
+    kernel = kernel_cls(model, edge_q(img, atoms, model.graph), compiled=True)
+    state = model.new_state(np.zeros(model.n_vertices, dtype=np.int64))
+    counts = visit_counts(kernel, state, rng, n_samples=8000, thin=THIN[kernel_cls.name])
+    tv, pvalue = compare(counts, states, p)
+    floor = iid_tv(p, 8000)
+    assert tv < 1.5 * floor, f"total variation {tv:.3f} (iid noise floor {floor:.3f})"
+    assert pvalue > 1e-3, f"chi-square p-value {pvalue:.2g}"
+
+
 @pytest.mark.parametrize("kernel_cls", [SWC2, Gibbs], ids=lambda k: k.name)
 def test_kernel_leaves_the_texture_posterior_invariant(kernel_cls):
     model, img, atoms = texture_setting()

@@ -205,6 +205,7 @@ image_params = st.fixed_dictionaries({
     "a2": st.floats(0, 5),
     "kappa": st.floats(0, 3),
     "exponent": st.sampled_from([0.9, 0.5, 1.0, 1.7]),
+    "window": st.sampled_from([0, 0, 1, 2]),
 })
 
 
@@ -213,9 +214,11 @@ def build_image_model(p, p_pair=0.6):
     atoms = random_atoms(rng, p["h"], p["w"], p_pair)
     graph = RegionGraph.from_labels(atoms)
     feats = random_features(rng, p["h"], p["w"], p["colour"])
+    # window histograms (model "window") need atoms larger than pixels
+    window = p.get("window", 0) if graph.n_vertices < atoms.size else 0
     model = ImageModel(feats, atoms, graph, bins=p["bins"], families=p["families"],
                        a0=p["a0"], a1=p["a1"], a2=p["a2"], kappa=p["kappa"],
-                       exponent=p["exponent"])
+                       exponent=p["exponent"], window=window)
     n = graph.n_vertices
     labels = rng.integers(0, int(rng.integers(1, n + 1)), size=n)
     return rng, model, labels

@@ -46,7 +46,7 @@ from .image_kernels import (FP_A0, FP_A1, FP_A2, FP_BOUNDARY, FP_EXP, FP_KAPPA, 
                             N_MODEL_PARAMS, label_loglik)
 from .regions import refresh_regions, region_change, region_cache, region_terms
 from .vertex_stats import (add_vertex, label_sums, n_stats, pixel_source, row_offsets, row_source,
-                           vertex_rows)
+                           vertex_rows, window_histograms)
 
 __all__ = ["ImageModel", "ImageState", "FAMILIES"]
 
@@ -162,6 +162,12 @@ class ImageModel:
         The pixel-pair weights w of the boundary term
         (:data:`.boundary.PAIR_EVIDENCE`): pixel contrast, or pixel
         contrast and the half-window histogram gradient together.
+    window : int
+        0: the histogram family counts each pixel's own value (the paper).
+        r > 0: it counts the histogram of the (2r + 1)² window around each
+        pixel instead (:func:`.vertex_stats.window_histograms`), so that a
+        texture whose elements are larger than an atom looks alike from atom
+        to atom. Needs atoms larger than pixels.
     """
 
     #: Kernels may run this model's compiled fast path: its arithmetic is in
@@ -170,7 +176,7 @@ class ImageModel:
 
     def __init__(self, features, atoms, graph, *, bins=32, families=FAMILIES,
                  a0=50.0, a1=50.0, a2=1.0, kappa=1.0, exponent=0.9, boundary=0.0,
-                 evidence="contrast"):
+                 evidence="contrast", window=0):
         features = np.asarray(features, dtype=np.float64)
         if features.ndim == 2:
             features = features[..., None]
@@ -188,12 +194,20 @@ class ImageModel:
         self.exponent = float(exponent)
         self.area = graph.pixel_count.astype(np.float64)
         atoms = np.asarray(atoms)
+        self.window = int(window)
         if graph.n_vertices == atoms.size:
+            if self.window:
+                raise ValueError("window histograms need atoms larger than pixels (a pixel graph "
+                                 "keeps each pixel's own value)")
             # A pixel graph: keep what the rows are made of, not the rows.
             self.vsrc = self._pixel_source(features, atoms)
             self._vstats = None
         else:
             self._vstats = self._vertex_stats(features, atoms, graph.n_vertices)
+            if self.window:
+                C, B = self.n_channels, self.n_bins
+                self._vstats[:, 1:1 + C * B] = window_histograms(features, atoms, graph.n_vertices,
+                                                                 B, self.window)
             self.vsrc = row_source(self._vstats, self.n_channels)
         # The boundary term (models/boundary.py): -boundary * Σ_{cut edges} w_ij.
         if evidence not in PAIR_EVIDENCE:

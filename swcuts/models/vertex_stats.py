@@ -22,7 +22,53 @@ from numba import njit
 
 from ..primitives import compiled_only
 
-__all__ = ["pixel_source", "row_source", "sum_stats", "add_vertex", "label_sums", "vertex_rows"]
+__all__ = ["pixel_source", "row_source", "sum_stats", "add_vertex", "label_sums", "vertex_rows",
+           "window_histograms"]
+
+def window_histograms(features, atoms, n, bins, radius):
+    """Histogram counts of every atom, each pixel counted through the
+    histogram of the (2 radius + 1)² window around it.
+
+    Parameters
+    ----------
+    features : (H, W, C) float array in [0, 1]
+        The model's features (binned as the model bins them).
+    atoms : (H, W) int array
+        Atom labels 0..n-1.
+    n, bins, radius : int
+        Number of atoms, bins per channel, window radius in pixels (the
+        window is mirrored at the image border).
+
+    Returns
+    -------
+    (n, C * bins) float array
+        Row a, block c: Σ over the pixels p of atom a of the fraction of
+        p's window whose channel c falls in each bin; every block of row a
+        sums to the atom's pixel count, as its own histogram does.
+
+    Examples
+    --------
+    >>> f = np.zeros((1, 4, 1)); f[0, 2:, 0] = 0.9       # values 0, 0, 0.9, 0.9
+    >>> window_histograms(f, np.array([[0, 0, 1, 1]]), 2, bins=2, radius=1)
+    array([[1.66666667, 0.33333333],
+           [0.33333333, 1.66666667]])
+    """
+    from scipy import ndimage as ndi
+
+    features = np.asarray(features, dtype=np.float64)
+    features = features[..., None] if features.ndim == 2 else features
+    lab = np.asarray(atoms, dtype=np.int64).ravel()
+    C = features.shape[-1]
+    size = (2 * int(radius) + 1,) * 2 + (1,)
+    out = np.empty((int(n), C * bins))
+    for c in range(C):
+        idx = np.clip((features[..., c] * bins).astype(np.int64), 0, bins - 1)
+        onehot = (idx[..., None] == np.arange(bins)).astype(np.float64)
+        local = ndi.uniform_filter(onehot, size=size, mode="reflect").reshape(-1, bins)
+        for b in range(bins):
+            out[:, c * bins + b] = np.bincount(lab, weights=local[:, b], minlength=n)
+    return out
+
 
 # Exponents (a, b) of the basis φ = (1, x, y, x², xy, y²) of the surface fits.
 _PHI_A = np.array([0, 1, 0, 2, 1, 0], dtype=np.int64)
