@@ -228,39 +228,33 @@ def window_setting():
     return model, img, atoms
 
 
+def _assert_compiled_kernel_invariant(kernel_cls, model, img, atoms, seed):
+    """The compiled kernel's visits match the exact posterior of ``model``."""
+    states = set_partitions(model.n_vertices)
+    p = exact_distribution(model, states)
+    assert 1.0 / np.sum(p ** 2) > 10
+    rng = np.random.default_rng(seed)
+    seed_compiled_rng(rng)
+    kernel = kernel_cls(model, edge_q(img, atoms, model.graph), compiled=True)
+    state = model.new_state(np.zeros(model.n_vertices, dtype=np.int64))
+    counts = visit_counts(kernel, state, rng, n_samples=8000, thin=THIN[kernel_cls.name])
+    tv, pvalue = compare(counts, states, p)
+    floor = iid_tv(p, 8000)
+    assert tv < 1.5 * floor, f"total variation {tv:.3f} (iid noise floor {floor:.3f})"
+    assert pvalue > 1e-3, f"chi-square p-value {pvalue:.2g}"
+
+
 @pytest.mark.parametrize("kernel_cls", [SWC2, Gibbs], ids=lambda k: k.name)
 def test_kernel_leaves_the_window_posterior_invariant(kernel_cls):
     model, img, atoms = window_setting()
     hist = slice(1, 1 + model.n_channels * model.n_bins)
     plain = colour_setting()[0]
     assert not np.allclose(model.vstats[:, hist], plain.vstats[:, hist])
-    states = set_partitions(model.n_vertices)
-    p = exact_distribution(model, states)
-    assert 1.0 / np.sum(p ** 2) > 10
-    rng = np.random.default_rng(2026)
-    seed_compiled_rng(rng)
-    kernel = kernel_cls(model, edge_q(img, atoms, model.graph), compiled=True)
-    state = model.new_state(np.zeros(model.n_vertices, dtype=np.int64))
-    counts = visit_counts(kernel, state, rng, n_samples=8000, thin=THIN[kernel_cls.name])
-    tv, pvalue = compare(counts, states, p)
-    floor = iid_tv(p, 8000)
-    assert tv < 1.5 * floor, f"total variation {tv:.3f} (iid noise floor {floor:.3f})"
-    assert pvalue > 1e-3, f"chi-square p-value {pvalue:.2g}"
+    _assert_compiled_kernel_invariant(kernel_cls, model, img, atoms, 2026)
 
 
 @pytest.mark.parametrize("kernel_cls", [SWC2, Gibbs], ids=lambda k: k.name)
 def test_kernel_leaves_the_texture_posterior_invariant(kernel_cls):
     model, img, atoms = texture_setting()
     assert not np.allclose(model.boundary_weights, boundary_setting()[0].boundary_weights)
-    states = set_partitions(model.n_vertices)
-    p = exact_distribution(model, states)
-    assert 1.0 / np.sum(p ** 2) > 10
-    rng = np.random.default_rng(2025)
-    seed_compiled_rng(rng)
-    kernel = kernel_cls(model, edge_q(img, atoms, model.graph), compiled=True)
-    state = model.new_state(np.zeros(model.n_vertices, dtype=np.int64))
-    counts = visit_counts(kernel, state, rng, n_samples=8000, thin=THIN[kernel_cls.name])
-    tv, pvalue = compare(counts, states, p)
-    floor = iid_tv(p, 8000)
-    assert tv < 1.5 * floor, f"total variation {tv:.3f} (iid noise floor {floor:.3f})"
-    assert pvalue > 1e-3, f"chi-square p-value {pvalue:.2g}"
+    _assert_compiled_kernel_invariant(kernel_cls, model, img, atoms, 2025)

@@ -30,7 +30,7 @@ from . import balanced, pairs, scores, walks
 from .balanced import (_build_balanced, _build_balanced_impl, _join_round_impl, _rebalance,
                        _rebalance_impl)
 from .trees import leaf_order, range_min
-from .scores import _logd_matrix, _logd_matrix_impl, _score_any, _scores, _scores_impl
+from .scores import _logd_matrix, _logd_matrix_impl, _same_stats, _score_any, _scores, _scores_impl
 from .walks import (_replay_impl, _split_logsum, _split_logsum_impl, _walk, _walk_groups,
                     _walk_groups_impl, _walk_impl)
 
@@ -364,23 +364,11 @@ def _cartesian_impl(sp, dord, first, last, stats, size, sc, hmin, lg, split_at, 
         size[v] = size[lc] + size[rc]
         lo[v] = a_of[s]
         o = old_node[s] if hinted else -1
-        if o >= 0 and o_size[o] == size[v]:
-            same = True
-            for q in range(D):
-                if o_stats[o, q] != stats[v, q]:
-                    same = False
-                    break
-            if same:
-                sc[v] = o_score[o]
-                continue
+        if o >= 0 and o_size[o] == size[v] and _same_stats(o_stats[o], stats[v]):
+            sc[v] = o_score[o]
+            continue
         g = split_at[h[s] % ng]
-        same = c_size[g] == size[v]
-        if same:
-            for q in range(D):
-                if c_stats[g, q] != stats[v, q]:
-                    same = False
-                    break
-        if same:
+        if c_size[g] == size[v] and _same_stats(c_stats[g], stats[v]):
             sc[v] = c_score[g]
         else:
             sc[v] = _score_any(stats[v], size[v], sp)

@@ -21,7 +21,7 @@ import numpy as np
 from numba import njit
 
 from .ratio import merge_lp1
-from .scores import _logd_pair, _score_any
+from .scores import _logd_pair, _same_stats, _score_any
 
 
 def _refresh_impl(sp, labs, S, n, klabs, kS, kn, old_sc, old_ld, old_lp, old_l1p, inv_t, eps,
@@ -40,14 +40,8 @@ def _refresh_impl(sp, labs, S, n, klabs, kS, kn, old_sc, old_ld, old_lp, old_l1p
     for i in range(L):  # both ascending: one merge walk
         while t < klabs.shape[0] and klabs[t] < labs[i]:
             t += 1
-        if t < klabs.shape[0] and klabs[t] == labs[i] and kn[t] == n[i]:
-            same = True
-            for q in range(D):
-                if kS[t, q] != S[i, q]:
-                    same = False
-                    break
-            if same:
-                keep_from[i] = t
+        if t < klabs.shape[0] and klabs[t] == labs[i] and kn[t] == n[i] and _same_stats(kS[t], S[i]):
+            keep_from[i] = t
     sc = np.empty(L)
     fresh = 0
     for i in range(L):

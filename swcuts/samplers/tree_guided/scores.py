@@ -36,6 +36,16 @@ def _score_any(st, n, sp):
     return prior_log_factor(sp[2:5], n, log_marginal(int(sp[1]), st, sp[5:]))
 
 
+@njit(cache=True, inline="always")
+def _same_stats(a, b):
+    """Whether two statistics rows are equal bit for bit (a kept score or
+    merge probability is reused only then, so reuse changes no result)."""
+    for q in range(a.shape[0]):
+        if a[q] != b[q]:
+            return False
+    return True
+
+
 def _logd_pair_impl(sp, Sa, sa, na, Sb, sb, nb, tmp):
     """log d(A, B) = s(A) + s(B) - s(A ∪ B) of two disjoint sets from their
     summed statistics, scores and sizes (``tmp``: a scratch row)."""
