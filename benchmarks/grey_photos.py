@@ -1,6 +1,6 @@
 """Grey photos: the default segmentation of the grey versions of the BSDS photos.
 
-Usage: python benchmarks/grey_photos.py [--weights 1,0.5] [--halves tune,heldout]
+Usage: python benchmarks/grey_photos.py [--weights 1,0.5] [--halves tune,heldout] [--model NAME]
 
 The 30 development BSDS500 photos (tuning half: even sorted positions,
 held-out half: odd, as in ``benchmarks/bsds.py``) are turned grey
@@ -73,6 +73,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--weights", default="1,0.5")
     ap.add_argument("--halves", default="tune,heldout")
+    ap.add_argument("--model", default=None, help="segment(model=...); default: the default model")
     args = ap.parse_args(argv)
     tuned = {}
     for name, (param, grid) in PEER_GRIDS.items():
@@ -89,7 +90,7 @@ def main(argv=None):
                  for n, v in tuned.items()}
         for weight in (float(w) for w in args.weights.split(",")):
             options.ONE_CHANNEL_WEIGHT = weight
-            ours = scores(lambda im: segment(im, seed=0).labels, half)
+            ours = scores(lambda im: segment(im, seed=0, model=args.model).labels, half)
             worst, _ = rule(ours, peers)
             mark = " (default)" if weight == chosen else ""
             m = ours.mean(0)

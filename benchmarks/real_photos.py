@@ -18,8 +18,9 @@ Usage::
    segmentation at each, compared with the one at 1 MP (segments, VoI and
    covering after resizing the labels to 1 MP).
 3. Speed: default ``segment()`` on ten 481x321 photos, warm, one run
-   each, median and slowest, with model "contrast" (the default) and
-   "paper" (target: median <= 2 s).
+   each, median and slowest, with model "contrast" (the default; target:
+   median <= 2 s), "window" and "paper". ``--model`` sets the model of
+   the scales part.
 """
 
 from __future__ import annotations
@@ -72,13 +73,13 @@ def _resize(image, shape, order):
     return resize(image, shape, order=order, preserve_range=True, anti_aliasing=order > 0)
 
 
-def scales() -> None:
+def scales(model=None) -> None:
     from swcuts.datasets import open_dataset
     from swcuts.metrics import (mean_variation_of_information, probabilistic_rand_index,
                                 segmentation_covering)
 
     ds = open_dataset(DATA)
-    print("\nscales: the default segmentation of the same photo at 0.25, 1 and 4 MP")
+    print(f"\nscales: the {model or 'default'} segmentation of the same photo at 0.25, 1 and 4 MP")
     print("| image | MP | segments | seconds | PRI vs 1 MP | VoI vs 1 MP | covering of 1 MP |")
     print("|---|---|---|---|---|---|---|")
     for name in SCALE_IMAGES:
@@ -90,7 +91,7 @@ def scales() -> None:
             shape = (round(h * f), round(w * f))
             scaled = np.clip(_resize(image.astype(float), shape, 1), 0, 255).astype(np.uint8)
             start = time.perf_counter()
-            seg = swcuts.segment(scaled, seed=0)
+            seg = swcuts.segment(scaled, seed=0, model=model)
             results[mp] = (seg.labels, time.perf_counter() - start)
         ref = results[1.0][0]
         for mp, (labels, seconds) in results.items():
@@ -111,7 +112,7 @@ def speed(n_photos=10, repeats=1) -> None:
           f"median of {repeats} run(s) each")
     print("| model | median s | mean s | slowest s (image) | median CPU s |")
     print("|---|---|---|---|---|")
-    for model in ("contrast", "paper"):
+    for model in ("contrast", "window", "paper"):
         times, cpu = {}, {}
         for name in names:
             image = ds.read(name).image
@@ -139,6 +140,7 @@ def main():
     ap.add_argument("--skip-scales", action="store_true")
     ap.add_argument("--repeats", type=int, default=1, help="speed: runs per photo (median)")
     ap.add_argument("--parts", default="speed,quality,scales", help="which parts to run (comma list)")
+    ap.add_argument("--model", default=None, help="scales: segment(model=...) (default: the default)")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -148,7 +150,7 @@ def main():
     if "quality" in parts:
         quality(out, args.workers)
     if "scales" in parts and not args.skip_scales:
-        scales()
+        scales(args.model)
 
 
 if __name__ == "__main__":
