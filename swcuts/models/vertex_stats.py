@@ -59,14 +59,16 @@ def window_histograms(features, atoms, n, bins, radius):
     features = features[..., None] if features.ndim == 2 else features
     lab = np.asarray(atoms, dtype=np.int64).ravel()
     C = features.shape[-1]
-    size = (2 * int(radius) + 1,) * 2 + (1,)
     out = np.empty((int(n), C * bins))
+    # One bin plane at a time (an (H, W, bins) stack is 1 GB per channel at 4 MP).
+    plane = np.empty(features.shape[:2])
+    local = np.empty_like(plane)
     for c in range(C):
         idx = np.clip((features[..., c] * bins).astype(np.int64), 0, bins - 1)
-        onehot = (idx[..., None] == np.arange(bins)).astype(np.float64)
-        local = ndi.uniform_filter(onehot, size=size, mode="reflect").reshape(-1, bins)
         for b in range(bins):
-            out[:, c * bins + b] = np.bincount(lab, weights=local[:, b], minlength=n)
+            np.equal(idx, b, out=plane, casting="unsafe")
+            ndi.uniform_filter(plane, 2 * int(radius) + 1, output=local, mode="reflect")
+            out[:, c * bins + b] = np.bincount(lab, weights=local.ravel(), minlength=n)
     return out
 
 
