@@ -18,7 +18,8 @@ named model's boundary weight and prior weights per 10^5 pixels, as in
 ``brad``, ``bbins``, ``bmix``), ``texmax`` (max of that, at scale ``btk``,
 and the contrast weight; at the defaults brad=5, bbins=8, btk=2 it is
 model "texture") or ``atomkl`` (atoms' histogram KL, ``bmix``); ``lmean``, ``lstd``
-(experiment): texture channels for the likelihood; ``smooth``
+(experiment): texture channels for the likelihood; ``whist`` (experiment,
+now model "window"): window histograms of radius whist; ``smooth``
 (experiment): Gaussian smoothing of the features, σ in pixels. Results
 are appended to ``results.jsonl`` in ``--out`` and reused when the same
 configuration and image come again; the table of means is printed per half.
@@ -212,38 +213,22 @@ def run(task):
             return w - btau * graph.boundary_length.astype(np.float64)
 
         image.contrast_weights = rewarding_weights
-    whist, wmix = int(kw.pop("whist", 0)), float(kw.pop("wmix", 1.0))
+    whist = int(kw.pop("whist", 0))
     if whist:
-        # Experiment: the region likelihood sees every pixel through the
-        # histogram of the (2 whist + 1)^2 window around it: an atom's
-        # histogram counts are the sum of its pixels' window histograms
-        # (mixed with its own pixels' counts, weight 1 - wmix), so a texture
-        # whose elements are larger than an atom looks alike atom to atom.
-        from scipy import ndimage as ndi
-
+        # Experiment (it became model "window"): the histogram likelihood
+        # counts each pixel through its (2 whist + 1)^2 window (ImageModel's
+        # window), at a fixed radius, with any weights.
         from swcuts import api
         from swcuts.models import image
 
         base = image.ImageModel
 
-        class WindowHistograms(base):
-            def _vertex_stats(self, features, atoms, n):
-                st = super()._vertex_stats(features, atoms, n)
-                h, w, C = features.shape
-                B = self.n_bins
-                lab = atoms.astype(np.int64).ravel()
-                idx = np.clip((features * B).astype(np.int64), 0, B - 1)
-                size = 2 * whist + 1
-                for c in range(C):
-                    for b in range(B):
-                        local = ndi.uniform_filter((idx[..., c] == b).astype(np.float64), size,
-                                                   mode="reflect")
-                        counts = np.bincount(lab, weights=local.ravel(), minlength=n)
-                        col = 1 + c * B + b
-                        st[:, col] = (1.0 - wmix) * st[:, col] + wmix * counts
-                return st
+        class FixedWindow(base):
+            def __init__(self, *args, **kws):
+                kws["window"] = whist
+                super().__init__(*args, **kws)
 
-        api.ImageModel = WindowHistograms
+        api.ImageModel = FixedWindow
     lsmooth = float(kw.pop("lsmooth", 0.0))
     if lsmooth:
         # Experiment: the region likelihood on features Gaussian-smoothed
