@@ -123,10 +123,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="start from one label (uniform), random labels, or for multigrid on pixels "
                         "from SW cuts on SLIC atoms (atoms; its default); default uniform otherwise")
     s.add_argument("--edge-scale", type=_float, default=DEFAULTS["edge_scale"])
-    s.add_argument("--model", default=None, metavar="{contrast,texture,paper}",
+    s.add_argument("--model", default=None, metavar="{contrast,texture,window,paper}",
                    help="image posterior: with a contrast-sensitive boundary term (contrast, the "
                         "default for every sampler), the same with texture-robust boundary "
-                        "evidence (texture), or the paper's (section 5)")
+                        "evidence (texture) or with window histograms in the likelihood (window; "
+                        "samplers on atoms only), or the paper's (section 5)")
     s.add_argument("--a0", type=_float, default=DEFAULTS["a0"], help="prior weight per label")
     s.add_argument("--a1", type=_float, default=DEFAULTS["a1"], help="prior weight per region")
     s.add_argument("--a2", type=_float, default=DEFAULTS["a2"],

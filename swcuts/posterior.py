@@ -491,7 +491,7 @@ def sample_posterior(image, *, n_samples=100, thin=None, chains=4, sampler="swc"
         built); see :func:`sample_model`.
     channel_axis : int or None
         Axis of the channels, as in scikit-image.
-    model : {"contrast", "texture", "paper"}, optional
+    model : {"contrast", "texture", "window", "paper"}, optional
         The image posterior (default as :func:`swcuts.segment`).
     atoms : str
         Over-segmentation method (default ``"slic"``; not ``"pixels"``).

@@ -83,7 +83,7 @@ def energy(image, labels, *, channel_axis=-1, bins=DEFAULTS["bins"], a0=DEFAULTS
     bins, a0, a1, a2, kappa : float
         Posterior parameters, as for :func:`swcuts.segment` (``a0``, ``a1``,
         ``a2`` None: the model's, for the image's size and channels).
-    model : {"contrast", "texture", "paper"}
+    model : {"contrast", "texture", "window", "paper"}
         The image posterior (:data:`swcuts.options.MODELS`); "contrast", the
         default of :func:`swcuts.segment`'s default sampler.
 

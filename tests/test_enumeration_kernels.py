@@ -97,6 +97,19 @@ def setting(request):
 THIN = {"swc1": 40, "swc2": 40, "cluster-gibbs": 20, "gibbs": 20}
 
 
+def _assert_visits_match(kernel, model, rng, states, p, thin, n_samples=8000):
+    """Run ``kernel`` from one label; its visits must match the exact
+    distribution ``p`` over ``states`` (total variation within 1.5 times
+    the iid noise floor, chi-square p-value above 1e-3). Returns the state."""
+    state = model.new_state(np.zeros(model.n_vertices, dtype=np.int64))
+    counts = visit_counts(kernel, state, rng, n_samples=n_samples, thin=thin)
+    tv, pvalue = compare(counts, states, p)
+    floor = iid_tv(p, n_samples)
+    assert tv < 1.5 * floor, f"total variation {tv:.3f} (iid noise floor {floor:.3f})"
+    assert pvalue > 1e-3, f"chi-square p-value {pvalue:.2g}"
+    return state
+
+
 @pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "generic"])
 @pytest.mark.parametrize("kernel_cls", [SWC1, SWC2, ClusterGibbs, Gibbs], ids=lambda k: k.name)
 def test_kernel_leaves_posterior_invariant(setting, kernel_cls, compiled):
@@ -104,12 +117,7 @@ def test_kernel_leaves_posterior_invariant(setting, kernel_cls, compiled):
     rng = np.random.default_rng(2024)
     seed_compiled_rng(rng)
     kernel = kernel_cls(model, q, compiled=compiled)
-    state = model.new_state(np.zeros(model.n_vertices, dtype=np.int64))
-    counts = visit_counts(kernel, state, rng, n_samples=8000, thin=THIN[kernel_cls.name])
-    tv, pvalue = compare(counts, states, p)
-    floor = iid_tv(p, 8000)
-    assert tv < 1.5 * floor, f"total variation {tv:.3f} (iid noise floor {floor:.3f})"
-    assert pvalue > 1e-3, f"chi-square p-value {pvalue:.2g}"
+    state = _assert_visits_match(kernel, model, rng, states, p, THIN[kernel_cls.name])
     # The cached log π stays exact along the chain.
     assert state.log_pi == pytest.approx(model.log_target(state.labels), abs=1e-6)
 
@@ -236,12 +244,7 @@ def _assert_compiled_kernel_invariant(kernel_cls, model, img, atoms, seed):
     rng = np.random.default_rng(seed)
     seed_compiled_rng(rng)
     kernel = kernel_cls(model, edge_q(img, atoms, model.graph), compiled=True)
-    state = model.new_state(np.zeros(model.n_vertices, dtype=np.int64))
-    counts = visit_counts(kernel, state, rng, n_samples=8000, thin=THIN[kernel_cls.name])
-    tv, pvalue = compare(counts, states, p)
-    floor = iid_tv(p, 8000)
-    assert tv < 1.5 * floor, f"total variation {tv:.3f} (iid noise floor {floor:.3f})"
-    assert pvalue > 1e-3, f"chi-square p-value {pvalue:.2g}"
+    _assert_visits_match(kernel, model, rng, states, p, THIN[kernel_cls.name])
 
 
 @pytest.mark.parametrize("kernel_cls", [SWC2, Gibbs], ids=lambda k: k.name)

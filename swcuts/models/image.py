@@ -204,10 +204,6 @@ class ImageModel:
             self._vstats = None
         else:
             self._vstats = self._vertex_stats(features, atoms, graph.n_vertices)
-            if self.window:
-                C, B = self.n_channels, self.n_bins
-                self._vstats[:, 1:1 + C * B] = window_histograms(features, atoms, graph.n_vertices,
-                                                                 B, self.window)
             self.vsrc = row_source(self._vstats, self.n_channels)
         # The boundary term (models/boundary.py): -boundary * Σ_{cut edges} w_ij.
         if evidence not in PAIR_EVIDENCE:
@@ -295,9 +291,12 @@ class ImageModel:
         off_m, off_b, off_s = row_offsets.py_func(C, B)
         st = np.zeros((n, D))
         st[:, 0] = np.bincount(lab, minlength=n)
-        idx = np.clip((vals * B).astype(np.int64), 0, B - 1)
-        flat = (lab[:, None] * C + np.arange(C)[None, :]) * B + idx
-        st[:, 1:1 + C * B] = np.bincount(flat.ravel(), minlength=n * C * B).reshape(n, C * B)
+        if self.window:  # each pixel counted through its window (model "window")
+            st[:, 1:1 + C * B] = window_histograms(features, atoms, n, B, self.window)
+        else:
+            idx = np.clip((vals * B).astype(np.int64), 0, B - 1)
+            flat = (lab[:, None] * C + np.arange(C)[None, :]) * B + idx
+            st[:, 1:1 + C * B] = np.bincount(flat.ravel(), minlength=n * C * B).reshape(n, C * B)
         for i in range(6):
             for j in range(i, 6):
                 s = np.bincount(lab, weights=phi[:, i] * phi[:, j], minlength=n)

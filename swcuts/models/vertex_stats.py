@@ -25,6 +25,7 @@ from ..primitives import compiled_only
 __all__ = ["pixel_source", "row_source", "sum_stats", "add_vertex", "label_sums", "vertex_rows",
            "window_histograms"]
 
+
 def window_histograms(features, atoms, n, bins, radius):
     """Histogram counts of every atom, each pixel counted through the
     histogram of the (2 radius + 1)² window around it.
