@@ -339,9 +339,12 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
         histogram likelihood counts each pixel through the histogram of the
         window around it (about 31x31 pixels on a 481x321 photo), so that
         textures look alike from atom to atom, with a per-region weight;
-        samplers on atoms only. Default: "contrast", for
-        every sampler (each one's moves include the boundary term, proved
-        by exact enumeration).
+        samplers on atoms only. Default: "window" on atoms (it scores
+        better than "contrast" on real photos), "contrast" on pixels
+        (``atoms="pixels"``, the multigrid and multi-level samplers;
+        :func:`swcuts.options.default_model`). Every sampler's moves
+        include the boundary term and the window counts, proved by exact
+        enumeration.
     window_sizes : sequence of int, optional
         ``multigrid`` and ``multilevel``: sides of the square attention
         windows (default 8, 16, 32, ... up to the image's longer side;

@@ -124,10 +124,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "from SW cuts on SLIC atoms (atoms; its default); default uniform otherwise")
     s.add_argument("--edge-scale", type=_float, default=DEFAULTS["edge_scale"])
     s.add_argument("--model", default=None, metavar="{contrast,texture,window,paper}",
-                   help="image posterior: with a contrast-sensitive boundary term (contrast, the "
-                        "default for every sampler), the same with texture-robust boundary "
-                        "evidence (texture) or with window histograms in the likelihood (window; "
-                        "samplers on atoms only), or the paper's (section 5)")
+                   help="image posterior: with a contrast-sensitive boundary term (contrast; the "
+                        "default on pixels), the same with window histograms in the likelihood "
+                        "(window; on atoms only, and their default) or with texture-robust "
+                        "boundary evidence (texture), or the paper's (section 5)")
     s.add_argument("--a0", type=_float, default=DEFAULTS["a0"], help="prior weight per label")
     s.add_argument("--a1", type=_float, default=DEFAULTS["a1"], help="prior weight per region")
     s.add_argument("--a2", type=_float, default=DEFAULTS["a2"],
@@ -320,7 +320,7 @@ def _cmd_compare(args) -> int:
     common = dict(atoms=args.atoms, n_atoms=args.n_atoms, seed=args.seed, time_budget=args.time_budget)
     for name in names:
         check_options(sampler=name, **common)
-    common["model"] = common_model(names)  # one posterior for every sampler
+    common["model"] = common_model(names, args.atoms)  # one posterior for every sampler
     outdir = Path(args.output)
     missing_dirs(outdir, COMPARE_OUTPUTS)
     image, channel_axis = _load_checked(args.image)

@@ -537,7 +537,7 @@ def sample_posterior(image, *, n_samples=100, thin=None, chains=4, sampler="swc"
     h, w = features.shape[:2]
     if n_atoms is None:
         n_atoms = default_n_atoms(h * w)
-    model_name = resolve_model(name, model)
+    model_name = resolve_model(name, model, atoms)
     a0_, a1_, a2_, boundary = posterior_weights(model_name, h, w, opts["a0"], opts["a1"], opts["a2"],
                                                 varying_channels(features))
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)

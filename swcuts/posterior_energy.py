@@ -15,7 +15,7 @@ from .costs import check_cost
 from .graph import RegionGraph
 from .imageio import InputError, prepare_image
 from .models.image import ImageModel
-from .options import (BINS_WHY, DEFAULTS, MAX_BINS, MODELS, _check_choice, _check_positive_int, _check_real,
+from .options import (BINS_WHY, DEFAULT_MODEL, DEFAULTS, MAX_BINS, MODELS, _check_choice, _check_positive_int, _check_real,
                       model_evidence, model_window, posterior_weights, varying_channels)
 
 __all__ = ["energy", "energy_terms"]
@@ -31,6 +31,7 @@ def _pixel_posterior(image, labels, *, channel_axis, bins, a0, a1, a2, kappa, mo
         _check_real(name, value, what="a non-negative number", allow_none=True, allow_zero=True)
     _check_real("a2", a2, what="a non-negative number", allow_none=True, allow_zero=True)
     _check_real("kappa", kappa, what="a non-negative number", allow_zero=True)
+    model = DEFAULT_MODEL if model is None else model
     _check_choice("model", model, MODELS, "model")
     features, _ = prepare_image(image, channel_axis=channel_axis)
     h, w = features.shape[:2]
@@ -63,7 +64,7 @@ def _pixel_posterior(image, labels, *, channel_axis, bins, a0, a1, a2, kappa, mo
 
 
 def energy(image, labels, *, channel_axis=-1, bins=DEFAULTS["bins"], a0=DEFAULTS["a0"],
-           a1=DEFAULTS["a1"], a2=DEFAULTS["a2"], kappa=DEFAULTS["kappa"], model="contrast") -> float:
+           a1=DEFAULTS["a1"], a2=DEFAULTS["a2"], kappa=DEFAULTS["kappa"], model=None) -> float:
     """−log π of any segmentation of ``image`` under swcuts' image posterior.
 
     The segmentation is scored on the pixel graph, so it need not be made
@@ -83,9 +84,11 @@ def energy(image, labels, *, channel_axis=-1, bins=DEFAULTS["bins"], a0=DEFAULTS
     bins, a0, a1, a2, kappa : float
         Posterior parameters, as for :func:`swcuts.segment` (``a0``, ``a1``,
         ``a2`` None: the model's, for the image's size and channels).
-    model : {"contrast", "texture", "window", "paper"}
-        The image posterior (:data:`swcuts.options.MODELS`); "contrast", the
-        default of :func:`swcuts.segment`'s default sampler.
+    model : {"contrast", "texture", "window", "paper"}, optional
+        The image posterior (:data:`swcuts.options.MODELS`); None: the
+        default of :func:`swcuts.segment` on atoms
+        (:data:`swcuts.options.DEFAULT_MODEL`). To score a run on pixels,
+        pass its ``Segmentation.model``.
 
     Returns
     -------
@@ -107,7 +110,7 @@ def energy(image, labels, *, channel_axis=-1, bins=DEFAULTS["bins"], a0=DEFAULTS
 
 def energy_terms(image, labels, *, channel_axis=-1, bins=DEFAULTS["bins"], a0=DEFAULTS["a0"],
                  a1=DEFAULTS["a1"], a2=DEFAULTS["a2"], kappa=DEFAULTS["kappa"],
-                 model="contrast") -> dict:
+                 model=None) -> dict:
     """The terms of :func:`energy`: which part of the posterior prefers a
     segmentation.
 

@@ -274,9 +274,10 @@ def test_multigrid_from_atoms_same_seed_same_result():
 
 def test_multigrid_from_atoms_default_budget_starts_with_swc():
     """The atoms' phase is exactly segment(sampler="swc")'s run, so the result
-    is at least as good as it (same posterior, same seed)."""
+    is at least as good as it (same posterior, "contrast", the default on
+    pixels; same seed)."""
     img = grey_image()
-    swc = segment(img, sampler="swc", seed=3, n_atoms=40)
+    swc = segment(img, sampler="swc", seed=3, n_atoms=40, model="contrast")
     seg = segment(img, sampler="multigrid", seed=3, n_atoms=40)
     check_segmentation(seg, img.shape)
     i = _phase_start(seg.trace)

@@ -54,32 +54,53 @@ def test_energy_on_pixels_equals_the_samplers_energy_on_atoms():
     import swcuts
 
     image = _photo()
-    seg = swcuts.segment(image, seed=0, steps=3000)
+    seg = swcuts.segment(image, seed=0, steps=3000, model="contrast")
     assert seg.posterior == "contrast" and seg.model.boundary > 0
-    assert swcuts.energy(image, seg.labels) == pytest.approx(seg.energy, rel=1e-9)
+    assert swcuts.energy(image, seg.labels, model="contrast") == pytest.approx(seg.energy, rel=1e-9)
     assert swcuts.energy(image, seg.labels, model="paper") != pytest.approx(seg.energy, rel=1e-6)
 
 
-def test_contrast_is_every_samplers_default_and_paper_stays_available():
+def test_default_energy_scores_the_default_segment():
+    import swcuts
+
+    image = _photo()
+    seg = swcuts.segment(image, seed=0, steps=3000)
+    assert seg.posterior == "window" and seg.model.boundary > 0 and seg.model.window > 0
+    assert swcuts.energy(image, seg.labels) == pytest.approx(seg.energy, rel=1e-9)
+    assert swcuts.energy(image, seg.labels, model="contrast") != pytest.approx(seg.energy, rel=1e-6)
+
+
+def test_window_on_atoms_contrast_on_pixels_by_default_and_paper_stays_available():
     from swcuts import options
     from swcuts.samplers import REGISTRY
 
     names = [spec.name for spec in REGISTRY]
-    assert {options.resolve_model(name, None) for name in names} == {"contrast"}
+    on_pixels = {spec.name for spec in REGISTRY if spec.default_atoms == "pixels"}
+    assert on_pixels and on_pixels != set(names)
+    for name in names:
+        want = "contrast" if name in on_pixels else "window"
+        assert options.resolve_model(name, None) == want
+        assert options.resolve_model(name, None, atoms="pixels") == "contrast"
+    atom_samplers = [n for n in names if n not in on_pixels]
+    assert options.common_model(atom_samplers) == "window"
     assert options.common_model(names) == "contrast"
+    assert options.common_model(atom_samplers, atoms="pixels") == "contrast"
     assert all(options.resolve_model(name, "paper") == "paper" for name in names)
 
 
 @pytest.mark.parametrize("sampler,steps", [("split-merge", 20), ("multilevel", 3000)])
-def test_samplers_energy_is_the_contrast_energy_on_pixels(sampler, steps):
+def test_samplers_energy_is_the_pixel_graph_energy(sampler, steps):
     # The samplers that refused "contrast" before; multilevel's result is
     # described on its own atoms, with the boundary weights summed there.
     import swcuts
 
     image = _photo()
     seg = swcuts.segment(image, sampler=sampler, seed=0, steps=steps)
-    assert seg.posterior == "contrast" and seg.model.boundary > 0
-    assert swcuts.energy(image, seg.labels) == pytest.approx(seg.energy, rel=1e-9)
+    assert seg.posterior == swcuts.options.resolve_model(sampler, None) and seg.model.boundary > 0
+    assert swcuts.energy(image, seg.labels, model=seg.posterior) == pytest.approx(seg.energy, rel=1e-9)
+    contrast = swcuts.segment(image, sampler=sampler, seed=0, steps=steps, model="contrast")
+    assert swcuts.energy(image, contrast.labels, model="contrast") == pytest.approx(contrast.energy,
+                                                                                     rel=1e-9)
     paper = swcuts.segment(image, sampler=sampler, seed=0, steps=steps, model="paper")
     assert paper.posterior == "paper" and paper.model.boundary == 0
     assert swcuts.energy(image, paper.labels, model="paper") == pytest.approx(paper.energy, rel=1e-9)

@@ -82,6 +82,18 @@ def test_window_model_refuses_pixel_atoms():
         swcuts.segment(image, sampler="multigrid", model="window")
     with pytest.raises(InputError, match="atoms larger than pixels"):
         swcuts.segment(image, atoms="pixels", model="window")
-    pixels = np.arange(16).reshape(4, 4)
-    with pytest.raises(ValueError, match="atoms larger than pixels"):
-        ImageModel(np.zeros((4, 4)), pixels, RegionGraph.from_labels(pixels), window=1)
+
+
+def test_window_counts_on_atoms_that_are_single_pixels():
+    # A small image with n_atoms >= its pixels: every atom is a pixel, and
+    # the window model keeps a statistics row per pixel.
+    rng = np.random.default_rng(2)
+    features = rng.random((5, 6, 1))
+    pixels = np.arange(30).reshape(5, 6)
+    m = ImageModel(features, pixels, RegionGraph.from_labels(pixels), window=1)
+    np.testing.assert_allclose(m.vstats[:, 1:1 + m.n_bins],
+                               window_histograms(features, pixels, 30, m.n_bins, 1))
+    labels = (np.arange(30) % 6 >= 3).astype(np.int64)
+    two = ImageModel(features, labels.reshape(5, 6), RegionGraph.from_labels(labels.reshape(5, 6)),
+                     window=1)
+    assert m.log_target(labels) == pytest.approx(two.log_target(np.array([0, 1])), rel=1e-12)

@@ -148,9 +148,11 @@ def make_methods(samplers=DEFAULT_SAMPLERS, peers=DEFAULT_PEERS, *, grid=None, p
     if isinstance(peers, str):
         peers = [peers]
     methods = []
-    model = common_model(samplers) if samplers else None  # one posterior for every sampler
+    grid = parse_grid(grid)
+    # One posterior for every sampler and option set.
+    model = common_model([(s, opts.get("atoms")) for s in samplers for opts in grid]) if samplers else None
     for sampler in samplers:
-        for opts in parse_grid(grid):
+        for opts in grid:
             check_options(sampler=sampler, **opts)
             tag = ",".join(f"{k}={_format_value(v)}" for k, v in opts.items())
             methods.append(Method(f"{sampler}[{tag}]" if tag else sampler, "sampler", sampler,

@@ -195,11 +195,10 @@ class ImageModel:
         self.area = graph.pixel_count.astype(np.float64)
         atoms = np.asarray(atoms)
         self.window = int(window)
-        if graph.n_vertices == atoms.size:
-            if self.window:
-                raise ValueError("window histograms need atoms larger than pixels (a pixel graph "
-                                 "keeps each pixel's own value)")
-            # A pixel graph: keep what the rows are made of, not the rows.
+        if graph.n_vertices == atoms.size and not self.window:
+            # A pixel graph: keep what the rows are made of, not the rows
+            # (window counts need the rows: a small image whose atoms are
+            # its pixels).
             self.vsrc = self._pixel_source(features, atoms)
             self._vstats = None
         else:
