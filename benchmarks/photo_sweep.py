@@ -23,7 +23,9 @@ now model "window"): window histograms of radius whist; ``smooth``
 (experiment): Gaussian smoothing of the features, σ in pixels. Results
 are appended to ``results.jsonl`` in ``--out`` and reused when the same
 configuration and image come again; the table of means is printed per half.
-With ``--peers DIR`` (the ``--out`` folder of ``benchmarks/real_photos.py``,
+With ``--scenes DIR`` (the ``--out`` folder of
+``benchmarks/synthetic_scenes.py``) it runs on those synthetic scenes
+(``--halves tune,test``) instead. With ``--peers DIR`` (the ``--out`` folder of ``benchmarks/real_photos.py``,
 which holds the tuned peers' results per half) it also prints the selection
 rule: each configuration's worst margin over the best peer on PRI, VoI and
 covering, in standard errors of the paired per-image difference.
@@ -65,15 +67,16 @@ def _restore_patches():
     worker runs many tasks)."""
     from swcuts import api
     from swcuts.imageio import prepare_image
-    from swcuts.models import boundary, image
+    from swcuts.models import boundary, image, vertex_stats
 
     api.prepare_image = prepare_image
     api.ImageModel = image.ImageModel
     image.contrast_weights = boundary.contrast_weights
+    image.window_histograms = vertex_stats.window_histograms
 
 
 def run(task):
-    folder, name, config = task
+    folder, name, config, store_key = task
     import swcuts
     from swcuts import options
 
@@ -229,6 +232,29 @@ def run(task):
                 super().__init__(*args, **kws)
 
         api.ImageModel = FixedWindow
+    wgauss = float(kw.pop("wgauss", 0.0))
+    if wgauss:
+        # Experiment: window histograms weighted by a Gaussian of sigma
+        # wgauss * radius instead of the flat square window (less weight on
+        # the far side of a nearby boundary).
+        from scipy import ndimage as ndi
+
+        from swcuts.models import image
+
+        def gaussian_window_histograms(features, atoms, n, bins, radius):
+            features = np.asarray(features, dtype=np.float64)
+            features = features[..., None] if features.ndim == 2 else features
+            lab = np.asarray(atoms, dtype=np.int64).ravel()
+            C = features.shape[-1]
+            out = np.empty((int(n), C * bins))
+            for c in range(C):
+                idx = np.clip((features[..., c] * bins).astype(np.int64), 0, bins - 1)
+                for b in range(bins):
+                    local = ndi.gaussian_filter((idx == b).astype(np.float64), wgauss * radius, mode="reflect")
+                    out[:, c * bins + b] = np.bincount(lab, weights=local.ravel(), minlength=n)
+            return out
+
+        image.window_histograms = gaussian_window_histograms
     lsmooth = float(kw.pop("lsmooth", 0.0))
     if lsmooth:
         # Experiment: the region likelihood on features Gaussian-smoothed
@@ -292,7 +318,7 @@ def run(task):
         seg = swcuts.segment(sample.image, seed=seed, model="sweep", **kw)
         seconds = time.perf_counter() - start
     scores = benchmark_scores(seg.labels, sample.truths)
-    return dict(config=config, image=name, seconds=seconds, energy=seg.energy,
+    return dict(config=config, image=store_key, seconds=seconds, energy=seg.energy,
                 **{k: scores[k] for k in ("pri", "voi", "covering", "bf", "n_segments")})
 
 
@@ -305,17 +331,33 @@ def main():
     ap.add_argument("--peers", default=None, metavar="DIR",
                     help="real_photos.py's --out folder (defaults_tune/, defaults_heldout/): print the "
                          "selection rule's margins over the tuned peers")
+    ap.add_argument("--scenes", default=None, metavar="DIR",
+                    help="benchmarks/synthetic_scenes.py's --out folder: run on its tune/ and test/ "
+                         "scenes (--halves tune,test) instead of the BSDS halves")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    halves = split_halves(DATA, out / "halves")
+    if args.scenes:
+        # The synthetic scenes of benchmarks/synthetic_scenes.py (its --out:
+        # tune/, test/ in the plain-folder layout) instead of the BSDS halves.
+        from swcuts.datasets import open_dataset
+
+        # Both sets name their scenes alike: the store keys them "half/name".
+        halves = {half: [f"{half}/{n}" for n in open_dataset(Path(args.scenes) / half).names]
+                  for half in ("tune", "test")}
+        halves["_folders"] = {half: str(Path(args.scenes) / half) for half in ("tune", "test")}
+        out = out / "scenes"
+        out.mkdir(parents=True, exist_ok=True)
+    else:
+        halves = split_halves(DATA, out / "halves")
+        halves["_folders"] = {half: str(out / "halves" / half) for half in halves}
     store = out / "results.jsonl"
     done = {}
     if store.exists():
         for line in store.read_text().splitlines():
             r = json.loads(line)
             done[(r["config"], r["image"])] = r
-    tasks = [(str(out / "halves" / half), name, config) for half in args.halves.split(",")
+    tasks = [(halves["_folders"][half], name.split("/")[-1], config, name) for half in args.halves.split(",")
              for config in args.configs for name in halves[half] if (config, name) not in done]
     if tasks:
         with get_context("forkserver").Pool(args.workers) as pool, store.open("a") as fh:
