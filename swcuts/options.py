@@ -75,7 +75,8 @@ ATOM_BOUNDS = (100, 1000)
 #: pixels at 10^5 pixels, scaled by sqrt(pixels / 10^5) like the boundary
 #: weight), with a0 = a1 = 100: over three seeds it scores better than
 #: "contrast" on both BSDS halves by the selection rule (README); it needs
-#: atoms larger than pixels, so it is not the default of every sampler.
+#: atoms larger than pixels, so it is the default on atoms only
+#: (:func:`default_model`).
 MODELS = {
     "paper": {"a0": 250.0, "a1": 2500.0, "a2": 5.0, "boundary": 0.0},
     "contrast": {"a0": 200.0, "a1": 0.0, "a2": 5.0, "boundary": 10.0},
