@@ -40,7 +40,7 @@ from scipy.special import expit
 
 from enumeration import assert_matches, chain_visits, exact_distribution, iid_tv, set_partitions
 from test_enumeration_kernels import (colour_setting, grey_boundary_setting, grey_setting,
-                                      grey_window_setting, plain_rows_twin)
+                                      grey_window_setting, plain_rows_twin, window_setting)
 
 import swcuts
 import swcuts.api
@@ -360,10 +360,12 @@ def test_tempered_visits_match_posterior():
     _assert_matches(tv, pvalue, p)
 
 
+@pytest.mark.parametrize("make", [colour_setting, window_setting], ids=["colour", "window"])
 @pytest.mark.parametrize("cls", [SplitMerge, RandomSplit], ids=lambda c: c.name)
-def test_iteration_with_gibbs_scans_visits_match_posterior(cls):
-    """The paper's cycle with the default edge anchors: M updates + R Gibbs scans."""
-    model, _, _ = colour_setting()
+def test_iteration_with_gibbs_scans_visits_match_posterior(cls, make):
+    """The paper's cycle with the default edge anchors: M updates + R Gibbs
+    scans (also on the "window" posterior of the colour setting)."""
+    model, _, _ = make()
     states = set_partitions(model.n_vertices)
     p = exact_distribution(model, states)
     kernel = _Iteration(cls(model, t=2, M=2, R=1))
