@@ -332,25 +332,23 @@ def test_kernel_leaves_the_window_posterior_invariant(kernel_cls):
 
 
 def test_enumeration_test_catches_a_kernel_without_window_counts():
-    """Negative control of every window test: SWC-2 built on the twin with
-    the plain rows (it samples the posterior without window counts, 0.13
-    away in total variation) must fail the visit test of the grey window
-    setting, the closest of the window settings to its plain twin."""
+    """Negative control of every window test: on the grey window setting
+    (the closest of the window settings to its plain twin) SWC-2 passes the
+    visit test, and SWC-2 built on the twin with the plain rows (it samples
+    the posterior without window counts, 0.13 away in total variation)
+    fails it (seed 6: TV 0.044 and p 0.22, then TV 0.13 and p 1e-127; iid
+    noise floor 0.039)."""
     model, img, atoms = grey_window_setting()
     twin = plain_rows_twin(model, img, atoms)
     states = set_partitions(model.n_vertices)
     p = exact_distribution(model, states)
+    assert 1.0 / np.sum(p ** 2) > 10
+    q = edge_q(img, atoms, model.graph)
     rng = np.random.default_rng(6)
     seed_compiled_rng(rng)
-    kernel = SWC2(twin, edge_q(img, atoms, model.graph), compiled=True)
+    _assert_visits_match(SWC2(model, q, compiled=True), model, rng, states, p, THIN["swc2"])
+    kernel = SWC2(twin, q, compiled=True)
     state = twin.new_state(np.zeros(model.n_vertices, dtype=np.int64))
     counts = visit_counts(kernel, state, rng, n_samples=8000, thin=THIN["swc2"])
     tv, pvalue = compare(counts, states, p)
     assert pvalue < 1e-3 and tv > 1.5 * iid_tv(p, 8000), f"TV {tv:.3f}, p {pvalue:.2g}"
-
-
-@pytest.mark.parametrize("kernel_cls", [SWC2, Gibbs], ids=lambda k: k.name)
-def test_kernel_leaves_the_texture_posterior_invariant(kernel_cls):
-    model, img, atoms = texture_setting()
-    assert not np.allclose(model.boundary_weights, boundary_setting()[0].boundary_weights)
-    _assert_compiled_kernel_invariant(kernel_cls, model, img, atoms, 2025)
