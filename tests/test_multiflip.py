@@ -10,7 +10,8 @@ from swcuts.models import ImageModel
 from swcuts.samplers import seed_compiled_rng
 from swcuts.samplers.flips import log_falling
 from swcuts.samplers.multiflip import Multiflip
-from test_enumeration_kernels import boundary_setting, colour_setting, grey_setting
+from test_enumeration_kernels import (boundary_setting, colour_setting, grey_setting,
+                                      grey_window_setting)
 
 
 def pixel_setting(h=2, w=3, seed=3):
@@ -24,8 +25,20 @@ def pixel_setting(h=2, w=3, seed=3):
     return model, img, atoms
 
 
+def pixel_window_setting():
+    """:func:`pixel_setting` with the boundary term and window histograms
+    (model "window" on a graph whose atoms are single pixels: each pixel
+    keeps its row of fractional window counts)."""
+    _, img, atoms = pixel_setting()
+    g = RegionGraph.from_labels(atoms)
+    model = ImageModel(img, atoms, g, bins=4, a0=0.3, a1=0.3, a2=0.1, kappa=0.02, boundary=0.3,
+                       window=1)
+    return model, img, atoms
+
+
 SETTINGS = {"grey": grey_setting, "colour": colour_setting, "pixels2x3": pixel_setting,
-            "boundary": boundary_setting}
+            "boundary": boundary_setting, "grey-window": grey_window_setting,
+            "pixels2x3-window": pixel_window_setting}
 
 
 def edge_q(img, atoms, g, ceiling=0.7):

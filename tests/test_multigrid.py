@@ -10,11 +10,15 @@ from swcuts.graph import RegionGraph
 from swcuts.samplers import seed_compiled_rng
 from swcuts.samplers.multigrid import Multigrid, window_pyramid
 from swcuts.samplers.flips import vertex_coordinates
-from test_enumeration_kernels import boundary_setting, colour_setting, grey_setting
-from test_multiflip import edge_q, pixel_setting
+from test_enumeration_kernels import (boundary_setting, colour_setting, grey_setting,
+                                      grey_window_setting)
+from test_multiflip import edge_q, pixel_setting, pixel_window_setting
 
 SETTINGS = {"grey": (grey_setting, [2, 4]), "colour": (colour_setting, [2, 3]),
-            "pixels2x3": (pixel_setting, [1, 2, 3]), "boundary": (boundary_setting, [2, 3])}
+            "pixels2x3": (pixel_setting, [1, 2, 3]), "boundary": (boundary_setting, [2, 3]),
+            # The "window" posterior on atoms, and on single-pixel atoms (lattice growth).
+            "grey-window": (grey_window_setting, [2, 4]),
+            "pixels2x3-window": (pixel_window_setting, [1, 2, 3])}
 
 
 @pytest.mark.parametrize("name", sorted(SETTINGS))
@@ -28,7 +32,8 @@ def test_random_windows_leave_posterior_invariant(name):
     assert_matches(tv, pvalue, p, 5000)
 
 
-@pytest.mark.parametrize("name,window", [("pixels2x3", (0, 2, 0, 2)), ("colour", (0, 3, 0, 3))])
+@pytest.mark.parametrize("name,window", [("pixels2x3", (0, 2, 0, 2)), ("colour", (0, 3, 0, 3)),
+                                         ("pixels2x3-window", (0, 2, 0, 2))])
 def test_fixed_window_samples_the_conditional(name, window):
     model, img, atoms = SETTINGS[name][0]()
     vy, vx, _ = vertex_coordinates(model.graph)

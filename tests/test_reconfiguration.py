@@ -28,7 +28,8 @@ import numpy as np
 import pytest
 
 from enumeration import compare, exact_distribution, iid_tv, set_partitions, visit_counts
-from test_enumeration_kernels import colour_setting, grey_setting, image4_boundary, paper_twin
+from test_enumeration_kernels import (colour_setting, grey_setting, grey_window_setting,
+                                      image4_boundary, image4_window, paper_twin, window_setting)
 
 import swcuts
 import swcuts.api
@@ -264,12 +265,13 @@ def test_detailed_balance_holds_for_every_item_order(compiled):
     assert balance_error(model, K, states) < 1e-10
 
 
+@pytest.mark.parametrize("make", [image4_boundary, image4_window], ids=["boundary", "window"])
 @pytest.mark.parametrize("cls", [Reconfiguration, SRM], ids=["reconfiguration", "srm"])
-def test_boundary_term_move_satisfies_detailed_balance_exactly(cls):
-    """The "contrast" posterior (four atoms in a cycle): exact; the same
-    kernel with λ forced to 0 is not (checked on one of the two: both
-    reach the model through the same ``model.delta``)."""
-    model = image4_boundary()[0]
+def test_boundary_term_move_satisfies_detailed_balance_exactly(cls, make):
+    """The "contrast" and "window" posteriors (four atoms in a cycle):
+    exact; the same kernel with λ forced to 0 is not (checked on one of
+    the two: both reach the model through the same ``model.delta``)."""
+    model = make()[0]
     kw = {} if cls is SRM else {"history": [np.array(h) for h in HIST4]}
     hist = None if cls is SRM else HIST4
     errors = []
@@ -331,7 +333,7 @@ def test_negative_control_without_last_original_rule(monkeypatch):
 
 # ------------------------------------------------------ visit frequencies
 N_SAMPLES = 4000
-ENUM = {"grey": grey_setting, "colour": colour_setting,
+ENUM = {"grey": grey_setting, "colour": colour_setting, "grey-window": grey_window_setting,
         "bernoulli": lambda: (bernoulli6(), None, None),
         "gaussian": lambda: (gaussian6(), None, None)}
 
@@ -401,8 +403,9 @@ def test_paper_anchor_rule_is_uniform_over_disagreements(graph):
     assert all(abs(c - mean) < 5 * math.sqrt(mean) for c in counts.values())
 
 
-def test_srm_with_gibbs_leaves_posterior_invariant():
-    model, _, _ = colour_setting()
+@pytest.mark.parametrize("make", [colour_setting, window_setting], ids=["colour", "window"])
+def test_srm_with_gibbs_leaves_posterior_invariant(make):
+    model, _, _ = make()
     states = set_partitions(model.n_vertices)
     p = exact_distribution(model, states)
     rng = np.random.default_rng(5)

@@ -37,7 +37,8 @@ from scipy import stats
 from scipy.sparse.csgraph import connected_components
 
 from enumeration import compare, exact_distribution, iid_tv, set_partitions, visit_counts
-from test_enumeration_kernels import colour_setting, grey_setting, image4_boundary, paper_twin
+from test_enumeration_kernels import (colour_setting, grey_setting, grey_window_setting,
+                                      image4_boundary, image4_window, paper_twin)
 
 import swcuts
 import swcuts.api
@@ -80,6 +81,14 @@ def grey():
 
 def boundary4():
     return image4_boundary()[0]
+
+
+def window4():
+    return image4_window()[0]
+
+
+def grey_window():
+    return grey_window_setting()[0]
 
 
 # ---------------------------------------------------------------------------
@@ -231,6 +240,8 @@ EXACT_CASES = {
     "grey": (grey, 1.0),
     # The "contrast" posterior (boundary term), four atoms in a cycle.
     "boundary4": (boundary4, 1.0),
+    # The "window" posterior (fractional window counts), the same four atoms.
+    "window4": (window4, 1.0),
     # Trees induced by the fixed global tree (the default for mixtures
     # above 100 items), on the small mixtures: the greedy global tree
     # (default) and the balanced ones (tree_build="balanced", "matching"),
@@ -381,6 +392,7 @@ CHAIN_CASES = {
     # 4 % on average (21 % at worst) over the 30 likeliest partitions.
     "grey-global": (grey, "global", 30),
     "grey-local": (grey, "local", 8),
+    "grey-window-both": (grey_window, "both", 10),
     "colour-both": (lambda: colour_setting()[0], "both", 10),
     "mixture-local": (mixture6, "local", 8),
     "mixture-both": (mixture6, "both", 10),
@@ -412,11 +424,12 @@ def test_chain_leaves_posterior_invariant(case):
         assert 0 < rates["split"] < 1 and 0 < rates["merge"] < 1
 
 
-def test_local_moves_on_the_boundary_setting():
-    """Local and global moves together on the "contrast" posterior (the
-    local move's Gibbs updates go through ``model.delta``, which has the
-    boundary term); with λ forced to 0 the visits are off."""
-    model = boundary4()
+@pytest.mark.parametrize("factory", [boundary4, window4], ids=["boundary", "window"])
+def test_local_moves_on_the_boundary_setting(factory):
+    """Local and global moves together on the "contrast" and "window"
+    posteriors (the local move's Gibbs updates go through ``model.delta``,
+    which has the boundary term); with λ forced to 0 the visits are off."""
+    model = factory()
     states = set_partitions(4)
     p = exact_distribution(model, states)
     results = []
@@ -460,7 +473,7 @@ def test_step_uses_the_exact_ratio(factory):
     assert checked > 20
 
 
-@pytest.mark.parametrize("factory", [mixture6, grey], ids=["mixture", "image"])
+@pytest.mark.parametrize("factory", [mixture6, grey, grey_window], ids=["mixture", "image", "window"])
 def test_compiled_and_python_paths_agree(factory):
     model = factory()
     runs = []

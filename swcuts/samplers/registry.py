@@ -141,7 +141,10 @@ class SamplerSpec:
 # (cluster's MIXTURE_SAMPLERS).
 #
 # Every sampler's moves include the boundary term of the "contrast"
-# posterior (swcuts.models.boundary), proved by exact enumeration.
+# posterior (swcuts.models.boundary), and every sampler on atoms the
+# fractional window counts of the "window" posterior (multigrid also on
+# single-pixel atoms), proved by exact enumeration (the window settings of
+# tests/test_enumeration_kernels.py; multilevel keeps "contrast").
 
 #: Every sampler of ``segment(sampler=...)``, one record each.
 REGISTRY = (
