@@ -343,8 +343,8 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
         better than "contrast" on real photos), "contrast" on pixels
         (``atoms="pixels"``, the multigrid and multi-level samplers;
         :func:`swcuts.options.default_model`). Every sampler's moves
-        include the boundary term and the window counts, proved by exact
-        enumeration.
+        include the boundary term, and those of the samplers on atoms
+        the window counts, proved by exact enumeration.
     window_sizes : sequence of int, optional
         ``multigrid`` and ``multilevel``: sides of the square attention
         windows (default 8, 16, 32, ... up to the image's longer side;

@@ -97,8 +97,8 @@ ONE_CHANNEL_WEIGHT = 0.5
 #: the other over-segmentations), where over three seeds it scores better
 #: than "contrast" on both BSDS halves by the selection rule (README), and
 #: ``PIXEL_MODEL`` on pixels, where windows cannot be counted (a row per
-#: pixel). Every sampler's moves include the boundary term and the window
-#: counts, proved by exact enumeration.
+#: pixel). Every sampler's moves include the boundary term, and those of
+#: the samplers on atoms the window counts, proved by exact enumeration.
 DEFAULT_MODEL = "window"
 #: The posterior of a run on pixels without ``model`` (multigrid,
 #: multi-level, ``atoms="pixels"``; ``init="atoms"``'s two phases).

@@ -52,6 +52,10 @@ def _pixel_posterior(image, labels, *, channel_axis, bins, a0, a1, a2, kappa, mo
         from skimage.measure import label as connected_regions
 
         atoms = connected_regions(labels - labels.min(), background=-1, connectivity=1) - 1
+        # A statistics row per region (a labelling of many small regions
+        # costs as many atoms).
+        check_cost((h, w), sampler="swc", atoms="slic", n_atoms=int(atoms.max()) + 1, bins=bins,
+                   channels=features.shape[-1], n_labels=int(np.unique(labels).size))
         vertex_labels = np.zeros(int(atoms.max()) + 1, dtype=np.int64)
         vertex_labels[atoms.ravel()] = labels.ravel()
     else:
@@ -88,7 +92,7 @@ def energy(image, labels, *, channel_axis=-1, bins=DEFAULTS["bins"], a0=DEFAULTS
         The image posterior (:data:`swcuts.options.MODELS`); None: the
         default of :func:`swcuts.segment` on atoms
         (:data:`swcuts.options.DEFAULT_MODEL`). To score a run on pixels,
-        pass its ``Segmentation.model``.
+        pass its ``Segmentation.posterior``.
 
     Returns
     -------
