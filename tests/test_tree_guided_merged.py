@@ -17,7 +17,7 @@ from swcuts.models import MixtureModel
 from swcuts.models.mixture import lee_choi_gaussians
 from swcuts.samplers import TreeGuided, seed_compiled_rng
 from swcuts.samplers.tree_guided.merged import merged_tree
-from swcuts.samplers.tree_guided.moves import _stopped_at
+from swcuts.samplers.tree_guided.moves import _replay_record, _stopped_at
 
 
 def _kernel(build, compiled=None, n=200):
@@ -164,6 +164,44 @@ def test_kept_replay_sums_give_a_fresh_replays_value_for_any_stop(build):
             assert _stopped_at(record, stop) == k._logsum(*args, stop)
             checked += 1
     assert checked > 200
+
+
+@pytest.mark.parametrize("build", ["greedy", "balanced"])
+def test_records_of_replays_given_up_decide_later_stops_as_fresh_replays(build):
+    """The record of a replay given up at a first stop (``_replay_record``:
+    its sums so far up to where it stopped) gives, for any later stop,
+    what a fresh replay with that stop returns, bit for bit, or None
+    exactly when its sums so far do not decide; a record of a replay that
+    did not stop gives every stop's value."""
+    k = _kernel(build)
+    rng = np.random.default_rng(12)
+    decided = undecided = 0
+    for U, parts, T in _outcomes(k, rng, 60):
+        (l, r, p, st, sz, sc, E), logw, leaf, part_of, keep, b = _around(k, parts, T)
+        args = (l, r, p, st, sz, sc, E, leaf, part_of, keep, len(parts), logw, T, False)
+        trace, found = np.full(E, np.inf), np.zeros(3, np.int64)
+        whole = k._logsum(*args, -math.inf, trace, found)
+        if found[0] != 1:
+            continue
+        marks = float(logw[found[1]]) + trace[:found[2]]
+        firsts = np.concatenate((marks, np.nextafter(marks, np.inf), marks + 0.5,
+                                 [whole, -1e300, 1e300]))
+        for first in rng.choice(firsts, 6).tolist():
+            trace, found = np.full(E, np.inf), np.zeros(3, np.int64)
+            value = k._logsum(*args, first, trace, found)
+            record = _replay_record(found, logw, trace, value, first)
+            assert value == k._logsum(*args, first)
+            stopped = record[2].size > 0 and bool(record[2][-1] < first - record[1])
+            assert (record[3] is None) == (record[2].size < marks.size or stopped)
+            for stop in rng.choice(firsts, 8).tolist():
+                got = _stopped_at(record, stop)
+                if got is None:
+                    undecided += 1
+                    assert record[3] is None
+                else:
+                    decided += 1
+                    assert got == k._logsum(*args, stop)
+    assert decided > 100 and undecided > 10
 
 
 @pytest.mark.parametrize("build", ["greedy", "balanced"])

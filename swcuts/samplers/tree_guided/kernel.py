@@ -27,7 +27,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from ...partition import MemberIndex
+from ...partition import MemberIndex, _version
 from ..common import StepInfo
 from ..targets import gibbs_relabel
 from .algorithms import _Fns
@@ -305,12 +305,15 @@ class TreeGuided(_GlobalMoves, _ProposalProbabilities):
         their sizes: :meth:`_members` of each, with the member index's check
         (every listed item carries its label, as many as the label has) and
         the order made once for all of them."""
-        lists = self._members_index(state).lists
+        index = self._members_index(state)
+        lists = index.lists
         got = [lists.get(int(lab)) for lab in labels]
         part = state.partition
         if all(x is not None for x in got):
             sizes = np.array([x.size for x in got], np.int64)
             cat = np.concatenate(got) if got else np.zeros(0, np.int64)
+            if index.current(part):  # exact and ascending (this kernel's lists)
+                return np.ascontiguousarray(cat, dtype=np.int64), sizes
             if (np.array_equal(sizes, part.size[np.asarray(labels, np.int64)])
                     and np.array_equal(part.labels[cat], np.repeat(np.asarray(labels), sizes))):
                 steps = np.diff(cat) > 0
@@ -445,6 +448,7 @@ class TreeGuided(_GlobalMoves, _ProposalProbabilities):
         tree (state-independent choice; always accepted)."""
         self.counts["local"][0] += 1
         self.counts["local"][1] += 1
+        since = _version(state.partition)
         n = self.model.n_vertices
         i = int(rng.integers(n))
         cand, logw = self.local_subtree(i, temperature)
@@ -471,6 +475,7 @@ class TreeGuided(_GlobalMoves, _ProposalProbabilities):
         ch = np.flatnonzero(new != old)
         if ch.size:
             self._index_moved(state, S[ch], old[ch], new[ch])
+        self._members_index(state).updated(state.partition, since)
         return StepInfo(True, 0.0, int(ch.size), state.log_pi - before, "local")
 
     # ------------------------------------------------------------ iteration

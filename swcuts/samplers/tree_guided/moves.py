@@ -33,7 +33,7 @@ import weakref
 import numpy as np
 from numba import njit
 
-from ...partition import _stack_index, _swap_in_stack
+from ...partition import _stack_index, _swap_in_stack, _version
 from ..common import StepInfo, metropolis_hastings_bound_first
 from .merged import merged_tree
 from .ratio import merge_anchor_sum
@@ -101,14 +101,16 @@ def _free_list_as_if_undone(stack, n_free, labels, k):
         n_free[0] = top
 
 
-def _stopped_at(record, stop) -> float:
+def _stopped_at(record, stop):
     """What :meth:`~.ratio._ProposalProbabilities._logsum` returns for
     ``stop``, from the ``record`` (number of paths, 0 or 1; the path's node
-    log weight; its replay's sums so far, root first; the whole sum) of a
-    call with ``stop`` = -inf: the replay stops at the first sum so far
-    below ``stop`` less the node's weight, and a stopped sum at or above
-    ``stop`` is computed whole. The same floating-point operations, so the
-    same bits."""
+    log weight; its replay's sums so far, root first; the whole sum, or
+    None when the replay was given up: :func:`_replay_record`): the replay
+    stops at the first sum so far below ``stop`` less the node's weight,
+    and a stopped sum at or above ``stop`` is computed whole. The same
+    floating-point operations, so the same bits. None when the record
+    does not decide (a replay given up before the first sum so far below
+    ``stop``: only the whole replay tells)."""
     count, node_lw, partial, whole = record
     if count == 0:
         return whole
@@ -118,6 +120,30 @@ def _stopped_at(record, stop) -> float:
         if acc < stop:
             return acc
     return whole
+
+
+def _replay_record(found, node_logw, trace, value, stop):
+    """The record that :func:`_stopped_at` reads, of a call of ``_logsum``
+    with ``stop`` that returned ``value`` (``found`` and ``trace``, its
+    outputs; ``trace`` filled with +inf beforehand): the sums so far up to
+    the first below ``stop`` less the node's weight, where the replay gave
+    up (the whole sum then unknown, None), or all of them and the whole
+    sum. Several paths (not with deterministic trees): no sums."""
+    count = int(found[0])
+    if count != 1:
+        return (count, 0.0, np.zeros(0), value if count == 0 else None)
+    node_lw = float(node_logw[found[1]])
+    partial = trace[:found[2]]
+    below = np.flatnonzero(partial < stop - node_lw)
+    if below.size:
+        return (1, node_lw, partial[:below[0] + 1].copy(), None)
+    return (1, node_lw, partial.copy(), value)
+
+
+def _entry_bytes(entry) -> int:
+    """Bytes held by a kept contracted tree (:meth:`_GlobalMoves._merged_split_sum`)."""
+    return (sum(x.nbytes for x in entry[1][:6]) + entry[2].nbytes + entry[3].nbytes
+            + entry[6].nbytes + sum(x.nbytes for x in entry[5]))
 
 
 class _GlobalMoves:
@@ -154,8 +180,19 @@ class _GlobalMoves:
         per-label statistics, kept between moves for unchanged labels
         (:mod:`.pairs`); a split walks up the anchor's tree (cached with
         the label); a merge reads the smaller labels' items only when its
-        first bound does not reject it (:meth:`_merge_reverse`).
+        first bound does not reject it (:meth:`_merge_reverse`). The member
+        index stays known exact across the move (every move of this kernel
+        updates it), so that its entries are used without their O(|label|)
+        check (:class:`swcuts.partition.MemberIndex`).
         """
+        part = state.partition
+        since = _version(part)
+        info = self._global_move(state, rng, temperature)
+        self._members_index(state).updated(part, since)
+        return info
+
+    def _global_move(self, state, rng, temperature):
+        """:meth:`global_move` without the member index's bookkeeping."""
         part = state.partition
         labs = part.used_labels()
         L = labs.size
@@ -382,36 +419,68 @@ class _GlobalMoves:
 
         def split_sum(best, stop):
             small = sorted((g for g in range(len(P_labs)) if g != keep), key=lambda g: rank[g])
-            b_items, sizes = self._members_many(state, [P_labs[g] for g in small])
-            part_of = np.repeat(np.array([rank[g] for g in small], np.int64), sizes)
+            small_labs = [P_labs[g] for g in small]
+            parts = np.array([rank[g] for g in small], np.int64)
             tree = self._label_tree_of(state, P_labs[keep])
-            key = (id(tree), float(temperature), self.split_floor, self.log_wnew, best,
-                   rank[keep], part_of.tobytes(), b_items.tobytes())
+            head = (id(tree), float(temperature), self.split_floor, self.log_wnew, best,
+                    rank[keep], parts.tobytes())
+            index = self._members_index(state)
+            lists = None
+            if index.current(state.partition):
+                lists = [index.lists.get(int(lab)) for lab in small_labs]
+                if any(x is None for x in lists):
+                    lists = None
             cache = self._around
-            hit = cache.get(key)
+            if lists is not None:
+                # The index replaces a label's array when the label changes and
+                # never edits it: the same arrays hold the same items (the
+                # entry keeps them, so that no other array takes their ids).
+                key = head + tuple(id(x) for x in lists)
+                hit = cache.get(key)
+                if hit is not None and any(x is not y for x, y in zip(hit[5], lists)):
+                    hit = None
+            else:
+                b_items, sizes = self._members_many(state, small_labs)
+                key = head + (sizes.tobytes(), b_items.tobytes())
+                hit = cache.get(key)
             if hit is not None and hit[0]() is tree:
                 cache.move_to_end(key)
             else:
+                if lists is not None:
+                    b_items = np.concatenate(lists)
+                    sizes = np.array([x.size for x in lists], np.int64)
+                part_of = np.repeat(parts, sizes)
                 self._lifting()
                 arrays, logw, leaf = merged_tree(
                     self._f, tree, b_items, self._lift, self._lift_cache, self.vstats,
                     self._leaf_sc, temperature, self.split_floor)
                 # A weak reference: the kept entries must not keep old trees alive.
-                hit = cache[key] = [weakref.ref(tree), arrays, logw, leaf, None]
-                self._around_bytes += sum(x.nbytes for x in arrays[:6]) + logw.nbytes
+                hit = cache[key] = [weakref.ref(tree), arrays, logw, leaf, None,
+                                    () if lists is None else tuple(lists), part_of]
+                self._around_bytes += _entry_bytes(hit)
                 while self._around_bytes > self.around_cache_bytes and len(cache) > 1:
                     _, old = cache.popitem(last=False)
-                    self._around_bytes -= sum(x.nbytes for x in old[1][:6]) + old[2].nbytes
+                    self._around_bytes -= _entry_bytes(old)
             left, right, parent, stats, size, score, E = hit[1]
-            args = (left, right, parent, stats, size, score, E, hit[3], part_of, rank[keep],
+            args = (left, right, parent, stats, size, score, E, hit[3], hit[6], rank[keep],
                     len(P_labs), hit[2], temperature, best)
-            if hit[4] is None:  # the whole replay, once: its sums so far give any stop's
-                trace, found = np.empty(E), np.zeros(3, np.int64)
-                full = self._logsum(*args, -math.inf, trace, found)
-                hit[4] = (int(found[0]), float(hit[2][found[1]]), trace[:found[2]].copy(), full)
-            if hit[4][0] > 1:  # several paths (not with these trees): no record
-                return self._logsum(*args, stop)
-            return _stopped_at(hit[4], stop)
+            record = hit[4]
+            if record is not None:
+                if record[0] > 1:  # several paths (not with these trees): no record
+                    return self._logsum(*args, stop)
+                got = _stopped_at(record, stop)
+                if got is not None:
+                    return got
+            # A replay, given up below this stop (the whole one when the kept
+            # part of an earlier replay does not decide): its sums so far,
+            # root first, are kept and decide later stops (_stopped_at).
+            run = stop if record is None else -math.inf
+            trace, found = np.full(E, math.inf), np.zeros(3, np.int64)
+            value = self._logsum(*args, run, trace, found)
+            hit[4] = record = _replay_record(found, hit[2], trace, value, run)
+            if run == stop or record[0] > 1:
+                return value if run == stop else self._logsum(*args, stop)
+            return _stopped_at(record, stop)
 
         return split_sum
 
