@@ -95,6 +95,70 @@ def test_contracted_tree_gives_the_whole_trees_split_sum(build, compiled):
     assert finite > 10 and infinite > 2
 
 
+def _stale(k, rng, parts):
+    """A last tree of the largest part A, of a set that lacks a few of A's
+    items and holds a few others (of the other parts, or of no part), and
+    the changes from it: (tree, the other parts' items and then the items
+    A gained, their parts, the leaves of the tree A lost, A's index)."""
+    keep = max(range(len(parts)), key=lambda g: parts[g].size)
+    A = parts[keep]
+    U = np.concatenate(parts)
+    gained = rng.choice(A, int(rng.integers(0, min(4, A.size - 1) + 1)), replace=False)
+    outside = np.setdiff1d(np.arange(k.model.n_vertices), U)
+    lost = np.concatenate((rng.choice(np.setdiff1d(U, A), min(int(rng.integers(0, 3)),
+                                                               U.size - A.size), replace=False),
+                           rng.choice(outside, min(int(rng.integers(0, 3)), outside.size),
+                                      replace=False)))
+    old = np.sort(np.concatenate((np.setdiff1d(A, gained), lost))).astype(np.int64)
+    small = [g for g in range(len(parts)) if g != keep]
+    b = np.concatenate([parts[g] for g in small] + [np.sort(gained)]).astype(np.int64)
+    part_of = np.repeat(np.array(small + [keep], np.int64),
+                        [parts[g].size for g in small] + [gained.size])
+    drop = np.searchsorted(old, np.sort(lost)).astype(np.int64)
+    return k.tree(old), b, part_of, drop, keep
+
+
+@pytest.mark.parametrize("build,compiled", [("greedy", None), ("balanced", None),
+                                            ("balanced", False)])
+def test_contracted_last_tree_with_the_changes_is_the_merged_sets_tree(build, compiled):
+    """The contracted tree made from the largest label's *last* tree, with
+    the items it gained since among the added items and the leaves of the
+    items it lost dropped (``merged_tree(..., drop)``): every internal node
+    is a node of tree(U) above an added or dropped item, statistics, size
+    and score bit for bit, and its split sums are the whole tree(U)'s (to
+    1e-12, -inf together, the same decision at a finite stop)."""
+    k = _kernel(build, compiled, n=200 if compiled is None else 120)
+    rng = np.random.default_rng(15)
+    finite = infinite = 0
+    for U, parts, T in _outcomes(k, rng, 90 if compiled is None else 40):
+        if max(p.size for p in parts) < 4:
+            continue
+        tree_u = k.tree(U)
+        old, b, part_of, drop, keep = _stale(k, rng, parts)
+        (l, r, p, st, sz, sc, E), logw, leaf = merged_tree(
+            k._f, old, b, k._lift, k._lift_cache, k.vstats, k._leaf_sc, T, k.split_floor, drop)
+        assert logw.size == E - 1
+        nodes = {}
+        for w in range(tree_u.n, 2 * tree_u.n - 1):
+            nodes[(int(tree_u.size[w]), tree_u.stats[w].tobytes())] = w
+        for j in range(E - 1):
+            w = nodes[(int(sz[E + j]), st[E + j].tobytes())]
+            assert sc[E + j] == tree_u.score[w]
+        whole = k._split_tree_logsum(tree_u, parts, T)
+        args = (l, r, p, st, sz, sc, E, leaf, part_of, keep, len(parts), logw, T, False)
+        around = k._logsum(*args, -math.inf)
+        if math.isinf(whole):
+            assert around == -math.inf
+            infinite += 1
+            continue
+        finite += 1
+        assert around == pytest.approx(whole, abs=1e-12 * max(1.0, abs(whole)))
+        stop = whole + float(rng.normal(0, 2))
+        a = k._logsum(*args, stop)
+        assert (a < stop) == (k._split_tree_logsum(tree_u, parts, T, stop=stop) < stop)
+    assert finite > 10 and infinite > 2
+
+
 @pytest.mark.parametrize("build", ["greedy", "balanced"])
 def test_contracted_tree_is_the_whole_tree_around_the_added_items(build):
     """Every internal node of the contracted tree is a node of tree(U) above

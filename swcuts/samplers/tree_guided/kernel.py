@@ -33,7 +33,7 @@ from ..targets import gibbs_relabel
 from .algorithms import _Fns
 from .moves import _GlobalMoves
 from .pairs import LabelPairs
-from .rebuild import induced_near
+from .rebuild import induced_near, set_changes
 from .ratio import _ProposalProbabilities
 from .trees import Tree, _floored_log_softmax, _knn_csr, _lifting_tables, _Rest, _SetInfo
 
@@ -329,14 +329,7 @@ class TreeGuided(_GlobalMoves, _ProposalProbabilities):
         is unchanged (beyond the member index's check, O(1)). The label's
         last tree is kept until its next tree is built, from it
         (:meth:`tree`'s ``near``)."""
-        lst = self._members_index(state).members(state.partition, int(label))
-        hit = self._labels.get(int(label))
-        if hit is None or hit[0] is not lst:
-            if len(self._labels) > 2 * state.partition.n_labels + 64:
-                self._labels.clear()
-                hit = None
-            near = None if hit is None else (hit[2] if hit[2] is not None else hit[3])
-            hit = self._labels[int(label)] = [lst, None, None, near]
+        hit = self._label_hit(state, label)
         if hit[slot] is None:
             members = self._members(state, label)
             if slot == 2:
@@ -345,6 +338,42 @@ class TreeGuided(_GlobalMoves, _ProposalProbabilities):
             else:
                 hit[slot] = make(members)
         return hit[slot]
+
+    def _label_hit(self, state, label) -> list:
+        """``label``'s cache entry [member array, set statistics or None,
+        tree or None, its last tree or None], made anew (keeping the last
+        tree) when the member array changed."""
+        lst = self._members_index(state).members(state.partition, int(label))
+        hit = self._labels.get(int(label))
+        if hit is None or hit[0] is not lst:
+            if len(self._labels) > 2 * state.partition.n_labels + 64:
+                self._labels.clear()
+                hit = None
+            near = None if hit is None else (hit[2] if hit[2] is not None else hit[3])
+            hit = self._labels[int(label)] = [lst, None, None, near]
+        return hit
+
+    def _label_tree_near(self, state, label):
+        """The tree to price a merge into ``label`` on (:mod:`.merged`) and
+        whether it is the label's last tree rather than its tree: the
+        label's tree when it is built; else, with induced trees, its last
+        tree, if any (the changes since come from :meth:`_changes_since`),
+        so that the O(m) build waits for a split of the label; else the
+        label's tree, built. O(1) but for that build."""
+        hit = self._label_hit(state, label)
+        near = hit[3]
+        if hit[2] is None and near is not None and near.hkey is not None and near.n > 1:
+            return near, True
+        return self._label_tree_of(state, label), False
+
+    def _changes_since(self, state, label, old, limit=32):
+        """(items added, leaves of ``old`` dropped) from the tree ``old`` to
+        ``label``'s members, or None when more than ``limit`` items (or a
+        quarter of ``old``'s) moved (:func:`.rebuild.set_changes`, one walk
+        over both sets)."""
+        lim = min(int(limit), old.n // 4)
+        added, drop, ok = set_changes(old.items, self._members(state, label), lim)
+        return (added, drop) if ok else None
 
     def _label_info(self, state, label) -> _SetInfo:
         """:meth:`_info` of the members of ``label`` (:meth:`_label_cached`)."""

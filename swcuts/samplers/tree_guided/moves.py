@@ -421,25 +421,40 @@ class _GlobalMoves:
             small = sorted((g for g in range(len(P_labs)) if g != keep), key=lambda g: rank[g])
             small_labs = [P_labs[g] for g in small]
             parts = np.array([rank[g] for g in small], np.int64)
-            tree = self._label_tree_of(state, P_labs[keep])
-            head = (id(tree), float(temperature), self.split_floor, self.log_wnew, best,
-                    rank[keep], parts.tobytes())
             index = self._members_index(state)
-            lists = None
+            lists = added = drop = None
             if index.current(state.partition):
-                lists = [index.lists.get(int(lab)) for lab in small_labs]
+                lists = [index.lists.get(int(lab)) for lab in small_labs + [P_labs[keep]]]
                 if any(x is None for x in lists):
                     lists = None
             cache = self._around
             if lists is not None:
-                # The index replaces a label's array when the label changes and
-                # never edits it: the same arrays hold the same items (the
-                # entry keeps them, so that no other array takes their ids).
-                key = head + tuple(id(x) for x in lists)
-                hit = cache.get(key)
-                if hit is not None and any(x is not y for x, y in zip(hit[5], lists)):
-                    hit = None
+                # The largest label's tree, or its last tree (with the changes
+                # since, computed on a miss).
+                tree, stale = self._label_tree_near(state, P_labs[keep])
+                for _ in range(2):
+                    # The index replaces a label's array when the label changes
+                    # and never edits it: the same arrays hold the same items
+                    # (the entry keeps them, so that no other array takes their
+                    # ids). The largest label's array is the last: with the
+                    # tree, it decides the changes.
+                    key = (id(tree), float(temperature), self.split_floor, self.log_wnew, best,
+                           rank[keep], parts.tobytes()) + tuple(id(x) for x in lists)
+                    hit = cache.get(key)
+                    if hit is not None and (hit[0]() is not tree or any(
+                            x is not y for x, y in zip(hit[5], lists))):
+                        hit = None
+                    if hit is not None or not stale:
+                        break
+                    changes = self._changes_since(state, P_labs[keep], tree)
+                    if changes is not None:
+                        added, drop = changes
+                        break
+                    tree, stale = self._label_tree_of(state, P_labs[keep]), False
             else:
+                tree = self._label_tree_of(state, P_labs[keep])
+                head = (id(tree), float(temperature), self.split_floor, self.log_wnew, best,
+                        rank[keep], parts.tobytes())
                 b_items, sizes = self._members_many(state, small_labs)
                 key = head + (sizes.tobytes(), b_items.tobytes())
                 hit = cache.get(key)
@@ -447,13 +462,20 @@ class _GlobalMoves:
                 cache.move_to_end(key)
             else:
                 if lists is not None:
-                    b_items = np.concatenate(lists)
-                    sizes = np.array([x.size for x in lists], np.int64)
+                    b_items = np.concatenate(lists[:-1])
+                    sizes = np.array([x.size for x in lists[:-1]], np.int64)
                 part_of = np.repeat(parts, sizes)
+                if added is not None and (added.size or drop.size):
+                    # Items that joined the largest label since its last tree
+                    # are leaves of its part; those that left it are dropped.
+                    b_items = np.concatenate((b_items, added))
+                    part_of = np.concatenate((part_of, np.full(added.size, rank[keep])))
+                else:
+                    drop = None
                 self._lifting()
                 arrays, logw, leaf = merged_tree(
                     self._f, tree, b_items, self._lift, self._lift_cache, self.vstats,
-                    self._leaf_sc, temperature, self.split_floor)
+                    self._leaf_sc, temperature, self.split_floor, drop)
                 # A weak reference: the kept entries must not keep old trees alive.
                 hit = cache[key] = [weakref.ref(tree), arrays, logw, leaf, None,
                                     () if lists is None else tuple(lists), part_of]
