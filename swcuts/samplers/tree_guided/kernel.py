@@ -33,7 +33,7 @@ from ..targets import gibbs_relabel
 from .algorithms import _Fns
 from .moves import _GlobalMoves
 from .pairs import LabelPairs
-from .rebuild import induced_near, set_changes
+from .rebuild import induced_near, max_depth, set_changes
 from .ratio import _ProposalProbabilities
 from .trees import Tree, _floored_log_softmax, _knn_csr, _lifting_tables, _Rest, _SetInfo
 
@@ -370,7 +370,16 @@ class TreeGuided(_GlobalMoves, _ProposalProbabilities):
         """(items added, leaves of ``old`` dropped) from the tree ``old`` to
         ``label``'s members, or None when more than ``limit`` items (or a
         quarter of ``old``'s) moved (:func:`.rebuild.set_changes`, one walk
-        over both sets)."""
+        over both sets), or when ``old`` is deep (a leaf deeper than
+        4 log2 m): every ancestor of a changed item is a node of the
+        contracted tree, so on a deep tree, the greedy caterpillar's, one
+        build of the label's tree costs less than contracting around the
+        changes at every merge."""
+        depth = old.aux.get("max_depth")
+        if depth is None:
+            depth = old.aux["max_depth"] = int(max_depth(old.parent, old.n))
+        if depth > 4 * max(1, int(old.n).bit_length()):
+            return None
         lim = min(int(limit), old.n // 4)
         added, drop, ok = set_changes(old.items, self._members(state, label), lim)
         return (added, drop) if ok else None

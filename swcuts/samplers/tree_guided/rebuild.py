@@ -173,3 +173,17 @@ def set_changes(old_items, items, limit):
         if na + nr > limit:
             return added[:0], removed[:0], False
     return added[:na].copy(), removed[:nr].copy(), True
+
+
+
+@njit(cache=True)
+def max_depth(parent, n):
+    """Largest depth of a leaf of a tree with ``n`` leaves (``parent``;
+    internal nodes are numbered after their children, the root last)."""
+    depth = np.zeros(parent.shape[0], np.int64)
+    best = 0
+    for v in range(parent.shape[0] - 2, -1, -1):
+        depth[v] = depth[parent[v]] + 1
+        if v < n and depth[v] > best:
+            best = depth[v]
+    return best
