@@ -464,3 +464,34 @@ def test_label_trees_rebuilt_from_their_last_tree_are_the_trees_built_cold(build
     finally:
         kernel_module.induced_near = saved
     assert len(calls) > 3
+
+
+@pytest.mark.parametrize("build", ["greedy", "balanced"])
+def test_member_index_known_exact_between_other_kernels_moves(build):
+    """The kernel's member index, trusted without checks while the
+    partition's version shows only the kernel's own moves, is every label's
+    member set whenever it is trusted, also when another kernel (compiled
+    Gibbs sweeps, which move items through ``relabel_vertices``) moves
+    items between the kernel's steps; after such moves it is not trusted
+    until checked or rebuilt."""
+    data, _ = lee_choi_gaussians(300, seed=5)
+    model = MixtureModel(data, "gaussian", alpha=1.0, preset="lee-choi")
+    kernel = TreeGuided(model, tree_build=build)
+    rng = np.random.default_rng(3)
+    seed_compiled_rng(rng)
+    state = model.new_state(np.random.default_rng(0).integers(0, 5, 300))
+    trusted = 0
+    for t in range(1500):
+        kernel.step(state, rng)
+        index = kernel._members_index(state)
+        if index.current(state.partition):
+            trusted += 1
+            for lab, lst in index.lists.items():
+                np.testing.assert_array_equal(lst, np.flatnonzero(state.partition.labels == lab))
+        if t % 50 == 7:
+            before = state.partition.labels.copy()
+            model.gibbs_sweep(state, rng)  # another kernel's moves
+            if not np.array_equal(before, state.partition.labels):
+                assert not index.current(state.partition)
+    assert trusted > 1000
+    assert state.log_pi == pytest.approx(model.log_target(state.labels), abs=1e-7)

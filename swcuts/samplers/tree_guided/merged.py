@@ -32,7 +32,12 @@ ancestor of an item of B: the split sums (:func:`.walks._split_logsum_impl`)
 and replays run on the contracted tree unchanged, the hanging subtrees
 being leaves of A's part. Cost: O(|B| + the nodes of tree(A) above B's
 items), O(|B| log n) with a balanced global tree; tree(A) is kept with its
-label. See ``docs/algorithms/tree_guided.md`` ("The cost of a move").
+label. The tree of A may also be A's tree before some of its items moved:
+the items it gained since are added like B's (in A's part) and the leaves
+of those it lost are dropped (``drop``; their ancestors are marked too).
+
+The kernel keeps contracted trees with the sums so far of their replays
+(:func:`_replay_record`, read by :func:`_stopped_at`). See ``docs/algorithms/tree_guided.md`` ("The cost of a move").
 """
 
 from __future__ import annotations
@@ -236,3 +241,49 @@ def merged_tree(f, tree, b_items, lift, lift_cache, vstats, leaf_sc, temperature
     leaf = np.empty(b_items.size, np.int64)
     leaf[o] = bleaf
     return (left, right, parent, vst, vsize, vsc, E), logw, leaf
+
+
+def _stopped_at(record, stop):
+    """What :meth:`~.ratio._ProposalProbabilities._logsum` returns for
+    ``stop``, from the ``record`` (number of paths, 0 or 1; the path's node
+    log weight; its replay's sums so far, root first; the whole sum, or
+    None when the replay was given up: :func:`_replay_record`): the replay
+    stops at the first sum so far below ``stop`` less the node's weight,
+    and a stopped sum at or above ``stop`` is computed whole. The same
+    floating-point operations, so the same bits. None when the record
+    does not decide (a replay given up before the first sum so far below
+    ``stop``: only the whole replay tells)."""
+    count, node_lw, partial, whole = record
+    if count == 0:
+        return whole
+    below = np.flatnonzero(partial < stop - node_lw)
+    if below.size:
+        acc = node_lw + float(partial[below[0]])
+        if acc < stop:
+            return acc
+    return whole
+
+
+def _replay_record(found, node_logw, trace, value, stop):
+    """The record that :func:`_stopped_at` reads, of a call of ``_logsum``
+    with ``stop`` that returned ``value`` (``found`` and ``trace``, its
+    outputs; ``trace`` filled with +inf beforehand): the sums so far up to
+    the first below ``stop`` less the node's weight, where the replay gave
+    up (the whole sum then unknown, None), or all of them and the whole
+    sum. Several paths (not with deterministic trees): no sums."""
+    count = int(found[0])
+    if count != 1:
+        return (count, 0.0, np.zeros(0), value if count == 0 else None)
+    node_lw = float(node_logw[found[1]])
+    partial = trace[:found[2]]
+    below = np.flatnonzero(partial < stop - node_lw)
+    if below.size:
+        return (1, node_lw, partial[:below[0] + 1].copy(), None)
+    return (1, node_lw, partial.copy(), value)
+
+
+def _entry_bytes(entry) -> int:
+    """Bytes held by a kept contracted tree
+    (:meth:`.moves._GlobalMoves._merged_split_sum`)."""
+    return (sum(x.nbytes for x in entry[1][:6]) + entry[2].nbytes + entry[3].nbytes
+            + entry[6].nbytes + sum(x.nbytes for x in entry[5]))

@@ -35,7 +35,7 @@ from numba import njit
 
 from ...partition import _stack_index, _swap_in_stack, _version
 from ..common import StepInfo, metropolis_hastings_bound_first
-from .merged import merged_tree
+from .merged import _entry_bytes, _replay_record, _stopped_at, merged_tree
 from .ratio import merge_anchor_sum
 from .trees import _leaf_groups, _Rest
 
@@ -99,51 +99,6 @@ def _free_list_as_if_undone(stack, n_free, labels, k):
         top = n_free[0] - 1
         _swap_in_stack(stack, None, _stack_index(stack, None, lab, top, -1, -1), top)
         n_free[0] = top
-
-
-def _stopped_at(record, stop):
-    """What :meth:`~.ratio._ProposalProbabilities._logsum` returns for
-    ``stop``, from the ``record`` (number of paths, 0 or 1; the path's node
-    log weight; its replay's sums so far, root first; the whole sum, or
-    None when the replay was given up: :func:`_replay_record`): the replay
-    stops at the first sum so far below ``stop`` less the node's weight,
-    and a stopped sum at or above ``stop`` is computed whole. The same
-    floating-point operations, so the same bits. None when the record
-    does not decide (a replay given up before the first sum so far below
-    ``stop``: only the whole replay tells)."""
-    count, node_lw, partial, whole = record
-    if count == 0:
-        return whole
-    below = np.flatnonzero(partial < stop - node_lw)
-    if below.size:
-        acc = node_lw + float(partial[below[0]])
-        if acc < stop:
-            return acc
-    return whole
-
-
-def _replay_record(found, node_logw, trace, value, stop):
-    """The record that :func:`_stopped_at` reads, of a call of ``_logsum``
-    with ``stop`` that returned ``value`` (``found`` and ``trace``, its
-    outputs; ``trace`` filled with +inf beforehand): the sums so far up to
-    the first below ``stop`` less the node's weight, where the replay gave
-    up (the whole sum then unknown, None), or all of them and the whole
-    sum. Several paths (not with deterministic trees): no sums."""
-    count = int(found[0])
-    if count != 1:
-        return (count, 0.0, np.zeros(0), value if count == 0 else None)
-    node_lw = float(node_logw[found[1]])
-    partial = trace[:found[2]]
-    below = np.flatnonzero(partial < stop - node_lw)
-    if below.size:
-        return (1, node_lw, partial[:below[0] + 1].copy(), None)
-    return (1, node_lw, partial.copy(), value)
-
-
-def _entry_bytes(entry) -> int:
-    """Bytes held by a kept contracted tree (:meth:`_GlobalMoves._merged_split_sum`)."""
-    return (sum(x.nbytes for x in entry[1][:6]) + entry[2].nbytes + entry[3].nbytes
-            + entry[6].nbytes + sum(x.nbytes for x in entry[5]))
 
 
 class _GlobalMoves:
