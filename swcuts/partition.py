@@ -53,7 +53,9 @@ def relabel_vertices(labels, size, free_stack, n_free, R, n_r, new_label, pos=No
     Parameters
     ----------
     labels, size, free_stack, n_free : ndarray of int64
-        The arrays of a :class:`Partition`, updated in place.
+        The arrays of a :class:`Partition`, updated in place (``n_free[1]``,
+        when there, is the partition's version: every call that moves
+        vertices adds one).
     R : ndarray of int64
         Vertices; the first ``n_r`` of them move.
     n_r : int
@@ -79,6 +81,8 @@ def relabel_vertices(labels, size, free_stack, n_free, R, n_r, new_label, pos=No
     """
     if n_r == 0:  # nothing moves: a fresh new_label must stay on the free stack
         return
+    if n_free.size > 1:  # the partition's version (Partition.version)
+        n_free[1] += 1
     if size[new_label] == 0:
         # Swap new_label to the top of the free part, which then becomes the
         # first entry of the used part.
@@ -164,13 +168,33 @@ class Partition:
     def _rebuild_free(self):
         unused = np.flatnonzero(self.size == 0)[::-1]
         self.free_stack = np.concatenate([unused, np.flatnonzero(self.size)]).astype(np.int64)
-        # A one-element array, so that compiled kernels can update it in place.
-        self.n_free = np.array([unused.size], dtype=np.int64)
+        # [number of unused labels, version]: an array, so that compiled
+        # kernels can update it in place. The version counts the changes of
+        # the labels (relabel_vertices adds one per call that moves
+        # vertices, and so does this rebuild), so that a cache of the
+        # labels' members can tell in O(1) that nothing moved since it was
+        # exact (MemberIndex).
+        old = getattr(self, "n_free", None)
+        version = int(old[1]) + 1 if old is not None and old.size > 1 else 0
+        self.n_free = np.array([unused.size, version], dtype=np.int64)
 
     @property
     def free(self) -> list:
         """Unused labels; the last one is the next fresh label."""
         return self.free_stack[:self.n_free[0]].tolist()
+
+    @property
+    def version(self) -> int:
+        """Number of changes of the labels so far: every call of
+        :func:`relabel_vertices` that moves vertices (and so every
+        :meth:`relabel`) adds one. Code that writes ``labels`` in another
+        way must call :meth:`touch`. -1 for a partition made without one."""
+        return _version(self)
+
+    def touch(self) -> None:
+        """Record a change of ``labels`` made without :func:`relabel_vertices`."""
+        if self.n_free.size > 1:
+            self.n_free[1] += 1
 
     @property
     def n_vertices(self) -> int:
@@ -216,11 +240,18 @@ class Partition:
 class MemberIndex:
     """Vertices of every label of one partition, checked before use.
 
-    An entry is trusted only when it has as many vertices as the label and
-    all of them carry the label (O(|label|)); entries hold distinct
-    vertices, so that check proves it is exactly the label's member set.
-    A failed check (some other kernel moved vertices) rebuilds every entry
-    in one O(N log N) pass. Kernels that move vertices update ``lists``.
+    An entry is trusted when it has as many vertices as the label and all
+    of them carry the label (O(|label|)); entries hold distinct vertices,
+    so that check proves it is exactly the label's member set. A failed
+    check (some other kernel moved vertices) rebuilds every entry in one
+    O(N log N) pass. Kernels that move vertices update ``lists``.
+
+    The check is skipped (O(1)) while the partition's :attr:`~Partition.version`
+    shows that no vertex moved since the entries were known exact: after a
+    rebuild, after an entry's own check (that entry), and after a kernel's
+    own moves when it declares that it updated ``lists`` for them
+    (:meth:`updated`). Any other move changes the version, and the entries
+    are checked again.
 
     The index takes no parameters; :meth:`members` fills it on first use.
 
@@ -230,23 +261,62 @@ class MemberIndex:
     >>> index = MemberIndex()
     >>> index.members(part, 1).tolist()
     [1, 3]
+    >>> index.current(part)
+    True
     >>> part.relabel([3], 0)  # another kernel moves a vertex: the entry is rebuilt
+    >>> index.current(part)
+    False
     >>> index.members(part, 0).tolist()
     [0, 2, 3]
     """
 
     def __init__(self):
         self.lists = {}
+        self._part = None  # the partition that the marks below refer to
+        self._exact = -1  # every entry is exact at this version (-1: not known)
+        self._checked = {}  # label -> version at which its entry passed the check
 
     def members(self, part, label: int) -> np.ndarray:
+        """The vertices of ``label``: O(1) while the entries are known exact,
+        else O(|label|) (the check), or a rebuild when the check fails."""
         lst = self.lists.get(label)
+        ver = _version(part)
+        if (lst is not None and part is self._part and ver >= 0
+                and (self._exact == ver or self._checked.get(label) == ver)):
+            return lst
         if lst is None or lst.size != part.size[label] or not np.all(part.labels[lst] == label):
             self.rebuild(part)
-            lst = self.lists[label]
+            return self.lists[label]
+        if part is not self._part:
+            self._part, self._exact, self._checked = part, -1, {}
+        if ver >= 0:
+            if len(self._checked) > len(self.lists):
+                self._checked = {}
+            self._checked[label] = ver
         return lst
 
+    def current(self, part) -> bool:
+        """Whether every entry is known to be exact for ``part`` now (O(1))."""
+        return part is self._part and self._exact >= 0 and self._exact == _version(part)
+
+    def updated(self, part, since: int) -> None:
+        """Declare that ``lists`` has been brought up to date for every move
+        of ``part`` since its version was ``since``: if the entries were all
+        exact then, they are now (otherwise nothing changes)."""
+        if part is self._part and self._exact >= 0 and self._exact == since:
+            self._exact = _version(part)
+
     def rebuild(self, part) -> None:
+        """Rebuild every entry from the labels (O(N log N))."""
         order = np.argsort(part.labels, kind="stable")
         used = part.used_labels()
         bounds = np.cumsum(part.size[used])[:-1]
         self.lists = dict(zip(used.tolist(), np.split(order, bounds)))
+        self._part, self._exact, self._checked = part, _version(part), {}
+
+
+def _version(part) -> int:
+    """The partition's version, or -1 when it has none (then every use of an
+    index entry is checked)."""
+    nf = getattr(part, "n_free", None)
+    return int(nf[1]) if nf is not None and nf.size > 1 else -1

@@ -252,3 +252,44 @@ def test_fresh_label_refuses_when_every_slot_is_used():
         part.fresh_label()
     part.relabel(np.array([3]), 0)
     assert part.fresh_label() == 3
+
+
+def test_member_index_is_trusted_only_while_the_version_shows_no_move():
+    """``MemberIndex``: entries are used unchecked while the partition's
+    version is the one at which they were known exact (a rebuild, or a
+    kernel's :meth:`~MemberIndex.updated` after updating them for its own
+    moves); any other move is seen, also one that keeps every label's
+    size (two vertices swapped), and the entries stay each label's members."""
+    from swcuts.partition import MemberIndex
+
+    rng = np.random.default_rng(3)
+    part = Partition(rng.integers(0, 5, 40))
+    index = MemberIndex()
+    index.members(part, int(part.labels[0]))
+    assert index.current(part)
+    trusted = 0
+    for t in range(200):
+        v0 = part.version
+        exact = index.current(part)
+        i, j = rng.choice(40, 2, replace=False)
+        li, lj = int(part.labels[i]), int(part.labels[j])
+        part.relabel(np.array([i]), lj)
+        part.relabel(np.array([j]), li)
+        assert part.version == v0 + 2 and not index.current(part)
+        index.updated(part, v0 - 1)  # not exact at that version: no change
+        assert not index.current(part)
+        if t % 2:  # the caller's own moves: it updates the entries and says so
+            for lab in {li, lj}:
+                index.lists[lab] = np.flatnonzero(part.labels == lab)
+            index.updated(part, v0)
+            assert index.current(part) == exact
+            trusted += exact
+        for lab in part.used_labels().tolist():
+            np.testing.assert_array_equal(index.members(part, lab),
+                                          np.flatnonzero(part.labels == lab))
+    assert trusted > 50
+    other = part.copy()  # another partition: checked again
+    assert not index.current(other) and other.version == 0
+    index.members(part, int(part.labels[0]))
+    part.touch()
+    assert not index.current(part)

@@ -17,7 +17,7 @@ from swcuts.models import MixtureModel
 from swcuts.models.mixture import lee_choi_gaussians
 from swcuts.samplers import TreeGuided, seed_compiled_rng
 from swcuts.samplers.tree_guided.merged import merged_tree
-from swcuts.samplers.tree_guided.moves import _stopped_at
+from swcuts.samplers.tree_guided.moves import _replay_record, _stopped_at
 
 
 def _kernel(build, compiled=None, n=200):
@@ -95,6 +95,70 @@ def test_contracted_tree_gives_the_whole_trees_split_sum(build, compiled):
     assert finite > 10 and infinite > 2
 
 
+def _stale(k, rng, parts):
+    """A last tree of the largest part A, of a set that lacks a few of A's
+    items and holds a few others (of the other parts, or of no part), and
+    the changes from it: (tree, the other parts' items and then the items
+    A gained, their parts, the leaves of the tree A lost, A's index)."""
+    keep = max(range(len(parts)), key=lambda g: parts[g].size)
+    A = parts[keep]
+    U = np.concatenate(parts)
+    gained = rng.choice(A, int(rng.integers(0, min(4, A.size - 1) + 1)), replace=False)
+    outside = np.setdiff1d(np.arange(k.model.n_vertices), U)
+    lost = np.concatenate((rng.choice(np.setdiff1d(U, A), min(int(rng.integers(0, 3)),
+                                                               U.size - A.size), replace=False),
+                           rng.choice(outside, min(int(rng.integers(0, 3)), outside.size),
+                                      replace=False)))
+    old = np.sort(np.concatenate((np.setdiff1d(A, gained), lost))).astype(np.int64)
+    small = [g for g in range(len(parts)) if g != keep]
+    b = np.concatenate([parts[g] for g in small] + [np.sort(gained)]).astype(np.int64)
+    part_of = np.repeat(np.array(small + [keep], np.int64),
+                        [parts[g].size for g in small] + [gained.size])
+    drop = np.searchsorted(old, np.sort(lost)).astype(np.int64)
+    return k.tree(old), b, part_of, drop, keep
+
+
+@pytest.mark.parametrize("build,compiled", [("greedy", None), ("balanced", None),
+                                            ("balanced", False)])
+def test_contracted_last_tree_with_the_changes_is_the_merged_sets_tree(build, compiled):
+    """The contracted tree made from the largest label's *last* tree, with
+    the items it gained since among the added items and the leaves of the
+    items it lost dropped (``merged_tree(..., drop)``): every internal node
+    is a node of tree(U) above an added or dropped item, statistics, size
+    and score bit for bit, and its split sums are the whole tree(U)'s (to
+    1e-12, -inf together, the same decision at a finite stop)."""
+    k = _kernel(build, compiled, n=200 if compiled is None else 120)
+    rng = np.random.default_rng(15)
+    finite = infinite = 0
+    for U, parts, T in _outcomes(k, rng, 90 if compiled is None else 40):
+        if max(p.size for p in parts) < 4:
+            continue
+        tree_u = k.tree(U)
+        old, b, part_of, drop, keep = _stale(k, rng, parts)
+        (l, r, p, st, sz, sc, E), logw, leaf = merged_tree(
+            k._f, old, b, k._lift, k._lift_cache, k.vstats, k._leaf_sc, T, k.split_floor, drop)
+        assert logw.size == E - 1
+        nodes = {}
+        for w in range(tree_u.n, 2 * tree_u.n - 1):
+            nodes[(int(tree_u.size[w]), tree_u.stats[w].tobytes())] = w
+        for j in range(E - 1):
+            w = nodes[(int(sz[E + j]), st[E + j].tobytes())]
+            assert sc[E + j] == tree_u.score[w]
+        whole = k._split_tree_logsum(tree_u, parts, T)
+        args = (l, r, p, st, sz, sc, E, leaf, part_of, keep, len(parts), logw, T, False)
+        around = k._logsum(*args, -math.inf)
+        if math.isinf(whole):
+            assert around == -math.inf
+            infinite += 1
+            continue
+        finite += 1
+        assert around == pytest.approx(whole, abs=1e-12 * max(1.0, abs(whole)))
+        stop = whole + float(rng.normal(0, 2))
+        a = k._logsum(*args, stop)
+        assert (a < stop) == (k._split_tree_logsum(tree_u, parts, T, stop=stop) < stop)
+    assert finite > 10 and infinite > 2
+
+
 @pytest.mark.parametrize("build", ["greedy", "balanced"])
 def test_contracted_tree_is_the_whole_tree_around_the_added_items(build):
     """Every internal node of the contracted tree is a node of tree(U) above
@@ -164,6 +228,44 @@ def test_kept_replay_sums_give_a_fresh_replays_value_for_any_stop(build):
             assert _stopped_at(record, stop) == k._logsum(*args, stop)
             checked += 1
     assert checked > 200
+
+
+@pytest.mark.parametrize("build", ["greedy", "balanced"])
+def test_records_of_replays_given_up_decide_later_stops_as_fresh_replays(build):
+    """The record of a replay given up at a first stop (``_replay_record``:
+    its sums so far up to where it stopped) gives, for any later stop,
+    what a fresh replay with that stop returns, bit for bit, or None
+    exactly when its sums so far do not decide; a record of a replay that
+    did not stop gives every stop's value."""
+    k = _kernel(build)
+    rng = np.random.default_rng(12)
+    decided = undecided = 0
+    for U, parts, T in _outcomes(k, rng, 60):
+        (l, r, p, st, sz, sc, E), logw, leaf, part_of, keep, b = _around(k, parts, T)
+        args = (l, r, p, st, sz, sc, E, leaf, part_of, keep, len(parts), logw, T, False)
+        trace, found = np.full(E, np.inf), np.zeros(3, np.int64)
+        whole = k._logsum(*args, -math.inf, trace, found)
+        if found[0] != 1:
+            continue
+        marks = float(logw[found[1]]) + trace[:found[2]]
+        firsts = np.concatenate((marks, np.nextafter(marks, np.inf), marks + 0.5,
+                                 [whole, -1e300, 1e300]))
+        for first in rng.choice(firsts, 6).tolist():
+            trace, found = np.full(E, np.inf), np.zeros(3, np.int64)
+            value = k._logsum(*args, first, trace, found)
+            record = _replay_record(found, logw, trace, value, first)
+            assert value == k._logsum(*args, first)
+            stopped = record[2].size > 0 and bool(record[2][-1] < first - record[1])
+            assert (record[3] is None) == (record[2].size < marks.size or stopped)
+            for stop in rng.choice(firsts, 8).tolist():
+                got = _stopped_at(record, stop)
+                if got is None:
+                    undecided += 1
+                    assert record[3] is None
+                else:
+                    decided += 1
+                    assert got == k._logsum(*args, stop)
+    assert decided > 100 and undecided > 10
 
 
 @pytest.mark.parametrize("build", ["greedy", "balanced"])
@@ -362,3 +464,34 @@ def test_label_trees_rebuilt_from_their_last_tree_are_the_trees_built_cold(build
     finally:
         kernel_module.induced_near = saved
     assert len(calls) > 3
+
+
+@pytest.mark.parametrize("build", ["greedy", "balanced"])
+def test_member_index_known_exact_between_other_kernels_moves(build):
+    """The kernel's member index, trusted without checks while the
+    partition's version shows only the kernel's own moves, is every label's
+    member set whenever it is trusted, also when another kernel (compiled
+    Gibbs sweeps, which move items through ``relabel_vertices``) moves
+    items between the kernel's steps; after such moves it is not trusted
+    until checked or rebuilt."""
+    data, _ = lee_choi_gaussians(300, seed=5)
+    model = MixtureModel(data, "gaussian", alpha=1.0, preset="lee-choi")
+    kernel = TreeGuided(model, tree_build=build)
+    rng = np.random.default_rng(3)
+    seed_compiled_rng(rng)
+    state = model.new_state(np.random.default_rng(0).integers(0, 5, 300))
+    trusted = 0
+    for t in range(1500):
+        kernel.step(state, rng)
+        index = kernel._members_index(state)
+        if index.current(state.partition):
+            trusted += 1
+            for lab, lst in index.lists.items():
+                np.testing.assert_array_equal(lst, np.flatnonzero(state.partition.labels == lab))
+        if t % 50 == 7:
+            before = state.partition.labels.copy()
+            model.gibbs_sweep(state, rng)  # another kernel's moves
+            if not np.array_equal(before, state.partition.labels):
+                assert not index.current(state.partition)
+    assert trusted > 1000
+    assert state.log_pi == pytest.approx(model.log_target(state.labels), abs=1e-7)

@@ -27,13 +27,13 @@ from collections import OrderedDict
 
 import numpy as np
 
-from ...partition import MemberIndex
+from ...partition import MemberIndex, _version
 from ..common import StepInfo
 from ..targets import gibbs_relabel
 from .algorithms import _Fns
 from .moves import _GlobalMoves
 from .pairs import LabelPairs
-from .rebuild import induced_near
+from .rebuild import induced_near, max_depth, set_changes
 from .ratio import _ProposalProbabilities
 from .trees import Tree, _floored_log_softmax, _knn_csr, _lifting_tables, _Rest, _SetInfo
 
@@ -305,12 +305,15 @@ class TreeGuided(_GlobalMoves, _ProposalProbabilities):
         their sizes: :meth:`_members` of each, with the member index's check
         (every listed item carries its label, as many as the label has) and
         the order made once for all of them."""
-        lists = self._members_index(state).lists
+        index = self._members_index(state)
+        lists = index.lists
         got = [lists.get(int(lab)) for lab in labels]
         part = state.partition
         if all(x is not None for x in got):
             sizes = np.array([x.size for x in got], np.int64)
             cat = np.concatenate(got) if got else np.zeros(0, np.int64)
+            if index.current(part):  # exact and ascending (this kernel's lists)
+                return np.ascontiguousarray(cat, dtype=np.int64), sizes
             if (np.array_equal(sizes, part.size[np.asarray(labels, np.int64)])
                     and np.array_equal(part.labels[cat], np.repeat(np.asarray(labels), sizes))):
                 steps = np.diff(cat) > 0
@@ -326,14 +329,7 @@ class TreeGuided(_GlobalMoves, _ProposalProbabilities):
         is unchanged (beyond the member index's check, O(1)). The label's
         last tree is kept until its next tree is built, from it
         (:meth:`tree`'s ``near``)."""
-        lst = self._members_index(state).members(state.partition, int(label))
-        hit = self._labels.get(int(label))
-        if hit is None or hit[0] is not lst:
-            if len(self._labels) > 2 * state.partition.n_labels + 64:
-                self._labels.clear()
-                hit = None
-            near = None if hit is None else (hit[2] if hit[2] is not None else hit[3])
-            hit = self._labels[int(label)] = [lst, None, None, near]
+        hit = self._label_hit(state, label)
         if hit[slot] is None:
             members = self._members(state, label)
             if slot == 2:
@@ -342,6 +338,51 @@ class TreeGuided(_GlobalMoves, _ProposalProbabilities):
             else:
                 hit[slot] = make(members)
         return hit[slot]
+
+    def _label_hit(self, state, label) -> list:
+        """``label``'s cache entry [member array, set statistics or None,
+        tree or None, its last tree or None], made anew (keeping the last
+        tree) when the member array changed."""
+        lst = self._members_index(state).members(state.partition, int(label))
+        hit = self._labels.get(int(label))
+        if hit is None or hit[0] is not lst:
+            if len(self._labels) > 2 * state.partition.n_labels + 64:
+                self._labels.clear()
+                hit = None
+            near = None if hit is None else (hit[2] if hit[2] is not None else hit[3])
+            hit = self._labels[int(label)] = [lst, None, None, near]
+        return hit
+
+    def _label_tree_near(self, state, label):
+        """The tree to price a merge into ``label`` on (:mod:`.merged`) and
+        whether it is the label's last tree rather than its tree: the
+        label's tree when it is built; else, with induced trees, its last
+        tree, if any (the changes since come from :meth:`_changes_since`),
+        so that the O(m) build waits for a split of the label; else the
+        label's tree, built. O(1) but for that build."""
+        hit = self._label_hit(state, label)
+        near = hit[3]
+        if hit[2] is None and near is not None and near.hkey is not None and near.n > 1:
+            return near, True
+        return self._label_tree_of(state, label), False
+
+    def _changes_since(self, state, label, old, limit=32):
+        """(items added, leaves of ``old`` dropped) from the tree ``old`` to
+        ``label``'s members, or None when more than ``limit`` items (or a
+        quarter of ``old``'s) moved (:func:`.rebuild.set_changes`, one walk
+        over both sets), or when ``old`` is deep (a leaf deeper than
+        4 log2 m): every ancestor of a changed item is a node of the
+        contracted tree, so on a deep tree, the greedy caterpillar's, one
+        build of the label's tree costs less than contracting around the
+        changes at every merge."""
+        depth = old.aux.get("max_depth")
+        if depth is None:
+            depth = old.aux["max_depth"] = int(max_depth(old.parent, old.n))
+        if depth > 4 * max(1, int(old.n).bit_length()):
+            return None
+        lim = min(int(limit), old.n // 4)
+        added, drop, ok = set_changes(old.items, self._members(state, label), lim)
+        return (added, drop) if ok else None
 
     def _label_info(self, state, label) -> _SetInfo:
         """:meth:`_info` of the members of ``label`` (:meth:`_label_cached`)."""
@@ -445,6 +486,7 @@ class TreeGuided(_GlobalMoves, _ProposalProbabilities):
         tree (state-independent choice; always accepted)."""
         self.counts["local"][0] += 1
         self.counts["local"][1] += 1
+        since = _version(state.partition)
         n = self.model.n_vertices
         i = int(rng.integers(n))
         cand, logw = self.local_subtree(i, temperature)
@@ -471,6 +513,7 @@ class TreeGuided(_GlobalMoves, _ProposalProbabilities):
         ch = np.flatnonzero(new != old)
         if ch.size:
             self._index_moved(state, S[ch], old[ch], new[ch])
+        self._members_index(state).updated(state.partition, since)
         return StepInfo(True, 0.0, int(ch.size), state.log_pi - before, "local")
 
     # ------------------------------------------------------------ iteration

@@ -32,7 +32,12 @@ ancestor of an item of B: the split sums (:func:`.walks._split_logsum_impl`)
 and replays run on the contracted tree unchanged, the hanging subtrees
 being leaves of A's part. Cost: O(|B| + the nodes of tree(A) above B's
 items), O(|B| log n) with a balanced global tree; tree(A) is kept with its
-label. See ``docs/algorithms/tree_guided.md`` ("The cost of a move").
+label. The tree of A may also be A's tree before some of its items moved:
+the items it gained since are added like B's (in A's part) and the leaves
+of those it lost are dropped (``drop``; their ancestors are marked too).
+
+The kernel keeps contracted trees with the sums so far of their replays
+(:func:`_replay_record`, read by :func:`_stopped_at`). See ``docs/algorithms/tree_guided.md`` ("The cost of a move").
 """
 
 from __future__ import annotations
@@ -62,7 +67,7 @@ def _subtree_lse(left, right, x, n):
 
 @njit(cache=True)
 def _merged_leaves(parent, left, right, lo, order, size, stats, sc, hkey, gp, mark, b_items, b_pos,
-                   vstats, leaf_sc, hmin, lg):
+                   vstats, leaf_sc, hmin, lg, drop):
     """The leaves of tree(A ∪ B) contracted around B (module docstring).
 
     ``parent`` ... ``hkey``: the induced tree of A (m leaves; ``lo[v]``
@@ -72,7 +77,11 @@ def _merged_leaves(parent, left, right, lo, order, size, stats, sc, hkey, gp, ma
     t-th leaf (ascending); ``mark``: scratch (2m - 1, all False, restored);
     ``b_items`` and their global positions ``b_pos``, ascending;
     ``hmin``, ``lg``: the sparse table of the global tree, for the lowest
-    common ancestors (:func:`.trees.range_min`).
+    common ancestors (:func:`.trees.range_min`); ``drop``: leaves of the
+    tree of A that are not in the merged set (items that left A since
+    that tree was built; their ancestors change, so they are marked, and
+    they are no leaf of the contracted tree). An item of B that is a
+    dropped leaf is placed by its own position.
 
     Returns (stats, sizes, scores of the 2E - 1 nodes with the E leaves'
     rows filled, first and last global position of every leaf, the leaf
@@ -82,9 +91,20 @@ def _merged_leaves(parent, left, right, lo, order, size, stats, sc, hkey, gp, ma
     nb = b_items.shape[0]
     marked = np.empty(max(m - 1, 1), np.int64)
     nm = 0
+    dropped = np.zeros(m, np.bool_)
+    for i in range(drop.shape[0]):
+        dropped[drop[i]] = True
+        v = parent[drop[i]]
+        while v >= 0 and not mark[v]:
+            mark[v] = True
+            marked[nm] = v
+            nm += 1
+            v = parent[v]
     for i in range(nb):
         p = b_pos[i]
         q = np.searchsorted(gp, p)
+        if q < m and gp[q] == p:  # a dropped leaf: its ancestors are marked
+            continue
         key = -1
         a = -1
         if q > 0:  # the lowest common ancestor with the neighbour on the left
@@ -112,12 +132,10 @@ def _merged_leaves(parent, left, right, lo, order, size, stats, sc, hkey, gp, ma
         nh = 1
     for t in range(nm):
         j = marked[t] - m
-        if not mark[left[j]]:
-            hang[nh] = left[j]
-            nh += 1
-        if not mark[right[j]]:
-            hang[nh] = right[j]
-            nh += 1
+        for c in (left[j], right[j]):
+            if not mark[c] and not (c < m and dropped[c]):
+                hang[nh] = c
+                nh += 1
     for t in range(nm):
         mark[marked[t]] = False
     hang = hang[:nh]
@@ -160,10 +178,14 @@ def _merged_leaves(parent, left, right, lo, order, size, stats, sc, hkey, gp, ma
 
 
 
-def merged_tree(f, tree, b_items, lift, lift_cache, vstats, leaf_sc, temperature, floor):
+def merged_tree(f, tree, b_items, lift, lift_cache, vstats, leaf_sc, temperature, floor,
+                drop=None):
     """The tree of ``tree.items`` ∪ ``b_items`` contracted around ``b_items``
     (module docstring), with the node log weights of the split move on the
-    whole merged tree.
+    whole merged tree; with ``drop``, of (``tree.items`` without the
+    leaves ``drop``) ∪ ``b_items``: ``tree`` may then be the tree of the
+    largest label before some of its items moved, the items it gained
+    being in ``b_items`` and those it lost in ``drop``.
 
     Parameters
     ----------
@@ -171,7 +193,7 @@ def merged_tree(f, tree, b_items, lift, lift_cache, vstats, leaf_sc, temperature
     tree : Tree
         The induced tree of A (with ``hkey``).
     b_items : ndarray of int64
-        The items added, none in A.
+        The items added, none in A (none in ``tree.items`` but dropped ones).
     lift : tuple
         (leaf position, sparse table, floor-log2 table, node at each split)
         of the global tree (:func:`.trees._lifting_tables`).
@@ -179,6 +201,8 @@ def merged_tree(f, tree, b_items, lift, lift_cache, vstats, leaf_sc, temperature
         The kept node scores (:func:`.algorithms._cartesian_impl`).
     vstats, leaf_sc : per-item statistics and scores of single items.
     temperature, floor : as :meth:`.trees.Tree.node_log_weights`.
+    drop : ndarray of int64, optional
+        Leaves of ``tree`` (ascending) whose items are not in the merged set.
 
     Returns
     -------
@@ -201,10 +225,11 @@ def merged_tree(f, tree, b_items, lift, lift_cache, vstats, leaf_sc, temperature
     pos = gpos[b_items]
     o = np.argsort(pos)
     hkey = tree.hkey if tree.n > 1 else np.zeros(0, np.int64)
+    drop = np.zeros(0, np.int64) if drop is None else np.ascontiguousarray(drop, np.int64)
     vst, vsize, vsc, first, last, bleaf, hang = _merged_leaves(
         tree.parent, tree.left, tree.right, tree.lo, tree.order, tree.size, tree.stats,
         tree.score, hkey, aux["gp"], aux["mark"], np.ascontiguousarray(b_items[o]),
-        np.ascontiguousarray(pos[o]), vstats, leaf_sc, hmin, lg)
+        np.ascontiguousarray(pos[o]), vstats, leaf_sc, hmin, lg, drop)
     E = first.size
     none = np.zeros(0, np.int64)
     left, right, parent, _, _ = f.cartesian(f.sp, np.arange(E), first, last, vst, vsize, vsc,
@@ -212,7 +237,53 @@ def merged_tree(f, tree, b_items, lift, lift_cache, vstats, leaf_sc, temperature
                                             vst[:0], none, vsc[:0])
     x = node_logd(left, right, vsc, E) / temperature  # as Tree.node_log_weights
     lse = _logsumexp(np.concatenate((x, aux["lse"][1][hang])))
-    logw = floored_log_weights(x, lse, tree.n + b_items.size - 1, floor)
+    logw = floored_log_weights(x, lse, tree.n - drop.size + b_items.size - 1, floor)
     leaf = np.empty(b_items.size, np.int64)
     leaf[o] = bleaf
     return (left, right, parent, vst, vsize, vsc, E), logw, leaf
+
+
+def _stopped_at(record, stop):
+    """What :meth:`~.ratio._ProposalProbabilities._logsum` returns for
+    ``stop``, from the ``record`` (number of paths, 0 or 1; the path's node
+    log weight; its replay's sums so far, root first; the whole sum, or
+    None when the replay was given up: :func:`_replay_record`): the replay
+    stops at the first sum so far below ``stop`` less the node's weight,
+    and a stopped sum at or above ``stop`` is computed whole. The same
+    floating-point operations, so the same bits. None when the record
+    does not decide (a replay given up before the first sum so far below
+    ``stop``: only the whole replay tells)."""
+    count, node_lw, partial, whole = record
+    if count == 0:
+        return whole
+    below = np.flatnonzero(partial < stop - node_lw)
+    if below.size:
+        acc = node_lw + float(partial[below[0]])
+        if acc < stop:
+            return acc
+    return whole
+
+
+def _replay_record(found, node_logw, trace, value, stop):
+    """The record that :func:`_stopped_at` reads, of a call of ``_logsum``
+    with ``stop`` that returned ``value`` (``found`` and ``trace``, its
+    outputs; ``trace`` filled with +inf beforehand): the sums so far up to
+    the first below ``stop`` less the node's weight, where the replay gave
+    up (the whole sum then unknown, None), or all of them and the whole
+    sum. Several paths (not with deterministic trees): no sums."""
+    count = int(found[0])
+    if count != 1:
+        return (count, 0.0, np.zeros(0), value if count == 0 else None)
+    node_lw = float(node_logw[found[1]])
+    partial = trace[:found[2]]
+    below = np.flatnonzero(partial < stop - node_lw)
+    if below.size:
+        return (1, node_lw, partial[:below[0] + 1].copy(), None)
+    return (1, node_lw, partial.copy(), value)
+
+
+def _entry_bytes(entry) -> int:
+    """Bytes held by a kept contracted tree
+    (:meth:`.moves._GlobalMoves._merged_split_sum`)."""
+    return (sum(x.nbytes for x in entry[1][:6]) + entry[2].nbytes + entry[3].nbytes
+            + entry[6].nbytes + sum(x.nbytes for x in entry[5]))

@@ -33,9 +33,9 @@ import weakref
 import numpy as np
 from numba import njit
 
-from ...partition import _stack_index, _swap_in_stack
+from ...partition import _stack_index, _swap_in_stack, _version
 from ..common import StepInfo, metropolis_hastings_bound_first
-from .merged import merged_tree
+from .merged import _entry_bytes, _replay_record, _stopped_at, merged_tree
 from .ratio import merge_anchor_sum
 from .trees import _leaf_groups, _Rest
 
@@ -101,25 +101,6 @@ def _free_list_as_if_undone(stack, n_free, labels, k):
         n_free[0] = top
 
 
-def _stopped_at(record, stop) -> float:
-    """What :meth:`~.ratio._ProposalProbabilities._logsum` returns for
-    ``stop``, from the ``record`` (number of paths, 0 or 1; the path's node
-    log weight; its replay's sums so far, root first; the whole sum) of a
-    call with ``stop`` = -inf: the replay stops at the first sum so far
-    below ``stop`` less the node's weight, and a stopped sum at or above
-    ``stop`` is computed whole. The same floating-point operations, so the
-    same bits."""
-    count, node_lw, partial, whole = record
-    if count == 0:
-        return whole
-    below = np.flatnonzero(partial < stop - node_lw)
-    if below.size:
-        acc = node_lw + float(partial[below[0]])
-        if acc < stop:
-            return acc
-    return whole
-
-
 class _GlobalMoves:
     """Split-or-merge moves of :class:`~.kernel.TreeGuided` (its base class)."""
 
@@ -154,8 +135,19 @@ class _GlobalMoves:
         per-label statistics, kept between moves for unchanged labels
         (:mod:`.pairs`); a split walks up the anchor's tree (cached with
         the label); a merge reads the smaller labels' items only when its
-        first bound does not reject it (:meth:`_merge_reverse`).
+        first bound does not reject it (:meth:`_merge_reverse`). The member
+        index stays known exact across the move (every move of this kernel
+        updates it), so that its entries are used without their O(|label|)
+        check (:class:`swcuts.partition.MemberIndex`).
         """
+        part = state.partition
+        since = _version(part)
+        info = self._global_move(state, rng, temperature)
+        self._members_index(state).updated(part, since)
+        return info
+
+    def _global_move(self, state, rng, temperature):
+        """:meth:`global_move` without the member index's bookkeeping."""
         part = state.partition
         labs = part.used_labels()
         L = labs.size
@@ -382,36 +374,90 @@ class _GlobalMoves:
 
         def split_sum(best, stop):
             small = sorted((g for g in range(len(P_labs)) if g != keep), key=lambda g: rank[g])
-            b_items, sizes = self._members_many(state, [P_labs[g] for g in small])
-            part_of = np.repeat(np.array([rank[g] for g in small], np.int64), sizes)
-            tree = self._label_tree_of(state, P_labs[keep])
-            key = (id(tree), float(temperature), self.split_floor, self.log_wnew, best,
-                   rank[keep], part_of.tobytes(), b_items.tobytes())
+            small_labs = [P_labs[g] for g in small]
+            parts = np.array([rank[g] for g in small], np.int64)
+            index = self._members_index(state)
+            lists = added = drop = None
+            if index.current(state.partition):
+                lists = [index.lists.get(int(lab)) for lab in small_labs + [P_labs[keep]]]
+                if any(x is None for x in lists):
+                    lists = None
             cache = self._around
-            hit = cache.get(key)
+            if lists is not None:
+                # The largest label's tree, or its last tree (with the changes
+                # since, computed on a miss).
+                tree, stale = self._label_tree_near(state, P_labs[keep])
+                for _ in range(2):
+                    # The index replaces a label's array when the label changes
+                    # and never edits it: the same arrays hold the same items
+                    # (the entry keeps them, so that no other array takes their
+                    # ids). The largest label's array is the last: with the
+                    # tree, it decides the changes.
+                    key = (id(tree), float(temperature), self.split_floor, self.log_wnew, best,
+                           rank[keep], parts.tobytes()) + tuple(id(x) for x in lists)
+                    hit = cache.get(key)
+                    if hit is not None and (hit[0]() is not tree or any(
+                            x is not y for x, y in zip(hit[5], lists))):
+                        hit = None
+                    if hit is not None or not stale:
+                        break
+                    changes = self._changes_since(state, P_labs[keep], tree)
+                    if changes is not None:
+                        added, drop = changes
+                        break
+                    tree, stale = self._label_tree_of(state, P_labs[keep]), False
+            else:
+                tree = self._label_tree_of(state, P_labs[keep])
+                head = (id(tree), float(temperature), self.split_floor, self.log_wnew, best,
+                        rank[keep], parts.tobytes())
+                b_items, sizes = self._members_many(state, small_labs)
+                key = head + (sizes.tobytes(), b_items.tobytes())
+                hit = cache.get(key)
             if hit is not None and hit[0]() is tree:
                 cache.move_to_end(key)
             else:
+                if lists is not None:
+                    b_items = np.concatenate(lists[:-1])
+                    sizes = np.array([x.size for x in lists[:-1]], np.int64)
+                part_of = np.repeat(parts, sizes)
+                if added is not None and (added.size or drop.size):
+                    # Items that joined the largest label since its last tree
+                    # are leaves of its part; those that left it are dropped.
+                    b_items = np.concatenate((b_items, added))
+                    part_of = np.concatenate((part_of, np.full(added.size, rank[keep])))
+                else:
+                    drop = None
                 self._lifting()
                 arrays, logw, leaf = merged_tree(
                     self._f, tree, b_items, self._lift, self._lift_cache, self.vstats,
-                    self._leaf_sc, temperature, self.split_floor)
+                    self._leaf_sc, temperature, self.split_floor, drop)
                 # A weak reference: the kept entries must not keep old trees alive.
-                hit = cache[key] = [weakref.ref(tree), arrays, logw, leaf, None]
-                self._around_bytes += sum(x.nbytes for x in arrays[:6]) + logw.nbytes
+                hit = cache[key] = [weakref.ref(tree), arrays, logw, leaf, None,
+                                    () if lists is None else tuple(lists), part_of]
+                self._around_bytes += _entry_bytes(hit)
                 while self._around_bytes > self.around_cache_bytes and len(cache) > 1:
                     _, old = cache.popitem(last=False)
-                    self._around_bytes -= sum(x.nbytes for x in old[1][:6]) + old[2].nbytes
+                    self._around_bytes -= _entry_bytes(old)
             left, right, parent, stats, size, score, E = hit[1]
-            args = (left, right, parent, stats, size, score, E, hit[3], part_of, rank[keep],
+            args = (left, right, parent, stats, size, score, E, hit[3], hit[6], rank[keep],
                     len(P_labs), hit[2], temperature, best)
-            if hit[4] is None:  # the whole replay, once: its sums so far give any stop's
-                trace, found = np.empty(E), np.zeros(3, np.int64)
-                full = self._logsum(*args, -math.inf, trace, found)
-                hit[4] = (int(found[0]), float(hit[2][found[1]]), trace[:found[2]].copy(), full)
-            if hit[4][0] > 1:  # several paths (not with these trees): no record
-                return self._logsum(*args, stop)
-            return _stopped_at(hit[4], stop)
+            record = hit[4]
+            if record is not None:
+                if record[0] > 1:  # several paths (not with these trees): no record
+                    return self._logsum(*args, stop)
+                got = _stopped_at(record, stop)
+                if got is not None:
+                    return got
+            # A replay, given up below this stop (the whole one when the kept
+            # part of an earlier replay does not decide): its sums so far,
+            # root first, are kept and decide later stops (_stopped_at).
+            run = stop if record is None else -math.inf
+            trace, found = np.full(E, math.inf), np.zeros(3, np.int64)
+            value = self._logsum(*args, run, trace, found)
+            hit[4] = record = _replay_record(found, hit[2], trace, value, run)
+            if run == stop or record[0] > 1:
+                return value if run == stop else self._logsum(*args, stop)
+            return _stopped_at(record, stop)
 
         return split_sum
 

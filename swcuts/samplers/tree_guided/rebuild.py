@@ -142,3 +142,48 @@ def induced_near(f, old, items, lift, lift_cache, vstats, leaf_sc):
                                                 lg, split_at, *lift_cache, h_hint, old_node,
                                                 old.stats, old.size, old.score)
     return left, right, parent, stats, sc, size, lo, dord, hkey
+
+
+@njit(cache=True)
+def set_changes(old_items, items, limit):
+    """The changes from the ascending set ``old_items`` to the ascending set
+    ``items``, by one walk over both: (the items added, the positions in
+    ``old_items`` of the items removed, whether there are at most ``limit``
+    changes; the walk stops at the first change beyond ``limit``).
+    :func:`.merged.merged_tree` prices a merge on a label's last tree with
+    these changes (its leaves are ``old_items`` in order)."""
+    mo = old_items.shape[0]
+    m = items.shape[0]
+    added = np.empty(limit + 1, np.int64)
+    removed = np.empty(limit + 1, np.int64)
+    na = nr = 0
+    i = k = 0
+    while i < mo or k < m:
+        if k >= m or (i < mo and old_items[i] < items[k]):
+            removed[nr] = i
+            nr += 1
+            i += 1
+        elif i >= mo or items[k] < old_items[i]:
+            added[na] = items[k]
+            na += 1
+            k += 1
+        else:
+            i += 1
+            k += 1
+        if na + nr > limit:
+            return added[:0], removed[:0], False
+    return added[:na].copy(), removed[:nr].copy(), True
+
+
+
+@njit(cache=True)
+def max_depth(parent, n):
+    """Largest depth of a leaf of a tree with ``n`` leaves (``parent``;
+    internal nodes are numbered after their children, the root last)."""
+    depth = np.zeros(parent.shape[0], np.int64)
+    best = 0
+    for v in range(parent.shape[0] - 2, -1, -1):
+        depth[v] = depth[parent[v]] + 1
+        if v < n and depth[v] > best:
+            best = depth[v]
+    return best
