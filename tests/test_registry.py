@@ -55,14 +55,15 @@ def test_resolve_options_fills_the_records_defaults():
     assert (opts.atoms, opts.init, opts.posterior) == ("pixels", "atoms", "contrast")
     colour = np.random.default_rng(0).random((100, 200, 3))
     opts = options.resolve_options(sampler="split-merge", window_sizes=None).on_image(colour)
-    assert (opts.atoms, opts.init, opts.posterior) == ("slic", "uniform", "contrast")
+    assert (opts.atoms, opts.init, opts.posterior) == ("slic", "uniform", "window")
     assert opts.n_atoms == options.default_n_atoms(100 * 200)
-    assert opts.posterior_params()["a0"] == pytest.approx(options.MODELS["contrast"]["a0"] * 0.2)
-    assert opts.posterior_params()["a2"] == options.MODELS["contrast"]["a2"]
+    assert opts.posterior_params()["a0"] == pytest.approx(options.MODELS["window"]["a0"] * 0.2)
+    assert opts.posterior_params()["a2"] == options.MODELS["window"]["a2"]
+    assert opts.window == options.model_window("window", 100, 200) > 0
     # One varying channel (grey, or colour without chroma): the weights times ONE_CHANNEL_WEIGHT.
     grey = colour.copy()
     grey[..., 1:] = 0.5
-    params = options.resolve_options(sampler="swc").on_image(grey).posterior_params()
+    params = options.resolve_options(sampler="swc", model="contrast").on_image(grey).posterior_params()
     w = options.ONE_CHANNEL_WEIGHT
     assert params["a0"] == pytest.approx(options.MODELS["contrast"]["a0"] * 0.2 * w)
     assert params["a2"] == pytest.approx(options.MODELS["contrast"]["a2"] * w)
