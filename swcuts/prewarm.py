@@ -69,16 +69,20 @@ RUN_SWC_SIGNATURE = (_i8, _F, _F, _I, _I, _I, _I, _F2, _F, _REGIONS, _I, _VSRC, 
 
 #: (module, function, argument types) of the helper's jobs, in its order:
 #: callees of ``run_swc`` with the types it calls them with, the one the
-#: main process reaches last first. ``tests/test_prewarm.py`` checks that
-#: a cold compile of ``run_swc`` asks for exactly these.
+#: main process reaches last first (it types ``run_swc``'s loop in order:
+#: ... join_delta (sum_stats, label_loglik, touching_regions,
+#: boundary_delta), leave_regions, move_regions). Not label_loglik: the
+#: main process compiles it before ``run_swc``, to set up the state.
+#: ``tests/test_prewarm.py`` checks that a cold compile of ``run_swc``
+#: asks for exactly these.
 JOBS = (
     ("swcuts.models.image_kernels", "move_regions",
      (_I, _i8, _i8, _i8, _I, _I, _I, _I, _F2, _F, _F, _f8, _f8, _REGIONS, _I, _I, _F, _B, _PWS, _I)),
     ("swcuts.models.image_kernels", "leave_regions",
      (_I, _i8, _i8, _I, _I, _I, _F, _f8, _f8, _F, _B, _PWS)),
-    ("swcuts.models.image_kernels", "join_delta",
-     (_I, _i8, _i8, _i8, _I, _I, _F2, _F, _I, _F, _VSRC, _I, _I, _F, _F, _BOOL, _i8, _i8, _F, _B, _B,
-      _I, _F, _F)),
+    ("swcuts.models.boundary", "boundary_delta", (_f8, _I, _i8, _i8, _I, _I, _I, _F, _B)),
+    ("swcuts.models.regions", "touching_regions", (_I, _i8, _i8, _I, _I, _I, _I, _F, _B, _B, _I, _f8)),
+    ("swcuts.models.vertex_stats", "sum_stats", (_I, _i8, _VSRC, _i8, _i8, _F)),
 )
 
 
@@ -116,7 +120,7 @@ class Helper:
     def __init__(self, proc):
         self._proc = proc
         self._jobs = [(_job_function(m, n).py_func, sig) for m, n, sig in JOBS]
-        self._state = [None] * len(self._jobs)  # None, "start", "done" or "fail"
+        self._state = [None] * len(self._jobs)  # None, "start", "done", "fail" or "skip"
         self._ended = False
         self._cond = threading.Condition()
         self._reader = threading.Thread(target=self._read, name="swcuts-prewarm", daemon=True)
@@ -128,7 +132,8 @@ class Helper:
                 word, _, index = line.strip().partition(" ")
                 if word in ("start", "done", "fail") and index.isdigit() and int(index) < len(self._state):
                     with self._cond:
-                        self._state[int(index)] = word
+                        if self._state[int(index)] != "skip":  # compiled here, whatever it does
+                            self._state[int(index)] = word
                         self._cond.notify_all()
         except (OSError, ValueError):
             pass
