@@ -15,8 +15,9 @@ image, builds the atoms, the graph and the posterior, and compiles the
 rest.
 
 :func:`helper` starts the process only when it can help: the default
-sampler's kernel is not in the cache yet, the machine has a second core,
-and ``SWCUTS_PREWARM`` is not ``0``. Then, for each job the main process
+sampler's kernel is not in the cache yet, the machine has a second core
+that other work does not keep busy (load average), and ``SWCUTS_PREWARM``
+is not ``0`` (``1``: whatever the load). Then, for each job the main process
 reaches:
 
 * done by the helper: loaded from the cache;
@@ -39,6 +40,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -69,13 +71,15 @@ RUN_SWC_SIGNATURE = (_i8, _F, _F, _I, _I, _I, _I, _F2, _F, _REGIONS, _I, _VSRC, 
 
 #: (module, function, argument types) of the helper's jobs, in its order:
 #: callees of ``run_swc`` with the types it calls them with, the one the
-#: main process reaches last first (it types ``run_swc``'s loop in order:
-#: ... join_delta (sum_stats, label_loglik, touching_regions,
-#: boundary_delta), leave_regions, move_regions). Not label_loglik: the
-#: main process compiles it before ``run_swc``, to set up the state.
-#: ``tests/test_prewarm.py`` checks that a cold compile of ``run_swc``
-#: asks for exactly these.
+#: main process reaches last first (it types ``run_swc`` in order:
+#: load_regions, grow_into, cut_sums, propose_target, join_delta (its
+#: callees sum_stats, label_loglik, touching_regions, boundary_delta),
+#: leave_regions, move_regions, store_regions). Not label_loglik: the main
+#: process compiles it before ``run_swc``, to set up the state; not
+#: join_delta: it calls label_loglik. ``tests/test_prewarm.py`` checks that
+#: a cold compile of ``run_swc`` asks for exactly these.
 JOBS = (
+    ("swcuts.models.image_kernels", "store_regions", (_REGIONS, _I, _F)),
     ("swcuts.models.image_kernels", "move_regions",
      (_I, _i8, _i8, _i8, _I, _I, _I, _I, _F2, _F, _F, _f8, _f8, _REGIONS, _I, _I, _F, _B, _PWS, _I)),
     ("swcuts.models.image_kernels", "leave_regions",
@@ -83,6 +87,12 @@ JOBS = (
     ("swcuts.models.boundary", "boundary_delta", (_f8, _I, _i8, _i8, _I, _I, _I, _F, _B)),
     ("swcuts.models.regions", "touching_regions", (_I, _i8, _i8, _I, _I, _I, _I, _F, _B, _B, _I, _f8)),
     ("swcuts.models.vertex_stats", "sum_stats", (_I, _i8, _VSRC, _i8, _i8, _F)),
+    ("swcuts.samplers.common", "propose_target",
+     (_i8, nt.boolean, _i8, _I, _i8, _F, _I, _I, _i8, _f8, _f8, _f8, _f8, nt.literal(True))),
+    ("swcuts.samplers.common", "cut_sums",
+     (_I, _i8, _I, _I, _I, _I, _F, _F, _B, _F, _F, _I, _I) + (nt.Omitted(None),) * 3),
+    ("swcuts.samplers.common", "grow_into", (_i8, _I, _F, _I, _I, _I, _B, _I) + (nt.Omitted(None),) * 3),
+    ("swcuts.models.image_kernels", "load_regions", (_I, _F, _REGIONS)),
 )
 
 
@@ -106,11 +116,19 @@ def _default_kernel_cached() -> bool:
         return True
 
 
-def _cores() -> int:
+def _idle_cores() -> float:
+    """Cores of this process's machine not busy with other work, by the
+    load average of the last minute (this process's own work included, so
+    that one core is left for it)."""
     try:
-        return len(os.sched_getaffinity(0))
+        cores = len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not Linux
-        return os.cpu_count() or 1
+        cores = os.cpu_count() or 1
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):  # pragma: no cover - Windows
+        load = 0.0
+    return cores - max(load, 1.0)
 
 
 class Helper:
@@ -178,18 +196,77 @@ class Helper:
         self._proc.stdout.close()
 
 
+class _Forked:
+    """A forked helper, with the part of :class:`subprocess.Popen` that
+    :class:`Helper` uses (``stdin``, ``stdout``, ``poll``, ``terminate``, ``wait``)."""
+
+    def __init__(self):
+        to_helper, from_main = os.pipe()
+        to_main, from_helper = os.pipe()
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        self.pid = os.fork()
+        if self.pid == 0:  # the helper: compile, then leave without running any of the parent's exit code
+            try:
+                os.close(from_main)
+                os.close(to_main)
+                signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C: the main process ends us
+                signal.signal(signal.SIGTERM, signal.SIG_DFL)
+                with open(to_helper, "r") as inp, open(from_helper, "w", buffering=1) as out:
+                    _work(inp, out)
+            finally:
+                os._exit(0)
+        os.close(to_helper)
+        os.close(from_helper)
+        self.stdin = open(from_main, "w", buffering=1)
+        self.stdout = open(to_main, "r")
+        self.returncode = None
+
+    def poll(self):
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def terminate(self):
+        if self.poll() is None:
+            os.kill(self.pid, signal.SIGTERM)
+
+    def kill(self):
+        if self.poll() is None:
+            os.kill(self.pid, signal.SIGKILL)
+
+    def wait(self):
+        if self.returncode is None:
+            self.returncode = os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
+        return self.returncode
+
+
+def _launch():
+    """The helper process: forked where that is safe (Linux, no other
+    thread in this process: the helper starts at once, with swcuts loaded),
+    else a new interpreter (it loads numba and the kernels first)."""
+    if sys.platform == "linux" and threading.active_count() == 1:
+        return _Forked()
+    root = str(Path(__file__).resolve().parents[1])
+    code = f"import sys; sys.path.insert(0, {root!r}); from swcuts.prewarm import _helper_main; _helper_main()"
+    return subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True, bufsize=1)
+
+
 def start() -> Helper | None:
     """Start the helper if it can help (module docstring), else None."""
-    if os.environ.get("SWCUTS_PREWARM", "1") == "0" or _co.load_hook is not None or _cores() < 2:
+    wanted = os.environ.get("SWCUTS_PREWARM", "")
+    if wanted == "0" or _co.load_hook is not None:
+        return None
+    if wanted != "1" and _idle_cores() < 0.5:  # no core free: the helper would only add work
         return None
     if _default_kernel_cached():
         return None
-    root = str(Path(__file__).resolve().parents[1])
-    code = f"import sys; sys.path.insert(0, {root!r}); from swcuts.prewarm import _helper_main; _helper_main()"
     try:
-        proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                                bufsize=1)
+        proc = _launch()
     except OSError:
         return None
     h = Helper(proc)
@@ -210,16 +287,23 @@ def helper(wanted: bool = True):
 
 
 def _helper_main():
-    """The helper process: compile and cache each job not skipped, reporting
-    ``start i`` / ``done i`` / ``fail i`` on stdout; stop when stdin closes."""
+    """The helper in a new interpreter (:func:`_work` on stdin and stdout)."""
+    _work(sys.stdin, sys.stdout)
+
+
+def _work(inp, out):
+    """The helper: compile and cache each job not skipped, reporting
+    ``start i`` / ``done i`` / ``fail i`` on ``out``; stop when ``inp``
+    closes (the main process is done with it, or ended)."""
     skipped = set()
     closed = threading.Event()
 
     def listen():
-        for line in sys.stdin:
-            word, _, index = line.strip().partition(" ")
-            if word == "skip" and index.isdigit():
-                skipped.add(int(index))
+        with contextlib.suppress(OSError, ValueError):
+            for line in inp:
+                word, _, index = line.strip().partition(" ")
+                if word == "skip" and index.isdigit():
+                    skipped.add(int(index))
         closed.set()
 
     threading.Thread(target=listen, daemon=True).start()
@@ -228,12 +312,12 @@ def _helper_main():
             return
         if index in skipped:
             continue
-        print(f"start {index}", flush=True)
+        print(f"start {index}", file=out, flush=True)
         try:
             kernel = _job_function(module, name)
             njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True,
                  **kernel._options)(kernel.py_func).compile(sig)
         except Exception:
-            print(f"fail {index}", flush=True)
+            print(f"fail {index}", file=out, flush=True)
         else:
-            print(f"done {index}", flush=True)
+            print(f"done {index}", file=out, flush=True)
