@@ -10,9 +10,11 @@ second process can still compile some of them ahead: as ordinary cached
 libraries (:data:`JOBS`, with the exact signatures ``run_swc`` calls them
 with), which the main process loads from the cache when it types
 ``run_swc`` and reaches them (:data:`swcuts.compiled_only.load_hook`),
-instead of compiling them itself. The main process meanwhile reads the
-image, builds the atoms, the graph and the posterior, and compiles the
-rest.
+instead of compiling them itself. The main process meanwhile builds the
+atoms, the graph and the posterior, and compiles the rest. On Linux the
+helper is a fork of the main process (swcuts and numba already loaded);
+elsewhere, or when the main process runs other threads (fork is not safe
+then), a new interpreter.
 
 :func:`helper` starts the process only when it can help: the default
 sampler's kernel is not in the cache yet, the machine has a second core
@@ -117,9 +119,8 @@ def _default_kernel_cached() -> bool:
 
 
 def _idle_cores() -> float:
-    """Cores of this process's machine not busy with other work, by the
-    load average of the last minute (this process's own work included, so
-    that one core is left for it)."""
+    """Cores free for a helper: this process's cores less the load average
+    of the last minute, and less at least one core for this process."""
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not Linux

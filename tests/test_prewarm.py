@@ -25,6 +25,10 @@ from swcuts import prewarm
 from swcuts.samplers.compiled import run_swc
 mode = sys.argv[1]
 h = None
+if mode == "ahead-interpreter":  # another thread running: a new interpreter, not a fork
+    import threading, time
+    threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
+    mode = "ahead"
 if mode in ("ahead", "killed"):
     h = prewarm.start()
     assert h is not None, "no helper started"
@@ -51,6 +55,7 @@ print(json.dumps({
     "energy": seg.energy,
     "states": helpers[0]._state if helpers else None,
     "ended": [x._proc.poll() is not None for x in started],
+    "forked": [isinstance(x._proc, prewarm._Forked) for x in helpers],
     "hits": hits,
     "jobs": {name: str(sig) for _, name, sig in prewarm.JOBS},
     "run_swc": [str(s) for s in run_swc.signatures],
@@ -84,8 +89,10 @@ def test_jobs_are_what_a_cold_compile_of_the_default_kernel_asks_for(without_hel
         assert run["hits"][name][0] == 0  # and not loaded: no helper ran
 
 
-def test_main_process_loads_what_the_helper_compiled(tmp_path, without_helper):
-    run = _run("ahead", tmp_path)
+@pytest.mark.parametrize("mode", ["ahead", "ahead-interpreter"])
+def test_main_process_loads_what_the_helper_compiled(tmp_path, without_helper, mode):
+    run = _run(mode, tmp_path)
+    assert run["forked"] == [mode == "ahead" and sys.platform == "linux"]
     assert run["states"] == ["done"] * len(run["jobs"])
     assert all(hits == 1 for hits, _ in run["hits"].values())
     assert run["energy"] == without_helper["energy"]
