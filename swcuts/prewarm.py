@@ -212,6 +212,9 @@ class _Forked:
             try:
                 os.close(from_main)
                 os.close(to_main)
+                null = os.open(os.devnull, os.O_RDWR)  # hold no terminal or pipe of the parent's
+                for fd in (0, 1, 2):
+                    os.dup2(null, fd)
                 signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C: the main process ends us
                 signal.signal(signal.SIGTERM, signal.SIG_DFL)
                 with open(to_helper, "r") as inp, open(from_helper, "w", buffering=1) as out:
