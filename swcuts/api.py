@@ -9,7 +9,7 @@ import numbers
 
 import numpy as np
 
-from . import __version__, prewarm
+from . import __version__
 from .anneal import TRACE_COLUMNS, AnnealResult, Schedule, Trace, anneal
 from .atoms import compute_atoms
 from .edges import kl_edge_probabilities, patch_histograms, vertex_histograms
@@ -394,23 +394,18 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
                               edge_scale=edge_scale, q_max=q_max, bins=bins, a0=a0, a1=a1, a2=a2,
                               kappa=kappa, window_sizes=window_sizes, levels=levels, model=model)
     _check_posterior_samples(posterior_samples, options)
-    # The default kernel, if not compiled yet, is compiled partly by a helper
-    # process while this one prepares the image (swcuts.prewarm).
-    with prewarm.helper(options.name == "swc" and options.posterior == DEFAULT_MODEL
-                        and options.init != "atoms"):
-        features, display = _prepare(image, channel_axis, options)
-        options = options.on_image(features)
-        rng = np.random.default_rng(seed)
-        if options.init == "atoms":  # two runs, each on its own posterior
-            run = _Run(*multigrid_from_atoms(
-                features, n_atoms=options.n_atoms, seed=seed, rng=rng,
-                posterior=options.posterior_params(), steps=options.steps,
-                time_budget=options.time_budget, t0=options.t0, t_final=options.t_final,
-                window_sizes=options.window_sizes, progress=progress))
-        else:
-            posterior = build_posterior(features, options.atoms, options.n_atoms, seed=seed,
-                                        **options.posterior_params())
-            run = _run_sampler(options, features, posterior, rng, progress)
+    features, display = _prepare(image, channel_axis, options)
+    options = options.on_image(features)
+    rng = np.random.default_rng(seed)
+    if options.init == "atoms":  # two runs, each on its own posterior
+        run = _Run(*multigrid_from_atoms(
+            features, n_atoms=options.n_atoms, seed=seed, rng=rng, posterior=options.posterior_params(),
+            steps=options.steps, time_budget=options.time_budget, t0=options.t0,
+            t_final=options.t_final, window_sizes=options.window_sizes, progress=progress))
+    else:
+        posterior = build_posterior(features, options.atoms, options.n_atoms, seed=seed,
+                                    **options.posterior_params())
+        run = _run_sampler(options, features, posterior, rng, progress)
     seg = _segmentation(options, run, display)
     if posterior_samples:
         from .posterior import sample_posterior

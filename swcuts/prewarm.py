@@ -16,6 +16,9 @@ helper is a fork of the main process (swcuts and numba already loaded);
 elsewhere, or when the main process runs other threads (fork is not safe
 then), a new interpreter.
 
+``swcuts segment`` runs in :func:`helper`'s block (the command line only:
+library code may call :func:`swcuts.segment` from pools of processes or
+threads, where a helper per call would oversubscribe the cores).
 :func:`helper` starts the process only when it can help: the default
 sampler's kernel is not in the cache yet, the machine has a second core
 that other work does not keep busy (load average), and ``SWCUTS_PREWARM``

@@ -1,6 +1,7 @@
 """The helper process of :mod:`swcuts.prewarm`: its jobs are the callees a
 cold compile of the default kernel asks for, the main process loads them,
-and the result is the same with it, without it, and when it dies.
+the command line starts and ends it (the library does not), and the
+result is the same with it, without it, and when it dies.
 
 Each case runs in a new process with an empty numba cache (a first run);
 they are slow (a cold compile each), not timed.
@@ -17,13 +18,16 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 #: Runs in a new process: an optional helper (``mode``), then a small
-#: default segment; prints a JSON line of what happened.
+#: default segment from the API and one from the command line (``cli``:
+#: the command line first, with the helper it starts itself); prints a
+#: JSON line of what happened.
 _SCRIPT = r"""
 import json, sys
 import numpy as np
 from swcuts import prewarm
+from swcuts.cli import main
 from swcuts.samplers.compiled import run_swc
-mode = sys.argv[1]
+mode, png, out = sys.argv[1:]
 h = None
 if mode == "ahead-interpreter":  # another thread running: a new interpreter, not a fork
     import threading, time
@@ -39,22 +43,34 @@ if mode in ("ahead", "killed"):
         h._proc.kill()
         h._proc.wait()
 started = []
-if mode == "inline":  # segment's own helper, as on the command line
-    start = prewarm.start
-    prewarm.start = lambda: started.append(start()) or started[-1]
+start = prewarm.start
+prewarm.start = lambda: started.append(start()) or started[-1]
+
+def cli():
+    assert main(["segment", png, "-o", out, "--seed", "0", "--steps", "300", "--no-progress"]) == 0
+    with open(out + "/summary.json") as f:
+        return json.load(f)["energy"]
+
+cli_energy = cli() if mode == "cli" else None
 import swcuts
 image = np.zeros((24, 32)); image[:, 16:] = 1.0
 image += 0.05 * np.random.default_rng(0).standard_normal(image.shape)
-seg = swcuts.segment(image, seed=0, steps=300, n_atoms=20)
+energy = swcuts.segment(image, seed=0, steps=300, n_atoms=20).energy
+if cli_energy is None:
+    import shutil
+    shutil.rmtree(out, ignore_errors=True)
+    cli_energy = cli()
 helpers = [x for x in [h] + started if x is not None]
 hits = {}
 for module, name, sig in prewarm.JOBS:
     kernel = prewarm._job_function(module, name)
     hits[name] = [kernel.dispatcher._cache_hits[sig], [str(s) for s in kernel.dispatcher.signatures]]
 print(json.dumps({
-    "energy": seg.energy,
+    "energy": energy,
+    "cli_energy": cli_energy,
     "states": helpers[0]._state if helpers else None,
-    "ended": [x._proc.poll() is not None for x in started],
+    "started": len(started),
+    "ended": [x._proc.poll() is not None for x in started if x is not None],
     "forked": [isinstance(x._proc, prewarm._Forked) for x in helpers],
     "hits": hits,
     "jobs": {name: str(sig) for _, name, sig in prewarm.JOBS},
@@ -70,8 +86,9 @@ def _run(mode, tmp_path, prewarm="1"):
     cache = tmp_path / f"cache-{mode}"
     cache.mkdir()
     env = dict(os.environ, NUMBA_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT), SWCUTS_PREWARM=prewarm)
-    done = subprocess.run([sys.executable, "-c", _SCRIPT, mode], env=env, cwd=ROOT,
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run([sys.executable, "-c", _SCRIPT, mode, str(ROOT / "sample_images" / "coffee.png"),
+                           str(tmp_path / f"out-{mode}")], env=env, cwd=ROOT, capture_output=True,
+                          text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -95,23 +112,35 @@ def test_main_process_loads_what_the_helper_compiled(tmp_path, without_helper, m
     assert run["forked"] == [mode == "ahead" and sys.platform == "linux"]
     assert run["states"] == ["done"] * len(run["jobs"])
     assert all(hits == 1 for hits, _ in run["hits"].values())
-    assert run["energy"] == without_helper["energy"]
+    assert (run["energy"], run["cli_energy"]) == (without_helper["energy"], without_helper["cli_energy"])
 
 
 def test_a_dead_helper_changes_nothing(tmp_path, without_helper):
     run = _run("killed", tmp_path)
     assert all(hits == 0 for hits, _ in run["hits"].values())
-    assert run["energy"] == without_helper["energy"]
+    assert (run["energy"], run["cli_energy"]) == (without_helper["energy"], without_helper["cli_energy"])
 
 
-def test_segment_starts_its_helper_and_ends_it(tmp_path, without_helper):
-    run = _run("inline", tmp_path)
-    assert run["ended"] == [True]
+def test_the_command_line_starts_its_helper_and_ends_it(tmp_path, without_helper):
+    run = _run("cli", tmp_path)
+    assert run["started"] == 1 and run["ended"] == [True]
     # each job: loaded from the helper, or compiled here after telling it to skip
     assert set(run["states"]) <= {"done", "skip", "start", "fail"}
     for (hits, sigs), state in zip(run["hits"].values(), run["states"]):
         assert sigs and hits == (state == "done")
-    assert run["energy"] == without_helper["energy"]
+    assert (run["energy"], run["cli_energy"]) == (without_helper["energy"], without_helper["cli_energy"])
+
+
+def test_the_library_starts_no_helper(monkeypatch):
+    import numpy as np
+
+    import swcuts
+    from swcuts import prewarm
+
+    calls = []
+    monkeypatch.setattr(prewarm, "start", lambda: calls.append(1))
+    swcuts.segment(np.zeros((16, 16)), seed=0, steps=10, n_atoms=20)
+    assert calls == []
 
 
 def test_no_helper_when_the_kernel_is_cached_or_disabled(monkeypatch):
