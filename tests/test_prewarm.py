@@ -153,3 +153,16 @@ def test_no_helper_when_the_kernel_is_cached_or_disabled(monkeypatch):
     assert prewarm.start() is None
     with prewarm.helper(wanted=False) as h:
         assert h is None
+
+
+def test_an_error_in_the_block_ends_the_helper(monkeypatch):
+    from swcuts import compiled_only, prewarm
+
+    monkeypatch.setattr(prewarm, "_default_kernel_cached", lambda: False)
+    monkeypatch.setenv("SWCUTS_PREWARM", "1")
+    with pytest.raises(KeyboardInterrupt):
+        with prewarm.helper() as h:
+            assert h is not None and compiled_only.load_hook == h.load_hook
+            raise KeyboardInterrupt
+    assert h._proc.poll() is not None
+    assert compiled_only.load_hook is None
