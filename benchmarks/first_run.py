@@ -22,10 +22,11 @@ forces that helper on or off (``SWCUTS_PREWARM``); by default it runs
 when the load average leaves a core free.
 
 With ``--compiled`` it also lists the numba functions the first run
-compiled (from ``NUMBA_DEBUG_CACHE``), so that one can see which kernels
-the default path pays for; with ``--profile N`` it runs the command once
-more from another empty cache, in a process that records numba's compile
-events, and prints the N functions with the longest compile time (each
+compiled (from ``NUMBA_DEBUG_CACHE``; the main process's, not the
+helper's), so that one can see which kernels the default path pays for;
+with ``--profile N`` it runs the command once more from another empty
+cache, in a process that records numba's compile events (the main
+process's: what the helper compiled is not there), and prints the N functions with the longest compile time (each
 function's own time, its callees' compilation subtracted; numba's own
 overloads such as ``ol_np_empty`` show up too).
 
