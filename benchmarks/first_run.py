@@ -14,18 +14,23 @@ a user sees them::
   ``--repeat`` runs.
 
 Each is reported as wall seconds and as CPU seconds of the child process
-(user + system, from ``getrusage``): on a shared machine the wall time
-grows with the load, the CPU time much less.
+(user + system, from ``getrusage``; with the helper process of
+:mod:`swcuts.prewarm`, which compiles part of the kernel on a second core
+during a first run, its CPU seconds too): on a shared machine the wall
+time grows with the load, the CPU time much less. ``--prewarm on|off``
+forces that helper on or off (``SWCUTS_PREWARM``); by default it runs
+when the load average leaves a core free.
 
 With ``--compiled`` it also lists the numba functions the first run
-compiled (from ``NUMBA_DEBUG_CACHE``), so that one can see which kernels
-the default path pays for; with ``--profile N`` it runs the command once
-more from another empty cache, in a process that records numba's compile
-events, and prints the N functions with the longest compile time (each
+compiled (from ``NUMBA_DEBUG_CACHE``; the main process's, not the
+helper's), so that one can see which kernels the default path pays for;
+with ``--profile N`` it runs the command once more from another empty
+cache, in a process that records numba's compile events (the main
+process's: what the helper compiled is not there), and prints the N functions with the longest compile time (each
 function's own time, its callees' compilation subtracted; numba's own
 overloads such as ``ol_np_empty`` show up too).
 
-Run: ``python benchmarks/first_run.py [--repeat N] [--compiled] [--profile N]``.
+Run: ``python benchmarks/first_run.py [--repeat N] [--compiled] [--profile N] [--prewarm on|off]``.
 Timings on a shared machine are noisy; compare medians of several calls.
 """
 
@@ -46,6 +51,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 IMAGE = ROOT / "sample_images" / "coffee.png"
 TARGET_FIRST = 5.0
+#: SWCUTS_PREWARM for the runs ("1", "0"), or None: as in the environment.
+PREWARM = [None]
 
 
 def _children_cpu() -> float:
@@ -57,6 +64,8 @@ def run_segment(cache_dir: str, out_dir: str, debug_cache: bool = False) -> tupl
     """Wall and CPU seconds of one ``swcuts segment IMAGE -o out_dir`` in a
     new process with the given numba cache, and its output."""
     env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir, PYTHONPATH=str(ROOT))
+    if PREWARM[0] is not None:
+        env["SWCUTS_PREWARM"] = PREWARM[0]
     if debug_cache:
         env["NUMBA_DEBUG_CACHE"] = "1"
     cmd = [sys.executable, "-m", "swcuts", "segment", str(IMAGE), "-o", out_dir, "--no-progress"]
@@ -113,6 +122,8 @@ def profile_compiles(out_dir: str) -> list:
     """(seconds, function) of every compile of one first run, longest first."""
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONPATH=str(ROOT))
+        if PREWARM[0] is not None:
+            env["SWCUTS_PREWARM"] = PREWARM[0]
         cmd = [sys.executable, "-c", _PROFILER, "segment", str(IMAGE), "-o", out_dir, "--no-progress"]
         done = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True)
     if done.returncode != 0:
@@ -127,14 +138,19 @@ def main():
     ap.add_argument("--compiled", action="store_true", help="list the functions the first run compiled")
     ap.add_argument("--profile", type=int, default=0, metavar="N",
                     help="print the N functions with the longest compile time")
+    ap.add_argument("--prewarm", choices=("on", "off"),
+                    help="force the first run's helper process on or off (default: by the load)")
     args = ap.parse_args()
+    if args.prewarm:
+        PREWARM[0] = "1" if args.prewarm == "on" else "0"
     with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as out:
         first, first_cpu, log = run_segment(cache, str(Path(out) / "first"), debug_cache=args.compiled)
         warm = [run_segment(cache, str(Path(out) / f"warm{i}"))[:2] for i in range(args.repeat)]
     warm_wall = statistics.median(w for w, _ in warm)
     warm_cpu = statistics.median(c for _, c in warm)
+    prewarm = {None: "by the load", "1": "on", "0": "off"}[PREWARM[0]]
     print(f"swcuts segment {IMAGE.relative_to(ROOT)} -o OUT (default options), {os.cpu_count()} cores, "
-          f"load average {os.getloadavg()[0]:.2f}")
+          f"load average {os.getloadavg()[0]:.2f}, helper process {prewarm}")
     print(f"{'measure':<44} {'wall s':>8} {'CPU s':>8} {'target':>8}")
     print(f"{'first run (empty numba cache)':<44} {first:>8.2f} {first_cpu:>8.2f} "
           f"{'<= ' + str(TARGET_FIRST):>8}  {'MET' if first <= TARGET_FIRST else 'NOT MET'}")

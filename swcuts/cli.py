@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import __version__
+from . import __version__, prewarm
 from .api import segment
 from .options import DEFAULTS, SAMPLERS, check_options, common_model
 from .atoms import ATOM_METHODS
@@ -249,8 +249,11 @@ def _cmd_segment(args) -> int:
     outdir = Path(args.output)
     missing_dirs(outdir, SEGMENT_OUTPUTS)
     image, channel_axis = _load_checked(args.image)
-    seg = segment(image, channel_axis=channel_axis, progress=not args.no_progress,
-                  posterior_samples=args.posterior_samples, **options)
+    # A first run (the default kernel not in the numba cache yet) hands part
+    # of the compiling to a helper process on a second core (swcuts.prewarm).
+    with prewarm.helper(_default_kernel_run(args)):
+        seg = segment(image, channel_axis=channel_axis, progress=not args.no_progress,
+                      posterior_samples=args.posterior_samples, **options)
     files = output_files(seg, {**options, "image": str(args.image)})
     if seg.samples is not None:
         from .posterior_outputs import posterior_output_files
@@ -263,6 +266,16 @@ def _cmd_segment(args) -> int:
     print(f"{seg.n_labels} segments, energy {energy}, {seg.steps} steps in "
           f"{seg.seconds:.2f} s -> {outdir}")
     return 0
+
+
+def _default_kernel_run(args) -> bool:
+    """Whether ``segment`` runs the kernel that :mod:`swcuts.prewarm`
+    compiles ahead: the default sampler (``swc``) and model, on atoms."""
+    from .options import DEFAULT_MODEL, resolve_options
+
+    options = resolve_options(sampler=args.sampler, atoms=args.atoms, n_atoms=args.n_atoms,
+                              init=args.init, model=args.model)
+    return options.name == "swc" and options.posterior == DEFAULT_MODEL and options.init != "atoms"
 
 
 def _check_posterior_samples(args):

@@ -25,6 +25,13 @@ generated d times. Compiling swcuts' default kernels that way cost about
 A call from Python compiles and runs an ordinary ``njit(cache=True)`` twin
 of the same function on first use (:class:`CompiledOnly`).
 
+One exception to "not cached": a helper process (:mod:`swcuts.prewarm`)
+may compile a link-only kernel ahead, as an ordinary cached library (with
+machine code, and the bitcode that callers link and inline), while the
+main process prepares the image. :data:`load_hook` then tells the kernel's
+dispatcher to load that entry from the cache instead of compiling
+(:class:`PrebuiltCache`).
+
 This relies on numba internals (the compiler pipeline, ``CodeLibrary`` and
 ``insert_user_function``, checked with numba 0.68); ``tests/test_compiled_only.py``
 checks them, so a numba upgrade that breaks them fails there first.
@@ -36,7 +43,7 @@ import functools
 import types as pytypes
 
 from numba import njit, types
-from numba.core import compiler, typed_passes
+from numba.core import caching, compiler, typed_passes
 from numba.core.codegen import JITCodeLibrary
 from numba.core.compiler_lock import require_global_compiler_lock
 from numba.core.compiler_machinery import register_pass
@@ -46,7 +53,12 @@ from numba.extending import typeof_impl
 # the cache-file lock is in place before any kernel is compiled or loaded.
 from . import numba_cache  # noqa: F401
 
-__all__ = ["compiled_only", "CompiledOnly", "LinkOnlyLibrary"]
+__all__ = ["compiled_only", "CompiledOnly", "LinkOnlyLibrary", "PrebuiltCache", "load_hook"]
+
+#: ``hook(py_func, sig) -> bool``, or None: asked before a link-only kernel
+#: compiles ``sig``; True means a helper process has compiled and cached
+#: that signature (:mod:`swcuts.prewarm` sets it while its helper runs).
+load_hook = None
 
 
 class LinkOnlyLibrary(JITCodeLibrary):
@@ -108,6 +120,29 @@ class LinkOnlyCompiler(compiler.CompilerBase):
         return [pm]
 
 
+class PrebuiltCache(caching.NullCache):
+    """The cache of a link-only kernel: saves nothing (there is no machine
+    code), and loads a signature only when :data:`load_hook` says that a
+    helper process has compiled it (numba's :class:`~numba.core.caching.FunctionCache`,
+    made on first use: the same files as an ``njit(cache=True)`` of the
+    same function)."""
+
+    def __init__(self, py_func):
+        self._py_func = py_func
+        self._files = None
+
+    def load_overload(self, sig, target_context):
+        hook = load_hook
+        if hook is None or not hook(self._py_func, sig):
+            return None
+        if self._files is None:
+            try:
+                self._files = caching.FunctionCache(self._py_func)
+            except RuntimeError:  # no cache locator (a read-only install): compile
+                return None
+        return self._files.load_overload(sig, target_context)
+
+
 class CompiledOnly:
     """A numba function compiled for compiled callers only (see :func:`compiled_only`).
 
@@ -122,6 +157,7 @@ class CompiledOnly:
         self._options = options
         self.dispatcher = njit(no_cpython_wrapper=True, no_cfunc_wrapper=True,
                                pipeline_class=LinkOnlyCompiler, **options)(py_func)
+        self.dispatcher._cache = PrebuiltCache(py_func)
         self._python = None
 
     @property
