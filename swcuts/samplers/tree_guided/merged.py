@@ -48,7 +48,7 @@ import numpy as np
 from numba import njit
 
 from .ratio import _logsumexp
-from .trees import floored_log_weights, node_logd, range_min
+from .trees import floored_log_weights, mark_ancestors, node_logd, range_min
 
 
 @njit(cache=True)
@@ -94,12 +94,7 @@ def _merged_leaves(parent, left, right, lo, order, size, stats, sc, hkey, gp, ma
     dropped = np.zeros(m, np.bool_)
     for i in range(drop.shape[0]):
         dropped[drop[i]] = True
-        v = parent[drop[i]]
-        while v >= 0 and not mark[v]:
-            mark[v] = True
-            marked[nm] = v
-            nm += 1
-            v = parent[v]
+        nm = mark_ancestors(parent, parent[drop[i]], mark, marked, nm)
     for i in range(nb):
         p = b_pos[i]
         q = np.searchsorted(gp, p)

@@ -218,6 +218,20 @@ def _depth_of(parent, v):
 
 
 @njit(cache=True)
+def mark_ancestors(parent, v, seen, out, m):
+    """Mark node ``v`` and its ancestors up to the first one already
+    marked: each is set in ``seen`` and stored at ``out[m]``, ``out[m + 1]``,
+    ...; returns the new count (the nodes above several leaves are visited
+    once however many leaves share them)."""
+    while v >= 0 and not seen[v]:
+        seen[v] = True
+        out[m] = v
+        m += 1
+        v = parent[v]
+    return m
+
+
+@njit(cache=True)
 def path_siblings(left, right, parent, n, nu):
     """The sibling subtree of every node on the path from ``nu`` up to the
     root, nearest first: the Qs that a split's walk at ``nu`` visits

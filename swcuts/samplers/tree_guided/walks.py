@@ -24,7 +24,7 @@ from numba import njit
 
 from ...primitives import log_sum_exp
 from .scores import _score_any
-from .trees import _depth_of, path_siblings
+from .trees import _depth_of, mark_ancestors, path_siblings
 
 
 def _walk_impl(sp, left, right, parent, stats, size, sc, n, nu, inv_t, log_wnew, u, assign):
@@ -226,12 +226,7 @@ def _split_logsum_impl(sp, left, right, parent, stats, size, sc, n, leaves, part
     buf = np.empty(nn, np.int64)
     m = 0
     for i in range(leaves.size):
-        v = parent[leaves[i]]
-        while v >= 0 and not seen[v]:
-            seen[v] = True
-            buf[m] = v
-            m += 1
-            v = parent[v]
+        m = mark_ancestors(parent, parent[leaves[i]], seen, buf, m)
     anc = np.sort(buf[:m])
     for t in range(m):
         v = anc[t]
