@@ -65,6 +65,25 @@ def _around(k, parts, T):
     return arrays, logw, leaf, part_of, keep, b
 
 
+def _assert_same_split_sum(k, args, tree_u, parts, T, rng):
+    """The contracted tree's split sum (``k._logsum(*args, stop)``) against
+    the whole tree(U)'s: -inf together, else equal to 1e-12, and at a
+    random finite stop the same decision (exact when not below it).
+    Returns whether the sum is finite."""
+    whole = k._split_tree_logsum(tree_u, parts, T)
+    around = k._logsum(*args, -math.inf)
+    if math.isinf(whole):
+        assert around == -math.inf
+        return False
+    assert around == pytest.approx(whole, abs=1e-12 * max(1.0, abs(whole)))
+    stop = whole + float(rng.normal(0, 2))
+    a = k._logsum(*args, stop)
+    assert (a < stop) == (k._split_tree_logsum(tree_u, parts, T, stop=stop) < stop)
+    if a >= stop:
+        assert a == pytest.approx(whole, abs=1e-12 * max(1.0, abs(whole)))
+    return True
+
+
 @pytest.mark.parametrize("build,compiled", [("greedy", None), ("balanced", None),
                                             ("matching", None), ("balanced", False)])
 def test_contracted_tree_gives_the_whole_trees_split_sum(build, compiled):
@@ -76,22 +95,12 @@ def test_contracted_tree_gives_the_whole_trees_split_sum(build, compiled):
     rng = np.random.default_rng(5)
     finite = infinite = 0
     for U, parts, T in _outcomes(k, rng, 90 if compiled is None else 25):
-        whole = k._split_tree_logsum(k.tree(U), parts, T)
         (l, r, p, st, sz, sc, E), logw, leaf, part_of, keep, b = _around(k, parts, T)
         args = (l, r, p, st, sz, sc, E, leaf, part_of, keep, len(parts), logw, T, False)
-        around = k._logsum(*args, -math.inf)
-        if math.isinf(whole):
-            assert around == -math.inf
+        if _assert_same_split_sum(k, args, k.tree(U), parts, T, rng):
+            finite += 1
+        else:
             infinite += 1
-            continue
-        finite += 1
-        assert around == pytest.approx(whole, abs=1e-12 * max(1.0, abs(whole)))
-        stop = whole + float(rng.normal(0, 2))
-        a = k._logsum(*args, stop)
-        w = k._split_tree_logsum(k.tree(U), parts, T, stop=stop)
-        assert (a < stop) == (w < stop)
-        if a >= stop:
-            assert a == pytest.approx(whole, abs=1e-12 * max(1.0, abs(whole)))
     assert finite > 10 and infinite > 2
 
 
@@ -144,18 +153,11 @@ def test_contracted_last_tree_with_the_changes_is_the_merged_sets_tree(build, co
         for j in range(E - 1):
             w = nodes[(int(sz[E + j]), st[E + j].tobytes())]
             assert sc[E + j] == tree_u.score[w]
-        whole = k._split_tree_logsum(tree_u, parts, T)
         args = (l, r, p, st, sz, sc, E, leaf, part_of, keep, len(parts), logw, T, False)
-        around = k._logsum(*args, -math.inf)
-        if math.isinf(whole):
-            assert around == -math.inf
+        if _assert_same_split_sum(k, args, tree_u, parts, T, rng):
+            finite += 1
+        else:
             infinite += 1
-            continue
-        finite += 1
-        assert around == pytest.approx(whole, abs=1e-12 * max(1.0, abs(whole)))
-        stop = whole + float(rng.normal(0, 2))
-        a = k._logsum(*args, stop)
-        assert (a < stop) == (k._split_tree_logsum(tree_u, parts, T, stop=stop) < stop)
     assert finite > 10 and infinite > 2
 
 
