@@ -40,25 +40,26 @@ def _pixel_posterior(image, labels, *, channel_axis, bins, a0, a1, a2, kappa, mo
         raise TypeError(f"labels must be an integer label image, got dtype {labels.dtype}")
     if labels.shape != (h, w):
         raise InputError(f"labels of shape {labels.shape} do not match the image's {h}x{w} pixels")
-    check_cost((h, w), sampler="multigrid", atoms="pixels", bins=bins, channels=features.shape[-1],
-               n_labels=int(np.unique(labels).size))
+    n_labels = int(np.unique(labels).size)
     a0, a1, a2, boundary = posterior_weights(model, h, w, a0, a1, a2, varying_channels(features))
     labels = labels.astype(np.int64)
     window = model_window(model, h, w)
     if window:
         # Window histograms need atoms larger than pixels: the segmentation's
         # 4-connected regions are the atoms (a union of pixels has the
-        # statistics, boundary and regions of its pixels).
+        # statistics, boundary and regions of its pixels), each with a
+        # statistics row.
         from skimage.measure import label as connected_regions
 
         atoms = connected_regions(labels - labels.min(), background=-1, connectivity=1) - 1
-        # A statistics row per region (a labelling of many small regions
-        # costs as many atoms).
-        check_cost((h, w), sampler="swc", atoms="slic", n_atoms=int(atoms.max()) + 1, bins=bins,
-                   channels=features.shape[-1], n_labels=int(np.unique(labels).size))
-        vertex_labels = np.zeros(int(atoms.max()) + 1, dtype=np.int64)
+        n_regions = int(atoms.max()) + 1
+        check_cost((h, w), sampler="swc", atoms="slic", n_atoms=n_regions, bins=bins,
+                   channels=features.shape[-1], n_labels=n_labels)
+        vertex_labels = np.zeros(n_regions, dtype=np.int64)
         vertex_labels[atoms.ravel()] = labels.ravel()
     else:
+        check_cost((h, w), sampler="multigrid", atoms="pixels", bins=bins, channels=features.shape[-1],
+                   n_labels=n_labels)
         atoms = np.arange(h * w, dtype=np.int64).reshape(h, w)
         vertex_labels = labels.ravel()
     posterior = ImageModel(features, atoms, RegionGraph.from_labels(atoms), bins=bins, a0=a0, a1=a1,
