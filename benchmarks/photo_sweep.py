@@ -67,12 +67,11 @@ def _restore_patches():
     worker runs many tasks)."""
     from swcuts import api
     from swcuts.imageio import prepare_image
-    from swcuts.models import boundary, image, vertex_stats
+    from swcuts.models import boundary, image
 
     api.prepare_image = prepare_image
     api.ImageModel = image.ImageModel
     image.contrast_weights = boundary.contrast_weights
-    image.window_histograms = vertex_stats.window_histograms
 
 
 def run(task):
@@ -232,29 +231,6 @@ def run(task):
                 super().__init__(*args, **kws)
 
         api.ImageModel = FixedWindow
-    wgauss = float(kw.pop("wgauss", 0.0))
-    if wgauss:
-        # Experiment: window histograms weighted by a Gaussian of sigma
-        # wgauss * radius instead of the flat square window (less weight on
-        # the far side of a nearby boundary).
-        from scipy import ndimage as ndi
-
-        from swcuts.models import image
-
-        def gaussian_window_histograms(features, atoms, n, bins, radius):
-            features = np.asarray(features, dtype=np.float64)
-            features = features[..., None] if features.ndim == 2 else features
-            lab = np.asarray(atoms, dtype=np.int64).ravel()
-            C = features.shape[-1]
-            out = np.empty((int(n), C * bins))
-            for c in range(C):
-                idx = np.clip((features[..., c] * bins).astype(np.int64), 0, bins - 1)
-                for b in range(bins):
-                    local = ndi.gaussian_filter((idx == b).astype(np.float64), wgauss * radius, mode="reflect")
-                    out[:, c * bins + b] = np.bincount(lab, weights=local.ravel(), minlength=n)
-            return out
-
-        image.window_histograms = gaussian_window_histograms
     lsmooth = float(kw.pop("lsmooth", 0.0))
     if lsmooth:
         # Experiment: the region likelihood on features Gaussian-smoothed
