@@ -251,7 +251,7 @@ def _cmd_segment(args) -> int:
     image, channel_axis = _load_checked(args.image)
     # A first run (the default kernel not in the numba cache yet) hands part
     # of the compiling to a helper process on a second core (swcuts.prewarm).
-    with prewarm.helper(_default_kernel_run(args)):
+    with prewarm.helper(_default_kernel_run(options)):
         seg = segment(image, channel_axis=channel_axis, progress=not args.no_progress,
                       posterior_samples=args.posterior_samples, **options)
     files = output_files(seg, {**options, "image": str(args.image)})
@@ -268,14 +268,14 @@ def _cmd_segment(args) -> int:
     return 0
 
 
-def _default_kernel_run(args) -> bool:
-    """Whether ``segment`` runs the kernel that :mod:`swcuts.prewarm`
-    compiles ahead: the default sampler (``swc``) and model, on atoms."""
+def _default_kernel_run(options) -> bool:
+    """Whether ``segment(**options)`` runs the kernel that
+    :mod:`swcuts.prewarm` compiles ahead: the default sampler (``swc``) and
+    model, on atoms."""
     from .options import DEFAULT_MODEL, resolve_options
 
-    options = resolve_options(sampler=args.sampler, atoms=args.atoms, n_atoms=args.n_atoms,
-                              init=args.init, model=args.model)
-    return options.name == "swc" and options.posterior == DEFAULT_MODEL and options.init != "atoms"
+    run = resolve_options(**options)
+    return run.name == "swc" and run.posterior == DEFAULT_MODEL and run.init != "atoms"
 
 
 def _check_posterior_samples(args):
