@@ -20,7 +20,10 @@ and the contrast weight; at the defaults brad=5, bbins=8, btk=2 it is
 model "texture") or ``atomkl`` (atoms' histogram KL, ``bmix``); ``lmean``, ``lstd``
 (experiment): texture channels for the likelihood; ``whist`` (experiment,
 now model "window"): window histograms of radius whist; ``smooth``
-(experiment): Gaussian smoothing of the features, σ in pixels. Results
+(experiment): Gaussian smoothing of the features, σ in pixels; ``scomp``,
+``wcomp`` (experiment): the compactness of the SLIC or watershed atoms;
+``wrefine`` (0 or 1): the watershed atoms' boundary snapping; ``aexp``
+(experiment): the area prior's exponent (0.9 in eq. 59). Results
 are appended to ``results.jsonl`` in ``--out`` and reused when the same
 configuration and image come again; the table of means is printed per half.
 With ``--scenes DIR`` (the ``--out`` folder of
@@ -65,10 +68,11 @@ def parse(config: str) -> dict:
 def _restore_patches():
     """Undo the experiments' patches of an earlier task in this worker (a pool
     worker runs many tasks)."""
-    from swcuts import api
+    from swcuts import api, atoms
     from swcuts.imageio import prepare_image
     from swcuts.models import boundary, image
 
+    atoms._METHODS.update(slic=atoms.slic_atoms, watershed=atoms.watershed_atoms)
     api.prepare_image = prepare_image
     api.ImageModel = image.ImageModel
     image.contrast_weights = boundary.contrast_weights
@@ -231,6 +235,33 @@ def run(task):
                 super().__init__(*args, **kws)
 
         api.ImageModel = FixedWindow
+    for key, method, arg in (("scomp", "slic", "compactness"), ("wcomp", "watershed", "compactness"),
+                             ("wrefine", "watershed", "refine")):
+        if key in kw:
+            # Experiment: the compactness of the SLIC or watershed atoms, or
+            # the watershed's boundary snapping (wrefine=0: off).
+            import functools
+
+            from swcuts import atoms
+
+            value = kw.pop(key)
+            value = bool(value) if arg == "refine" else float(value)
+            atoms._METHODS[method] = functools.partial(atoms._METHODS[method], **{arg: value})
+    aexp = kw.pop("aexp", None)
+    if aexp is not None:
+        # Experiment: the area prior's exponent (a2 Σ area^aexp, eq. 59; 0.9
+        # in the paper). A lower exponent makes small fragments dearer
+        # against balanced splits of large regions.
+        from swcuts import api
+
+        base = api.ImageModel
+
+        class AreaExponent(base):
+            def __init__(self, *args, **kws):
+                kws["exponent"] = float(aexp)
+                super().__init__(*args, **kws)
+
+        api.ImageModel = AreaExponent
     lsmooth = float(kw.pop("lsmooth", 0.0))
     if lsmooth:
         # Experiment: the region likelihood on features Gaussian-smoothed

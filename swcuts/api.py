@@ -289,7 +289,8 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
     atoms : str, optional
         Over-segmentation method: ``slic``, ``felzenszwalb``, ``watershed``,
         ``edges`` or ``pixels``. Default: ``pixels`` for ``multigrid`` and
-        ``multilevel``, ``slic`` for every other sampler.
+        ``multilevel``, ``watershed`` (atoms that follow the image's
+        gradient) for every other sampler.
     n_atoms : int, optional
         Approximate number of atoms (default: one per 80 pixels, between
         100 and 1000); with ``init="atoms"``, of the SLIC atoms of the start.

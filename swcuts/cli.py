@@ -32,7 +32,7 @@ import numpy as np
 from . import __version__, prewarm
 from .api import segment
 from .options import DEFAULTS, SAMPLERS, check_options, common_model
-from .atoms import ATOM_METHODS
+from .atoms import ATOM_METHODS, DEFAULT_ATOMS
 from .cli_benchmark import add_parsers as add_benchmark_parsers
 from .cli_benchmark import cmd_benchmark, cmd_report
 from .cli_motion import add_parser as add_motion_parser
@@ -109,7 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"one of {', '.join(SAMPLERS)} (default swc)")
     s.add_argument("--atoms", default=None, metavar="METHOD",
                    help=f"one of {', '.join(ATOM_METHODS)} (default: pixels for multigrid and "
-                        f"multilevel, slic otherwise)")
+                        f"multilevel, {DEFAULT_ATOMS} otherwise)")
     s.add_argument("--n-atoms", type=_int, default=DEFAULTS["n_atoms"], metavar="N", help="approximate number of atoms")
     s.add_argument("--seed", type=_int, default=None, metavar="N",
                    help="non-negative integer; the same seed with --steps gives the same result "

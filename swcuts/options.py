@@ -93,8 +93,8 @@ MODELS = {
 #: 1/2, 1/2.5; benchmarks/grey_photos.py); it also ends the undersegmented
 #: grey scenes of benchmarks/synthetic_scenes.py.
 ONE_CHANNEL_WEIGHT = 0.5
-#: The posterior of a run without ``model``: "window" on atoms (SLIC and
-#: the other over-segmentations), where over three seeds it scores better
+#: The posterior of a run without ``model``: "window" on atoms (watershed,
+#: SLIC and the other over-segmentations), where over three seeds it scores better
 #: than "contrast" on both BSDS halves by the selection rule (README), and
 #: ``PIXEL_MODEL`` on pixels, where windows cannot be counted (a row per
 #: pixel). Every sampler's moves include the boundary term, and those of
@@ -297,7 +297,8 @@ def _check_seed(seed):
 
 def resolve_atoms(sampler_name, atoms):
     """The atom method a run uses: ``atoms``, or with None ``"pixels"`` for
-    the pixel-scale samplers (:data:`PIXEL_SAMPLERS`) and ``"slic"`` otherwise."""
+    the pixel-scale samplers (:data:`PIXEL_SAMPLERS`) and
+    :data:`~swcuts.atoms.DEFAULT_ATOMS` (``"watershed"``) otherwise."""
     if atoms is None:
         return _sampler_spec(sampler_name).default_atoms
     return atoms
@@ -480,7 +481,7 @@ def resolve_options(*, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], s
     if MODELS[posterior].get("window") and atoms == "pixels":
         raise InputError(f"model '{posterior}' counts each pixel through the window around it and "
                          f"needs atoms larger than pixels; sampler '{name}' runs on pixels here "
-                         f"(use atoms='slic' or model='contrast')")
+                         f"(use atoms='watershed' or model='contrast')")
     if init == "atoms" and not (spec.starts_from_atoms and atoms == "pixels"):
         raise InputError(f"init='atoms' starts multigrid on pixels from a segmentation of SLIC atoms; "
                          f"it needs sampler='multigrid' with atoms='pixels', not sampler '{name}' "

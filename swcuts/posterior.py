@@ -454,7 +454,7 @@ def sample_model(model, q, *, atoms, n_samples=100, thin=None, chains=4, sampler
 
 
 def sample_posterior(image, *, n_samples=100, thin=None, chains=4, sampler="swc", seed=None,
-                     time_budget=None, channel_axis=-1, model=None, atoms="slic", n_atoms=None,
+                     time_budget=None, channel_axis=-1, model=None, atoms=None, n_atoms=None,
                      t0=T0, anneal_steps=None, pilot_steps=None, edge_scale=None, q_max=None,
                      bins=None, a0=None, a1=None, a2=None, kappa=None, workers=None,
                      progress=False) -> PosteriorSamples:
@@ -493,8 +493,9 @@ def sample_posterior(image, *, n_samples=100, thin=None, chains=4, sampler="swc"
         Axis of the channels, as in scikit-image.
     model : {"contrast", "texture", "window", "paper"}, optional
         The image posterior (default as :func:`swcuts.segment`).
-    atoms : str
-        Over-segmentation method (default ``"slic"``; not ``"pixels"``).
+    atoms : str, optional
+        Over-segmentation method (default as :func:`swcuts.segment`:
+        ``"watershed"``; not ``"pixels"``).
     n_atoms : int, optional
         Approximate number of atoms (default as :func:`swcuts.segment`).
     t0, anneal_steps, pilot_steps
@@ -520,12 +521,14 @@ def sample_posterior(image, *, n_samples=100, thin=None, chains=4, sampler="swc"
     (24, 24)
     """
     from .api import build_posterior
+    from .atoms import DEFAULT_ATOMS
     from .imageio import prepare_image
     from .options import (DEFAULTS, check_options, default_n_atoms, model_evidence, model_window,
                           posterior_weights, resolve_model, varying_channels)
 
     opts = dict(edge_scale=edge_scale, q_max=q_max, bins=bins, a0=a0, a1=a1, a2=a2, kappa=kappa)
     opts = {k: (DEFAULTS[k] if v is None else v) for k, v in opts.items()}  # a0, a1, a2: None
+    atoms = DEFAULT_ATOMS if atoms is None else atoms
     if atoms == "pixels":
         from .imageio import InputError
 

@@ -12,7 +12,7 @@ import swcuts.api
 import swcuts.imageio
 from swcuts import SAMPLERS, Segmentation, segment
 from swcuts.anneal import Trace
-from swcuts.atoms import ATOM_METHODS
+from swcuts.atoms import ATOM_METHODS, DEFAULT_ATOMS
 from swcuts.options import HIERARCHICAL
 from swcuts.graph import RegionGraph
 from swcuts.imageio import InputError
@@ -71,7 +71,7 @@ def test_basic_grey():
     seg = segment(img, seed=0, **FAST)
     check_segmentation(seg, img.shape)
     assert seg.steps == 300
-    assert seg.sampler == "swc" and seg.atom_method == "slic" and seg.seed == 0
+    assert seg.sampler == "swc" and seg.atom_method == DEFAULT_ATOMS and seg.seed == 0
     assert seg.image.shape == img.shape
     assert seg.edge_probabilities.shape == (len(seg.graph.edges),)
     assert 1 <= seg.n_labels <= 10
@@ -273,11 +273,11 @@ def test_multigrid_from_atoms_same_seed_same_result():
 
 
 def test_multigrid_from_atoms_default_budget_starts_with_swc():
-    """The atoms' phase is exactly segment(sampler="swc")'s run, so the result
+    """The atoms' phase is exactly segment(sampler="swc", atoms="slic")'s run, so the result
     is at least as good as it (same posterior, "contrast", the default on
     pixels; same seed)."""
     img = grey_image()
-    swc = segment(img, sampler="swc", seed=3, n_atoms=40, model="contrast")
+    swc = segment(img, sampler="swc", seed=3, n_atoms=40, model="contrast", atoms="slic")
     seg = segment(img, sampler="multigrid", seed=3, n_atoms=40)
     check_segmentation(seg, img.shape)
     i = _phase_start(seg.trace)
@@ -427,7 +427,7 @@ BAD_OPTIONS = {
     "steps_and_time_budget": (dict(steps=10, time_budget=1.0), ValueError, "not both"),
     "unknown_init": (dict(init="zeros"), ValueError, "unknown init 'zeros'"),
     "init_not_str": (dict(init=1), TypeError, "init must be a string"),
-    "init_atoms_for_swc": (dict(init="atoms"), ValueError, "init='atoms' .* not sampler 'swc' on atoms 'slic'"),
+    "init_atoms_for_swc": (dict(init="atoms"), ValueError, f"init='atoms' .* not sampler 'swc' on atoms '{DEFAULT_ATOMS}'"),
     "init_atoms_multigrid_on_slic": (dict(sampler="multigrid", atoms="slic", init="atoms"), ValueError,
                                      "needs sampler='multigrid' with atoms='pixels'"),
     "init_atoms_gibbs_on_pixels": (dict(sampler="gibbs", atoms="pixels", init="atoms"), ValueError,

@@ -95,3 +95,21 @@ def test_bad_arguments():
         compute_atoms(img, "slic", -5)
     with pytest.raises(ValueError):
         compute_atoms(np.zeros((2, 3, 4, 5)), "slic", 10)
+
+
+@pytest.mark.parametrize("n_atoms", [40, 90])
+def test_watershed_atoms_keep_to_a_sharp_edge(n_atoms):
+    """A watershed of the gradient leaves the edge's ridge pixels to whichever
+    basin floods first; the snapping pass gives them back, so no atom holds
+    pixels on both sides of a step (without it, some do on this image)."""
+    from swcuts.atoms import watershed_atoms
+
+    img = np.zeros((24, 32))
+    img[:, 16:] = 1.0
+    img += 0.02 * np.random.default_rng(1).standard_normal(img.shape)
+
+    def straddling(atoms):
+        return set(np.unique(atoms[:, :16])) & set(np.unique(atoms[:, 16:]))
+
+    assert straddling(watershed_atoms(img, n_atoms)) == set()
+    assert straddling(watershed_atoms(img, n_atoms, refine=False))

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import swcuts
+from swcuts.atoms import DEFAULT_ATOMS
 import swcuts.api
 import swcuts.imageio
 from swcuts.cli import main
@@ -170,7 +171,7 @@ def test_summary_json(seeded_run):
     labels = np.load(d / "labels.npy")
     assert summary["labels"] == int(labels.max()) + 1 == len(np.unique(labels))
     assert summary["sampler"] == "swc"
-    assert summary["atoms"] == "slic"
+    assert summary["atoms"] == DEFAULT_ATOMS
     assert summary["steps"] == 2000
     assert summary["seed"] == 0
     assert summary["version"] == swcuts.__version__

@@ -55,7 +55,7 @@ def test_resolve_options_fills_the_records_defaults():
     assert (opts.atoms, opts.init, opts.posterior) == ("pixels", "atoms", "contrast")
     colour = np.random.default_rng(0).random((100, 200, 3))
     opts = options.resolve_options(sampler="split-merge", window_sizes=None).on_image(colour)
-    assert (opts.atoms, opts.init, opts.posterior) == ("slic", "uniform", "window")
+    assert (opts.atoms, opts.init, opts.posterior) == ("watershed", "uniform", "window")
     assert opts.n_atoms == options.default_n_atoms(100 * 200)
     assert opts.posterior_params()["a0"] == pytest.approx(options.MODELS["window"]["a0"] * 0.2)
     assert opts.posterior_params()["a2"] == options.MODELS["window"]["a2"]

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Optional
 
+from ..atoms import DEFAULT_ATOMS
 from .gibbs import Gibbs
 from .multiflip import Multiflip
 from .multigrid import Multigrid
@@ -26,8 +27,8 @@ from .triadic import Triadic
 
 __all__ = ["SamplerSpec", "REGISTRY", "sampler_spec", "find_spec", "RUNS_ON"]
 
-#: What a sampler runs on: the atoms of ``segment(atoms=...)`` (SLIC by
-#: default), the pixels (by default; it also runs on atoms), or a hierarchy
+#: What a sampler runs on: the atoms of ``segment(atoms=...)``
+#: (:data:`~swcuts.atoms.DEFAULT_ATOMS` by default), the pixels (by default; it also runs on atoms), or a hierarchy
 #: of groupings of the pixels that it forms itself by cluster sampling.
 RUNS_ON = ("atoms", "pixels", "hierarchy")
 
@@ -103,7 +104,7 @@ class SamplerSpec:
     @property
     def default_atoms(self) -> str:
         """The atom method of a run without ``atoms``."""
-        return "slic" if self.runs_on == "atoms" else "pixels"
+        return DEFAULT_ATOMS if self.runs_on == "atoms" else "pixels"
 
     def default_steps(self, n_vertices: int, *, pixels: bool = False) -> int:
         """The budget of a run without ``steps`` or ``time_budget`` on
