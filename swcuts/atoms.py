@@ -456,9 +456,15 @@ def _snap_boundaries(labels: np.ndarray, img: np.ndarray, sigma: float = 0.7) ->
     n = int(labels.max()) + 1
     means = _region_means(labels, f, n, np.bincount(labels.ravel(), minlength=n))
     p = np.pad(labels, 1, mode="edge")
-    candidates = np.stack([labels, p[:-2, 1:-1], p[2:, 1:-1], p[1:-1, :-2], p[1:-1, 2:]], axis=-1)
-    dist = ((f[:, :, None, :] - means[candidates]) ** 2).sum(axis=-1)
-    return np.take_along_axis(candidates, dist.argmin(axis=-1)[..., None], axis=-1)[..., 0]
+    best = labels.copy()
+    best_dist = ((f - means[labels]) ** 2).sum(axis=-1)
+    # One (H, W) comparison per neighbour keeps the memory at a few images.
+    for candidate in (p[:-2, 1:-1], p[2:, 1:-1], p[1:-1, :-2], p[1:-1, 2:]):
+        dist = ((f - means[candidate]) ** 2).sum(axis=-1)
+        nearer = dist < best_dist
+        best[nearer] = candidate[nearer]
+        best_dist[nearer] = dist[nearer]
+    return best
 
 
 def _link_endpoints(edges: np.ndarray, radius: float) -> np.ndarray:
