@@ -23,7 +23,8 @@ now model "window"): window histograms of radius whist; ``smooth``
 (experiment): Gaussian smoothing of the features, σ in pixels; ``scomp``,
 ``wcomp`` (experiment): the compactness of the SLIC or watershed atoms;
 ``wrefine`` (0 or 1): the watershed atoms' boundary snapping; ``aexp``
-(experiment): the area prior's exponent (0.9 in eq. 59). Results
+(experiment): the area prior's exponent (0.9 in eq. 59); ``qearly``
+(experiment): the SW-cut kernels use q^qearly in the first half of the anneal. Results
 are appended to ``results.jsonl`` in ``--out`` and reused when the same
 configuration and image come again; the table of means is printed per half.
 With ``--scenes DIR`` (the ``--out`` folder of
@@ -65,6 +66,9 @@ def parse(config: str) -> dict:
     return out
 
 
+_ORIGINAL = {}
+
+
 def _restore_patches():
     """Undo the experiments' patches of an earlier task in this worker (a pool
     worker runs many tasks)."""
@@ -73,6 +77,10 @@ def _restore_patches():
     from swcuts.models import boundary, image
 
     atoms._METHODS.update(slic=atoms.slic_atoms, watershed=atoms.watershed_atoms)
+    from swcuts.samplers import swc
+
+    _ORIGINAL.setdefault("run", swc.CompiledRunMixin.run)
+    swc.CompiledRunMixin.run = _ORIGINAL["run"]
     api.prepare_image = prepare_image
     api.ImageModel = image.ImageModel
     image.contrast_weights = boundary.contrast_weights
@@ -247,6 +255,26 @@ def run(task):
             value = kw.pop(key)
             value = bool(value) if arg == "refine" else float(value)
             atoms._METHODS[method] = functools.partial(atoms._METHODS[method], **{arg: value})
+    qearly = float(kw.pop("qearly", 0.0))
+    if qearly:
+        # Experiment: while the temperature is above Tmid = sqrt(t0 t_final)
+        # (the first half of the anneal) the SW-cut kernels use q^qearly
+        # (edge scale 1/qearly); every kernel leaves pi_T invariant for its
+        # own q, so only the path of the anneal changes.
+        from swcuts.samplers import swc
+        from swcuts.samplers.common import edge_arrays
+
+        base_run = swc.CompiledRunMixin.run
+
+        def run(self, state, rng, temperatures, best_labels=None, best_log_pi=-np.inf):
+            if not hasattr(self, "_q_pair"):
+                self._q_pair = ((self.q, self.log1mq), edge_arrays(self.graph, self.q ** qearly)
+                                if hasattr(self, "graph") else (self.q, self.log1mq))
+            early = len(temperatures) and temperatures[0] > 0.7
+            self.q, self.log1mq = self._q_pair[1] if early else self._q_pair[0]
+            return base_run(self, state, rng, temperatures, best_labels, best_log_pi)
+
+        swc.CompiledRunMixin.run = run
     aexp = kw.pop("aexp", None)
     if aexp is not None:
         # Experiment: the area prior's exponent (a2 Σ area^aexp, eq. 59; 0.9
