@@ -18,7 +18,7 @@ from ...models.mixture import log_marginal
 from ...models.mixture.priors import prior_log_factor
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _score_any(st, n, sp):
     """Cluster score of a set with summed statistics ``st`` and ``n`` items.
 
