@@ -38,6 +38,7 @@ from ..common import StepInfo, metropolis_hastings_bound_first
 from .merged import _entry_bytes, _replay_record, _stopped_at, merged_tree
 from .ratio import merge_anchor_sum
 from .trees import _leaf_groups, _Rest
+from .walks import _uniforms
 
 
 class _Summary:
@@ -51,25 +52,6 @@ class _Summary:
         self.score = float(score)
         self.n = int(n)
         self.first = int(first)
-
-
-def _uniforms(rng, n, k):
-    """The first ``k`` of ``rng.random(n)``, leaving ``rng`` where
-    ``rng.random(n)`` would: the walk reads one uniform per ancestor of the
-    split node, but the draw is of one per item (the chain stays the same),
-    so the rest are skipped with the bit generator's ``advance`` (one 64-bit
-    output per double) where it has one."""
-    bitgen = getattr(rng, "bit_generator", None)
-    if k < n and type(bitgen).__name__ in ("PCG64", "PCG64DXSM"):
-        u = rng.random(k)
-        before = bitgen.state
-        bitgen.advance(n - k)
-        if before["has_uint32"]:  # advance drops the half-used 64-bit output of integers()
-            after = bitgen.state
-            after["has_uint32"], after["uinteger"] = before["has_uint32"], before["uinteger"]
-            bitgen.state = after
-        return u
-    return rng.random(n)
 
 
 @njit(cache=True)
@@ -158,7 +140,8 @@ class _GlobalMoves:
         S, n = self._label_stats(state, labs)
         sc, _, lpm, l1pm = self._pairs.refresh(labs, S, n, temperature)
         # The other labels' rows of the tables, ascending (row a left out).
-        orow = np.delete(np.arange(L), a)
+        orow = np.arange(L - 1)
+        orow[a:] += 1
         lp, l1p = lpm[a, orow], l1pm[a, orow]
         inM = np.log(rng.random(L - 1)) < lp if L > 1 else np.zeros(0, bool)
         anchor_lq = -math.log(L) + float(lp[inM].sum() + l1p[~inM].sum())

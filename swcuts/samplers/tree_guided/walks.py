@@ -7,7 +7,9 @@
   reproduce given parts, taken from the root down so that it can stop as
   soon as the probability is known to lie below a threshold;
 * :func:`_split_logsum_impl` sums that over the nodes of a tree whose split
-  can yield the parts (at most one with deterministic trees).
+  can yield the parts (at most one with deterministic trees);
+* :func:`_uniforms` draws the walk's uniforms as one per item of the label
+  and skips the ones it does not read.
 
 Plain Python, compiled below; :class:`.algorithms._Fns` rebinds
 ``_score_any``, ``_walk_groups`` and ``_replay`` in plain-Python copies. The rules are
@@ -271,3 +273,22 @@ _walk_groups = njit(cache=True)(_walk_groups_impl)
 _walk = njit(cache=True)(_walk_impl)
 _replay = njit(cache=True)(_replay_impl)
 _split_logsum = njit(cache=True)(_split_logsum_impl)
+
+
+def _uniforms(rng, n, k):
+    """The first ``k`` of ``rng.random(n)``, leaving ``rng`` where
+    ``rng.random(n)`` would: the walk reads one uniform per ancestor of the
+    split node, but the draw is of one per item (the chain stays the same),
+    so the rest are skipped with the bit generator's ``advance`` (one 64-bit
+    output per double) where it has one."""
+    bitgen = getattr(rng, "bit_generator", None)
+    if k < n and type(bitgen).__name__ in ("PCG64", "PCG64DXSM"):
+        u = rng.random(k)
+        before = bitgen.state
+        bitgen.advance(n - k)
+        if before["has_uint32"]:  # advance drops the half-used 64-bit output of integers()
+            after = bitgen.state
+            after["has_uint32"], after["uinteger"] = before["has_uint32"], before["uinteger"]
+            bitgen.state = after
+        return u
+    return rng.random(n)
