@@ -3,7 +3,7 @@
 Usage::
 
     python benchmarks/sampler_speed.py [--quick] [--seconds S] [--samplers a,b,...]
-        [--sizes 1000,10000[,100000]] [--datasets toy,tiles]
+        [--sizes 1000,10000[,100000]] [--datasets toy,tiles] [--no-baseline]
 
 (``--sizes 1000,10000,100000 --datasets toy --samplers tree-guided`` is the
 tree-guided scaling check of issue 19; its tiles at 100,000 take minutes
@@ -72,6 +72,14 @@ Columns:
   per-item cost (with the knn rows' few candidates the moves dominate);
 * ``us/eval`` -- us/move / evals/move: the cost of a unit of work.
 
+*Memory baseline.* When tree-guided rows are asked for with ``--samplers``
+and ``gibbs`` is not among them, the ``gibbs`` row is measured too
+(``--no-baseline`` leaves it out): a single-site Gibbs update does the same
+work at every n (one item, every label) but reads its item's row of
+n-sized arrays at random, so its ratio n = hi / n = lo is what the caches
+alone add to a move of constant work. The scaling table then prints each
+tree-guided ratio beside it (``vs baseline``: the ratio over gibbs's).
+
 The scaling table ends with a verdict per sampler: on the toy, the cost
 must not grow faster than the work (the smaller of the us/move and the
 us/eval ratios within 2x); on the tiles, the time per move must stay within
@@ -112,6 +120,9 @@ SAMPLERS = (
     ("tree-guided-matching", "tree-guided", {"tree_build": "matching"}),
 )
 TARGET_RATIO = 2.0
+#: The row whose move does the same work at every n (module docstring,
+#: "Memory baseline").
+BASELINE = "gibbs"
 #: Warm-up steps before timing (with at least 0.3 s): one-off set-up such as
 #: tree-guided's global tree and its lookup tables happens at the first
 #: steps that need it (a local move, a global move), not in the timed window.
@@ -298,6 +309,27 @@ def print_scaling(res, datasets, lo, hi, rows):
             print(f"{row:<17} {fmt(a['us_move'], '.1f'):>12} {fmt(b['us_move'], '.1f'):>9} "
                   f"{fmt(r_move, '.2f'):>6} {fmt(ratio(a, b, 'evals'), '.2f'):>11} "
                   f"{fmt(ratio(a, b, 'us_eval'), '.2f'):>13} {fmt(r_label, '.2f'):>6} {v:>8}")
+        print_baseline(res, dataset, lo, hi, rows)
+
+
+def print_baseline(res, dataset, lo, hi, rows):
+    """Each tree-guided row's us/move ratio beside the memory baseline's
+    (gibbs: the same work per move at every n, module docstring)."""
+    names = [row for row, _, _ in rows]
+    if BASELINE not in names:
+        return
+    base = res[dataset, lo][BASELINE], res[dataset, hi][BASELINE]
+    if isinstance(base[0], str) or isinstance(base[1], str):
+        return
+    r_base = ratio(base[0], base[1], "us_move")
+    for row in names:
+        a, b = res[dataset, lo][row], res[dataset, hi][row]
+        if not row.startswith("tree-guided") or isinstance(a, str) or isinstance(b, str):
+            continue
+        r = ratio(a, b, "us_move")
+        print(f"  {row}: us/move ratio {fmt(r, '.2f')}, memory baseline ({BASELINE}) "
+              f"{fmt(r_base, '.2f')}, vs baseline {fmt(r / r_base, '.2f')} (target: "
+              f"independent of n, ratio <= {TARGET_RATIO:g})")
 
 
 def main(argv=None):
@@ -308,11 +340,16 @@ def main(argv=None):
     ap.add_argument("--sizes", default="1000,10000",
                     help="comma-separated n (multiples of 1000; e.g. 1000,10000,100000)")
     ap.add_argument("--datasets", default="toy,tiles", help="toy and/or tiles")
+    ap.add_argument("--no-baseline", action="store_true",
+                    help="do not add the gibbs row beside tree-guided rows")
     args = ap.parse_args(argv)
     seconds = args.seconds if args.seconds is not None else (1.0 if args.quick else 3.0)
     rows = SAMPLERS
     if args.samplers:
         want = args.samplers.split(",")
+        if (not args.no_baseline and BASELINE not in want
+                and any(w.startswith("tree-guided") for w in want)):
+            want = [BASELINE] + want
         rows = tuple(r for r in SAMPLERS if r[0] in want)
     sizes = sorted(int(x) for x in args.sizes.split(","))
     datasets = args.datasets.split(",")

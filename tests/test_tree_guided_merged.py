@@ -169,9 +169,13 @@ def test_contracted_tree_is_the_whole_tree_around_the_added_items(build):
     of tree(U) without added items."""
     k = _kernel(build)
     rng = np.random.default_rng(9)
+    orders = set()
     for U, parts, T in _outcomes(k, rng, 40):
         tree = k.tree(U)
         (l, r, p, st, sz, sc, E), logw, leaf, part_of, keep, b = _around(k, parts, T)
+        # The hanging subtrees are put in leaf order by a pass over A's
+        # leaves when there are many (more than m / 16), else by a sort.
+        orders.add(16 * (E - b.size) > parts[keep].size)
         # Nodes of tree(U) above an added item, by their (sorted) item sets.
         above = {}
         for i in np.searchsorted(tree.items, b).tolist():
@@ -202,6 +206,7 @@ def test_contracted_tree_is_the_whole_tree_around_the_added_items(build):
             assert whole_set[under[E + j].tobytes()] == w
             assert sz[E + j] == tree.size[w] and sc[E + j] == tree.score[w]
             np.testing.assert_array_equal(st[E + j], tree.stats[w])
+    assert orders == {True, False}  # both orderings were checked
 
 
 @pytest.mark.parametrize("build", ["greedy", "balanced"])

@@ -4,6 +4,12 @@ Each built-in likelihood (:mod:`.likelihoods`) has a ``kind`` code and a
 float ``params`` vector; :func:`log_marginal` dispatches on the code. The
 statistics layouts are documented in each ``_lm_*`` function and the
 formulas in ``docs/algorithms/mixture.md``.
+
+All are ``inline="always"``: numba types them inside each compiled caller
+(the tree-guided cluster score, the mixture kernels), so a score is one
+compiled call, not three nested ones with array arguments (a 2-D NIW
+score ~60 ns instead of ~110); the arithmetic, hence every bit, is the
+same.
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ _LOG_2PI = math.log(2.0 * math.pi)
 _LOG2 = math.log(2.0)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _lm_beta_bernoulli(st, p):
     """Layout of ``st``: [n, Σx_1, ..., Σx_d]; ``p`` = [a, b, ln B(a, b)]."""
     n = st[0]
@@ -37,7 +43,7 @@ def _lm_beta_bernoulli(st, p):
     return s
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _lm_niw(st, p):
     """Layout of ``st``: [n, Σy (d), Σyyᵀ (d·d, row-major)] with y = x − μ0;
     ``p`` = [d, κ0, ν0, log|Ψ0|, Ψ0 (d·d), c0] with the constant
@@ -97,7 +103,7 @@ def _lm_niw(st, p):
     return -0.5 * n * d * _LOG_PI + lg - 0.5 * nn * logdet - 0.5 * d * math.log(kn) + p[4 + d * d]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _lm_lines(st, p):
     """Layout of ``st``: [n, Σx², Σx, Σxy, Σy, Σy²]; ``p`` = [σ², Λ0 (3:
     00, 01, 11), Λ0 m0 (2), m0ᵀΛ0 m0, log|S0|] with Λ0 = S0⁻¹."""
@@ -114,7 +120,7 @@ def _lm_lines(st, p):
             - 0.5 * (st[5] / s2 + p[6] - quad))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _lm_multinomial(st, p):
     """Layout of ``st``: [n, N, Σ log multinomial coefficients, s_1, ...,
     s_V] (items, total count, the items' log(N_i! / Π_v x_iv!) summed, the
@@ -127,7 +133,7 @@ def _lm_multinomial(st, p):
     return s
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def log_marginal(kind, st, params):
     """Log marginal likelihood of one cluster from its statistics vector.
 

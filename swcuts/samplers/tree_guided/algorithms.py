@@ -402,7 +402,7 @@ class _Fns:
             self.pairs = pairs._refresh
             return
         g = {**vars(scores), **vars(walks), **vars(balanced), **vars(pairs), **globals()}
-        g["_score_any"] = _score_any.py_func if score is None else score
+        g["_score_any"] = g["_score_inline"] = _score_any.py_func if score is None else score
         self.score = g["_score_any"]
 
         def copy(fn):

@@ -292,11 +292,13 @@ class TreeGuided(_GlobalMoves, _ProposalProbabilities):
         return idx
 
     def _members(self, state, label) -> np.ndarray:
-        """Items of ``label``, ascending; O(|label|) while the member index
-        is current (this kernel keeps it so; after another kernel's moves
-        it is rebuilt once)."""
-        lst = self._members_index(state).members(state.partition, int(label))
-        if lst.size > 1 and np.any(lst[1:] < lst[:-1]):
+        """Items of ``label``, ascending: O(1) while the member index is
+        known exact (its entries are then this kernel's, all ascending, or a
+        rebuild's); else the index's check and an order check, O(|label|)
+        (after another kernel's moves the index is rebuilt once)."""
+        index = self._members_index(state)
+        lst = index.members(state.partition, int(label))
+        if not index.current(state.partition) and lst.size > 1 and np.any(lst[1:] < lst[:-1]):
             lst = np.sort(lst)
         return np.ascontiguousarray(lst, dtype=np.int64)
 

@@ -134,10 +134,24 @@ def _merged_leaves(parent, left, right, lo, order, size, stats, sc, hkey, gp, ma
     for t in range(nm):
         mark[marked[t]] = False
     hang = hang[:nh]
-    starts = np.empty(nh, np.int64)
-    for t in range(nh):
-        starts[t] = lo[hang[t]]
-    hang = hang[np.argsort(starts)]
+    if 16 * nh > m:
+        # Many hanging subtrees (B's items deep in a caterpillar-like tree,
+        # where nearly every node of tree(A) is above one): put them in leaf
+        # order by one pass over A's leaf positions (their first positions
+        # are distinct), O(m), instead of a sort, O(nh log nh).
+        slot = np.full(m, -1, np.int64)
+        for t in range(nh):
+            slot[lo[hang[t]]] = hang[t]
+        t = 0
+        for q in range(m):
+            if slot[q] >= 0:
+                hang[t] = slot[q]
+                t += 1
+    else:
+        starts = np.empty(nh, np.int64)
+        for t in range(nh):
+            starts[t] = lo[hang[t]]
+        hang = hang[np.argsort(starts)]
     E = nh + nb
     D = stats.shape[1]
     nn = 2 * E - 1

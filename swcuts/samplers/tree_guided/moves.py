@@ -38,6 +38,7 @@ from ..common import StepInfo, metropolis_hastings_bound_first
 from .merged import _entry_bytes, _replay_record, _stopped_at, merged_tree
 from .ratio import merge_anchor_sum
 from .trees import _leaf_groups, _Rest
+from .walks import _uniforms
 
 
 class _Summary:
@@ -51,25 +52,6 @@ class _Summary:
         self.score = float(score)
         self.n = int(n)
         self.first = int(first)
-
-
-def _uniforms(rng, n, k):
-    """The first ``k`` of ``rng.random(n)``, leaving ``rng`` where
-    ``rng.random(n)`` would: the walk reads one uniform per ancestor of the
-    split node, but the draw is of one per item (the chain stays the same),
-    so the rest are skipped with the bit generator's ``advance`` (one 64-bit
-    output per double) where it has one."""
-    bitgen = getattr(rng, "bit_generator", None)
-    if k < n and type(bitgen).__name__ in ("PCG64", "PCG64DXSM"):
-        u = rng.random(k)
-        before = bitgen.state
-        bitgen.advance(n - k)
-        if before["has_uint32"]:  # advance drops the half-used 64-bit output of integers()
-            after = bitgen.state
-            after["has_uint32"], after["uinteger"] = before["has_uint32"], before["uinteger"]
-            bitgen.state = after
-        return u
-    return rng.random(n)
 
 
 @njit(cache=True)
@@ -153,41 +135,42 @@ class _GlobalMoves:
         L = labs.size
         a = int(rng.integers(L))
         c = int(labs[a])
-        by_stats = self._by_stats(state)
-        other_labs = np.delete(labs, a)
-        if by_stats:
-            S, n = self._label_stats(state, labs)
-            sc, _, lpm, l1pm = self._pairs.refresh(labs, S, n, temperature)
-            cinfo = _Summary(S[a], sc[a], n[a], 0)
-            keep_rows = np.arange(L) != a
-            others = _Rest(S[keep_rows], sc[keep_rows], n[keep_rows])
-            lp, l1p = lpm[a, keep_rows], l1pm[a, keep_rows]
-        else:
-            cinfo = self._label_info(state, c)
-            others = self._rest_of(state, other_labs)
-            lp, l1p = self._merge_logp(self._logd([cinfo], others)[0], temperature)
+        if not self._by_stats(state):
+            return self._global_move_items(state, rng, temperature, labs, a)
+        S, n = self._label_stats(state, labs)
+        sc, _, lpm, l1pm = self._pairs.refresh(labs, S, n, temperature)
+        # The other labels' rows of the tables, ascending (row a left out).
+        orow = np.arange(L - 1)
+        orow[a:] += 1
+        lp, l1p = lpm[a, orow], l1pm[a, orow]
         inM = np.log(rng.random(L - 1)) < lp if L > 1 else np.zeros(0, bool)
         anchor_lq = -math.log(L) + float(lp[inM].sum() + l1p[~inM].sum())
         if not inM.any():
-            if by_stats:
-                return self._split_stats(state, c, others, anchor_lq, rng, temperature)
+            return self._split_stats(state, c, _Rest(S[orow], sc[orow], n[orow]), anchor_lq, rng,
+                                     temperature)
+        rows = np.concatenate(([a], orow[inM]))  # P's rows, the anchor first
+        P_labs = labs[rows].tolist()
+        return self._merge_stats(state, P_labs, rows, self._first_items(state, P_labs),
+                                 (S, sc, n, orow[~inM]), anchor_lq, temperature, rng, (lpm, l1pm))
+
+    def _global_move_items(self, state, rng, temperature, labs, a):
+        """:meth:`_global_move` on a state priced by applying proposals
+        (models without ``delta_regroup``): label infos from their items."""
+        L = labs.size
+        c = int(labs[a])
+        other_labs = np.delete(labs, a)
+        cinfo = self._label_info(state, c)
+        others = self._rest_of(state, other_labs)
+        lp, l1p = self._merge_logp(self._logd([cinfo], others)[0], temperature)
+        inM = np.log(rng.random(L - 1)) < lp if L > 1 else np.zeros(0, bool)
+        anchor_lq = -math.log(L) + float(lp[inM].sum() + l1p[~inM].sum())
+        if not inM.any():
             return self._split_items(state, c, cinfo, others, anchor_lq, rng, temperature)
         m_labs = other_labs[inM].tolist()
-        P_labs = [c] + m_labs
         keep = ~inM
         rest = _Rest(others.stats[keep], others.score[keep], others.n[keep])
-        if by_stats:
-            firsts = self._first_items(state, P_labs)
-            cinfo.first = firsts[0]
-            P = [cinfo] + [_Summary(others.stats[i], others.score[i], others.n[i], first)
-                           for i, first in zip(np.flatnonzero(inM).tolist(), firsts[1:])]
-            # Rows of P's labels and of the rest in the kept tables.
-            rows = np.concatenate(([a], np.flatnonzero(keep_rows)[inM]))
-            rest_rows = np.flatnonzero(keep_rows)[keep]
-            return self._merge_stats(state, P_labs, P, rest, anchor_lq, temperature, rng,
-                                     (lpm, l1pm, rows, rest_rows))
         P = [cinfo] + [self._label_info(state, lab) for lab in m_labs]
-        return self._merge_items(state, P_labs, P, rest, anchor_lq, temperature, rng)
+        return self._merge_items(state, [c] + m_labs, P, rest, anchor_lq, temperature, rng)
 
     # ------------------------------------------------------------- splits
     def _apply_split(self, state, c, parts, keep):
@@ -356,13 +339,14 @@ class _GlobalMoves:
         rev = rev_bound + split
         return d / temperature + rev - fwd
 
-    def _merged_split_sum(self, state, P_labs, rank, keep, temperature):
+    def _merged_split_sum(self, state, P_labs, order, keep, temperature):
         """``split_sum`` of :meth:`_merge_reverse` for a merge of the labels
         ``P_labs`` into ``P_labs[keep]`` (the largest), priced on the tree of
         the merged set around the other labels' items (:mod:`.merged`):
         reads the items of the smaller labels only, and the cached tree of
-        the largest. Part ids are the labels' ``rank`` (by smallest item,
-        as the whole-tree path numbers them). Induced trees only.
+        the largest. Part ids are the labels' ranks by smallest item
+        (``order``: the labels in that order), as the whole-tree path
+        numbers them. Induced trees only.
 
         The contracted tree and its node weights are kept (least recently
         used first out, ``around_cache_bytes``), keyed by the largest
@@ -373,9 +357,10 @@ class _GlobalMoves:
         computation gives, bit for bit (:func:`_stopped_at`)."""
 
         def split_sum(best, stop):
-            small = sorted((g for g in range(len(P_labs)) if g != keep), key=lambda g: rank[g])
-            small_labs = [P_labs[g] for g in small]
-            parts = np.array([rank[g] for g in small], np.int64)
+            is_small = order != keep
+            small_labs = [P_labs[g] for g in order[is_small].tolist()]
+            parts = np.flatnonzero(is_small)  # their ranks
+            rank_keep = int(np.flatnonzero(~is_small)[0])
             index = self._members_index(state)
             lists = added = drop = None
             if index.current(state.partition):
@@ -394,7 +379,7 @@ class _GlobalMoves:
                     # ids). The largest label's array is the last: with the
                     # tree, it decides the changes.
                     key = (id(tree), float(temperature), self.split_floor, self.log_wnew, best,
-                           rank[keep], parts.tobytes()) + tuple(id(x) for x in lists)
+                           rank_keep, parts.tobytes()) + tuple(id(x) for x in lists)
                     hit = cache.get(key)
                     if hit is not None and (hit[0]() is not tree or any(
                             x is not y for x, y in zip(hit[5], lists))):
@@ -409,7 +394,7 @@ class _GlobalMoves:
             else:
                 tree = self._label_tree_of(state, P_labs[keep])
                 head = (id(tree), float(temperature), self.split_floor, self.log_wnew, best,
-                        rank[keep], parts.tobytes())
+                        rank_keep, parts.tobytes())
                 b_items, sizes = self._members_many(state, small_labs)
                 key = head + (sizes.tobytes(), b_items.tobytes())
                 hit = cache.get(key)
@@ -424,7 +409,7 @@ class _GlobalMoves:
                     # Items that joined the largest label since its last tree
                     # are leaves of its part; those that left it are dropped.
                     b_items = np.concatenate((b_items, added))
-                    part_of = np.concatenate((part_of, np.full(added.size, rank[keep])))
+                    part_of = np.concatenate((part_of, np.full(added.size, rank_keep)))
                 else:
                     drop = None
                 self._lifting()
@@ -439,7 +424,7 @@ class _GlobalMoves:
                     _, old = cache.popitem(last=False)
                     self._around_bytes -= _entry_bytes(old)
             left, right, parent, stats, size, score, E = hit[1]
-            args = (left, right, parent, stats, size, score, E, hit[3], hit[6], rank[keep],
+            args = (left, right, parent, stats, size, score, E, hit[3], hit[6], rank_keep,
                     len(P_labs), hit[2], temperature, best)
             record = hit[4]
             if record is not None:
@@ -472,7 +457,7 @@ class _GlobalMoves:
         for lab, _ in movers:
             lists.pop(lab, None)
 
-    def _merge_stats(self, state, P_labs, P, rest, anchor_lq, temperature, rng,
+    def _merge_stats(self, state, P_labs, rows, firsts, labels, anchor_lq, temperature, rng,
                      tables) -> StepInfo:
         """A merge priced from the labels' statistics; the items of the
         smaller labels are read only past the first bound, and every item
@@ -485,37 +470,42 @@ class _GlobalMoves:
         trees, on the merged set's tree contracted around the smaller
         labels, :mod:`.merged`), the anchor bound (:meth:`_log_q_anchor`)
         and the forward sum over anchors. Each is computed only when the
-        ones before do not already reject the move. ``tables``: (log p,
-        log(1 - p) between the labels (:mod:`.pairs`), the rows of ``P`` and
-        of ``rest`` in them), for the forward sum.
+        ones before do not already reject the move.
+
+        ``P_labs``: the merged labels, the anchor first; ``rows``: their
+        rows in ``labels`` = (statistics, scores, sizes of every label, the
+        rows of the labels not merged) and in ``tables`` = (log p,
+        log(1 - p) between the labels, :mod:`.pairs`); ``firsts``: their
+        smallest items. Arrays throughout: a merge at n = 100,000 moves ~8
+        labels, and per-label Python objects were most of its cost.
         """
         self.counts["merge"][0] += 1
-        order = sorted(range(len(P)), key=lambda g: P[g].first)
-        lpm, l1pm, rows, rest_rows = tables
+        S, sc, n, rest_rows = labels
+        lpm, l1pm = tables
+        firsts = np.asarray(firsts, np.int64)
+        order = np.argsort(firsts, kind="stable")  # parts by smallest item
         prow = rows[order]
-        Ps = [P[g] for g in order]
-        keep = max(range(len(P)), key=lambda g: P[g].n)  # the largest label keeps its name
+        nP = n[rows]
+        keep = int(np.argmax(nP))  # the largest label (the first of equals) keeps its name
         dst = P_labs[keep]
-        moved = int(sum(P[g].n for g in range(len(P)) if g != keep))
-        S_U = np.sum([p.stats for p in P], axis=0)
-        n_U = int(sum(p.n for p in P))
+        n_U = int(nP.sum())
+        moved = n_U - int(nP[keep])
+        S_U = S[rows].sum(axis=0)  # row after row, in P's order
         d = self._regroup(state, P_labs, S_U, [n_U])
-        lq_anchor = -math.log(len(rest) + 1)
+        lq_anchor = -math.log(len(rest_rows) + 1)
         f = self._f
         if self.trees == "global" and self.merge_around:
-            rank = [0] * len(P)
-            for r, g in enumerate(order):
-                rank[g] = r
-            split_sum = self._merged_split_sum(state, P_labs, rank, keep, temperature)
+            split_sum = self._merged_split_sum(state, P_labs, order, keep, temperature)
         else:
             def split_sum(best, stop):
-                parts = [self._members(state, P_labs[g]) for g in order]
+                parts = [self._members(state, P_labs[g]) for g in order.tolist()]
                 U = np.sort(np.concatenate(parts), kind="stable")  # merges sorted runs
                 return self._split_tree_logsum(self.tree(U), parts, temperature, best=best,
                                                stop=stop)
 
         def exact(stop):
-            U_info = _Summary(S_U, f.score(S_U, n_U, f.sp), n_U, Ps[0].first)
+            U_info = _Summary(S_U, f.score(S_U, n_U, f.sp), n_U, firsts[order[0]])
+            rest = _Rest(S[rest_rows], sc[rest_rows], n[rest_rows])
             return self._merge_reverse(
                 U_info, rest, anchor_lq,
                 lambda: merge_anchor_sum(lpm[np.ix_(prow, prow)], l1pm[np.ix_(prow, rest_rows)]),
@@ -525,12 +515,12 @@ class _GlobalMoves:
         ok, log_alpha = metropolis_hastings_bound_first(
             rng, d / temperature + lq_anchor - anchor_lq, exact)
         if not ok:
-            if len(P) > 2:
+            if len(P_labs) > 2:
                 part = state.partition
-                _free_list_as_if_undone(part.free_stack, part.n_free, np.array(
-                    [P_labs[g] for g in range(len(P)) if g != keep], np.int64), 0)
+                _free_list_as_if_undone(part.free_stack, part.n_free,
+                                        np.delete(np.asarray(P_labs, np.int64), keep), 0)
             return StepInfo(False, log_alpha, moved, d, "merge")
-        movers = [(P_labs[g], self._members(state, P_labs[g])) for g in range(len(P)) if g != keep]
+        movers = [(lab, self._members(state, lab)) for g, lab in enumerate(P_labs) if g != keep]
         U = np.sort(np.concatenate([self._members(state, dst)] + [R for _, R in movers]),
                     kind="stable")
         before = state.log_pi

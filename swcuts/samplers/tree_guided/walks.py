@@ -7,10 +7,13 @@
   reproduce given parts, taken from the root down so that it can stop as
   soon as the probability is known to lie below a threshold;
 * :func:`_split_logsum_impl` sums that over the nodes of a tree whose split
-  can yield the parts (at most one with deterministic trees).
+  can yield the parts (at most one with deterministic trees);
+* :func:`_uniforms` draws the walk's uniforms as one per item of the label
+  and skips the ones it does not read.
 
-Plain Python, compiled below; :class:`.algorithms._Fns` rebinds
-``_score_any``, ``_walk_groups`` and ``_replay`` in plain-Python copies. The rules are
+Plain Python, compiled below; :class:`.algorithms._Fns` rebinds the
+score (here ``_score_inline``, :func:`.scores._score_any` inlined),
+``_walk_groups`` and ``_replay`` in plain-Python copies. The rules are
 derived in ``docs/algorithms/tree_guided.md`` ("Global move", "Where the
 paper's ratio is not exact").
 """
@@ -23,7 +26,7 @@ import numpy as np
 from numba import njit
 
 from ...primitives import log_sum_exp
-from .scores import _score_any
+from .scores import _score_inline
 from .trees import _depth_of, mark_ancestors, path_siblings
 
 
@@ -70,7 +73,7 @@ def _walk_groups_impl(sp, left, right, parent, stats, size, sc, n, nu, inv_t, lo
         Q = siblings[t]
         for g in range(n_open):
             np.add(gstats[g], stats[Q], tmp)
-            usc[g] = _score_any(tmp, gsize[g] + size[Q], sp)
+            usc[g] = _score_inline(tmp, gsize[g] + size[Q], sp)
             logits[g] = -(gsc[g] + sc[Q] - usc[g]) * inv_t
         logits[n_open] = log_wnew
         m = n_open + 1
@@ -154,7 +157,7 @@ def _replay_impl(sp, left, right, parent, stats, size, sc, n, nu, inv_t, log_wne
     for g in range(k):
         r = cur[g]
         if r >= 0:
-            gsc[g] = sc[st_node[r]] if st_node[r] >= 0 else _score_any(st[r], st_size[r], sp)
+            gsc[g] = sc[st_node[r]] if st_node[r] >= 0 else _score_inline(st[r], st_size[r], sp)
     logits = np.empty(k + 1)
     tmp = np.empty(D)
     logp = 0.0
@@ -165,7 +168,7 @@ def _replay_impl(sp, left, right, parent, stats, size, sc, n, nu, inv_t, log_wne
         r = prev[t]
         cur[p] = r
         if r >= 0:
-            gsc[p] = sc[st_node[r]] if st_node[r] >= 0 else _score_any(st[r], st_size[r], sp)
+            gsc[p] = sc[st_node[r]] if st_node[r] >= 0 else _score_inline(st[r], st_size[r], sp)
         m = 0
         idx = -1
         for g in range(k):
@@ -178,7 +181,7 @@ def _replay_impl(sp, left, right, parent, stats, size, sc, n, nu, inv_t, log_wne
             else:
                 for q in range(D):
                     tmp[q] = st[r, q] + stats[Q, q]
-                s_u = _score_any(tmp, st_size[r] + size[Q], sp)
+                s_u = _score_inline(tmp, st_size[r] + size[Q], sp)
             logits[m] = -(gsc[g] + sc[Q] - s_u) * inv_t
             m += 1
         logits[m] = log_wnew
@@ -271,3 +274,22 @@ _walk_groups = njit(cache=True)(_walk_groups_impl)
 _walk = njit(cache=True)(_walk_impl)
 _replay = njit(cache=True)(_replay_impl)
 _split_logsum = njit(cache=True)(_split_logsum_impl)
+
+
+def _uniforms(rng, n, k):
+    """The first ``k`` of ``rng.random(n)``, leaving ``rng`` where
+    ``rng.random(n)`` would: the walk reads one uniform per ancestor of the
+    split node, but the draw is of one per item (the chain stays the same),
+    so the rest are skipped with the bit generator's ``advance`` (one 64-bit
+    output per double) where it has one."""
+    bitgen = getattr(rng, "bit_generator", None)
+    if k < n and type(bitgen).__name__ in ("PCG64", "PCG64DXSM"):
+        u = rng.random(k)
+        before = bitgen.state
+        bitgen.advance(n - k)
+        if before["has_uint32"]:  # advance drops the half-used 64-bit output of integers()
+            after = bitgen.state
+            after["has_uint32"], after["uinteger"] = before["has_uint32"], before["uinteger"]
+            bitgen.state = after
+        return u
+    return rng.random(n)
