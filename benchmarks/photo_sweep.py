@@ -24,7 +24,8 @@ now model "window"): window histograms of radius whist; ``smooth``
 ``wcomp`` (experiment): the compactness of the SLIC or watershed atoms;
 ``wrefine`` (0 or 1): the watershed atoms' boundary snapping; ``aexp``
 (experiment): the area prior's exponent (0.9 in eq. 59); ``qearly``
-(experiment): the SW-cut kernels use q^qearly in the first half of the anneal. Results
+(experiment): the SW-cut kernels use q^qearly in the first half of the anneal;
+``spa`` (experiment): swc's default budget in steps per atom. Results
 are appended to ``results.jsonl`` in ``--out`` and reused when the same
 configuration and image come again; the table of means is printed per half.
 With ``--scenes DIR`` (the ``--out`` folder of
@@ -81,6 +82,10 @@ def _restore_patches():
 
     _ORIGINAL.setdefault("run", swc.CompiledRunMixin.run)
     swc.CompiledRunMixin.run = _ORIGINAL["run"]
+    from swcuts.samplers.registry import sampler_spec
+
+    _ORIGINAL.setdefault("spa", sampler_spec("swc").steps_per_atom)
+    object.__setattr__(sampler_spec("swc"), "steps_per_atom", _ORIGINAL["spa"])
     api.prepare_image = prepare_image
     api.ImageModel = image.ImageModel
     image.contrast_weights = boundary.contrast_weights
@@ -255,6 +260,12 @@ def run(task):
             value = kw.pop(key)
             value = bool(value) if arg == "refine" else float(value)
             atoms._METHODS[method] = functools.partial(atoms._METHODS[method], **{arg: value})
+    spa = kw.pop("spa", None)
+    if spa is not None:
+        # Experiment: swc's default budget in steps per atom (130).
+        from swcuts.samplers.registry import sampler_spec
+
+        object.__setattr__(sampler_spec("swc"), "steps_per_atom", int(spa))
     qearly = float(kw.pop("qearly", 0.0))
     if qearly:
         # Experiment: while the temperature is above Tmid = sqrt(t0 t_final)
