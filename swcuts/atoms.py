@@ -68,6 +68,11 @@ SLIC_COMPACTNESS = 0.1
 # larger ones lose PRI and boundary F, 0.0001 loses PRI).
 WATERSHED_COMPACTNESS = 0.0005
 
+# Compactness of the cells that cut over-large felzenszwalb or edge regions
+# (:func:`_subdivide`): the watershed atoms' value before it was tuned, kept
+# so that those methods' atoms did not change with it.
+SUBDIVIDE_COMPACTNESS = 0.002
+
 # Fragments smaller than this fraction of the mean atom area are merged.
 MIN_FRAGMENT_FRACTION = 0.25
 
@@ -212,7 +217,7 @@ def _subdivide(labels: np.ndarray, image: np.ndarray, n_atoms: int,
         return labels
     if not big.any():
         return labels
-    cells = _watershed_cells(image, n_atoms)
+    cells = _watershed_cells(image, n_atoms, SUBDIVIDE_COMPACTNESS)
     m = int(cells.max()) + 1
     cut = np.where(big[labels], labels * m + cells, labels * m)
     return _finalize(_sequential(cut), image, n_atoms)

@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 
 import swcuts
-from swcuts.atoms import DEFAULT_ATOMS
 import swcuts.api
 import swcuts.imageio
+from swcuts.atoms import DEFAULT_ATOMS
 from swcuts.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]

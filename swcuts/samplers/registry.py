@@ -28,8 +28,9 @@ from .triadic import Triadic
 __all__ = ["SamplerSpec", "REGISTRY", "sampler_spec", "find_spec", "RUNS_ON"]
 
 #: What a sampler runs on: the atoms of ``segment(atoms=...)``
-#: (:data:`~swcuts.atoms.DEFAULT_ATOMS` by default), the pixels (by default; it also runs on atoms), or a hierarchy
-#: of groupings of the pixels that it forms itself by cluster sampling.
+#: (:data:`~swcuts.atoms.DEFAULT_ATOMS` by default), the pixels (by default;
+#: it also runs on atoms), or a hierarchy of groupings of the pixels that it
+#: forms itself by cluster sampling.
 RUNS_ON = ("atoms", "pixels", "hierarchy")
 
 
