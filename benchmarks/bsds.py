@@ -39,18 +39,39 @@ PEERS = ("felzenszwalb", "slic-ncut", "opencv-graphseg")
 
 
 def split_halves(data: Path, out: Path) -> tuple:
-    """Folders ``tune/`` and ``heldout/`` of symlinks (flat BSDS500 layout)."""
+    """Folders ``tune/`` and ``heldout/`` of symlinks (flat BSDS500 layout).
+
+    Made in place, link by link, so that several benchmark processes may
+    start at once on the same ``out``: a link already there is kept when it
+    points at the right file, and entries that do not belong are removed.
+    """
     ids = sorted((p.stem for p in (data / "images").glob("*.jpg")), key=int)
     halves = {"tune": ids[0::2], "heldout": ids[1::2]}
     for half, names in halves.items():
         for sub, ext in (("images", ".jpg"), ("groundTruth", ".mat")):
             folder = out / half / sub
-            if folder.exists():
-                shutil.rmtree(folder)
-            folder.mkdir(parents=True)
-            for name in names:
-                os.symlink((data / sub / f"{name}{ext}").resolve(), folder / f"{name}{ext}")
+            folder.mkdir(parents=True, exist_ok=True)
+            wanted = {f"{name}{ext}": (data / sub / f"{name}{ext}").resolve() for name in names}
+            for entry in folder.iterdir():
+                if entry.name not in wanted or not entry.is_symlink() or entry.resolve() != wanted[entry.name]:
+                    _remove(entry)
+            for link, target in wanted.items():
+                try:
+                    os.symlink(target, folder / link)
+                except FileExistsError:  # already there: kept above, or made by another process
+                    pass
     return halves
+
+
+def _remove(path: Path) -> None:
+    """Remove a file, link or folder; one already gone is fine."""
+    try:
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+    except FileNotFoundError:
+        pass
 
 
 def print_table(rows, title):
