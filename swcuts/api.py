@@ -12,7 +12,7 @@ import numpy as np
 from . import __version__
 from .anneal import TRACE_COLUMNS, AnnealResult, Schedule, Trace, anneal
 from .atoms import compute_atoms
-from .edges import kl_edge_probabilities, patch_histograms, vertex_histograms
+from .edges import kl_edge_probabilities, noise_edge_scale, patch_histograms, vertex_histograms
 from .graph import RegionGraph
 from .imageio import InputError, check_memory, prepare_image  # noqa: F401 - InputError re-exported
 from .models.image import ImageModel
@@ -136,7 +136,8 @@ def build_posterior(features, atoms, n_atoms, *, seed, bins, a0, a1, a2, kappa, 
         hist = patch_histograms(features, radius=1, bins=15)
     else:
         hist = vertex_histograms(features, atom_labels, graph.n_vertices, bins=15)
-    q = np.minimum(kl_edge_probabilities(hist, graph.edges, scale=edge_scale), q_max)
+    scale = edge_scale * noise_edge_scale(features)
+    q = np.minimum(kl_edge_probabilities(hist, graph.edges, scale=scale), q_max)
     model = ImageModel(features, atom_labels, graph, bins=bins, a0=a0, a1=a1, a2=a2, kappa=kappa,
                        boundary=boundary, evidence=evidence, window=window)
     return atom_labels, graph, q, model
@@ -319,8 +320,9 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
     channel_axis : int or None
         Axis of the channels, as in scikit-image.
     edge_scale, q_max : float
-        Scale of the KL divergence in the edge probabilities (eq. 53), and
-        the ceiling of q that keeps every partition reachable.
+        Scale of the KL divergence in the edge probabilities (eq. 53; on
+        noisy images times :func:`swcuts.edges.noise_edge_scale`), and the
+        ceiling of q that keeps every partition reachable.
     bins, a0, a1, a2, kappa : float
         Posterior parameters: likelihood histogram bins, prior weights of
         eq. 59 and the weight of the complexity prior. ``a0``, ``a1`` and
@@ -498,7 +500,7 @@ def _run_multilevel(options, features, posterior, schedule, rng, steps, progress
     atom_labels, graph, q, model = posterior
     sampler = options.spec.kernel(model, q, features, window_sizes=options.window_sizes,
                                   n_levels=options.levels, q_max=options.q_max,
-                                  edge_scale=options.edge_scale)
+                                  edge_scale=options.edge_scale * noise_edge_scale(features))
     result = anneal_multilevel(sampler, schedule, rng=rng, steps=steps,
                                time_budget=options.time_budget, progress=progress)
     levels = [np.asarray(lv) for lv in sampler.best_levels]

@@ -1,0 +1,43 @@
+"""The edge scale on noisy images (swcuts.edges.noise_sigma, noise_edge_scale)."""
+
+import numpy as np
+import pytest
+
+from swcuts import segment
+from swcuts.edges import NOISE_REF, kl_edge_probabilities, noise_edge_scale, noise_sigma, vertex_histograms
+from swcuts.imageio import prepare_image
+
+
+@pytest.mark.parametrize("sigma", [0.01, 0.05, 0.1])
+def test_noise_sigma_reads_additive_noise_through_edges(sigma):
+    """Immerkær's estimate ignores a step edge and a smooth ramp and reads the
+    noise, in every channel."""
+    rng = np.random.default_rng(3)
+    x = np.linspace(0, 1, 160)
+    clean = np.where(x[None, :] > 0.5, 0.8, 0.2) * np.ones((120, 1)) + 0.1 * x[None, :]
+    image = np.stack([clean, clean[:, ::-1], np.full_like(clean, 0.5)], axis=-1)
+    image[..., :2] += sigma * rng.standard_normal((120, 160, 2))
+    assert noise_sigma(image) == pytest.approx(sigma, rel=0.1)
+    assert noise_sigma(clean) < 0.01
+
+
+def test_noise_edge_scale_shrinks_only_above_the_reference():
+    rng = np.random.default_rng(4)
+    quiet = 0.5 + 0.5 * NOISE_REF * rng.standard_normal((100, 100))
+    loud = 0.5 + 3 * NOISE_REF * rng.standard_normal((100, 100))
+    assert noise_edge_scale(quiet) == 1.0
+    assert noise_edge_scale(loud) == pytest.approx(1 / 3, rel=0.1)
+
+
+def test_segment_uses_the_noise_scaled_edge_probabilities():
+    """The q of a run is eq. 53's at edge_scale times the noise factor."""
+    rng = np.random.default_rng(5)
+    img = np.where(np.arange(48)[None, :] < 24, 0.3, 0.7) * np.ones((40, 1))
+    img = np.clip(img + 0.15 * rng.standard_normal(img.shape), 0, 1)
+    seg = segment(img, seed=0, steps=50, n_atoms=30)
+    features, _ = prepare_image(img)
+    factor = noise_edge_scale(features)
+    assert factor < 0.5
+    hist = vertex_histograms(features, seg.atoms, seg.graph.n_vertices, bins=15)
+    expected = np.minimum(kl_edge_probabilities(hist, seg.graph.edges, scale=factor), 0.95)
+    np.testing.assert_allclose(seg.edge_probabilities, expected)
