@@ -33,6 +33,7 @@ from . import __version__, prewarm
 from .api import segment
 from .options import DEFAULTS, SAMPLERS, check_options, common_model
 from .atoms import ATOM_METHODS, DEFAULT_ATOMS
+from .edges import NOISE_REF
 from .cli_benchmark import add_parsers as add_benchmark_parsers
 from .cli_benchmark import cmd_benchmark, cmd_report
 from .cli_motion import add_parser as add_motion_parser
@@ -122,7 +123,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--init", default=None, metavar="{atoms,uniform,random}",
                    help="start from one label (uniform), random labels, or for multigrid on pixels "
                         "from SW cuts on SLIC atoms (atoms; its default); default uniform otherwise")
-    s.add_argument("--edge-scale", type=_float, default=DEFAULTS["edge_scale"])
+    s.add_argument("--edge-scale", type=_float, default=DEFAULTS["edge_scale"],
+                   help=f"scale of the KL divergence in the edge probabilities (eq. 53); on noisy "
+                        f"images it is multiplied by min(1, {NOISE_REF:g} / noise)")
     s.add_argument("--model", default=None, metavar="{contrast,texture,window,paper}",
                    help="image posterior: with a contrast-sensitive boundary term (contrast; the "
                         "default on pixels), the same with window histograms in the likelihood "
