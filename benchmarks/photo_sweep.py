@@ -25,7 +25,11 @@ now model "window"): window histograms of radius whist; ``smooth``
 ``wrefine`` (0 or 1): the watershed atoms' boundary snapping; ``aexp``
 (experiment): the area prior's exponent (0.9 in eq. 59); ``qearly``
 (experiment): the SW-cut kernels use q^qearly in the first half of the anneal;
-``spa`` (experiment): swc's default budget in steps per atom. Results
+``spa`` (experiment): swc's default budget in steps per atom; ``qbins``,
+``qwin`` (experiment): q's histograms with qbins bins, counted through
+windows of radius qwin; ``chains`` (experiment): the best of that many
+independent anneals, each with its share of the budget; ``tag``: a name
+that only keeps apart the results of modified code run from another tree. Results
 are appended to ``results.jsonl`` in ``--out`` and reused when the same
 configuration and image come again; the table of means is printed per half.
 With ``--scenes DIR`` (the ``--out`` folder of
@@ -73,7 +77,7 @@ _ORIGINAL = {}
 def _restore_patches():
     """Undo the experiments' patches of an earlier task in this worker (a pool
     worker runs many tasks)."""
-    from swcuts import api, atoms
+    from swcuts import api, atoms, edges
     from swcuts.imageio import prepare_image
     from swcuts.models import boundary, image
 
@@ -87,6 +91,7 @@ def _restore_patches():
     _ORIGINAL.setdefault("spa", sampler_spec("swc").steps_per_atom)
     object.__setattr__(sampler_spec("swc"), "steps_per_atom", _ORIGINAL["spa"])
     api.prepare_image = prepare_image
+    api.vertex_histograms = edges.vertex_histograms
     api.ImageModel = image.ImageModel
     image.contrast_weights = boundary.contrast_weights
 
@@ -104,6 +109,7 @@ def run(task):
     kw = parse(config)
     model = kw.pop("model", "contrast")
     seed = int(kw.pop("seed", 0))
+    kw.pop("tag", None)   # a name for runs of modified code (another worktree)
     weights = dict(options.MODELS[model])
     for key, field in MODEL_KEYS.items():
         if key in kw:
@@ -358,6 +364,25 @@ def run(task):
                     self.set_boundary(boundary, weights_of(f, atoms, graph))
 
         api.ImageModel = TextureChannels
+    qwin, qbins = int(kw.pop("qwin", 0)), int(kw.pop("qbins", 15))
+    if qwin or qbins != 15:
+        # Experiment: the edge probabilities q from histograms closer to the
+        # likelihood's: ``qbins`` bins per channel (15 in eq. 53's default,
+        # 32 in the likelihood) and, with ``qwin`` = r > 0, each pixel counted
+        # through its (2r + 1)^2 window, as model "window" counts it.
+        from swcuts import api
+        from swcuts.models.vertex_stats import window_histograms
+
+        def q_histograms(features, atoms, n_vertices=None, bins=15):
+            f = np.asarray(features, dtype=np.float64)
+            f = f[..., None] if f.ndim == 2 else f
+            n = int(atoms.max()) + 1 if n_vertices is None else int(n_vertices)
+            if qwin:
+                return window_histograms(f, atoms, n, qbins, qwin).reshape(n, f.shape[-1], qbins)
+            from swcuts.edges import vertex_histograms
+            return vertex_histograms(f, atoms, n, bins=qbins)
+
+        api.vertex_histograms = q_histograms
     sample = open_dataset(folder).read(name)
     qnoise = float(kw.pop("qnoise", 0.0))
     if qnoise:
@@ -369,9 +394,18 @@ def run(task):
 
         f, _ = prepare_image(sample.image)
         kw["edge_scale"] = noise_edge_scale(f, ref=qnoise) / noise_edge_scale(f)
+    chains = int(kw.pop("chains", 1))
+    if chains > 1:
+        # Experiment: ``chains`` independent anneals (seeds seed + 1000 i),
+        # each with 1/chains of swc's budget; the lowest -log pi is kept.
+        from swcuts.samplers.registry import sampler_spec
+
+        spec = sampler_spec("swc")
+        object.__setattr__(spec, "steps_per_atom", max(1, round(spec.steps_per_atom / chains)))
     with one_core():
         start = time.perf_counter()
-        seg = swcuts.segment(sample.image, seed=seed, model="sweep", **kw)
+        seg = min((swcuts.segment(sample.image, seed=seed + 1000 * i, model="sweep", **kw)
+                   for i in range(chains)), key=lambda s: s.energy)
         seconds = time.perf_counter() - start
     scores = benchmark_scores(seg.labels, sample.truths)
     return dict(config=config, image=store_key, seconds=seconds, energy=seg.energy,
