@@ -29,7 +29,8 @@ now model "window"): window histograms of radius whist; ``smooth``
 ``qwin`` (experiment): q's histograms with qbins bins, counted through
 windows of radius qwin; ``chains`` (experiment): the best of that many
 independent anneals, each with its share of the budget; ``tag``: a name
-that only keeps apart the results of modified code run from another tree. Results
+that only keeps apart the results of modified code run from another tree;
+``ocw`` (experiment): the weight factor of one-channel images. Results
 are appended to ``results.jsonl`` in ``--out`` and reused when the same
 configuration and image come again; the table of means is printed per half.
 With ``--scenes DIR`` (the ``--out`` folder of
@@ -77,7 +78,7 @@ _ORIGINAL = {}
 def _restore_patches():
     """Undo the experiments' patches of an earlier task in this worker (a pool
     worker runs many tasks)."""
-    from swcuts import api, atoms, edges
+    from swcuts import api, atoms, edges, options
     from swcuts.imageio import prepare_image
     from swcuts.models import boundary, image
 
@@ -91,6 +92,8 @@ def _restore_patches():
     _ORIGINAL.setdefault("spa", sampler_spec("swc").steps_per_atom)
     object.__setattr__(sampler_spec("swc"), "steps_per_atom", _ORIGINAL["spa"])
     api.prepare_image = prepare_image
+    _ORIGINAL.setdefault("ocw", options.ONE_CHANNEL_WEIGHT)
+    options.ONE_CHANNEL_WEIGHT = _ORIGINAL["ocw"]
     api.vertex_histograms = edges.vertex_histograms
     api.ImageModel = image.ImageModel
     image.contrast_weights = boundary.contrast_weights
@@ -394,6 +397,10 @@ def run(task):
 
         f, _ = prepare_image(sample.image)
         kw["edge_scale"] = noise_edge_scale(f, ref=qnoise) / noise_edge_scale(f)
+    if "ocw" in kw:
+        # Experiment: the weight factor of images with one varying channel
+        # (swcuts.options.ONE_CHANNEL_WEIGHT, 0.5).
+        options.ONE_CHANNEL_WEIGHT = float(kw.pop("ocw"))
     chains = int(kw.pop("chains", 1))
     if chains > 1:
         # Experiment: ``chains`` independent anneals (seeds seed + 1000 i),
