@@ -238,26 +238,38 @@ def varying_channels(features) -> int:
     return int(np.count_nonzero(np.ptp(f, axis=0) > 1e-6)) if f.size else 0
 
 
+#: The weights of an image smaller than this many pixels are those of an
+#: image of this size. A label of one pixel pays no complexity cost (the
+#: log |V_k| of eq. 58's prior is 0), so when a0 and a1, which scale with
+#: the pixel count, fall near zero on a tiny image the posterior prefers a
+#: label per pixel: a constant 3x3 image got 9 segments, a 4x4 image of two
+#: halves 9. From 1,000 pixels (about 32x32) both get what they show.
+MIN_WEIGHT_PIXELS = 1000
+
+
 def posterior_weights(model_name, h, w, a0=None, a1=None, a2=None, channels=3):
     """(a0, a1, a2, boundary) of the posterior ``model_name`` on an h x w
     image with ``channels`` varying feature channels.
 
     The model's weights (:data:`MODELS`): a0 and a1 in proportion to the
-    pixel count, λ to its square root (per 10^5 pixels), all of them times
-    :data:`ONE_CHANNEL_WEIGHT` when fewer than two channels vary. ``a0``,
-    ``a1``, ``a2`` given: used as they are.
+    pixel count, λ to its square root (per 10^5 pixels; at least those of
+    :data:`MIN_WEIGHT_PIXELS`), all of them times :data:`ONE_CHANNEL_WEIGHT`
+    when fewer than two channels vary. ``a0``, ``a1``, ``a2`` given: used as
+    they are.
 
     Examples
     --------
     >>> posterior_weights("contrast", 400, 250)                 # 10^5 pixels, colour
     (200.0, 0.0, 5.0, 10.0)
     >>> posterior_weights("contrast", 400, 250, channels=1)     # grey
-    (100.0, 0.0, 2.5, 5.0)
+    (70.0, 0.0, 1.75, 3.5)
     >>> posterior_weights("contrast", 400, 250, a2=1.0, channels=1)
-    (100.0, 0.0, 1.0, 5.0)
+    (70.0, 0.0, 1.0, 3.5)
+    >>> posterior_weights("contrast", 3, 3) == posterior_weights("contrast", 20, 50)
+    True
     """
     m = MODELS[model_name]
-    scale = h * w / 1e5
+    scale = max(h * w, MIN_WEIGHT_PIXELS) / 1e5
     evidence = ONE_CHANNEL_WEIGHT if channels < 2 else 1.0
     return (m["a0"] * scale * evidence if a0 is None else a0,
             m["a1"] * scale * evidence if a1 is None else a1,

@@ -87,6 +87,20 @@ def test_finds_the_two_halves():
     assert left[0, 0] != right[0, 0]
 
 
+@pytest.mark.parametrize("shape", [(3, 3), (3, 7), (3, 7, 3), (4, 4)])
+def test_tiny_images_get_what_they_show(shape):
+    # Below MIN_WEIGHT_PIXELS the weights are those of that size: with a0 and
+    # a1 scaled to the 9-21 pixels a label per pixel was free (log 1 = 0 in
+    # the complexity prior) and a constant 3x3 image got 9 segments.
+    flat = np.full(shape, 90, dtype=np.uint8)
+    assert segment(flat, seed=0).n_labels == 1
+    halves = flat.copy()
+    halves[:, shape[1] // 2:] = 200
+    seg = segment(halves, seed=0)
+    assert seg.n_labels == 2
+    assert len(np.unique(seg.labels[:, :shape[1] // 2])) == 1
+
+
 def test_same_seed_same_result():
     img = grey_image()
     a = segment(img, seed=7, **FAST)
