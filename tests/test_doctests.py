@@ -34,6 +34,18 @@ MODULES = [
     "swcuts.protocols",
     "swcuts.multilevel_anneal",
     "swcuts.samplers.common",
+    "swcuts.posterior",
+    "swcuts.edges",
+    "swcuts.io",
+    "swcuts.motion_datasets",
+    "swcuts.synthetic_motion",
+    "swcuts.posterior_samples",
+    "swcuts.motion_peers",
+    "swcuts.options",
+    "swcuts.motion_metrics",
+    "swcuts.compiled_only",
+    "swcuts.posterior_outputs",
+    "swcuts.models.vertex_stats",
 ]
 
 
