@@ -327,9 +327,9 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
         Posterior parameters: likelihood histogram bins, prior weights of
         eq. 59 and the weight of the complexity prior. ``a0``, ``a1`` and
         ``a2`` default to the model's weights (:data:`MODELS`; a0 and a1 per
-        10^5 pixels of the image), halved on an image with one varying
-        channel (grey), which has less evidence per pixel than a colour one
-        (:data:`swcuts.options.ONE_CHANNEL_WEIGHT`).
+        10^5 pixels of the image, at least those of 1,000 pixels), times 0.35
+        on an image with one varying channel (grey), which has less evidence
+        per pixel than a colour one (:data:`swcuts.options.ONE_CHANNEL_WEIGHT`).
     model : {"contrast", "texture", "window", "paper"}, optional
         The image posterior. "paper": section 5 of Barbu & Zhu (region
         likelihoods, eq. 59 prior). "contrast": the same plus a

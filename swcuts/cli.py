@@ -134,7 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--a0", type=_float, default=DEFAULTS["a0"], help="prior weight per label")
     s.add_argument("--a1", type=_float, default=DEFAULTS["a1"], help="prior weight per region")
     s.add_argument("--a2", type=_float, default=DEFAULTS["a2"],
-                   help="prior weight on sum of area^0.9 (default: the model's; halved on grey images)")
+                   help="prior weight on sum of area^0.9 (default: the model's; lower on grey images)")
     s.add_argument("--window-sizes", type=_sizes, default=None, metavar="S1,S2,...",
                    help="multigrid/multilevel: sides of the attention windows (default 8,16,32,... "
                         "up to the image size; 2,4,8,... for multigrid from atoms)")
