@@ -35,6 +35,7 @@ from numba import njit
 
 from ...partition import _stack_index, _swap_in_stack, _version
 from ..common import StepInfo, metropolis_hastings_bound_first
+from .heads import merge_set
 from .merged import _entry_bytes, _replay_record, _stopped_at, merged_tree
 from .ratio import merge_anchor_sum
 from .trees import _leaf_groups, _Rest
@@ -81,6 +82,19 @@ def _free_list_as_if_undone(stack, n_free, labels, k):
         top = n_free[0] - 1
         _swap_in_stack(stack, None, _stack_index(stack, None, lab, top, -1, -1), top)
         n_free[0] = top
+
+
+@njit(cache=True)
+def _free_list_after_merge(stack, n_free, P, keep):
+    """:func:`_free_list_as_if_undone` of a rejected merge of the labels
+    ``P`` into ``P[keep]``: the others, in P's order."""
+    others = np.empty(P.shape[0] - 1, np.int64)
+    t = 0
+    for g in range(P.shape[0]):
+        if g != keep:
+            others[t] = P[g]
+            t += 1
+    _free_list_as_if_undone(stack, n_free, others, 0)
 
 
 class _GlobalMoves:
@@ -139,19 +153,17 @@ class _GlobalMoves:
             return self._global_move_items(state, rng, temperature, labs, a)
         S, n = self._label_stats(state, labs)
         sc, _, lpm, l1pm = self._pairs.refresh(labs, S, n, temperature)
-        # The other labels' rows of the tables, ascending (row a left out).
-        orow = np.arange(L - 1)
-        orow[a:] += 1
-        lp, l1p = lpm[a, orow], l1pm[a, orow]
-        inM = np.log(rng.random(L - 1)) < lp if L > 1 else np.zeros(0, bool)
-        anchor_lq = -math.log(L) + float(lp[inM].sum() + l1p[~inM].sum())
-        if not inM.any():
+        # The merge set (log u < log p for each other label) and, when it is
+        # not empty, the merged labels' sums: one compiled call (.heads).
+        log_u = np.log(rng.random(L - 1)) if L > 1 else np.zeros(0)
+        perm, k, lsum, S_U, n_U, keep = merge_set(a, log_u, lpm, l1pm, S, n)
+        anchor_lq = -math.log(L) + lsum
+        if k == 1:
+            orow = perm[1:]  # the other labels' rows, ascending
             return self._split_stats(state, c, _Rest(S[orow], sc[orow], n[orow]), anchor_lq, rng,
                                      temperature)
-        rows = np.concatenate(([a], orow[inM]))  # P's rows, the anchor first
-        P_labs = labs[rows].tolist()
-        return self._merge_stats(state, P_labs, rows, self._first_items(state, P_labs),
-                                 (S, sc, n, orow[~inM]), anchor_lq, temperature, rng, (lpm, l1pm))
+        return self._merge_stats(state, labs, perm, int(k), (S_U, int(n_U), int(keep)), (S, sc, n),
+                                 anchor_lq, temperature, rng, (lpm, l1pm))
 
     def _global_move_items(self, state, rng, temperature, labs, a):
         """:meth:`_global_move` on a state priced by applying proposals
@@ -457,7 +469,7 @@ class _GlobalMoves:
         for lab, _ in movers:
             lists.pop(lab, None)
 
-    def _merge_stats(self, state, P_labs, rows, firsts, labels, anchor_lq, temperature, rng,
+    def _merge_stats(self, state, labs, perm, k, merged, labels, anchor_lq, temperature, rng,
                      tables) -> StepInfo:
         """A merge priced from the labels' statistics; the items of the
         smaller labels are read only past the first bound, and every item
@@ -472,38 +484,40 @@ class _GlobalMoves:
         and the forward sum over anchors. Each is computed only when the
         ones before do not already reject the move.
 
-        ``P_labs``: the merged labels, the anchor first; ``rows``: their
-        rows in ``labels`` = (statistics, scores, sizes of every label, the
-        rows of the labels not merged) and in ``tables`` = (log p,
-        log(1 - p) between the labels, :mod:`.pairs`); ``firsts``: their
-        smallest items. Arrays throughout: a merge at n = 100,000 moves ~8
-        labels, and per-label Python objects were most of its cost.
+        ``labs``: the labels, ascending; ``perm``, ``k``: the rows of the
+        merged labels P (``perm[:k]``, the anchor first) and of the others
+        (:func:`.heads.merge_set`); ``merged``: P's summed statistics, size
+        and the index in P of its largest label; ``labels``: (statistics,
+        scores, sizes) of every label, ``tables``: (log p, log(1 - p))
+        between the labels (:mod:`.pairs`). Everything up to the first
+        bound is arrays (one compiled call for the sums): a merge at
+        n = 100,000 moves ~8 labels and more than half of the merges end
+        there; the smallest items, which order the parts, are read past it.
         """
         self.counts["merge"][0] += 1
-        S, sc, n, rest_rows = labels
+        S, sc, n = labels
+        S_U, n_U, keep = merged
         lpm, l1pm = tables
-        firsts = np.asarray(firsts, np.int64)
-        order = np.argsort(firsts, kind="stable")  # parts by smallest item
-        prow = rows[order]
-        nP = n[rows]
-        keep = int(np.argmax(nP))  # the largest label (the first of equals) keeps its name
-        dst = P_labs[keep]
-        n_U = int(nP.sum())
-        moved = n_U - int(nP[keep])
-        S_U = S[rows].sum(axis=0)  # row after row, in P's order
-        d = self._regroup(state, P_labs, S_U, [n_U])
-        lq_anchor = -math.log(len(rest_rows) + 1)
+        rows, rest_rows = perm[:k], perm[k:]
+        P = labs[rows]
+        moved = n_U - int(n[rows[keep]])
+        d = self._regroup(state, P, S_U, [n_U])
+        lq_anchor = -math.log(rest_rows.size + 1)
+        P_labs = P.tolist()
         f = self._f
-        if self.trees == "global" and self.merge_around:
-            split_sum = self._merged_split_sum(state, P_labs, order, keep, temperature)
-        else:
-            def split_sum(best, stop):
-                parts = [self._members(state, P_labs[g]) for g in order.tolist()]
-                U = np.sort(np.concatenate(parts), kind="stable")  # merges sorted runs
-                return self._split_tree_logsum(self.tree(U), parts, temperature, best=best,
-                                               stop=stop)
 
         def exact(stop):
+            firsts = np.asarray(self._first_items(state, P_labs), np.int64)
+            order = np.argsort(firsts, kind="stable")  # parts by smallest item
+            prow = rows[order]
+            if self.trees == "global" and self.merge_around:
+                split_sum = self._merged_split_sum(state, P_labs, order, keep, temperature)
+            else:
+                def split_sum(best, stop):
+                    parts = [self._members(state, P_labs[g]) for g in order.tolist()]
+                    U = np.sort(np.concatenate(parts), kind="stable")  # merges sorted runs
+                    return self._split_tree_logsum(self.tree(U), parts, temperature, best=best,
+                                                   stop=stop)
             U_info = _Summary(S_U, f.score(S_U, n_U, f.sp), n_U, firsts[order[0]])
             rest = _Rest(S[rest_rows], sc[rest_rows], n[rest_rows])
             return self._merge_reverse(
@@ -515,11 +529,11 @@ class _GlobalMoves:
         ok, log_alpha = metropolis_hastings_bound_first(
             rng, d / temperature + lq_anchor - anchor_lq, exact)
         if not ok:
-            if len(P_labs) > 2:
+            if k > 2:
                 part = state.partition
-                _free_list_as_if_undone(part.free_stack, part.n_free,
-                                        np.delete(np.asarray(P_labs, np.int64), keep), 0)
+                _free_list_after_merge(part.free_stack, part.n_free, P, keep)
             return StepInfo(False, log_alpha, moved, d, "merge")
+        dst = P_labs[keep]
         movers = [(lab, self._members(state, lab)) for g, lab in enumerate(P_labs) if g != keep]
         U = np.sort(np.concatenate([self._members(state, dst)] + [R for _, R in movers]),
                     kind="stable")
