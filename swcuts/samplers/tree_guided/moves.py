@@ -28,6 +28,7 @@ move").
 from __future__ import annotations
 
 import math
+import operator
 import weakref
 
 import numpy as np
@@ -315,7 +316,7 @@ class _GlobalMoves:
         return StepInfo(False, log_alpha, moved, d, "split")
 
     # ------------------------------------------------------------- merges
-    def _merge_reverse(self, U_info, rest, anchor_lq, fwd, d, temperature, stop, split_sum):
+    def _merge_reverse(self, infos, n_rest, anchor_lq, fwd, d, temperature, stop, split_sum):
         """log α of a merge, or an upper bound of it below ``stop`` (then
         the exact value is not needed), the dearest terms last.
 
@@ -329,15 +330,17 @@ class _GlobalMoves:
         merge proposed again (:meth:`_merged_split_sum`), and it is what
         rejects nearly every merge that gets this far; with -log L* and
         ``anchor_lq`` in place of the other two terms it bounds log α.
+        ``infos()`` gives the merged label's and the other labels' summaries
+        (for the anchor bound), ``n_rest`` the number of the other labels.
         """
         best = self.ratio == "paper"
         split = None
         if self.trees == "global":
-            head = d / temperature - math.log(len(rest) + 1) - anchor_lq
+            head = d / temperature - math.log(n_rest + 1) - anchor_lq
             split = split_sum(best, -math.inf if best else stop - head)
             if head + split < stop:
                 return head + split
-        rev_bound = self._log_q_anchor(U_info, rest, temperature)
+        rev_bound = self._log_q_anchor(*infos(), temperature)
         log_alpha = d / temperature + rev_bound - anchor_lq
         if split is None and log_alpha < stop:
             return log_alpha
@@ -369,16 +372,19 @@ class _GlobalMoves:
         computation gives, bit for bit (:func:`_stopped_at`)."""
 
         def split_sum(best, stop):
-            is_small = order != keep
-            small_labs = [P_labs[g] for g in order[is_small].tolist()]
-            parts = np.flatnonzero(is_small)  # their ranks
-            rank_keep = int(np.flatnonzero(~is_small)[0])
+            rank_keep = order.index(keep)
+            small_labs = [P_labs[g] for g in order if g != keep]
+            ranks = tuple(r for r in range(len(order)) if r != rank_keep)  # theirs
             index = self._members_index(state)
             lists = added = drop = None
             if index.current(state.partition):
-                lists = [index.lists.get(int(lab)) for lab in small_labs + [P_labs[keep]]]
-                if any(x is None for x in lists):
-                    lists = None
+                got = index.lists.get
+                lists = [got(lab) for lab in small_labs]
+                lists.append(got(P_labs[keep]))
+                for x in lists:
+                    if x is None:
+                        lists = None
+                        break
             cache = self._around
             if lists is not None:
                 # The largest label's tree, or its last tree (with the changes
@@ -391,10 +397,10 @@ class _GlobalMoves:
                     # ids). The largest label's array is the last: with the
                     # tree, it decides the changes.
                     key = (id(tree), float(temperature), self.split_floor, self.log_wnew, best,
-                           rank_keep, parts.tobytes()) + tuple(id(x) for x in lists)
+                           rank_keep, ranks) + tuple(map(id, lists))
                     hit = cache.get(key)
-                    if hit is not None and (hit[0]() is not tree or any(
-                            x is not y for x, y in zip(hit[5], lists))):
+                    if hit is not None and (hit[0]() is not tree or not all(
+                            map(operator.is_, hit[5], lists))):
                         hit = None
                     if hit is not None or not stale:
                         break
@@ -406,7 +412,7 @@ class _GlobalMoves:
             else:
                 tree = self._label_tree_of(state, P_labs[keep])
                 head = (id(tree), float(temperature), self.split_floor, self.log_wnew, best,
-                        rank_keep, parts.tobytes())
+                        rank_keep, ranks)
                 b_items, sizes = self._members_many(state, small_labs)
                 key = head + (sizes.tobytes(), b_items.tobytes())
                 hit = cache.get(key)
@@ -416,7 +422,7 @@ class _GlobalMoves:
                 if lists is not None:
                     b_items = np.concatenate(lists[:-1])
                     sizes = np.array([x.size for x in lists[:-1]], np.int64)
-                part_of = np.repeat(parts, sizes)
+                part_of = np.repeat(np.array(ranks, np.int64), sizes)
                 if added is not None and (added.size or drop.size):
                     # Items that joined the largest label since its last tree
                     # are leaves of its part; those that left it are dropped.
@@ -507,23 +513,28 @@ class _GlobalMoves:
         f = self._f
 
         def exact(stop):
-            firsts = np.asarray(self._first_items(state, P_labs), np.int64)
-            order = np.argsort(firsts, kind="stable")  # parts by smallest item
-            prow = rows[order]
+            firsts = self._first_items(state, P_labs)
+            # Parts by smallest item (a stable sort, as np.argsort's; k is small).
+            order = sorted(range(k), key=firsts.__getitem__)
             if self.trees == "global" and self.merge_around:
                 split_sum = self._merged_split_sum(state, P_labs, order, keep, temperature)
             else:
                 def split_sum(best, stop):
-                    parts = [self._members(state, P_labs[g]) for g in order.tolist()]
+                    parts = [self._members(state, P_labs[g]) for g in order]
                     U = np.sort(np.concatenate(parts), kind="stable")  # merges sorted runs
                     return self._split_tree_logsum(self.tree(U), parts, temperature, best=best,
                                                    stop=stop)
-            U_info = _Summary(S_U, f.score(S_U, n_U, f.sp), n_U, firsts[order[0]])
-            rest = _Rest(S[rest_rows], sc[rest_rows], n[rest_rows])
-            return self._merge_reverse(
-                U_info, rest, anchor_lq,
-                lambda: merge_anchor_sum(lpm[np.ix_(prow, prow)], l1pm[np.ix_(prow, rest_rows)]),
-                d, temperature, stop, split_sum)
+
+            def infos():
+                U_info = _Summary(S_U, f.score(S_U, n_U, f.sp), n_U, firsts[order[0]])
+                return U_info, _Rest(S[rest_rows], sc[rest_rows], n[rest_rows])
+
+            def fwd():
+                prow = rows[order]
+                return merge_anchor_sum(lpm[np.ix_(prow, prow)], l1pm[np.ix_(prow, rest_rows)])
+
+            return self._merge_reverse(infos, rest_rows.size, anchor_lq, fwd, d, temperature,
+                                       stop, split_sum)
 
         # log q(X*|X) >= anchor_lq: the bound needs no forward sum over anchors.
         ok, log_alpha = metropolis_hastings_bound_first(
@@ -565,7 +576,7 @@ class _GlobalMoves:
                                            best=best, stop=stop)
 
         def exact(d, stop):
-            return self._merge_reverse(self._info(U_of()), rest, anchor_lq,
+            return self._merge_reverse(lambda: (self._info(U_of()), rest), len(rest), anchor_lq,
                                        lambda: self._log_q_merge(Ps, rest, temperature), d,
                                        temperature, stop, split_sum)
 
