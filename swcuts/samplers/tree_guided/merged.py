@@ -265,12 +265,22 @@ def _stopped_at(record, stop):
     count, node_lw, partial, whole = record
     if count == 0:
         return whole
-    below = np.flatnonzero(partial < stop - node_lw)
-    if below.size:
-        acc = node_lw + float(partial[below[0]])
+    i = _first_below(partial, stop - node_lw)
+    if i >= 0:
+        acc = node_lw + float(partial[i])
         if acc < stop:
             return acc
     return whole
+
+
+@njit(cache=True)
+def _first_below(x, thr):
+    """The first index i with x[i] < thr, -1 if none (``np.flatnonzero(x <
+    thr)[0]`` without the arrays)."""
+    for i in range(x.shape[0]):
+        if x[i] < thr:
+            return i
+    return -1
 
 
 def _replay_record(found, node_logw, trace, value, stop):

@@ -28,13 +28,15 @@ move").
 from __future__ import annotations
 
 import math
+import operator
 import weakref
 
 import numpy as np
-from numba import njit
 
-from ...partition import _stack_index, _swap_in_stack, _version
+from ...partition import _version
 from ..common import StepInfo, metropolis_hastings_bound_first
+from .freelist import _free_list_after_merge, _free_list_as_if_undone
+from .heads import merge_set
 from .merged import _entry_bytes, _replay_record, _stopped_at, merged_tree
 from .ratio import merge_anchor_sum
 from .trees import _leaf_groups, _Rest
@@ -52,35 +54,6 @@ class _Summary:
         self.score = float(score)
         self.n = int(n)
         self.first = int(first)
-
-
-@njit(cache=True)
-def _free_list_as_if_undone(stack, n_free, labels, k):
-    """Leave the partition's free list of labels (``stack``, ``n_free``) as
-    applying a rejected multi-part move item by item and undoing it would
-    have (the swaps of :func:`swcuts.partition.relabel_vertices`): a
-    split's ``k`` fresh labels taken from the top and given back (``labels``
-    empty), or a merge's emptied ``labels`` freed and taken back, in that
-    order. Label names carry no meaning, but they decide which label later
-    draws pick, so this keeps a seeded chain the same as when every
-    proposal was applied to the state to price it. O(k L), no item."""
-    if labels.size == 0:
-        fresh = stack[n_free[0] - k:n_free[0]][::-1].copy()
-        n_free[0] -= k  # each fresh label is the top of the free part when taken
-        for lab in fresh:  # each empties again, to the first used entry
-            first = n_free[0]
-            _swap_in_stack(stack, None, _stack_index(stack, None, lab, first, stack.size, 1),
-                           first)
-            n_free[0] = first + 1
-        return
-    for lab in labels:  # each label empties into the free part...
-        first = n_free[0]
-        _swap_in_stack(stack, None, _stack_index(stack, None, lab, first, stack.size, 1), first)
-        n_free[0] = first + 1
-    for lab in labels:  # ...and is taken back from the top
-        top = n_free[0] - 1
-        _swap_in_stack(stack, None, _stack_index(stack, None, lab, top, -1, -1), top)
-        n_free[0] = top
 
 
 class _GlobalMoves:
@@ -139,19 +112,17 @@ class _GlobalMoves:
             return self._global_move_items(state, rng, temperature, labs, a)
         S, n = self._label_stats(state, labs)
         sc, _, lpm, l1pm = self._pairs.refresh(labs, S, n, temperature)
-        # The other labels' rows of the tables, ascending (row a left out).
-        orow = np.arange(L - 1)
-        orow[a:] += 1
-        lp, l1p = lpm[a, orow], l1pm[a, orow]
-        inM = np.log(rng.random(L - 1)) < lp if L > 1 else np.zeros(0, bool)
-        anchor_lq = -math.log(L) + float(lp[inM].sum() + l1p[~inM].sum())
-        if not inM.any():
+        # The merge set (log u < log p for each other label) and, when it is
+        # not empty, the merged labels' sums: one compiled call (.heads).
+        log_u = np.log(rng.random(L - 1)) if L > 1 else np.zeros(0)
+        perm, k, lsum, S_U, n_U, keep = merge_set(a, log_u, lpm, l1pm, S, n)
+        anchor_lq = -math.log(L) + lsum
+        if k == 1:
+            orow = perm[1:]  # the other labels' rows, ascending
             return self._split_stats(state, c, _Rest(S[orow], sc[orow], n[orow]), anchor_lq, rng,
                                      temperature)
-        rows = np.concatenate(([a], orow[inM]))  # P's rows, the anchor first
-        P_labs = labs[rows].tolist()
-        return self._merge_stats(state, P_labs, rows, self._first_items(state, P_labs),
-                                 (S, sc, n, orow[~inM]), anchor_lq, temperature, rng, (lpm, l1pm))
+        return self._merge_stats(state, labs, perm, int(k), (S_U, int(n_U), int(keep)), (S, sc, n),
+                                 anchor_lq, temperature, rng, (lpm, l1pm))
 
     def _global_move_items(self, state, rng, temperature, labs, a):
         """:meth:`_global_move` on a state priced by applying proposals
@@ -303,7 +274,7 @@ class _GlobalMoves:
         return StepInfo(False, log_alpha, moved, d, "split")
 
     # ------------------------------------------------------------- merges
-    def _merge_reverse(self, U_info, rest, anchor_lq, fwd, d, temperature, stop, split_sum):
+    def _merge_reverse(self, infos, n_rest, anchor_lq, fwd, d, temperature, stop, split_sum):
         """log α of a merge, or an upper bound of it below ``stop`` (then
         the exact value is not needed), the dearest terms last.
 
@@ -317,15 +288,17 @@ class _GlobalMoves:
         merge proposed again (:meth:`_merged_split_sum`), and it is what
         rejects nearly every merge that gets this far; with -log L* and
         ``anchor_lq`` in place of the other two terms it bounds log α.
+        ``infos()`` gives the merged label's and the other labels' summaries
+        (for the anchor bound), ``n_rest`` the number of the other labels.
         """
         best = self.ratio == "paper"
         split = None
         if self.trees == "global":
-            head = d / temperature - math.log(len(rest) + 1) - anchor_lq
+            head = d / temperature - math.log(n_rest + 1) - anchor_lq
             split = split_sum(best, -math.inf if best else stop - head)
             if head + split < stop:
                 return head + split
-        rev_bound = self._log_q_anchor(U_info, rest, temperature)
+        rev_bound = self._log_q_anchor(*infos(), temperature)
         log_alpha = d / temperature + rev_bound - anchor_lq
         if split is None and log_alpha < stop:
             return log_alpha
@@ -357,16 +330,19 @@ class _GlobalMoves:
         computation gives, bit for bit (:func:`_stopped_at`)."""
 
         def split_sum(best, stop):
-            is_small = order != keep
-            small_labs = [P_labs[g] for g in order[is_small].tolist()]
-            parts = np.flatnonzero(is_small)  # their ranks
-            rank_keep = int(np.flatnonzero(~is_small)[0])
+            rank_keep = order.index(keep)
+            small_labs = [P_labs[g] for g in order if g != keep]
+            ranks = tuple(r for r in range(len(order)) if r != rank_keep)  # theirs
             index = self._members_index(state)
             lists = added = drop = None
             if index.current(state.partition):
-                lists = [index.lists.get(int(lab)) for lab in small_labs + [P_labs[keep]]]
-                if any(x is None for x in lists):
-                    lists = None
+                got = index.lists.get
+                lists = [got(lab) for lab in small_labs]
+                lists.append(got(P_labs[keep]))
+                for x in lists:
+                    if x is None:
+                        lists = None
+                        break
             cache = self._around
             if lists is not None:
                 # The largest label's tree, or its last tree (with the changes
@@ -379,10 +355,10 @@ class _GlobalMoves:
                     # ids). The largest label's array is the last: with the
                     # tree, it decides the changes.
                     key = (id(tree), float(temperature), self.split_floor, self.log_wnew, best,
-                           rank_keep, parts.tobytes()) + tuple(id(x) for x in lists)
+                           rank_keep, ranks) + tuple(map(id, lists))
                     hit = cache.get(key)
-                    if hit is not None and (hit[0]() is not tree or any(
-                            x is not y for x, y in zip(hit[5], lists))):
+                    if hit is not None and (hit[0]() is not tree or not all(
+                            map(operator.is_, hit[5], lists))):
                         hit = None
                     if hit is not None or not stale:
                         break
@@ -394,7 +370,7 @@ class _GlobalMoves:
             else:
                 tree = self._label_tree_of(state, P_labs[keep])
                 head = (id(tree), float(temperature), self.split_floor, self.log_wnew, best,
-                        rank_keep, parts.tobytes())
+                        rank_keep, ranks)
                 b_items, sizes = self._members_many(state, small_labs)
                 key = head + (sizes.tobytes(), b_items.tobytes())
                 hit = cache.get(key)
@@ -404,7 +380,7 @@ class _GlobalMoves:
                 if lists is not None:
                     b_items = np.concatenate(lists[:-1])
                     sizes = np.array([x.size for x in lists[:-1]], np.int64)
-                part_of = np.repeat(parts, sizes)
+                part_of = np.repeat(np.array(ranks, np.int64), sizes)
                 if added is not None and (added.size or drop.size):
                     # Items that joined the largest label since its last tree
                     # are leaves of its part; those that left it are dropped.
@@ -457,7 +433,7 @@ class _GlobalMoves:
         for lab, _ in movers:
             lists.pop(lab, None)
 
-    def _merge_stats(self, state, P_labs, rows, firsts, labels, anchor_lq, temperature, rng,
+    def _merge_stats(self, state, labs, perm, k, merged, labels, anchor_lq, temperature, rng,
                      tables) -> StepInfo:
         """A merge priced from the labels' statistics; the items of the
         smaller labels are read only past the first bound, and every item
@@ -472,54 +448,61 @@ class _GlobalMoves:
         and the forward sum over anchors. Each is computed only when the
         ones before do not already reject the move.
 
-        ``P_labs``: the merged labels, the anchor first; ``rows``: their
-        rows in ``labels`` = (statistics, scores, sizes of every label, the
-        rows of the labels not merged) and in ``tables`` = (log p,
-        log(1 - p) between the labels, :mod:`.pairs`); ``firsts``: their
-        smallest items. Arrays throughout: a merge at n = 100,000 moves ~8
-        labels, and per-label Python objects were most of its cost.
+        ``labs``: the labels, ascending; ``perm``, ``k``: the rows of the
+        merged labels P (``perm[:k]``, the anchor first) and of the others
+        (:func:`.heads.merge_set`); ``merged``: P's summed statistics, size
+        and the index in P of its largest label; ``labels``: (statistics,
+        scores, sizes) of every label, ``tables``: (log p, log(1 - p))
+        between the labels (:mod:`.pairs`). Everything up to the first
+        bound is arrays (one compiled call for the sums): a merge at
+        n = 100,000 moves ~8 labels and more than half of the merges end
+        there; the smallest items, which order the parts, are read past it.
         """
         self.counts["merge"][0] += 1
-        S, sc, n, rest_rows = labels
+        S, sc, n = labels
+        S_U, n_U, keep = merged
         lpm, l1pm = tables
-        firsts = np.asarray(firsts, np.int64)
-        order = np.argsort(firsts, kind="stable")  # parts by smallest item
-        prow = rows[order]
-        nP = n[rows]
-        keep = int(np.argmax(nP))  # the largest label (the first of equals) keeps its name
-        dst = P_labs[keep]
-        n_U = int(nP.sum())
-        moved = n_U - int(nP[keep])
-        S_U = S[rows].sum(axis=0)  # row after row, in P's order
-        d = self._regroup(state, P_labs, S_U, [n_U])
-        lq_anchor = -math.log(len(rest_rows) + 1)
+        rows, rest_rows = perm[:k], perm[k:]
+        P = labs[rows]
+        moved = n_U - int(n[rows[keep]])
+        d = self._regroup(state, P, S_U, [n_U])
+        lq_anchor = -math.log(rest_rows.size + 1)
+        P_labs = P.tolist()
         f = self._f
-        if self.trees == "global" and self.merge_around:
-            split_sum = self._merged_split_sum(state, P_labs, order, keep, temperature)
-        else:
-            def split_sum(best, stop):
-                parts = [self._members(state, P_labs[g]) for g in order.tolist()]
-                U = np.sort(np.concatenate(parts), kind="stable")  # merges sorted runs
-                return self._split_tree_logsum(self.tree(U), parts, temperature, best=best,
-                                               stop=stop)
 
         def exact(stop):
-            U_info = _Summary(S_U, f.score(S_U, n_U, f.sp), n_U, firsts[order[0]])
-            rest = _Rest(S[rest_rows], sc[rest_rows], n[rest_rows])
-            return self._merge_reverse(
-                U_info, rest, anchor_lq,
-                lambda: merge_anchor_sum(lpm[np.ix_(prow, prow)], l1pm[np.ix_(prow, rest_rows)]),
-                d, temperature, stop, split_sum)
+            firsts = self._first_items(state, P_labs)
+            # Parts by smallest item (a stable sort, as np.argsort's; k is small).
+            order = sorted(range(k), key=firsts.__getitem__)
+            if self.trees == "global" and self.merge_around:
+                split_sum = self._merged_split_sum(state, P_labs, order, keep, temperature)
+            else:
+                def split_sum(best, stop):
+                    parts = [self._members(state, P_labs[g]) for g in order]
+                    U = np.sort(np.concatenate(parts), kind="stable")  # merges sorted runs
+                    return self._split_tree_logsum(self.tree(U), parts, temperature, best=best,
+                                                   stop=stop)
+
+            def infos():
+                U_info = _Summary(S_U, f.score(S_U, n_U, f.sp), n_U, firsts[order[0]])
+                return U_info, _Rest(S[rest_rows], sc[rest_rows], n[rest_rows])
+
+            def fwd():
+                prow = rows[order]
+                return merge_anchor_sum(lpm[np.ix_(prow, prow)], l1pm[np.ix_(prow, rest_rows)])
+
+            return self._merge_reverse(infos, rest_rows.size, anchor_lq, fwd, d, temperature,
+                                       stop, split_sum)
 
         # log q(X*|X) >= anchor_lq: the bound needs no forward sum over anchors.
         ok, log_alpha = metropolis_hastings_bound_first(
             rng, d / temperature + lq_anchor - anchor_lq, exact)
         if not ok:
-            if len(P_labs) > 2:
+            if k > 2:
                 part = state.partition
-                _free_list_as_if_undone(part.free_stack, part.n_free,
-                                        np.delete(np.asarray(P_labs, np.int64), keep), 0)
+                _free_list_after_merge(part.free_stack, part.n_free, P, keep)
             return StepInfo(False, log_alpha, moved, d, "merge")
+        dst = P_labs[keep]
         movers = [(lab, self._members(state, lab)) for g, lab in enumerate(P_labs) if g != keep]
         U = np.sort(np.concatenate([self._members(state, dst)] + [R for _, R in movers]),
                     kind="stable")
@@ -551,7 +534,7 @@ class _GlobalMoves:
                                            best=best, stop=stop)
 
         def exact(d, stop):
-            return self._merge_reverse(self._info(U_of()), rest, anchor_lq,
+            return self._merge_reverse(lambda: (self._info(U_of()), rest), len(rest), anchor_lq,
                                        lambda: self._log_q_merge(Ps, rest, temperature), d,
                                        temperature, stop, split_sum)
 
