@@ -655,9 +655,13 @@ WRITE_SLOWLY = (
 def test_signal_while_writing_keeps_the_earlier_run(files, out, sig, code, line):
     before = snapshot(out)
     marker = out.parent / "writing"
+    # The child starts with SIGINT at its default, as from an interactive
+    # shell: a suite run as a background job inherits SIGINT ignored (POSIX
+    # asynchronous lists), and Python then keeps it ignored.
     proc = subprocess.Popen([sys.executable, "-c", WRITE_SLOWLY, str(marker), "segment", str(files["img"]),
                              "-o", str(out), "--seed", "3", *RUN],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 120
     while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
