@@ -12,7 +12,7 @@ import numpy as np
 from . import __version__
 from .anneal import TRACE_COLUMNS, AnnealResult, Schedule, Trace, anneal
 from .atoms import compute_atoms
-from .edges import kl_edge_probabilities, noise_edge_scale, patch_histograms, vertex_histograms
+from .edges import kl_edge_probabilities, patch_histograms, vertex_histograms
 from .graph import RegionGraph
 from .imageio import InputError, check_memory, prepare_image  # noqa: F401 - InputError re-exported
 from .models.image import ImageModel
@@ -129,15 +129,16 @@ class Segmentation:
 def build_posterior(features, atoms, n_atoms, *, seed, bins, a0, a1, a2, kappa, edge_scale, q_max,
                     boundary=0.0, evidence="contrast", window=0):
     """Atoms, their graph, edge probabilities and the image posterior of
-    prepared ``features``: ``(atom label image, RegionGraph, q, ImageModel)``."""
+    prepared ``features``: ``(atom label image, RegionGraph, q, ImageModel)``.
+    ``edge_scale`` is used as given: the noise rule is applied once per image
+    before (:meth:`swcuts.options.RunOptions.on_image`)."""
     atom_labels = compute_atoms(features, atoms, n_atoms, seed=seed)
     graph = RegionGraph.from_labels(atom_labels)
     if atoms == "pixels":
         hist = patch_histograms(features, radius=1, bins=15)
     else:
         hist = vertex_histograms(features, atom_labels, graph.n_vertices, bins=15)
-    scale = edge_scale * noise_edge_scale(features)
-    q = np.minimum(kl_edge_probabilities(hist, graph.edges, scale=scale), q_max)
+    q = np.minimum(kl_edge_probabilities(hist, graph.edges, scale=edge_scale), q_max)
     model = ImageModel(features, atom_labels, graph, bins=bins, a0=a0, a1=a1, a2=a2, kappa=kappa,
                        boundary=boundary, evidence=evidence, window=window)
     return atom_labels, graph, q, model
@@ -501,7 +502,7 @@ def _run_multilevel(options, features, posterior, schedule, rng, steps, progress
     atom_labels, graph, q, model = posterior
     sampler = options.spec.kernel(model, q, features, window_sizes=options.window_sizes,
                                   n_levels=options.levels, q_max=options.q_max,
-                                  edge_scale=options.edge_scale * noise_edge_scale(features))
+                                  edge_scale=options.edge_scale)
     result = anneal_multilevel(sampler, schedule, rng=rng, steps=steps,
                                time_budget=options.time_budget, progress=progress)
     levels = [np.asarray(lv) for lv in sampler.best_levels]

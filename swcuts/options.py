@@ -424,15 +424,20 @@ class RunOptions:
         return min(self.n_atoms if self.n_atoms is not None else default_n_atoms(n_pix), n_pix)
 
     def on_image(self, features) -> "RunOptions":
-        """These options on an image's (H, W, C) features: ``n_atoms`` and
-        the posterior's weights ``a0``, ``a1``, ``a2``, ``boundary`` for its
-        pixel count and channels (:func:`posterior_weights`)."""
+        """These options on an image's (H, W, C) features: ``n_atoms``, the
+        posterior's weights ``a0``, ``a1``, ``a2``, ``boundary`` for its
+        pixel count and channels (:func:`posterior_weights`), and
+        ``edge_scale`` times the image's noise factor
+        (:func:`swcuts.edges.noise_edge_scale`)."""
+        from .edges import noise_edge_scale
+
         h, w = features.shape[:2]
         n_atoms = default_n_atoms(h * w) if self.n_atoms is None else self.n_atoms
         a0, a1, a2, boundary = posterior_weights(self.posterior, h, w, self.a0, self.a1, self.a2,
                                                  varying_channels(features))
         return replace(self, n_atoms=n_atoms, a0=a0, a1=a1, a2=a2, boundary=boundary,
-                       window=model_window(self.posterior, h, w))
+                       window=model_window(self.posterior, h, w),
+                       edge_scale=self.edge_scale * noise_edge_scale(features))
 
     def posterior_params(self) -> dict:
         """Keyword arguments of :func:`swcuts.api.build_posterior` (after :meth:`on_image`)."""

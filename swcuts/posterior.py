@@ -522,6 +522,7 @@ def sample_posterior(image, *, n_samples=100, thin=None, chains=4, sampler="swc"
     """
     from .api import build_posterior
     from .atoms import DEFAULT_ATOMS
+    from .edges import noise_edge_scale
     from .imageio import prepare_image
     from .options import (DEFAULTS, check_options, default_n_atoms, model_evidence, model_window,
                           posterior_weights, resolve_model, varying_channels)
@@ -547,7 +548,8 @@ def sample_posterior(image, *, n_samples=100, thin=None, chains=4, sampler="swc"
     atom_seed = seed if not isinstance(seed, np.random.Generator) else int(rng.integers(2**31))
     atom_labels, graph, q, post = build_posterior(
         features, atoms, n_atoms, seed=atom_seed, bins=opts["bins"], a0=a0_, a1=a1_, a2=a2_,
-        kappa=opts["kappa"], edge_scale=opts["edge_scale"], q_max=opts["q_max"], boundary=boundary,
+        kappa=opts["kappa"], edge_scale=opts["edge_scale"] * noise_edge_scale(features),
+        q_max=opts["q_max"], boundary=boundary,
         evidence=model_evidence(model_name), window=model_window(model_name, h, w))
     result = sample_model(post, q, atoms=atom_labels, n_samples=n_samples, thin=thin, chains=chains,
                           sampler=sampler, seed=rng, time_budget=time_budget, t0=t0,

@@ -41,3 +41,38 @@ def test_segment_uses_the_noise_scaled_edge_probabilities():
     hist = vertex_histograms(features, seg.atoms, seg.graph.n_vertices, bins=15)
     expected = np.minimum(kl_edge_probabilities(hist, seg.graph.edges, scale=factor), 0.95)
     np.testing.assert_allclose(seg.edge_probabilities, expected)
+
+
+def noisy_halves(seed=6):
+    rng = np.random.default_rng(seed)
+    img = np.where(np.arange(48)[None, :] < 24, 0.3, 0.7) * np.ones((40, 1))
+    return np.clip(img + 0.15 * rng.standard_normal(img.shape), 0, 1)
+
+
+def test_the_noise_rule_is_applied_once_per_image():
+    """RunOptions.on_image scales edge_scale by the factor (every run of
+    segment, the multi-level one too, reads it from there), once."""
+    from swcuts import options
+
+    features, _ = prepare_image(noisy_halves())
+    factor = noise_edge_scale(features)
+    opts = options.resolve_options(sampler="swc", edge_scale=2.0).on_image(features)
+    assert factor < 0.5 and opts.posterior_params()["edge_scale"] == pytest.approx(2.0 * factor)
+
+
+def test_sample_posterior_uses_the_noise_scaled_edge_scale(monkeypatch):
+    import swcuts.api
+    from swcuts import sample_posterior
+
+    seen = {}
+
+    def capture(*args, **kwargs):
+        seen.update(kwargs)
+        raise RuntimeError("stop")
+
+    monkeypatch.setattr(swcuts.api, "build_posterior", capture)
+    img = noisy_halves()
+    with pytest.raises(RuntimeError, match="stop"):
+        sample_posterior(img, n_samples=2, seed=0)
+    features, _ = prepare_image(img)
+    assert seen["edge_scale"] == pytest.approx(noise_edge_scale(features))
