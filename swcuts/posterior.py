@@ -522,10 +522,8 @@ def sample_posterior(image, *, n_samples=100, thin=None, chains=4, sampler="swc"
     """
     from .api import build_posterior
     from .atoms import DEFAULT_ATOMS
-    from .edges import noise_edge_scale
     from .imageio import prepare_image
-    from .options import (DEFAULTS, check_options, default_n_atoms, model_evidence, model_window,
-                          posterior_weights, resolve_model, varying_channels)
+    from .options import DEFAULTS, resolve_options
 
     opts = dict(edge_scale=edge_scale, q_max=q_max, bins=bins, a0=a0, a1=a1, a2=a2, kappa=kappa)
     opts = {k: (DEFAULTS[k] if v is None else v) for k, v in opts.items()}  # a0, a1, a2: None
@@ -535,22 +533,15 @@ def sample_posterior(image, *, n_samples=100, thin=None, chains=4, sampler="swc"
 
         raise InputError("posterior sampling runs on atoms; choose atoms other than 'pixels'")
     sampler_name = sampler if isinstance(sampler, str) else "swc"
-    name, _ = check_options(sampler=sampler_name, atoms=atoms, n_atoms=n_atoms, seed=seed,
-                            time_budget=time_budget, model=model, **opts)
+    resolved = resolve_options(sampler=sampler_name, atoms=atoms, n_atoms=n_atoms, seed=seed,
+                               time_budget=time_budget, model=model, **opts)
     features, display = prepare_image(image, channel_axis=channel_axis)
-    h, w = features.shape[:2]
-    if n_atoms is None:
-        n_atoms = default_n_atoms(h * w)
-    model_name = resolve_model(name, model, atoms)
-    a0_, a1_, a2_, boundary = posterior_weights(model_name, h, w, opts["a0"], opts["a1"], opts["a2"],
-                                                varying_channels(features))
+    run = resolved.on_image(features)  # the posterior of segment() on this image
+    model_name = run.posterior
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     atom_seed = seed if not isinstance(seed, np.random.Generator) else int(rng.integers(2**31))
-    atom_labels, graph, q, post = build_posterior(
-        features, atoms, n_atoms, seed=atom_seed, bins=opts["bins"], a0=a0_, a1=a1_, a2=a2_,
-        kappa=opts["kappa"], edge_scale=opts["edge_scale"] * noise_edge_scale(features),
-        q_max=opts["q_max"], boundary=boundary,
-        evidence=model_evidence(model_name), window=model_window(model_name, h, w))
+    atom_labels, graph, q, post = build_posterior(features, atoms, run.n_atoms, seed=atom_seed,
+                                                  **run.posterior_params())
     result = sample_model(post, q, atoms=atom_labels, n_samples=n_samples, thin=thin, chains=chains,
                           sampler=sampler, seed=rng, time_budget=time_budget, t0=t0,
                           anneal_steps=anneal_steps, pilot_steps=pilot_steps, image=display,
