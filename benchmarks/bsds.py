@@ -34,6 +34,12 @@ from swcuts.benchmarking import tune_peers
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "bsds500-train"
+#: The 100 BSDS500 validation photos, a larger tuning set (optional; not in
+#: the shared data as delivered: copy ``BSDS500/data/images/val`` and
+#: ``BSDS500/data/groundTruth/val`` of GitHub ``BIDS/BSDS500`` to
+#: ``images/`` and ``groundTruth/`` here). Never the test split: that is
+#: what swcuts is scored on.
+VAL = ROOT.parent / "shared" / "data" / "bsds500-val"
 SAMPLERS = ("swc", "multigrid", "gibbs")
 PEERS = ("felzenszwalb", "slic-ncut", "opencv-graphseg")
 

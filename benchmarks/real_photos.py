@@ -42,7 +42,7 @@ import swcuts  # noqa: E402
 from swcuts.benchmarking import tune_peers  # noqa: E402
 from swcuts.report import load_results  # noqa: E402
 
-from bsds import DATA, PEERS, print_table, split_halves  # noqa: E402
+from bsds import DATA, PEERS, VAL, print_table, split_halves  # noqa: E402
 
 SCALE_IMAGES = ("2092", "65132", "163062")
 MEGAPIXELS = (0.25, 1.0, 4.0)
@@ -65,6 +65,27 @@ def quality(out: Path, workers: int) -> None:
                          seeds=[0], workers=workers, resume=True, progress=True)
         rows, _, _ = load_results(folder)
         print_table(rows, f"default segment() and tuned peers, {half} half (15 images)")
+
+
+def validation(out: Path, workers: int) -> None:
+    """The 100 BSDS500 validation photos (``bsds.VAL``), a larger tuning set:
+    the peers tuned on them (best mean covering), then default ``segment()``
+    and the tuned peers on every one (``defaults_val/``)."""
+    if not (VAL / "images").is_dir():
+        raise SystemExit(f"no validation photos in {VAL} (see benchmarks/bsds.py's VAL)")
+    tuned_file = out / "peers_tuned_val.json"
+    if tuned_file.exists():
+        tuned = json.loads(tuned_file.read_text())
+    else:
+        tuned = tune_peers(VAL, PEERS, workers=workers, progress=True)
+        tuned_file.write_text(json.dumps(tuned, indent=2))
+    print("peers tuned on the validation photos (best mean covering):",
+          ", ".join(f"{p} {t['param']}={t['value']:g}" for p, t in tuned.items()))
+    folder = out / "defaults_val"
+    swcuts.benchmark(VAL, output=folder, samplers=["swc"], peers=list(PEERS), peer_tuning=tuned,
+                     seeds=[0], workers=workers, resume=True, progress=True)
+    rows, _, _ = load_results(folder)
+    print_table(rows, "default segment() and tuned peers, validation photos")
 
 
 def _resize(image, shape, order):
@@ -139,7 +160,8 @@ def main():
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--skip-scales", action="store_true")
     ap.add_argument("--repeats", type=int, default=1, help="speed: runs per photo (median)")
-    ap.add_argument("--parts", default="speed,quality,scales", help="which parts to run (comma list)")
+    ap.add_argument("--parts", default="speed,quality,scales", help="which parts to run (comma list; also val: the "
+                         "validation photos of bsds.VAL)")
     ap.add_argument("--model", default=None, help="scales: segment(model=...) (default: the default)")
     args = ap.parse_args()
     out = Path(args.out)
@@ -149,6 +171,8 @@ def main():
         speed(repeats=args.repeats)
     if "quality" in parts:
         quality(out, args.workers)
+    if "val" in parts:
+        validation(out, args.workers)
     if "scales" in parts and not args.skip_scales:
         scales(args.model)
 
