@@ -40,6 +40,10 @@ DATA = ROOT.parent / "shared" / "data" / "bsds500-train"
 #: ``images/`` and ``groundTruth/`` here). Never the test split: that is
 #: what swcuts is scored on.
 VAL = ROOT.parent / "shared" / "data" / "bsds500-val"
+#: The other 170 BSDS500 training photos (not among the 30 of ``DATA``), a
+#: larger held-out set (optional, likewise: the ``train`` images and
+#: ground truth of ``BIDS/BSDS500`` whose ids are not in ``DATA``).
+REST = ROOT.parent / "shared" / "data" / "bsds500-train-rest"
 SAMPLERS = ("swc", "multigrid", "gibbs")
 PEERS = ("felzenszwalb", "slic-ncut", "opencv-graphseg")
 

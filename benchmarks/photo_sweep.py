@@ -9,7 +9,8 @@ Every configuration runs default ``segment()`` (SW cuts, default atoms,
 budget and schedule, seed 0) on every image of the chosen halves of the
 30 development BSDS500 photos (tuning half: even sorted positions,
 held-out half: odd; ``benchmarks/bsds.split_halves``; ``val``: the 100
-BSDS500 validation photos, when ``benchmarks/bsds.VAL`` holds them) and is scored
+BSDS500 validation photos, ``rest``: the other 170 training photos, when
+``benchmarks/bsds.VAL`` and ``REST`` hold them) and is scored
 against every annotator. A configuration is a comma list of ``key=value``:
 ``model`` (a name of ``segment(model=...)``), ``lam``, ``a0``, ``a1`` (the
 named model's boundary weight and prior weights per 10^5 pixels, as in
@@ -57,7 +58,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bsds import DATA, VAL, split_halves  # noqa: E402
+from bsds import DATA, REST, VAL, split_halves  # noqa: E402
 
 MODEL_KEYS = {"lam": "boundary", "a0": "a0", "a1": "a1"}
 
@@ -449,10 +450,12 @@ def main():
     else:
         halves = split_halves(DATA, out / "halves")
         halves["_folders"] = {half: str(out / "halves" / half) for half in halves}
-        if (VAL / "images").is_dir():
-            # The 100 BSDS500 validation photos, when copied there (bsds.VAL).
-            halves["val"] = sorted((p.stem for p in (VAL / "images").glob("*.jpg")), key=int)
-            halves["_folders"]["val"] = str(VAL)
+        # The 100 BSDS500 validation photos and the other 170 training
+        # photos, when copied there (bsds.VAL, bsds.REST).
+        for half, folder in (("val", VAL), ("rest", REST)):
+            if (folder / "images").is_dir():
+                halves[half] = sorted((p.stem for p in (folder / "images").glob("*.jpg")), key=int)
+                halves["_folders"][half] = str(folder)
     store = out / "results.jsonl"
     done = {}
     if store.exists():

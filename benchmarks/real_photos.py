@@ -42,7 +42,7 @@ import swcuts  # noqa: E402
 from swcuts.benchmarking import tune_peers  # noqa: E402
 from swcuts.report import load_results  # noqa: E402
 
-from bsds import DATA, PEERS, VAL, print_table, split_halves  # noqa: E402
+from bsds import DATA, PEERS, REST, VAL, print_table, split_halves  # noqa: E402
 
 SCALE_IMAGES = ("2092", "65132", "163062")
 MEGAPIXELS = (0.25, 1.0, 4.0)
@@ -70,7 +70,9 @@ def quality(out: Path, workers: int) -> None:
 def validation(out: Path, workers: int) -> None:
     """The 100 BSDS500 validation photos (``bsds.VAL``), a larger tuning set:
     the peers tuned on them (best mean covering), then default ``segment()``
-    and the tuned peers on every one (``defaults_val/``)."""
+    and the tuned peers on every one (``defaults_val/``) and, when
+    ``bsds.REST`` holds them, on the other 170 training photos
+    (``defaults_rest/``, a larger held-out set)."""
     if not (VAL / "images").is_dir():
         raise SystemExit(f"no validation photos in {VAL} (see benchmarks/bsds.py's VAL)")
     tuned_file = out / "peers_tuned_val.json"
@@ -81,11 +83,14 @@ def validation(out: Path, workers: int) -> None:
         tuned_file.write_text(json.dumps(tuned, indent=2))
     print("peers tuned on the validation photos (best mean covering):",
           ", ".join(f"{p} {t['param']}={t['value']:g}" for p, t in tuned.items()))
-    folder = out / "defaults_val"
-    swcuts.benchmark(VAL, output=folder, samplers=["swc"], peers=list(PEERS), peer_tuning=tuned,
-                     seeds=[0], workers=workers, resume=True, progress=True)
-    rows, _, _ = load_results(folder)
-    print_table(rows, "default segment() and tuned peers, validation photos")
+    for half, data in (("val", VAL), ("rest", REST)):
+        if not (data / "images").is_dir():
+            continue
+        folder = out / f"defaults_{half}"
+        swcuts.benchmark(data, output=folder, samplers=["swc"], peers=list(PEERS), peer_tuning=tuned,
+                         seeds=[0], workers=workers, resume=True, progress=True)
+        rows, _, _ = load_results(folder)
+        print_table(rows, f"default segment() and the peers tuned on the validation photos, {data.name}")
 
 
 def _resize(image, shape, order):
