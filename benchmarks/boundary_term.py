@@ -29,6 +29,7 @@ import numpy as np
 from swcuts.anneal import Schedule, anneal
 from swcuts.api import DEFAULT_T0_SWC, DEFAULTS, MODELS, build_posterior, default_n_atoms, default_steps
 from swcuts.datasets import open_dataset
+from swcuts.options import BINS
 from swcuts.imageio import prepare_image
 from swcuts.metrics import benchmark_scores
 from swcuts.samplers import KERNELS
@@ -42,7 +43,7 @@ def run(task):
     features, _ = prepare_image(sample.image)
     h, w = features.shape[:2]
     scale = h * w / 1e5
-    posterior = dict(bins=DEFAULTS["bins"], a0=a0 * scale, a1=a1 * scale, a2=MODELS["contrast"]["a2"],
+    posterior = dict(bins=BINS, a0=a0 * scale, a1=a1 * scale, a2=MODELS["contrast"]["a2"],
                      kappa=DEFAULTS["kappa"], edge_scale=DEFAULTS["edge_scale"], q_max=DEFAULTS["q_max"],
                      boundary=lam * np.sqrt(scale))
     atoms, graph, q, model = build_posterior(features, "slic", default_n_atoms(h * w), seed=0, **posterior)

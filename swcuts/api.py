@@ -325,9 +325,11 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
         noisy images times :func:`swcuts.edges.noise_edge_scale`), and the
         ceiling of q that keeps every partition reachable.
     bins, a0, a1, a2, kappa : float
-        Posterior parameters: likelihood histogram bins, prior weights of
-        eq. 59 and the weight of the complexity prior. ``a0``, ``a1`` and
-        ``a2`` default to the model's weights (:data:`MODELS`; a0 and a1 per
+        Posterior parameters: likelihood histogram bins per channel, prior
+        weights of eq. 59 and the weight of the complexity prior. ``bins``
+        defaults to the model's (24 for "window", 32 for the others;
+        :func:`swcuts.options.model_bins`); ``a0``, ``a1`` and
+        ``a2`` to the model's weights (:data:`MODELS`; a0 and a1 per
         10^5 pixels of the image, at least those of 1,000 pixels), times 0.35
         on an image with one varying channel (grey), which has less evidence
         per pixel than a colour one (:data:`swcuts.options.ONE_CHANNEL_WEIGHT`).

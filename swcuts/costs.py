@@ -13,7 +13,7 @@ import math
 import numbers
 
 from .imageio import BYTES_PER_PIXEL_VERTEX, InputError
-from .options import (DEFAULTS, HIERARCHICAL, MAX_BINS, _resolve_sampler, default_n_atoms,
+from .options import (BINS, DEFAULTS, HIERARCHICAL, MAX_BINS, _resolve_sampler, default_n_atoms,
                       resolve_atoms, vertex_bytes)
 
 __all__ = ["run_cost", "check_cost", "too_large_message", "check_image_fits", "check_budget",
@@ -61,7 +61,7 @@ def _memory_limit(limit_bytes=None):
     return available_memory()
 
 
-def run_cost(hw, *, sampler="swc", atoms=None, n_atoms=None, bins=DEFAULTS["bins"],
+def run_cost(hw, *, sampler="swc", atoms=None, n_atoms=None, bins=None,
              levels=DEFAULTS["levels"], channels=3, n_labels=None) -> dict:
     """Estimated peak memory of a run, in bytes, by what it is spent on.
 
@@ -71,7 +71,8 @@ def run_cost(hw, *, sampler="swc", atoms=None, n_atoms=None, bins=DEFAULTS["bins
         ``(H, W)`` of the image.
     sampler, atoms, n_atoms, bins, levels :
         The options of :func:`~swcuts.segment` (``atoms`` and ``n_atoms``
-        None: their defaults).
+        None: their defaults; ``bins`` None: :data:`~swcuts.options.BINS`,
+        the most any model has by default).
     channels : int
         Feature channels (1 grey, 3 colour; 3 when unknown errs large).
     n_labels : int, optional
@@ -89,6 +90,7 @@ def run_cost(hw, *, sampler="swc", atoms=None, n_atoms=None, bins=DEFAULTS["bins
     from .imageio import BYTES_PER_PIXEL
 
     h, w = (int(t) for t in hw)
+    bins = BINS if bins is None else int(bins)
     name = _resolve_sampler(sampler)
     atoms = resolve_atoms(name, atoms)
     n_pix = h * w
@@ -99,7 +101,7 @@ def run_cost(hw, *, sampler="swc", atoms=None, n_atoms=None, bins=DEFAULTS["bins
         "vertices": n,
         "image": float(n_pix) * BYTES_PER_PIXEL,
         "graph": float(n) * per_vertex,
-        "bins": float(n) * rows * 8 * channels * max(int(bins) - DEFAULTS["bins"], 0),
+        "bins": float(n) * rows * 8 * channels * max(int(bins) - BINS, 0),
         "levels": float(n_pix) * BYTES_PER_LEVEL_PIXEL * int(levels) if name in HIERARCHICAL else 0.0,
         "labels": 3.0 * 8 * (1 + channels * int(bins) + 36 + 7 * channels) * n_labels if n_labels else 0.0,
     }
@@ -107,7 +109,7 @@ def run_cost(hw, *, sampler="swc", atoms=None, n_atoms=None, bins=DEFAULTS["bins
     return cost
 
 
-def check_cost(hw, *, sampler="swc", atoms=None, n_atoms=None, bins=DEFAULTS["bins"],
+def check_cost(hw, *, sampler="swc", atoms=None, n_atoms=None, bins=None,
                levels=DEFAULTS["levels"], channels=3, n_labels=None, limit_bytes=None) -> int:
     """Refuse, before any work, a run whose memory estimate does not fit.
 
@@ -155,8 +157,8 @@ def check_cost(hw, *, sampler="swc", atoms=None, n_atoms=None, bins=DEFAULTS["bi
     culprit = max(("bins", "levels", "labels"), key=lambda k: cost[k])
     if cost[culprit] > 0 and spare > 0:
         if culprit == "bins":
-            per_bin = cost["bins"] / (bins - DEFAULTS["bins"])
-            fit = min(DEFAULTS["bins"] + int((spare - cost["levels"] - cost["labels"]) // per_bin), MAX_BINS)
+            per_bin = cost["bins"] / (bins - BINS)
+            fit = min(BINS + int((spare - cost["levels"] - cost["labels"]) // per_bin), MAX_BINS)
             if fit >= 2:
                 raise InputError(f"bins={bins} needs about {_size(need)} for {what}; at most {fit} fit in "
                                  f"the {_size(have)} available")

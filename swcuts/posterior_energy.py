@@ -15,8 +15,9 @@ from .costs import check_cost
 from .graph import RegionGraph
 from .imageio import InputError, prepare_image
 from .models.image import ImageModel
-from .options import (BINS_WHY, DEFAULT_MODEL, DEFAULTS, MAX_BINS, MODELS, _check_choice, _check_positive_int, _check_real,
-                      model_evidence, model_window, posterior_weights, varying_channels)
+from .options import (BINS_WHY, DEFAULT_MODEL, DEFAULTS, MAX_BINS, MODELS, _check_choice, _check_positive_int,
+                      _check_real, model_bins, model_evidence, model_window, posterior_weights,
+                      varying_channels)
 
 __all__ = ["energy", "energy_terms"]
 
@@ -26,13 +27,14 @@ def _pixel_posterior(image, labels, *, channel_axis, bins, a0, a1, a2, kappa, mo
     one label per pixel (for a model with window histograms, on the graph
     of ``labels``' connected regions, which scores the same), after
     checking every argument."""
-    _check_positive_int("bins", bins, allow_none=False, minimum=2, maximum=MAX_BINS, why=BINS_WHY)
+    _check_positive_int("bins", bins, allow_none=True, minimum=2, maximum=MAX_BINS, why=BINS_WHY)
     for name, value in (("a0", a0), ("a1", a1)):
         _check_real(name, value, what="a non-negative number", allow_none=True, allow_zero=True)
     _check_real("a2", a2, what="a non-negative number", allow_none=True, allow_zero=True)
     _check_real("kappa", kappa, what="a non-negative number", allow_zero=True)
     model = DEFAULT_MODEL if model is None else model
     _check_choice("model", model, MODELS, "model")
+    bins = model_bins(model, bins)
     features, _ = prepare_image(image, channel_axis=channel_axis)
     h, w = features.shape[:2]
     labels = np.asarray(labels)
@@ -87,8 +89,9 @@ def energy(image, labels, *, channel_axis=-1, bins=DEFAULTS["bins"], a0=DEFAULTS
     channel_axis : int or None
         Axis of the channels, as in scikit-image.
     bins, a0, a1, a2, kappa : float
-        Posterior parameters, as for :func:`swcuts.segment` (``a0``, ``a1``,
-        ``a2`` None: the model's, for the image's size and channels).
+        Posterior parameters, as for :func:`swcuts.segment` (``bins``,
+        ``a0``, ``a1``, ``a2`` None: the model's, the weights for the
+        image's size and channels).
     model : {"contrast", "texture", "window", "paper"}, optional
         The image posterior (:data:`swcuts.options.MODELS`); None: the
         default of :func:`swcuts.segment` on atoms

@@ -9,7 +9,7 @@ from swcuts.graph import RegionGraph
 from swcuts.imageio import InputError
 from swcuts.models.image import ImageModel
 from swcuts.models.vertex_stats import window_histograms
-from swcuts.options import model_window
+from swcuts.options import BINS, MODELS, model_bins, model_window, resolve_options
 
 
 def _brute_force(features, atoms, n, bins, radius):
@@ -74,6 +74,22 @@ def test_window_model_energy_on_pixels_equals_the_samplers_energy_on_atoms():
     seg = swcuts.segment(image, seed=0, steps=3000, model="window", n_atoms=60)
     assert seg.posterior == "window" and seg.model.window >= 1
     assert swcuts.energy(image, seg.labels, model="window") == pytest.approx(seg.energy, rel=1e-9)
+
+
+def test_each_model_has_its_likelihood_bins_unless_given():
+    # bins=None (the default) is the model's: 24 for "window", BINS for the
+    # others; an explicit value wins everywhere (segment, energy, options).
+    assert MODELS["window"]["bins"] == 24 != BINS
+    assert resolve_options().bins == model_bins("window") == 24
+    assert resolve_options(model="contrast").bins == resolve_options(sampler="multigrid").bins == BINS
+    assert resolve_options(bins=40).bins == 40
+    image = np.zeros((24, 32)); image[:, 16:] = 0.7
+    for model, bins, want in (("window", None, 24), ("paper", None, BINS), ("window", 12, 12)):
+        seg = swcuts.segment(image, seed=0, steps=200, model=model, bins=bins)
+        assert seg.model.n_bins == want
+        assert swcuts.energy(image, seg.labels, model=model, bins=bins) == pytest.approx(seg.energy, rel=1e-9)
+    # The energy at other bins differs, so the checks above can fail.
+    assert swcuts.energy(image, seg.labels, model="window") != pytest.approx(seg.energy, rel=1e-9)
 
 
 def test_window_model_refuses_pixel_atoms():
