@@ -24,6 +24,7 @@ def prepare_image(image, *, channel_axis=-1) -> tuple[np.ndarray, np.ndarray]:
         `channel_axis`, following scikit-image conventions.  Channel counts:
         1 = grey, 2 = grey + alpha, 3 = RGB, 4 = RGBA.  Alpha channels are
         dropped (not composited): grey+alpha is treated as grey, RGBA as RGB.
+        RGB(A) whose three colour channels are equal is treated as grey.
     channel_axis : int or None, optional
         Axis of a 3-D `image` holding the channels (default last).  A 2-D
         image is always greyscale whatever this is.  ``None`` means the image
@@ -37,7 +38,8 @@ def prepare_image(image, *, channel_axis=-1) -> tuple[np.ndarray, np.ndarray]:
         :func:`skimage.color.rgb2lab` scaled as ``L/100``, ``(a+128)/256``,
         ``(b+128)/256`` and clipped to ``[0, 1]``.
     display : ndarray of float64, shape (H, W) or (H, W, 3)
-        C-contiguous grey or RGB image in ``[0, 1]`` for drawing overlays.
+        C-contiguous grey or RGB image in ``[0, 1]`` for drawing overlays
+        (grey when the features are).
 
     Raises
     ------
@@ -99,12 +101,16 @@ def prepare_image(image, *, channel_axis=-1) -> tuple[np.ndarray, np.ndarray]:
     if arr.dtype.kind == "f" and not np.isfinite(arr).all():
         raise InputError("image contains NaN or infinite values; replace or mask them (e.g. np.nan_to_num) before segmenting")
 
-    # Drop alpha, squeeze grey.
+    # Drop alpha, squeeze grey (also RGB with three equal channels, a grey
+    # photo saved as colour: as colour its constant chroma would still pay
+    # the likelihood's complexity cost, and its segmentation would differ).
     if arr.ndim == 3:
         if n_channels in (1, 2):
             arr = arr[..., 0]
         elif n_channels == 4:
             arr = arr[..., :3]
+    if arr.ndim == 3 and np.array_equal(arr[..., 0], arr[..., 1]) and np.array_equal(arr[..., 0], arr[..., 2]):
+        arr = arr[..., 0]
 
     scaled = _to_unit_float(arr)
 

@@ -237,12 +237,34 @@ def common_model(samplers, atoms=None) -> str:
     return PIXEL_MODEL if on_pixels else DEFAULT_MODEL
 
 
+#: The range above which a feature channel varies (:func:`varying_channels`).
+#: rgb2lab of a grey RGB image leaves a* and b* within 0.005 units of 0
+#: (1.8e-5 once scaled by 1/256, see :func:`swcuts.imageio.prepare_image`),
+#: while one 8-bit step of one RGB channel moves a* or b* by 0.37 units or
+#: more (0.0015 scaled): 5e-4 tells them apart. (At 1e-6 a grey photo saved
+#: as RGB counted as colour and got the colour weights.)
+VARYING_RANGE = 5e-4
+
+
 def varying_channels(features) -> int:
     """How many channels of an (H, W, C) feature image vary (a grey photo
-    saved as RGB has one: its chroma channels are constant)."""
+    saved as RGB has one: its chroma channels are constant).
+
+    A channel varies when its range exceeds :data:`VARYING_RANGE`.
+
+    Examples
+    --------
+    >>> from swcuts.imageio import prepare_image
+    >>> grey = np.linspace(0, 255, 48).reshape(6, 8).astype(np.uint8)
+    >>> varying_channels(prepare_image(np.dstack([grey] * 3))[0])
+    1
+    >>> tinted = np.dstack([grey, grey, grey]); tinted[0, 0, 2] += 1
+    >>> varying_channels(prepare_image(tinted)[0])
+    3
+    """
     f = np.asarray(features)
     f = f.reshape(-1, f.shape[-1] if f.ndim == 3 else 1)
-    return int(np.count_nonzero(np.ptp(f, axis=0) > 1e-6)) if f.size else 0
+    return int(np.count_nonzero(np.ptp(f, axis=0) > VARYING_RANGE)) if f.size else 0
 
 
 #: The weights of an image smaller than this many pixels are those of an
@@ -298,17 +320,25 @@ def model_window(model_name, h, w) -> int:
     return max(1, round(radius * math.sqrt(h * w / 1e5))) if radius else 0
 
 
-def model_bins(model_name, bins=None) -> int:
+def model_bins(model_name, bins=None, channels=3) -> int:
     """The likelihood's histogram bins per channel: ``bins``, or with None
     the posterior ``model_name``'s (:data:`MODELS`; :data:`BINS` where it
-    names none).
+    names none) on an image with ``channels`` varying channels. The
+    models' bins were chosen on colour photos; an image with one varying
+    channel keeps :data:`BINS`, which scored better on both halves of the
+    grey photos (benchmarks/grey_photos.py: at 24 bins fewer segments and a
+    lower PRI).
 
     Examples
     --------
     >>> model_bins("window"), model_bins("paper"), model_bins("window", 64)
     (24, 32, 64)
+    >>> model_bins("window", channels=1)
+    32
     """
-    return int(MODELS[model_name].get("bins", BINS)) if bins is None else bins
+    if bins is not None:
+        return bins
+    return int(MODELS[model_name].get("bins", BINS)) if channels >= 2 else BINS
 
 
 def model_evidence(model_name) -> str:
@@ -402,6 +432,9 @@ class RunOptions:
     window : int
         The window radius of the histogram likelihood (:func:`model_window`),
         set by :meth:`on_image`.
+    bins : int or None
+        The likelihood's bins per channel; None (the model's) until
+        :meth:`on_image` (:func:`model_bins`).
     """
 
     spec: SamplerSpec
@@ -416,7 +449,7 @@ class RunOptions:
     init: str
     edge_scale: float
     q_max: float
-    bins: int
+    bins: object
     a0: object
     a1: object
     a2: float
@@ -446,16 +479,18 @@ class RunOptions:
     def on_image(self, features) -> "RunOptions":
         """These options on an image's (H, W, C) features: ``n_atoms``, the
         posterior's weights ``a0``, ``a1``, ``a2``, ``boundary`` for its
-        pixel count and channels (:func:`posterior_weights`), and
+        pixel count and channels (:func:`posterior_weights`), its ``bins``
+        for the channels (:func:`model_bins`), and
         ``edge_scale`` times the image's noise factor
         (:func:`swcuts.edges.noise_edge_scale`)."""
         from .edges import noise_edge_scale
 
         h, w = features.shape[:2]
         n_atoms = default_n_atoms(h * w) if self.n_atoms is None else self.n_atoms
-        a0, a1, a2, boundary = posterior_weights(self.posterior, h, w, self.a0, self.a1, self.a2,
-                                                 varying_channels(features))
+        channels = varying_channels(features)
+        a0, a1, a2, boundary = posterior_weights(self.posterior, h, w, self.a0, self.a1, self.a2, channels)
         return replace(self, n_atoms=n_atoms, a0=a0, a1=a1, a2=a2, boundary=boundary,
+                       bins=model_bins(self.posterior, self.bins, channels),
                        window=model_window(self.posterior, h, w),
                        edge_scale=self.edge_scale * noise_edge_scale(features))
 
@@ -538,7 +573,6 @@ def resolve_options(*, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], s
     if not q_max < 1:
         raise InputError(f"q_max must be a number in (0, 1), got {q_max}")
     _check_positive_int("bins", bins, allow_none=True, minimum=2, maximum=MAX_BINS, why=BINS_WHY)
-    bins = model_bins(posterior, bins)
     for nm, val in (("a0", a0), ("a1", a1), ("a2", a2)):
         _check_real(nm, val, what="a non-negative number", allow_none=True, allow_zero=True)
     _check_real("kappa", kappa, what="a non-negative number", allow_zero=True)

@@ -34,9 +34,9 @@ def _pixel_posterior(image, labels, *, channel_axis, bins, a0, a1, a2, kappa, mo
     _check_real("kappa", kappa, what="a non-negative number", allow_zero=True)
     model = DEFAULT_MODEL if model is None else model
     _check_choice("model", model, MODELS, "model")
-    bins = model_bins(model, bins)
     features, _ = prepare_image(image, channel_axis=channel_axis)
     h, w = features.shape[:2]
+    bins = model_bins(model, bins, varying_channels(features))
     labels = np.asarray(labels)
     if labels.dtype.kind not in "biu":
         raise TypeError(f"labels must be an integer label image, got dtype {labels.dtype}")

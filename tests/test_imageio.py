@@ -8,6 +8,7 @@ import imageio.v3 as iio
 import numpy as np
 import pytest
 
+from swcuts import segment
 from swcuts.imageio import (
     InputError,
     atomic_write,
@@ -642,3 +643,21 @@ def test_very_large_image_is_refused_for_its_size_not_as_unreadable(tmp_path, mo
     monkeypatch.setattr(sio, "available_memory", lambda: 1000)
     with pytest.raises(sio.InputError, match="60x80 pixels.*downscale"):
         load_image(tmp_path / "big.png")
+
+
+def test_rgb_with_equal_channels_is_grey():
+    # A grey photo saved as RGB: the same features and segmentation as the
+    # grey image (as colour, rgb2lab leaves chroma noise of ~1e-5 and the
+    # constant chroma channels would pay the likelihood's complexity cost).
+    rng = np.random.default_rng(3)
+    grey = (rng.random((12, 16)) * 255).astype(np.uint8)
+    grey[:, 8:] //= 3
+    for rgb in (np.dstack([grey] * 3), np.dstack([grey] * 3 + [np.full_like(grey, 255)])):
+        features, display = prepare_image(rgb)
+        assert features.shape == (12, 16, 1) and display.shape == (12, 16)
+        np.testing.assert_array_equal(features, prepare_image(grey)[0])
+    np.testing.assert_array_equal(segment(np.dstack([grey] * 3), seed=0, steps=300).labels,
+                                  segment(grey, seed=0, steps=300).labels)
+    tinted = np.dstack([grey] * 3)
+    tinted[0, 0, 2] += 1   # one step of blue on one pixel: colour
+    assert prepare_image(tinted)[0].shape == (12, 16, 3)

@@ -79,17 +79,28 @@ def test_window_model_energy_on_pixels_equals_the_samplers_energy_on_atoms():
 def test_each_model_has_its_likelihood_bins_unless_given():
     # bins=None (the default) is the model's: 24 for "window", BINS for the
     # others; an explicit value wins everywhere (segment, energy, options).
+    # An image with one varying channel keeps BINS (the models' bins were
+    # chosen on colour photos).
     assert MODELS["window"]["bins"] == 24 != BINS
-    assert resolve_options().bins == model_bins("window") == 24
-    assert resolve_options(model="contrast").bins == resolve_options(sampler="multigrid").bins == BINS
-    assert resolve_options(bins=40).bins == 40
-    image = np.zeros((24, 32)); image[:, 16:] = 0.7
-    for model, bins, want in (("window", None, 24), ("paper", None, BINS), ("window", 12, 12)):
+    colour, grey = np.zeros((24, 32, 3)), np.zeros((24, 32))
+    colour[:, 16:] = (0.7, 0.2, 0.4)
+    grey[:, 16:] = 0.7
+    assert resolve_options().bins is None
+    assert resolve_options().on_image(colour).bins == model_bins("window") == 24
+    # on_image reads features (H, W, C); a grey photo has one channel, and
+    # so does an RGB grey one after prepare_image (its chroma is constant).
+    assert resolve_options().on_image(grey[..., None]).bins == model_bins("window", channels=1) == BINS
+    for opts in (resolve_options(model="contrast"), resolve_options(sampler="multigrid")):
+        assert opts.on_image(colour).bins == BINS
+    assert resolve_options(bins=40).on_image(colour).bins == resolve_options(bins=40).on_image(grey[..., None]).bins == 40
+    grey_rgb = np.repeat(grey[..., None], 3, axis=2)
+    for image, model, bins, want in ((colour, "window", None, 24), (grey_rgb, "window", None, BINS),
+                                     (colour, "paper", None, BINS), (colour, "window", 12, 12)):
         seg = swcuts.segment(image, seed=0, steps=200, model=model, bins=bins)
         assert seg.model.n_bins == want
         assert swcuts.energy(image, seg.labels, model=model, bins=bins) == pytest.approx(seg.energy, rel=1e-9)
     # The energy at other bins differs, so the checks above can fail.
-    assert swcuts.energy(image, seg.labels, model="window") != pytest.approx(seg.energy, rel=1e-9)
+    assert swcuts.energy(colour, seg.labels, model="window") != pytest.approx(seg.energy, rel=1e-9)
 
 
 def test_window_model_refuses_pixel_atoms():
