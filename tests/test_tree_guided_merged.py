@@ -16,7 +16,7 @@ import pytest
 from swcuts.models import MixtureModel
 from swcuts.models.mixture import lee_choi_gaussians
 from swcuts.samplers import TreeGuided, seed_compiled_rng
-from swcuts.samplers.tree_guided.merged import merged_tree
+from swcuts.samplers.tree_guided.merged import merged_tree, split_possible
 from swcuts.samplers.tree_guided.moves import _replay_record, _stopped_at
 
 
@@ -502,3 +502,27 @@ def test_member_index_known_exact_between_other_kernels_moves(build):
                 assert not index.current(state.partition)
     assert trusted > 1000
     assert state.log_pi == pytest.approx(model.log_target(state.labels), abs=1e-7)
+
+
+@pytest.mark.parametrize("build", ["greedy", "balanced", "matching"])
+def test_split_possible_is_whether_the_whole_trees_split_sum_is_finite(build):
+    """``split_possible`` (from global positions, no tree of U) is True
+    exactly when the split sum of the whole tree(U) is finite: from the
+    largest part's tree, and from a last tree of it with the changes since
+    (items gained among the added items, the leaves of the items lost
+    dropped)."""
+    k = _kernel(build)
+    rng = np.random.default_rng(25)
+    seen = {True: 0, False: 0}
+    for U, parts, T in _outcomes(k, rng, 240):
+        finite = math.isfinite(k._split_tree_logsum(k.tree(U), parts, T))
+        seen[finite] += 1
+        keep = max(range(len(parts)), key=lambda g: parts[g].size)
+        small = [g for g in range(len(parts)) if g != keep]
+        b = np.concatenate([parts[g] for g in small]).astype(np.int64)
+        part_of = np.repeat(np.array(small, np.int64), [parts[g].size for g in small])
+        assert split_possible(k.tree(parts[keep]), b, part_of, keep, k._lift) == finite
+        if max(p.size for p in parts) >= 4:
+            old, b, part_of, drop, keep = _stale(k, rng, parts)
+            assert split_possible(old, b, part_of, keep, k._lift, drop) == finite
+    assert seen[True] > 50 and seen[False] > 20

@@ -187,6 +187,92 @@ def _merged_leaves(parent, left, right, lo, order, size, stats, sc, hkey, gp, ma
 
 
 
+@njit(cache=True)
+def _split_possible(gp, dead, b_pos, b_part, big, hmin, lg):
+    """Whether a split path of tree(U) yields the parts, from the global
+    positions alone (no tree of U): ``gp`` the ascending global positions
+    of A's leaves (``dead[t]``: the leaf at ``gp[t]`` is not in U), ``b_pos``
+    the ascending global positions of the other items of U and ``b_part``
+    their parts (A's is ``big``).
+
+    A node of tree(U) is *mixed* when its leaves hold two parts, i.e. when
+    one of the *boundaries* (consecutive items of U, in the global leaf
+    order, of different parts; each one touches an item of B) lies under
+    it; the mixed nodes are the boundaries' split nodes and their
+    ancestors. A node ν yields the parts iff its children are pure and of
+    two parts and every subtree off its path to the root is pure
+    (:func:`.walks._split_logsum_impl`): iff the boundaries' split nodes lie
+    on one path from the root (ν the deepest). The split node of the
+    boundary between x and y has the key ``range_min(x + 1, y)``
+    (:func:`.algorithms._cartesian_impl`), and that of boundary i is an
+    ancestor of that of boundary j iff its key is the smallest over the span
+    of both (the lowest common ancestor of the items between them, one
+    range-minimum query; the keys are distinct). O(|B| log |A|).
+    """
+    m = gp.shape[0]
+    nb = b_pos.shape[0]
+    hs = np.empty(2 * nb, np.int64)
+    xs = np.empty(2 * nb, np.int64)
+    ys = np.empty(2 * nb, np.int64)
+    r = 0
+    for i in range(nb):
+        p = b_pos[i]
+        # The item of U before p: A's nearest live leaf or the previous item of B.
+        q = np.searchsorted(gp, p) - 1
+        while q >= 0 and dead[q]:
+            q -= 1
+        lpos = gp[q] if q >= 0 else -1
+        lpart = big
+        if i > 0 and b_pos[i - 1] > lpos:
+            lpos = b_pos[i - 1]
+            lpart = b_part[i - 1]
+        if lpos >= 0 and lpart != b_part[i]:
+            hs[r] = range_min(hmin, lg, lpos + 1, p)
+            xs[r] = lpos
+            ys[r] = p
+            r += 1
+        # The item after p, when it is A's (the next item of B records its own).
+        q = np.searchsorted(gp, p, side="right")
+        while q < m and dead[q]:
+            q += 1
+        if q < m and (i + 1 >= nb or gp[q] < b_pos[i + 1]) and b_part[i] != big:
+            hs[r] = range_min(hmin, lg, p + 1, gp[q])
+            xs[r] = p
+            ys[r] = gp[q]
+            r += 1
+    if r == 0:
+        return False
+    order = np.argsort(hs[:r])
+    for t in range(r - 1):
+        i = order[t]
+        j = order[t + 1]
+        if range_min(hmin, lg, min(xs[i], xs[j]) + 1, max(ys[i], ys[j])) != hs[i]:
+            return False
+    return True
+
+
+def split_possible(tree, b_items, part_of, big, lift, drop=None):
+    """Whether a split path of the tree of the merged set U =
+    ``tree.items`` (without the leaves ``drop``) ∪ ``b_items`` yields its
+    parts (``part_of`` of each item of ``b_items``, A's part ``big``), as
+    :func:`merged_tree` and the split sum on it would find, without the
+    contracted tree: O(|B| log m) (:func:`_split_possible`). When it is
+    False the reverse split's probability is 0 (the merge is rejected)."""
+    gpos, hmin, lg, _ = lift
+    aux = tree.aux
+    if "gp" not in aux:
+        aux["gp"] = np.ascontiguousarray(gpos[tree.items[tree.order]])
+        aux["mark"] = np.zeros(2 * tree.n - 1, np.bool_)
+    dead = np.zeros(tree.n, np.bool_)
+    if drop is not None and len(drop):
+        dead[tree.lo[np.asarray(drop, np.int64)]] = True
+    pos = gpos[b_items]
+    o = np.argsort(pos, kind="stable")
+    return bool(_split_possible(aux["gp"], dead, np.ascontiguousarray(pos[o]),
+                                np.ascontiguousarray(np.asarray(part_of, np.int64)[o]), int(big),
+                                hmin, lg))
+
+
 def merged_tree(f, tree, b_items, lift, lift_cache, vstats, leaf_sc, temperature, floor,
                 drop=None):
     """The tree of ``tree.items`` ∪ ``b_items`` contracted around ``b_items``

@@ -37,7 +37,7 @@ from ...partition import _version
 from ..common import StepInfo, metropolis_hastings_bound_first
 from .freelist import _free_list_after_merge, _free_list_as_if_undone
 from .heads import merge_set
-from .merged import _entry_bytes, _replay_record, _stopped_at, merged_tree
+from .merged import _entry_bytes, _replay_record, _stopped_at, merged_tree, split_possible
 from .ratio import merge_anchor_sum
 from .trees import _leaf_groups, _Rest
 from .walks import _uniforms
@@ -366,6 +366,11 @@ class _GlobalMoves:
                     if changes is not None:
                         added, drop = changes
                         break
+                    # A deep last tree (the greedy caterpillar's): before its
+                    # O(m) rebuild, whether any split path can yield the labels.
+                    if not self._possible_on_last(state, P_labs[keep], tree, lists, ranks,
+                                                  rank_keep):
+                        return -math.inf
                     tree, stale = self._label_tree_of(state, P_labs[keep]), False
             else:
                 tree = self._label_tree_of(state, P_labs[keep])
@@ -389,6 +394,11 @@ class _GlobalMoves:
                 else:
                     drop = None
                 self._lifting()
+                # No split path of tree(U) yields the labels (O(|B| log m), no
+                # tree): the reverse split's probability is 0, as the sum below
+                # would find.
+                if not split_possible(tree, b_items, part_of, rank_keep, self._lift, drop):
+                    return -math.inf
                 arrays, logw, leaf = merged_tree(
                     self._f, tree, b_items, self._lift, self._lift_cache, self.vstats,
                     self._leaf_sc, temperature, self.split_floor, drop)
@@ -421,6 +431,22 @@ class _GlobalMoves:
             return _stopped_at(record, stop)
 
         return split_sum
+
+    def _possible_on_last(self, state, label, tree, lists, ranks, rank_keep):
+        """:func:`.merged.split_possible` for a merge of the labels whose
+        member arrays are ``lists`` (the largest, ``label``, last; the
+        others' parts ``ranks``) on ``label``'s last tree ``tree``, with the
+        changes since (:meth:`_changes_since` without its depth limit); True
+        when there are too many changes to tell."""
+        changes = self._changes_since(state, label, tree, deep=True)
+        if changes is None:
+            return True
+        added, drop = changes
+        b_items = np.concatenate(lists[:-1] + [added])
+        part_of = np.repeat(np.array(ranks + (rank_keep,), np.int64),
+                            [x.size for x in lists[:-1]] + [added.size])
+        self._lifting()
+        return split_possible(tree, b_items, part_of, rank_keep, self._lift, drop)
 
     def _commit_merge(self, state, dst, movers, U):
         """Move every mover's items into ``dst`` and update the index."""
