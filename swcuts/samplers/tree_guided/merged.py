@@ -188,26 +188,27 @@ def _merged_leaves(parent, left, right, lo, order, size, stats, sc, hkey, gp, ma
 
 
 @njit(cache=True)
-def _split_possible(gp, dead, b_pos, b_part, big, hmin, lg):
-    """Whether a split path of tree(U) yields the parts, from the global
-    positions alone (no tree of U): ``gp`` the ascending global positions
-    of A's leaves (``dead[t]``: the leaf at ``gp[t]`` is not in U), ``b_pos``
-    the ascending global positions of the other items of U and ``b_part``
-    their parts (A's is ``big``).
+def _boundaries(gp, dead, b_pos, b_part, big, hmin, lg):
+    """The boundaries of the parts of U = A ∪ B in the global leaf order and
+    whether their split nodes in tree(U) lie on one path from the root.
 
-    A node of tree(U) is *mixed* when its leaves hold two parts, i.e. when
-    one of the *boundaries* (consecutive items of U, in the global leaf
-    order, of different parts; each one touches an item of B) lies under
-    it; the mixed nodes are the boundaries' split nodes and their
-    ancestors. A node ν yields the parts iff its children are pure and of
-    two parts and every subtree off its path to the root is pure
-    (:func:`.walks._split_logsum_impl`): iff the boundaries' split nodes lie
-    on one path from the root (ν the deepest). The split node of the
-    boundary between x and y has the key ``range_min(x + 1, y)``
-    (:func:`.algorithms._cartesian_impl`), and that of boundary i is an
+    ``gp``: the ascending global positions of A's leaves (``dead[t]``: the
+    leaf at ``gp[t]`` is not in U); ``b_pos``: the ascending global
+    positions of the other items of U, ``b_part`` their parts (A's is
+    ``big``). A *boundary* is a pair of consecutive items of U of two parts
+    (each touches an item of B). Its split node in tree(U) has the key
+    ``range_min(x + 1, y)`` of its items' positions x < y
+    (:func:`.algorithms._cartesian_impl`); that of boundary i is an
     ancestor of that of boundary j iff its key is the smallest over the span
-    of both (the lowest common ancestor of the items between them, one
-    range-minimum query; the keys are distinct). O(|B| log |A|).
+    of both (the lowest common ancestor of the items between them; keys are
+    distinct). A node of tree(U) is *mixed* (holds two parts) iff a boundary
+    lies under it, and a node ν yields the parts iff its children are pure
+    and of two parts and every subtree off its path to the root is pure
+    (:func:`.walks._split_logsum_impl`): iff the boundaries' split nodes lie
+    on one path (ν the deepest). O(|B| log |A|).
+
+    Returns (keys, left and right positions of the r boundaries, r, whether
+    their split nodes lie on one path, the boundaries by key).
     """
     m = gp.shape[0]
     nb = b_pos.shape[0]
@@ -240,38 +241,136 @@ def _split_possible(gp, dead, b_pos, b_part, big, hmin, lg):
             xs[r] = p
             ys[r] = gp[q]
             r += 1
-    if r == 0:
-        return False
     order = np.argsort(hs[:r])
+    ok = r > 0
     for t in range(r - 1):
         i = order[t]
         j = order[t + 1]
         if range_min(hmin, lg, min(xs[i], xs[j]) + 1, max(ys[i], ys[j])) != hs[i]:
-            return False
-    return True
+            ok = False
+            break
+    return hs, xs, ys, r, ok, order
 
 
-def split_possible(tree, b_items, part_of, big, lift, drop=None):
-    """Whether a split path of the tree of the merged set U =
-    ``tree.items`` (without the leaves ``drop``) ∪ ``b_items`` yields its
-    parts (``part_of`` of each item of ``b_items``, A's part ``big``), as
-    :func:`merged_tree` and the split sum on it would find, without the
-    contracted tree: O(|B| log m) (:func:`_split_possible`). When it is
-    False the reverse split's probability is 0 (the merge is rejected)."""
-    gpos, hmin, lg, _ = lift
+@njit(cache=True)
+def _root_sides(gp, a_stats, a_row, dead, b_pos, b_items, b_part, big, k, vstats, hmin, lg):
+    """The root of tree(U) as the reverse split's replay sees it at its
+    first (top) choice, from global positions alone (no tree of U;
+    arguments as :func:`_boundaries`, ``k`` parts; the statistics of A's
+    leaf at ``gp[t]`` are ``a_stats[a_row[t]]``, those of the items
+    ``b_items`` at ``b_pos`` their rows of ``vstats``).
+
+    Returns (status: -1 when no split path yields the parts, 0 when the
+    path's node ν is the root (no choice), else 1; the part p of the root's
+    child Q off ν's path; the statistics and sizes of every part's items on
+    ν's side of the root (the groups before Q's choice); Q's statistics and
+    size). The root is the lowest common ancestor of U; Q is the side that
+    holds no boundary below the root (the boundaries lie on ν's path). The
+    sums run over U's items in the global leaf order, whatever A and B are,
+    so that they are a function of the parts alone. O(|B| log |A| + |U|).
+    """
+    D = vstats.shape[1]
+    st_nu = np.zeros((k, D))
+    n_nu = np.zeros(k, np.int64)
+    st_q = np.zeros(D)
+    hs, xs, ys, r, ok, order = _boundaries(gp, dead, b_pos, b_part, big, hmin, lg)
+    if not ok:
+        return -1, -1, st_nu, n_nu, st_q, 0
+    m = gp.shape[0]
+    nb = b_pos.shape[0]
+    lo = 0
+    while lo < m and dead[lo]:
+        lo += 1
+    hi = m - 1
+    while hi >= 0 and dead[hi]:
+        hi -= 1
+    first = b_pos[0]
+    last = b_pos[nb - 1]
+    if lo < m and gp[lo] < first:
+        first = gp[lo]
+    if hi >= 0 and gp[hi] > last:
+        last = gp[hi]
+    hr = range_min(hmin, lg, first + 1, last)
+    b1 = order[0]
+    if hs[b1] == hr:  # the root is a boundary's split node
+        if r == 1:
+            return 0, -1, st_nu, n_nu, st_q, 0
+        b1 = order[1]
+    s = hr % hmin.shape[1]  # the root's right subtree starts at position s
+    nu_right = xs[b1] >= s
+    pq = -1
+    nq = 0
+    i = 0
+    t = lo
+    while i < nb or t <= hi:
+        if t <= hi and dead[t]:
+            t += 1
+            continue
+        if i < nb and (t > hi or b_pos[i] < gp[t]):
+            pos = b_pos[i]
+            g = b_part[i]
+            row = vstats[b_items[i]]
+            i += 1
+        else:
+            pos = gp[t]
+            g = big
+            row = a_stats[a_row[t]]
+            t += 1
+        if (pos >= s) == nu_right:
+            for q in range(D):
+                st_nu[g, q] += row[q]
+            n_nu[g] += 1
+        else:
+            for q in range(D):
+                st_q[q] += row[q]
+            nq += 1
+            pq = g
+    return 1, pq, st_nu, n_nu, st_q, nq
+
+
+def _gp_of(tree, gpos):
+    """The ascending global positions of ``tree``'s leaves (kept with it)."""
     aux = tree.aux
     if "gp" not in aux:
         aux["gp"] = np.ascontiguousarray(gpos[tree.items[tree.order]])
         aux["mark"] = np.zeros(2 * tree.n - 1, np.bool_)
+    return aux["gp"]
+
+
+def root_sides(tree, b_items, part_of, big, k, lift, vstats, drop=None):
+    """:func:`_root_sides` of the merged set U = ``tree.items`` (without
+    the leaves ``drop``) ∪ ``b_items`` with its parts (``part_of`` of each
+    item of ``b_items``, A's part ``big``; ``k`` parts), from the tree of A
+    (or A's last tree, with the items it gained since among ``b_items`` and
+    those it lost in ``drop``)."""
+    gpos, hmin, lg, _ = lift
     dead = np.zeros(tree.n, np.bool_)
     if drop is not None and len(drop):
         dead[tree.lo[np.asarray(drop, np.int64)]] = True
     pos = gpos[b_items]
     o = np.argsort(pos, kind="stable")
-    return bool(_split_possible(aux["gp"], dead, np.ascontiguousarray(pos[o]),
-                                np.ascontiguousarray(np.asarray(part_of, np.int64)[o]), int(big),
-                                hmin, lg))
+    # A's leaf rows of the tree's statistics are its items' rows of vstats.
+    return _root_sides(_gp_of(tree, gpos), tree.stats, tree.order, dead,
+                       np.ascontiguousarray(pos[o]), np.ascontiguousarray(b_items[o]),
+                       np.ascontiguousarray(np.asarray(part_of, np.int64)[o]), int(big), int(k),
+                       vstats, hmin, lg)
 
+
+def split_possible(tree, b_items, part_of, big, lift, drop=None):
+    """Whether a split path of the tree of the merged set U (as
+    :func:`root_sides`) yields its parts, as :func:`merged_tree` and the
+    split sum on it would find, without the contracted tree: O(|B| log m)
+    (:func:`_boundaries`). When it is False the reverse split's
+    probability is 0 (the merge is rejected)."""
+    gpos, hmin, lg, _ = lift
+    dead = np.zeros(tree.n, np.bool_)
+    if drop is not None and len(drop):
+        dead[tree.lo[np.asarray(drop, np.int64)]] = True
+    pos = gpos[b_items]
+    o = np.argsort(pos, kind="stable")
+    return bool(_boundaries(_gp_of(tree, gpos), dead, np.ascontiguousarray(pos[o]),
+                            np.ascontiguousarray(np.asarray(part_of, np.int64)[o]), int(big),
+                            hmin, lg)[4])
 
 def merged_tree(f, tree, b_items, lift, lift_cache, vstats, leaf_sc, temperature, floor,
                 drop=None):
@@ -310,9 +409,7 @@ def merged_tree(f, tree, b_items, lift, lift_cache, vstats, leaf_sc, temperature
     """
     gpos, hmin, lg, split_at = lift
     aux = tree.aux
-    if "gp" not in aux:
-        aux["gp"] = np.ascontiguousarray(gpos[tree.items[tree.order]])
-        aux["mark"] = np.zeros(2 * tree.n - 1, np.bool_)
+    _gp_of(tree, gpos)
     lse_key = float(temperature)
     if aux.get("lse", (None,))[0] != lse_key:
         aux["lse"] = (lse_key, _subtree_lse(tree.left, tree.right, tree.logd / temperature,
@@ -390,5 +487,7 @@ def _replay_record(found, node_logw, trace, value, stop):
 def _entry_bytes(entry) -> int:
     """Bytes held by a kept contracted tree
     (:meth:`.moves._GlobalMoves._merged_split_sum`)."""
+    if entry[1] is None:  # a root bound alone
+        return 64 + sum(x.nbytes for x in entry[5])
     return (sum(x.nbytes for x in entry[1][:6]) + entry[2].nbytes + entry[3].nbytes
             + entry[6].nbytes + sum(x.nbytes for x in entry[5]))
