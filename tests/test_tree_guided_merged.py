@@ -526,3 +526,49 @@ def test_split_possible_is_whether_the_whole_trees_split_sum_is_finite(build):
             old, b, part_of, drop, keep = _stale(k, rng, parts)
             assert split_possible(old, b, part_of, keep, k._lift, drop) == finite
     assert seen[True] > 50 and seen[False] > 20
+
+
+@pytest.mark.parametrize("build,compiled", [("greedy", None), ("balanced", None),
+                                            ("matching", None), ("balanced", False)])
+def test_root_bound_is_the_first_choice_of_the_whole_trees_replay(build, compiled):
+    """The root bound of a merge's reverse split (``merged.root_sides`` and
+    ``_root_bound``: no tree of U) against the whole tree(U): -inf exactly
+    when no split path yields the parts; else the replay's first choice (the
+    root's, to 1e-9; 0 when the split node is the root), never below the
+    split sum; the same bits from the largest part's tree, from a last tree
+    with the changes since, and from the whole-tree path (which returns it
+    at a stop above it)."""
+    k = _kernel(build, compiled, n=200 if compiled is None else 120)
+    rng = np.random.default_rng(35)
+    seen = {"none": 0, "root": 0, "choice": 0}
+    for U, parts, T in _outcomes(k, rng, 150 if compiled is None else 40):
+        tree = k.tree(U)
+        keep = max(range(len(parts)), key=lambda g: parts[g].size)
+        small = [g for g in range(len(parts)) if g != keep]
+        b = np.concatenate([parts[g] for g in small]).astype(np.int64)
+        part_of = np.repeat(np.array(small, np.int64), [parts[g].size for g in small])
+        bound = k._bound_around(k.tree(parts[keep]), b, part_of, keep, len(parts), T)
+        leaves = np.searchsorted(tree.items, b).astype(np.int64)
+        trace, found = np.full(tree.n, np.inf), np.zeros(3, np.int64)
+        whole = k._logsum(tree.left, tree.right, tree.parent, tree.stats, tree.size, tree.score,
+                          tree.n, leaves, part_of, keep, len(parts),
+                          tree.node_log_weights(T, k.split_floor), T, False, -math.inf, trace,
+                          found)
+        if whole == -math.inf:
+            assert bound == -math.inf
+            seen["none"] += 1
+        else:
+            assert found[0] == 1 and bound >= whole - 1e-12  # (log 1 rounds to 7e-18)
+            if found[2] == 0:
+                assert bound == 0.0
+                seen["root"] += 1
+            else:
+                assert bound == pytest.approx(trace[0], abs=1e-9)
+                seen["choice"] += 1
+        if bound > -math.inf:
+            # The whole-tree path returns the bound itself at a stop above it.
+            assert k._split_tree_logsum(tree, parts, T, stop=bound + 0.5) == bound
+        if max(p.size for p in parts) >= 4:
+            old, b2, p2, drop, keep2 = _stale(k, rng, parts)
+            assert k._bound_around(old, b2, p2, keep2, len(parts), T, drop) == bound
+    assert min(seen.values()) > (2 if compiled is None else 0) and seen["choice"] > 10
