@@ -303,28 +303,34 @@ def _root_sides(gp, a_stats, a_row, dead, b_pos, b_items, b_part, big, k, vstats
     i = 0
     t = lo
     while i < nb or t <= hi:
-        if t <= hi and dead[t]:
+        # A's live leaves before the next item of B, then that item.
+        end = hi + 1 if i >= nb else np.searchsorted(gp, b_pos[i])
+        while t < end:
+            if not dead[t]:
+                v = a_row[t]
+                if (gp[t] >= s) == nu_right:
+                    for q in range(D):
+                        st_nu[big, q] += a_stats[v, q]
+                    n_nu[big] += 1
+                else:
+                    for q in range(D):
+                        st_q[q] += a_stats[v, q]
+                    nq += 1
+                    pq = big
             t += 1
-            continue
-        if i < nb and (t > hi or b_pos[i] < gp[t]):
-            pos = b_pos[i]
+        if i < nb:
             g = b_part[i]
-            row = vstats[b_items[i]]
+            v = b_items[i]
+            if (b_pos[i] >= s) == nu_right:
+                for q in range(D):
+                    st_nu[g, q] += vstats[v, q]
+                n_nu[g] += 1
+            else:
+                for q in range(D):
+                    st_q[q] += vstats[v, q]
+                nq += 1
+                pq = g
             i += 1
-        else:
-            pos = gp[t]
-            g = big
-            row = a_stats[a_row[t]]
-            t += 1
-        if (pos >= s) == nu_right:
-            for q in range(D):
-                st_nu[g, q] += row[q]
-            n_nu[g] += 1
-        else:
-            for q in range(D):
-                st_q[q] += row[q]
-            nq += 1
-            pq = g
     return 1, pq, st_nu, n_nu, st_q, nq
 
 
