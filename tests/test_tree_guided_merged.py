@@ -572,3 +572,32 @@ def test_root_bound_is_the_first_choice_of_the_whole_trees_replay(build, compile
             old, b2, p2, drop, keep2 = _stale(k, rng, parts)
             assert k._bound_around(old, b2, p2, keep2, len(parts), T, drop) == bound
     assert min(seen.values()) > (2 if compiled is None else 0) and seen["choice"] > 10
+
+
+def test_compiled_root_bound_is_its_plain_python_copy():
+    """``walks._root_bound`` (compiled) against the same function run as
+    plain Python (``_Fns(compiled=False)``, numpy scores): the same bound to
+    1e-12 on merges of random outcomes, -inf and 0 included."""
+    from swcuts.samplers.tree_guided.algorithms import _Fns
+
+    k = _kernel("greedy")
+    plain = _Fns(False, k._f.sp)
+    gpos, hmin, lg, _ = k._lifting()
+    rng = np.random.default_rng(45)
+    values = []
+    for U, parts, T in _outcomes(k, rng, 120):
+        keep = max(range(len(parts)), key=lambda g: parts[g].size)
+        small = [g for g in range(len(parts)) if g != keep]
+        tree = k.tree(parts[keep])
+        gp = np.ascontiguousarray(gpos[tree.items[tree.order]])
+        b = np.concatenate([parts[g] for g in small]).astype(np.int64)
+        part_of = np.repeat(np.array(small, np.int64), [parts[g].size for g in small])
+        args = (gp, tree.stats, tree.order, np.zeros(tree.n, np.bool_), gpos, b, part_of, keep,
+                len(parts), k.vstats, hmin, lg, 1.0 / T, k.log_wnew)
+        got = k._f.root_bound(k._f.sp, *args)
+        want = plain.root_bound(k._f.sp, *args)
+        assert got == pytest.approx(want, abs=1e-12 * max(1.0, abs(want))) or got == want
+        values.append(got)
+    values = np.array(values)
+    assert (values == -np.inf).any() and (values == 0).any()
+    assert (np.isfinite(values) & (values < 0)).sum() > 20

@@ -21,7 +21,7 @@ import weakref
 
 import numpy as np
 
-from .merged import _entry_bytes, _replay_record, _stopped_at, merged_tree, root_sides
+from .merged import _entry_bytes, _gp_of, _replay_record, _stopped_at, merged_tree
 
 
 class _AroundMerges:
@@ -32,9 +32,13 @@ class _AroundMerges:
         (:meth:`~.ratio._ProposalProbabilities._root_bound`) from the tree
         of its largest label A (or A's last tree with the changes since, as
         :func:`.merged.merged_tree`), the other items and their parts."""
-        self._lifting()
-        return self._root_bound(root_sides(tree, b_items, part_of, big, k, self._lift,
-                                           self.vstats, drop), temperature)
+        gp = _gp_of(tree, self._lifting()[0])
+        dead = np.zeros(tree.n, np.bool_)
+        if drop is not None and len(drop):
+            dead[tree.lo[np.asarray(drop, np.int64)]] = True
+        # A's leaf rows of the tree's statistics are its items' rows of vstats.
+        return self._root_bound(gp, tree.stats, tree.order, dead, b_items, part_of, big, k,
+                                temperature)
 
     def _bound_on_last(self, state, label, tree, lists, ranks, rank_keep, temperature):
         """:meth:`_bound_around` of a merge of the labels whose member

@@ -36,6 +36,12 @@ label. The tree of A may also be A's tree before some of its items moved:
 the items it gained since are added like B's (in A's part) and the leaves
 of those it lost are dropped (``drop``; their ancestors are marked too).
 
+Before any of this, two questions need no tree of U, only the global
+positions (:func:`_boundaries`, :func:`_root_sides`): whether any split
+path of tree(U) yields the parts at all (else the reverse split's
+probability is 0), and the first choice of that path, the root's, which
+bounds its probability from above (:mod:`.around`).
+
 The kernel keeps contracted trees with the sums so far of their replays
 (:func:`_replay_record`, read by :func:`_stopped_at`). See ``docs/algorithms/tree_guided.md`` ("The cost of a move").
 """
@@ -343,29 +349,12 @@ def _gp_of(tree, gpos):
     return aux["gp"]
 
 
-def root_sides(tree, b_items, part_of, big, k, lift, vstats, drop=None):
-    """:func:`_root_sides` of the merged set U = ``tree.items`` (without
-    the leaves ``drop``) ∪ ``b_items`` with its parts (``part_of`` of each
-    item of ``b_items``, A's part ``big``; ``k`` parts), from the tree of A
-    (or A's last tree, with the items it gained since among ``b_items`` and
-    those it lost in ``drop``)."""
-    gpos, hmin, lg, _ = lift
-    dead = np.zeros(tree.n, np.bool_)
-    if drop is not None and len(drop):
-        dead[tree.lo[np.asarray(drop, np.int64)]] = True
-    pos = gpos[b_items]
-    o = np.argsort(pos, kind="stable")
-    # A's leaf rows of the tree's statistics are its items' rows of vstats.
-    return _root_sides(_gp_of(tree, gpos), tree.stats, tree.order, dead,
-                       np.ascontiguousarray(pos[o]), np.ascontiguousarray(b_items[o]),
-                       np.ascontiguousarray(np.asarray(part_of, np.int64)[o]), int(big), int(k),
-                       vstats, hmin, lg)
-
-
 def split_possible(tree, b_items, part_of, big, lift, drop=None):
-    """Whether a split path of the tree of the merged set U (as
-    :func:`root_sides`) yields its parts, as :func:`merged_tree` and the
-    split sum on it would find, without the contracted tree: O(|B| log m)
+    """Whether a split path of the tree of the merged set U =
+    ``tree.items`` (without the leaves ``drop``) ∪ ``b_items`` yields its
+    parts (``part_of`` of each item of ``b_items``, A's part ``big``), as
+    :func:`merged_tree` and the split sum on it would find, without the
+    contracted tree: O(|B| log m)
     (:func:`_boundaries`). When it is False the reverse split's
     probability is 0 (the merge is rejected)."""
     gpos, hmin, lg, _ = lift

@@ -121,21 +121,15 @@ class _ProposalProbabilities:
         if self.trees == "global" and not best and stop > -math.inf and tree.hkey is not None:
             # The root bound first, as the merges priced around their added
             # items (.around) take it: the same value, a function of the parts.
-            from .merged import _root_sides  # (merged imports this module)
-
-            self._lifting()
-            gpos = self._lift[0]
+            gpos = self._lifting()[0]
             rest = [g for g in range(len(parts)) if g != big]
-            b = np.concatenate([parts[g] for g in rest]).astype(np.int64)
-            part_of = np.repeat(np.array(rest, np.int64), [parts[g].size for g in rest])
-            o = np.argsort(gpos[b], kind="stable")
             A = parts[big].astype(np.int64)
             a = np.argsort(gpos[A], kind="stable")
-            bound = self._root_bound(_root_sides(
+            bound = self._root_bound(
                 np.ascontiguousarray(gpos[A][a]), self.vstats, np.ascontiguousarray(A[a]),
-                np.zeros(A.size, np.bool_), np.ascontiguousarray(gpos[b][o]),
-                np.ascontiguousarray(b[o]), np.ascontiguousarray(part_of[o]), big, len(parts),
-                self.vstats, self._lift[1], self._lift[2]), temperature)
+                np.zeros(A.size, np.bool_), np.concatenate([parts[g] for g in rest]),
+                np.repeat(np.array(rest, np.int64), [parts[g].size for g in rest]), big,
+                len(parts), temperature)
             if bound < stop:
                 return bound
         # The leaves of the other parts; every other leaf is in the largest part.
@@ -147,31 +141,23 @@ class _ProposalProbabilities:
                             tree.node_log_weights(temperature, self.split_floor), temperature,
                             best, stop)
 
-    def _root_bound(self, sides, temperature) -> float:
+    def _root_bound(self, gp, a_stats, a_row, dead, b_items, part_of, big, k,
+                    temperature) -> float:
         """An upper bound of the log probability of a split of the merged
-        set U that yields its parts, from its first choice alone: the
-        choice of the root's child Q off the split node's path
-        (:func:`.merged._root_sides`: -inf when no path yields the parts, 0
-        when the split node is the root). The other choices and the split
-        node's weight are probabilities (≤ 1), so the probability is at most that choice's:
-        Q joins its part's group (or opens one when its part has no item on
-        the other side) among the parts' items on the other side, with the
-        walk's rule (:func:`.walks._walk_groups_impl`). A function of the
-        parts alone: the whole-tree path and the contracted one
-        (:mod:`.around`) return the same value."""
-        status, p, st_nu, n_nu, st_q, nq = sides
-        if status <= 0:
-            return -math.inf if status < 0 else 0.0
+        set U that yields its k parts, from its first choice alone, the
+        root's (:func:`.walks._root_bound_impl`; A's leaves at the ascending
+        global positions ``gp``, not ``dead``, statistics
+        ``a_stats[a_row[t]]``; the other items ``b_items`` and their parts,
+        A's ``big``): -inf when no split path yields the parts, 0 when the
+        split node is the root. A function of the parts alone: the
+        whole-tree path and the contracted one (:mod:`.around`) return the
+        same value."""
         f = self._f
-        opened = np.flatnonzero(n_nu > 0)
-        S, n = np.ascontiguousarray(st_nu[opened]), n_nu[opened]
-        Sq, n_q = st_q.reshape(1, -1), np.array([nq], np.int64)
-        logd = f.logd(f.sp, S, np.asarray(f.scores(f.sp, S, n), float), n, Sq,
-                      np.asarray(f.scores(f.sp, Sq, n_q), float), n_q)[:, 0]
-        logits = np.append(-logd * (1.0 / temperature), self.log_wnew)
-        hit = np.flatnonzero(opened == p)
-        idx = int(hit[0]) if hit.size else opened.size
-        return float(logits[idx] - _logsumexp(logits))
+        gpos, hmin, lg, _ = self._lifting()
+        return float(f.root_bound(f.sp, gp, a_stats, a_row, dead, gpos,
+                                  np.ascontiguousarray(b_items, np.int64),
+                                  np.ascontiguousarray(part_of, np.int64), int(big), int(k),
+                                  self.vstats, hmin, lg, 1.0 / temperature, self.log_wnew))
 
     def _logsum(self, left, right, parent, stats, size, score, n, leaves, part_of, big, k,
                 node_logw, temperature, best, stop, trace=None, found=None) -> float:
