@@ -367,6 +367,7 @@ def split_possible(tree, b_items, part_of, big, lift, drop=None):
                             np.ascontiguousarray(np.asarray(part_of, np.int64)[o]), int(big),
                             hmin, lg)[4])
 
+
 def merged_tree(f, tree, b_items, lift, lift_cache, vstats, leaf_sc, temperature, floor,
                 drop=None):
     """The tree of ``tree.items`` ∪ ``b_items`` contracted around ``b_items``
