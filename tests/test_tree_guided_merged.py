@@ -16,7 +16,7 @@ import pytest
 from swcuts.models import MixtureModel
 from swcuts.models.mixture import lee_choi_gaussians
 from swcuts.samplers import TreeGuided, seed_compiled_rng
-from swcuts.samplers.tree_guided.merged import merged_tree
+from swcuts.samplers.tree_guided.merged import merged_tree, split_possible
 from swcuts.samplers.tree_guided.moves import _replay_record, _stopped_at
 
 
@@ -502,3 +502,102 @@ def test_member_index_known_exact_between_other_kernels_moves(build):
                 assert not index.current(state.partition)
     assert trusted > 1000
     assert state.log_pi == pytest.approx(model.log_target(state.labels), abs=1e-7)
+
+
+@pytest.mark.parametrize("build", ["greedy", "balanced", "matching"])
+def test_split_possible_is_whether_the_whole_trees_split_sum_is_finite(build):
+    """``split_possible`` (from global positions, no tree of U) is True
+    exactly when the split sum of the whole tree(U) is finite: from the
+    largest part's tree, and from a last tree of it with the changes since
+    (items gained among the added items, the leaves of the items lost
+    dropped)."""
+    k = _kernel(build)
+    rng = np.random.default_rng(25)
+    seen = {True: 0, False: 0}
+    for U, parts, T in _outcomes(k, rng, 240):
+        finite = math.isfinite(k._split_tree_logsum(k.tree(U), parts, T))
+        seen[finite] += 1
+        keep = max(range(len(parts)), key=lambda g: parts[g].size)
+        small = [g for g in range(len(parts)) if g != keep]
+        b = np.concatenate([parts[g] for g in small]).astype(np.int64)
+        part_of = np.repeat(np.array(small, np.int64), [parts[g].size for g in small])
+        assert split_possible(k.tree(parts[keep]), b, part_of, keep, k._lift) == finite
+        if max(p.size for p in parts) >= 4:
+            old, b, part_of, drop, keep = _stale(k, rng, parts)
+            assert split_possible(old, b, part_of, keep, k._lift, drop) == finite
+    assert seen[True] > 50 and seen[False] > 20
+
+
+@pytest.mark.parametrize("build,compiled", [("greedy", None), ("balanced", None),
+                                            ("matching", None), ("balanced", False)])
+def test_root_bound_is_the_first_choice_of_the_whole_trees_replay(build, compiled):
+    """The root bound of a merge's reverse split (``merged.root_sides`` and
+    ``_root_bound``: no tree of U) against the whole tree(U): -inf exactly
+    when no split path yields the parts; else the replay's first choice (the
+    root's, to 1e-9; 0 when the split node is the root), never below the
+    split sum; the same bits from the largest part's tree, from a last tree
+    with the changes since, and from the whole-tree path (which returns it
+    at a stop above it)."""
+    k = _kernel(build, compiled, n=200 if compiled is None else 120)
+    rng = np.random.default_rng(35)
+    seen = {"none": 0, "root": 0, "choice": 0}
+    for U, parts, T in _outcomes(k, rng, 150 if compiled is None else 40):
+        tree = k.tree(U)
+        keep = max(range(len(parts)), key=lambda g: parts[g].size)
+        small = [g for g in range(len(parts)) if g != keep]
+        b = np.concatenate([parts[g] for g in small]).astype(np.int64)
+        part_of = np.repeat(np.array(small, np.int64), [parts[g].size for g in small])
+        bound = k._bound_around(k.tree(parts[keep]), b, part_of, keep, len(parts), T)
+        leaves = np.searchsorted(tree.items, b).astype(np.int64)
+        trace, found = np.full(tree.n, np.inf), np.zeros(3, np.int64)
+        whole = k._logsum(tree.left, tree.right, tree.parent, tree.stats, tree.size, tree.score,
+                          tree.n, leaves, part_of, keep, len(parts),
+                          tree.node_log_weights(T, k.split_floor), T, False, -math.inf, trace,
+                          found)
+        if whole == -math.inf:
+            assert bound == -math.inf
+            seen["none"] += 1
+        else:
+            assert found[0] == 1 and bound >= whole - 1e-12  # (log 1 rounds to 7e-18)
+            if found[2] == 0:
+                assert bound == 0.0
+                seen["root"] += 1
+            else:
+                assert bound == pytest.approx(trace[0], abs=1e-9)
+                seen["choice"] += 1
+        if bound > -math.inf:
+            # The whole-tree path returns the bound itself at a stop above it.
+            assert k._split_tree_logsum(tree, parts, T, stop=bound + 0.5) == bound
+        if max(p.size for p in parts) >= 4:
+            old, b2, p2, drop, keep2 = _stale(k, rng, parts)
+            assert k._bound_around(old, b2, p2, keep2, len(parts), T, drop) == bound
+    assert min(seen.values()) > (2 if compiled is None else 0) and seen["choice"] > 10
+
+
+def test_compiled_root_bound_is_its_plain_python_copy():
+    """``walks._root_bound`` (compiled) against the same function run as
+    plain Python (``_Fns(compiled=False)``, numpy scores): the same bound to
+    1e-12 on merges of random outcomes, -inf and 0 included."""
+    from swcuts.samplers.tree_guided.algorithms import _Fns
+
+    k = _kernel("greedy")
+    plain = _Fns(False, k._f.sp)
+    gpos, hmin, lg, _ = k._lifting()
+    rng = np.random.default_rng(45)
+    values = []
+    for U, parts, T in _outcomes(k, rng, 120):
+        keep = max(range(len(parts)), key=lambda g: parts[g].size)
+        small = [g for g in range(len(parts)) if g != keep]
+        tree = k.tree(parts[keep])
+        gp = np.ascontiguousarray(gpos[tree.items[tree.order]])
+        b = np.concatenate([parts[g] for g in small]).astype(np.int64)
+        part_of = np.repeat(np.array(small, np.int64), [parts[g].size for g in small])
+        args = (gp, tree.stats, tree.order, np.zeros(tree.n, np.bool_), gpos, b, part_of, keep,
+                len(parts), k.vstats, hmin, lg, 1.0 / T, k.log_wnew)
+        got = k._f.root_bound(k._f.sp, *args)
+        want = plain.root_bound(k._f.sp, *args)
+        assert got == pytest.approx(want, abs=1e-12 * max(1.0, abs(want))) or got == want
+        values.append(got)
+    values = np.array(values)
+    assert (values == -np.inf).any() and (values == 0).any()
+    assert (np.isfinite(values) & (values < 0)).sum() > 20

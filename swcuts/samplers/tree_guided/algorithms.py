@@ -400,6 +400,7 @@ class _Fns:
             self.logsum, self.logd = _split_logsum, _logd_matrix
             self.scores, self.induced, self.cartesian = _scores, _induced, _cartesian
             self.pairs = pairs._refresh
+            self.root_bound = walks._root_bound
             return
         g = {**vars(scores), **vars(walks), **vars(balanced), **vars(pairs), **globals()}
         g["_score_any"] = g["_score_inline"] = _score_any.py_func if score is None else score
@@ -419,6 +420,7 @@ class _Fns:
         self.logsum, self.logd = copy(_split_logsum_impl), copy(_logd_matrix_impl)
         self.scores, self.induced = copy(_scores_impl), copy(_induced_impl)
         self.pairs = copy(pairs._refresh_impl)
+        self.root_bound = copy(walks._root_bound_impl)
 
     def build_global(self, kind, items, local, indptr, indices, use_graph, vstats):
         """The global tree (``tree_build``): ``"greedy"`` (:func:`_build_impl`),

@@ -368,7 +368,7 @@ class TreeGuided(_GlobalMoves, _ProposalProbabilities):
             return near, True
         return self._label_tree_of(state, label), False
 
-    def _changes_since(self, state, label, old, limit=32):
+    def _changes_since(self, state, label, old, limit=32, deep=False):
         """(items added, leaves of ``old`` dropped) from the tree ``old`` to
         ``label``'s members, or None when more than ``limit`` items (or a
         quarter of ``old``'s) moved (:func:`.rebuild.set_changes`, one walk
@@ -376,12 +376,13 @@ class TreeGuided(_GlobalMoves, _ProposalProbabilities):
         4 log2 m): every ancestor of a changed item is a node of the
         contracted tree, so on a deep tree, the greedy caterpillar's, one
         build of the label's tree costs less than contracting around the
-        changes at every merge."""
-        depth = old.aux.get("max_depth")
-        if depth is None:
-            depth = old.aux["max_depth"] = int(max_depth(old.parent, old.n))
-        if depth > 4 * max(1, int(old.n).bit_length()):
-            return None
+        changes at every merge (``deep``: no depth limit)."""
+        if not deep:
+            depth = old.aux.get("max_depth")
+            if depth is None:
+                depth = old.aux["max_depth"] = int(max_depth(old.parent, old.n))
+            if depth > 4 * max(1, int(old.n).bit_length()):
+                return None
         lim = min(int(limit), old.n // 4)
         added, drop, ok = set_changes(old.items, self._members(state, label), lim)
         return (added, drop) if ok else None

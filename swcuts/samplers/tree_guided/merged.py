@@ -36,6 +36,12 @@ label. The tree of A may also be A's tree before some of its items moved:
 the items it gained since are added like B's (in A's part) and the leaves
 of those it lost are dropped (``drop``; their ancestors are marked too).
 
+Before any of this, two questions need no tree of U, only the global
+positions (:func:`_boundaries`, :func:`_root_sides`): whether any split
+path of tree(U) yields the parts at all (else the reverse split's
+probability is 0), and the first choice of that path, the root's, which
+bounds its probability from above (:mod:`.around`).
+
 The kernel keeps contracted trees with the sums so far of their replays
 (:func:`_replay_record`, read by :func:`_stopped_at`). See ``docs/algorithms/tree_guided.md`` ("The cost of a move").
 """
@@ -187,6 +193,181 @@ def _merged_leaves(parent, left, right, lo, order, size, stats, sc, hkey, gp, ma
 
 
 
+@njit(cache=True)
+def _boundaries(gp, dead, b_pos, b_part, big, hmin, lg):
+    """The boundaries of the parts of U = A ∪ B in the global leaf order and
+    whether their split nodes in tree(U) lie on one path from the root.
+
+    ``gp``: the ascending global positions of A's leaves (``dead[t]``: the
+    leaf at ``gp[t]`` is not in U); ``b_pos``: the ascending global
+    positions of the other items of U, ``b_part`` their parts (A's is
+    ``big``). A *boundary* is a pair of consecutive items of U of two parts
+    (each touches an item of B). Its split node in tree(U) has the key
+    ``range_min(x + 1, y)`` of its items' positions x < y
+    (:func:`.algorithms._cartesian_impl`); that of boundary i is an
+    ancestor of that of boundary j iff its key is the smallest over the span
+    of both (the lowest common ancestor of the items between them; keys are
+    distinct). A node of tree(U) is *mixed* (holds two parts) iff a boundary
+    lies under it, and a node ν yields the parts iff its children are pure
+    and of two parts and every subtree off its path to the root is pure
+    (:func:`.walks._split_logsum_impl`): iff the boundaries' split nodes lie
+    on one path (ν the deepest). O(|B| log |A|).
+
+    Returns (keys, left and right positions of the r boundaries, r, whether
+    their split nodes lie on one path, the boundaries by key).
+    """
+    m = gp.shape[0]
+    nb = b_pos.shape[0]
+    hs = np.empty(2 * nb, np.int64)
+    xs = np.empty(2 * nb, np.int64)
+    ys = np.empty(2 * nb, np.int64)
+    r = 0
+    for i in range(nb):
+        p = b_pos[i]
+        # The item of U before p: A's nearest live leaf or the previous item of B.
+        q = np.searchsorted(gp, p) - 1
+        while q >= 0 and dead[q]:
+            q -= 1
+        lpos = gp[q] if q >= 0 else -1
+        lpart = big
+        if i > 0 and b_pos[i - 1] > lpos:
+            lpos = b_pos[i - 1]
+            lpart = b_part[i - 1]
+        if lpos >= 0 and lpart != b_part[i]:
+            hs[r] = range_min(hmin, lg, lpos + 1, p)
+            xs[r] = lpos
+            ys[r] = p
+            r += 1
+        # The item after p, when it is A's (the next item of B records its own).
+        q = np.searchsorted(gp, p, side="right")
+        while q < m and dead[q]:
+            q += 1
+        if q < m and (i + 1 >= nb or gp[q] < b_pos[i + 1]) and b_part[i] != big:
+            hs[r] = range_min(hmin, lg, p + 1, gp[q])
+            xs[r] = p
+            ys[r] = gp[q]
+            r += 1
+    order = np.argsort(hs[:r])
+    ok = r > 0
+    for t in range(r - 1):
+        i = order[t]
+        j = order[t + 1]
+        if range_min(hmin, lg, min(xs[i], xs[j]) + 1, max(ys[i], ys[j])) != hs[i]:
+            ok = False
+            break
+    return hs, xs, ys, r, ok, order
+
+
+@njit(cache=True)
+def _root_sides(gp, a_stats, a_row, dead, b_pos, b_items, b_part, big, k, vstats, hmin, lg):
+    """The root of tree(U) as the reverse split's replay sees it at its
+    first (top) choice, from global positions alone (no tree of U;
+    arguments as :func:`_boundaries`, ``k`` parts; the statistics of A's
+    leaf at ``gp[t]`` are ``a_stats[a_row[t]]``, those of the items
+    ``b_items`` at ``b_pos`` their rows of ``vstats``).
+
+    Returns (status: -1 when no split path yields the parts, 0 when the
+    path's node ν is the root (no choice), else 1; the part p of the root's
+    child Q off ν's path; the statistics and sizes of every part's items on
+    ν's side of the root (the groups before Q's choice); Q's statistics and
+    size). The root is the lowest common ancestor of U; Q is the side that
+    holds no boundary below the root (the boundaries lie on ν's path). The
+    sums run over U's items in the global leaf order, whatever A and B are,
+    so that they are a function of the parts alone. O(|B| log |A| + |U|).
+    """
+    D = vstats.shape[1]
+    st_nu = np.zeros((k, D))
+    n_nu = np.zeros(k, np.int64)
+    st_q = np.zeros(D)
+    hs, xs, ys, r, ok, order = _boundaries(gp, dead, b_pos, b_part, big, hmin, lg)
+    if not ok:
+        return -1, -1, st_nu, n_nu, st_q, 0
+    m = gp.shape[0]
+    nb = b_pos.shape[0]
+    lo = 0
+    while lo < m and dead[lo]:
+        lo += 1
+    hi = m - 1
+    while hi >= 0 and dead[hi]:
+        hi -= 1
+    first = b_pos[0]
+    last = b_pos[nb - 1]
+    if lo < m and gp[lo] < first:
+        first = gp[lo]
+    if hi >= 0 and gp[hi] > last:
+        last = gp[hi]
+    hr = range_min(hmin, lg, first + 1, last)
+    b1 = order[0]
+    if hs[b1] == hr:  # the root is a boundary's split node
+        if r == 1:
+            return 0, -1, st_nu, n_nu, st_q, 0
+        b1 = order[1]
+    s = hr % hmin.shape[1]  # the root's right subtree starts at position s
+    nu_right = xs[b1] >= s
+    pq = -1
+    nq = 0
+    i = 0
+    t = lo
+    while i < nb or t <= hi:
+        # A's live leaves before the next item of B, then that item.
+        end = hi + 1 if i >= nb else np.searchsorted(gp, b_pos[i])
+        while t < end:
+            if not dead[t]:
+                v = a_row[t]
+                if (gp[t] >= s) == nu_right:
+                    for q in range(D):
+                        st_nu[big, q] += a_stats[v, q]
+                    n_nu[big] += 1
+                else:
+                    for q in range(D):
+                        st_q[q] += a_stats[v, q]
+                    nq += 1
+                    pq = big
+            t += 1
+        if i < nb:
+            g = b_part[i]
+            v = b_items[i]
+            if (b_pos[i] >= s) == nu_right:
+                for q in range(D):
+                    st_nu[g, q] += vstats[v, q]
+                n_nu[g] += 1
+            else:
+                for q in range(D):
+                    st_q[q] += vstats[v, q]
+                nq += 1
+                pq = g
+            i += 1
+    return 1, pq, st_nu, n_nu, st_q, nq
+
+
+def _gp_of(tree, gpos):
+    """The ascending global positions of ``tree``'s leaves (kept with it)."""
+    aux = tree.aux
+    if "gp" not in aux:
+        aux["gp"] = np.ascontiguousarray(gpos[tree.items[tree.order]])
+        aux["mark"] = np.zeros(2 * tree.n - 1, np.bool_)
+    return aux["gp"]
+
+
+def split_possible(tree, b_items, part_of, big, lift, drop=None):
+    """Whether a split path of the tree of the merged set U =
+    ``tree.items`` (without the leaves ``drop``) ∪ ``b_items`` yields its
+    parts (``part_of`` of each item of ``b_items``, A's part ``big``), as
+    :func:`merged_tree` and the split sum on it would find, without the
+    contracted tree: O(|B| log m)
+    (:func:`_boundaries`). When it is False the reverse split's
+    probability is 0 (the merge is rejected)."""
+    gpos, hmin, lg, _ = lift
+    dead = np.zeros(tree.n, np.bool_)
+    if drop is not None and len(drop):
+        dead[tree.lo[np.asarray(drop, np.int64)]] = True
+    pos = gpos[b_items]
+    o = np.argsort(pos, kind="stable")
+    return bool(_boundaries(_gp_of(tree, gpos), dead, np.ascontiguousarray(pos[o]),
+                            np.ascontiguousarray(np.asarray(part_of, np.int64)[o]), int(big),
+                            hmin, lg)[4])
+
+
 def merged_tree(f, tree, b_items, lift, lift_cache, vstats, leaf_sc, temperature, floor,
                 drop=None):
     """The tree of ``tree.items`` ∪ ``b_items`` contracted around ``b_items``
@@ -224,9 +405,7 @@ def merged_tree(f, tree, b_items, lift, lift_cache, vstats, leaf_sc, temperature
     """
     gpos, hmin, lg, split_at = lift
     aux = tree.aux
-    if "gp" not in aux:
-        aux["gp"] = np.ascontiguousarray(gpos[tree.items[tree.order]])
-        aux["mark"] = np.zeros(2 * tree.n - 1, np.bool_)
+    _gp_of(tree, gpos)
     lse_key = float(temperature)
     if aux.get("lse", (None,))[0] != lse_key:
         aux["lse"] = (lse_key, _subtree_lse(tree.left, tree.right, tree.logd / temperature,
@@ -304,5 +483,7 @@ def _replay_record(found, node_logw, trace, value, stop):
 def _entry_bytes(entry) -> int:
     """Bytes held by a kept contracted tree
     (:meth:`.moves._GlobalMoves._merged_split_sum`)."""
+    if entry[1] is None:  # a root bound alone
+        return 64 + sum(x.nbytes for x in entry[5])
     return (sum(x.nbytes for x in entry[1][:6]) + entry[2].nbytes + entry[3].nbytes
             + entry[6].nbytes + sum(x.nbytes for x in entry[5]))

@@ -28,8 +28,6 @@ move").
 from __future__ import annotations
 
 import math
-import operator
-import weakref
 
 import numpy as np
 
@@ -37,7 +35,8 @@ from ...partition import _version
 from ..common import StepInfo, metropolis_hastings_bound_first
 from .freelist import _free_list_after_merge, _free_list_as_if_undone
 from .heads import merge_set
-from .merged import _entry_bytes, _replay_record, _stopped_at, merged_tree
+from .around import _AroundMerges
+from .merged import _replay_record, _stopped_at  # noqa: F401 (tests import them from here)
 from .ratio import merge_anchor_sum
 from .trees import _leaf_groups, _Rest
 from .walks import _uniforms
@@ -56,7 +55,7 @@ class _Summary:
         self.first = int(first)
 
 
-class _GlobalMoves:
+class _GlobalMoves(_AroundMerges):
     """Split-or-merge moves of :class:`~.kernel.TreeGuided` (its base class)."""
 
     def _by_stats(self, state) -> bool:
@@ -311,116 +310,6 @@ class _GlobalMoves:
             split = split_sum(best, -math.inf if best else stop - log_alpha)
         rev = rev_bound + split
         return d / temperature + rev - fwd
-
-    def _merged_split_sum(self, state, P_labs, order, keep, temperature):
-        """``split_sum`` of :meth:`_merge_reverse` for a merge of the labels
-        ``P_labs`` into ``P_labs[keep]`` (the largest), priced on the tree of
-        the merged set around the other labels' items (:mod:`.merged`):
-        reads the items of the smaller labels only, and the cached tree of
-        the largest. Part ids are the labels' ranks by smallest item
-        (``order``: the labels in that order), as the whole-tree path
-        numbers them. Induced trees only.
-
-        The contracted tree and its node weights are kept (least recently
-        used first out, ``around_cache_bytes``), keyed by the largest
-        label's tree, the other labels' items and parts and the temperature
-        (they are a function of these), with the sums so far of its whole
-        replay: a merge proposed again costs O(|small labels| + depth), and
-        its sum, or the replay given up below ``stop``, is the one a fresh
-        computation gives, bit for bit (:func:`_stopped_at`)."""
-
-        def split_sum(best, stop):
-            rank_keep = order.index(keep)
-            small_labs = [P_labs[g] for g in order if g != keep]
-            ranks = tuple(r for r in range(len(order)) if r != rank_keep)  # theirs
-            index = self._members_index(state)
-            lists = added = drop = None
-            if index.current(state.partition):
-                got = index.lists.get
-                lists = [got(lab) for lab in small_labs]
-                lists.append(got(P_labs[keep]))
-                for x in lists:
-                    if x is None:
-                        lists = None
-                        break
-            cache = self._around
-            if lists is not None:
-                # The largest label's tree, or its last tree (with the changes
-                # since, computed on a miss).
-                tree, stale = self._label_tree_near(state, P_labs[keep])
-                for _ in range(2):
-                    # The index replaces a label's array when the label changes
-                    # and never edits it: the same arrays hold the same items
-                    # (the entry keeps them, so that no other array takes their
-                    # ids). The largest label's array is the last: with the
-                    # tree, it decides the changes.
-                    key = (id(tree), float(temperature), self.split_floor, self.log_wnew, best,
-                           rank_keep, ranks) + tuple(map(id, lists))
-                    hit = cache.get(key)
-                    if hit is not None and (hit[0]() is not tree or not all(
-                            map(operator.is_, hit[5], lists))):
-                        hit = None
-                    if hit is not None or not stale:
-                        break
-                    changes = self._changes_since(state, P_labs[keep], tree)
-                    if changes is not None:
-                        added, drop = changes
-                        break
-                    tree, stale = self._label_tree_of(state, P_labs[keep]), False
-            else:
-                tree = self._label_tree_of(state, P_labs[keep])
-                head = (id(tree), float(temperature), self.split_floor, self.log_wnew, best,
-                        rank_keep, ranks)
-                b_items, sizes = self._members_many(state, small_labs)
-                key = head + (sizes.tobytes(), b_items.tobytes())
-                hit = cache.get(key)
-            if hit is not None and hit[0]() is tree:
-                cache.move_to_end(key)
-            else:
-                if lists is not None:
-                    b_items = np.concatenate(lists[:-1])
-                    sizes = np.array([x.size for x in lists[:-1]], np.int64)
-                part_of = np.repeat(np.array(ranks, np.int64), sizes)
-                if added is not None and (added.size or drop.size):
-                    # Items that joined the largest label since its last tree
-                    # are leaves of its part; those that left it are dropped.
-                    b_items = np.concatenate((b_items, added))
-                    part_of = np.concatenate((part_of, np.full(added.size, rank_keep)))
-                else:
-                    drop = None
-                self._lifting()
-                arrays, logw, leaf = merged_tree(
-                    self._f, tree, b_items, self._lift, self._lift_cache, self.vstats,
-                    self._leaf_sc, temperature, self.split_floor, drop)
-                # A weak reference: the kept entries must not keep old trees alive.
-                hit = cache[key] = [weakref.ref(tree), arrays, logw, leaf, None,
-                                    () if lists is None else tuple(lists), part_of]
-                self._around_bytes += _entry_bytes(hit)
-                while self._around_bytes > self.around_cache_bytes and len(cache) > 1:
-                    _, old = cache.popitem(last=False)
-                    self._around_bytes -= _entry_bytes(old)
-            left, right, parent, stats, size, score, E = hit[1]
-            args = (left, right, parent, stats, size, score, E, hit[3], hit[6], rank_keep,
-                    len(P_labs), hit[2], temperature, best)
-            record = hit[4]
-            if record is not None:
-                if record[0] > 1:  # several paths (not with these trees): no record
-                    return self._logsum(*args, stop)
-                got = _stopped_at(record, stop)
-                if got is not None:
-                    return got
-            # A replay, given up below this stop (the whole one when the kept
-            # part of an earlier replay does not decide): its sums so far,
-            # root first, are kept and decide later stops (_stopped_at).
-            run = stop if record is None else -math.inf
-            trace, found = np.full(E, math.inf), np.zeros(3, np.int64)
-            value = self._logsum(*args, run, trace, found)
-            hit[4] = record = _replay_record(found, hit[2], trace, value, run)
-            if run == stop or record[0] > 1:
-                return value if run == stop else self._logsum(*args, stop)
-            return _stopped_at(record, stop)
-
-        return split_sum
 
     def _commit_merge(self, state, dst, movers, U):
         """Move every mover's items into ``dst`` and update the index."""

@@ -118,6 +118,20 @@ class _ProposalProbabilities:
         if tree.n < 2:
             return -math.inf
         big = max(range(len(parts)), key=lambda g: parts[g].size)
+        if self.trees == "global" and not best and stop > -math.inf and tree.hkey is not None:
+            # The root bound first, as the merges priced around their added
+            # items (.around) take it: the same value, a function of the parts.
+            gpos = self._lifting()[0]
+            rest = [g for g in range(len(parts)) if g != big]
+            A = parts[big].astype(np.int64)
+            a = np.argsort(gpos[A], kind="stable")
+            bound = self._root_bound(
+                np.ascontiguousarray(gpos[A][a]), self.vstats, np.ascontiguousarray(A[a]),
+                np.zeros(A.size, np.bool_), np.concatenate([parts[g] for g in rest]),
+                np.repeat(np.array(rest, np.int64), [parts[g].size for g in rest]), big,
+                len(parts), temperature)
+            if bound < stop:
+                return bound
         # The leaves of the other parts; every other leaf is in the largest part.
         others = [g for g in range(len(parts)) if g != big]
         leaves = np.concatenate([np.searchsorted(tree.items, parts[g]) for g in others])
@@ -126,6 +140,24 @@ class _ProposalProbabilities:
                             tree.n, leaves.astype(np.int64), part_of, big, len(parts),
                             tree.node_log_weights(temperature, self.split_floor), temperature,
                             best, stop)
+
+    def _root_bound(self, gp, a_stats, a_row, dead, b_items, part_of, big, k,
+                    temperature) -> float:
+        """An upper bound of the log probability of a split of the merged
+        set U that yields its k parts, from its first choice alone, the
+        root's (:func:`.walks._root_bound_impl`; A's leaves at the ascending
+        global positions ``gp``, not ``dead``, statistics
+        ``a_stats[a_row[t]]``; the other items ``b_items`` and their parts,
+        A's ``big``): -inf when no split path yields the parts, 0 when the
+        split node is the root. A function of the parts alone: the
+        whole-tree path and the contracted one (:mod:`.around`) return the
+        same value."""
+        f = self._f
+        gpos, hmin, lg, _ = self._lifting()
+        return float(f.root_bound(f.sp, gp, a_stats, a_row, dead, gpos,
+                                  np.ascontiguousarray(b_items, np.int64),
+                                  np.ascontiguousarray(part_of, np.int64), int(big), int(k),
+                                  self.vstats, hmin, lg, 1.0 / temperature, self.log_wnew))
 
     def _logsum(self, left, right, parent, stats, size, score, n, leaves, part_of, big, k,
                 node_logw, temperature, best, stop, trace=None, found=None) -> float:

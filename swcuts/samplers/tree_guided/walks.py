@@ -8,6 +8,8 @@
   soon as the probability is known to lie below a threshold;
 * :func:`_split_logsum_impl` sums that over the nodes of a tree whose split
   can yield the parts (at most one with deterministic trees);
+* :func:`_root_bound_impl` bounds that from above by the first choice of
+  the replay, the root's, from global positions (no tree);
 * :func:`_uniforms` draws the walk's uniforms as one per item of the label
   and skips the ones it does not read.
 
@@ -26,6 +28,7 @@ import numpy as np
 from numba import njit
 
 from ...primitives import log_sum_exp
+from .merged import _root_sides
 from .scores import _score_inline
 from .trees import _depth_of, mark_ancestors, path_siblings
 
@@ -270,7 +273,61 @@ def _split_logsum_impl(sp, left, right, parent, stats, size, sc, n, leaves, part
     return acc, complete
 
 
+def _root_bound_impl(sp, gp, a_stats, a_row, dead, gpos, b_items, b_part, big, k, vstats, hmin,
+                     lg, inv_t, log_wnew):
+    """An upper bound of the log probability of a split of the merged set
+    U = A ∪ B that yields its k parts, from its first choice alone, without
+    the tree of U: the choice of the root's child Q off the split node's
+    path, by the walk's rule (:func:`_walk_groups_impl`): Q joins its part's
+    group, or opens one when its part has no item on the other side, among
+    the groups the parts' items on that side form (:func:`.merged._root_sides`;
+    A's leaves at the ascending global positions ``gp``, not ``dead``, with
+    statistics ``a_stats[a_row[t]]``; the items ``b_items`` of B, in any
+    order, their parts ``b_part``, A's ``big``). The other choices and the
+    split node's weight are probabilities (≤ 1): the replay's sum
+    (:func:`_split_logsum_impl`) is at most this, its first term. -inf when
+    no split path yields the parts, 0 when the split node is the root. A
+    function of the parts alone (the sums run over U in the global leaf
+    order), whichever tree of A it comes from. O(|B| log |A| + |U|).
+    """
+    nb = b_items.shape[0]
+    pos = np.empty(nb, np.int64)
+    for i in range(nb):
+        pos[i] = gpos[b_items[i]]
+    o = np.argsort(pos)  # distinct positions
+    status, p, st_nu, n_nu, st_q, nq = _root_sides(gp, a_stats, a_row, dead, pos[o],
+                                                   b_items[o], b_part[o], big, k, vstats,
+                                                   hmin, lg)
+    if status < 0:
+        return -np.inf
+    if status == 0:
+        return 0.0
+    D = st_q.shape[0]
+    s_q = _score_inline(st_q, nq, sp)
+    logits = np.empty(k + 1)
+    tmp = np.empty(D)
+    m = 0
+    idx = -1
+    for g in range(k):
+        if n_nu[g] == 0:
+            continue
+        s_g = _score_inline(st_nu[g], n_nu[g], sp)
+        for q in range(D):
+            tmp[q] = st_nu[g, q] + st_q[q]
+        s_u = _score_inline(tmp, n_nu[g] + nq, sp)
+        logits[m] = -(s_g + s_q - s_u) * inv_t
+        if g == p:
+            idx = m
+        m += 1
+    logits[m] = log_wnew
+    if idx < 0:
+        idx = m
+    m += 1
+    return logits[idx] - log_sum_exp(logits, m)
+
+
 _walk_groups = njit(cache=True)(_walk_groups_impl)
+_root_bound = njit(cache=True)(_root_bound_impl)
 _walk = njit(cache=True)(_walk_impl)
 _replay = njit(cache=True)(_replay_impl)
 _split_logsum = njit(cache=True)(_split_logsum_impl)
