@@ -259,6 +259,21 @@ def _boundaries(gp, dead, b_pos, b_part, big, hmin, lg):
 
 
 @njit(cache=True)
+def _add_to_side(on_nu, g, row, st_nu, n_nu, st_q):
+    """Add one leaf's statistics ``row`` to part ``g``'s side of the root
+    (``on_nu``: the side that holds part ``g`` entire) or to the mixed side
+    ``st_q``; True when it went to part ``g``'s side."""
+    if on_nu:
+        for q in range(row.shape[0]):
+            st_nu[g, q] += row[q]
+        n_nu[g] += 1
+        return True
+    for q in range(row.shape[0]):
+        st_q[q] += row[q]
+    return False
+
+
+@njit(cache=True)
 def _root_sides(gp, a_stats, a_row, dead, b_pos, b_items, b_part, big, k, vstats, hmin, lg):
     """The root of tree(U) as the reverse split's replay sees it at its
     first (top) choice, from global positions alone (no tree of U;
@@ -312,28 +327,14 @@ def _root_sides(gp, a_stats, a_row, dead, b_pos, b_items, b_part, big, k, vstats
         # A's live leaves before the next item of B, then that item.
         end = hi + 1 if i >= nb else np.searchsorted(gp, b_pos[i])
         while t < end:
-            if not dead[t]:
-                v = a_row[t]
-                if (gp[t] >= s) == nu_right:
-                    for q in range(D):
-                        st_nu[big, q] += a_stats[v, q]
-                    n_nu[big] += 1
-                else:
-                    for q in range(D):
-                        st_q[q] += a_stats[v, q]
-                    nq += 1
-                    pq = big
+            if not dead[t] and not _add_to_side((gp[t] >= s) == nu_right, big, a_stats[a_row[t]],
+                                                st_nu, n_nu, st_q):
+                nq += 1
+                pq = big
             t += 1
         if i < nb:
             g = b_part[i]
-            v = b_items[i]
-            if (b_pos[i] >= s) == nu_right:
-                for q in range(D):
-                    st_nu[g, q] += vstats[v, q]
-                n_nu[g] += 1
-            else:
-                for q in range(D):
-                    st_q[q] += vstats[v, q]
+            if not _add_to_side((b_pos[i] >= s) == nu_right, g, vstats[b_items[i]], st_nu, n_nu, st_q):
                 nq += 1
                 pq = g
             i += 1
