@@ -456,6 +456,10 @@ def main():
             if (folder / "images").is_dir():
                 halves[half] = sorted((p.stem for p in (folder / "images").glob("*.jpg")), key=int)
                 halves["_folders"][half] = str(folder)
+    missing = [h for h in args.halves.split(",") if h not in halves]
+    if missing:
+        raise SystemExit(f"no photos for --halves {','.join(missing)} (val, rest: copy them to "
+                         f"benchmarks/bsds.py's VAL, REST; scenes: tune, test)")
     store = out / "results.jsonl"
     done = {}
     if store.exists():
