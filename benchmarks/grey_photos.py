@@ -5,7 +5,7 @@ Usage: python benchmarks/grey_photos.py [--weights 1,0.5] [--halves tune,heldout
 The 30 development BSDS500 photos (tuning half: even sorted positions,
 held-out half: odd, as in ``benchmarks/bsds.py``) are turned grey
 (:func:`skimage.color.rgb2gray`) and segmented by default ``segment()``
-(seed 0) with the one-channel weight :data:`swcuts.options.ONE_CHANNEL_WEIGHT`
+(seed 0) with the one-channel weight :data:`swcuts.image_models.ONE_CHANNEL_WEIGHT`
 set to each value of ``--weights`` (1: the colour photos' weights). The
 peers' main parameters are tuned on the grey tuning half (best mean
 covering). Printed per half: mean PRI, VoI, covering and segments, and the
@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bsds import DATA  # noqa: E402
 
-from swcuts import options, segment  # noqa: E402
+from swcuts import image_models, segment  # noqa: E402
 from swcuts.datasets import open_dataset  # noqa: E402
 from swcuts.metrics import (mean_variation_of_information, probabilistic_rand_index,  # noqa: E402
                             segmentation_covering)
@@ -81,7 +81,7 @@ def main(argv=None):
             lambda im: run_peer(name, im, seed=0, **{param: v}), "tune")[:, 2].mean())
     print("peers tuned on the grey tuning half:",
           ", ".join(f"{n} {PEER_GRIDS[n][0]}={v}" for n, v in tuned.items()))
-    chosen = options.ONE_CHANNEL_WEIGHT
+    chosen = image_models.ONE_CHANNEL_WEIGHT
     for half in args.halves.split(","):
         print(f"\n{half} half (15 grey photos)")
         print("| method | PRI | VoI | covering | segments | rule (z) |")
@@ -89,14 +89,14 @@ def main(argv=None):
         peers = {n: scores(lambda im: run_peer(n, im, seed=0, **{PEER_GRIDS[n][0]: v}), half)
                  for n, v in tuned.items()}
         for weight in (float(w) for w in args.weights.split(",")):
-            options.ONE_CHANNEL_WEIGHT = weight
+            image_models.ONE_CHANNEL_WEIGHT = weight
             ours = scores(lambda im: segment(im, seed=0, model=args.model).labels, half)
             worst, _ = rule(ours, peers)
             mark = " (default)" if weight == chosen else ""
             m = ours.mean(0)
             print(f"| swc, one-channel weight {weight:g}{mark} | {m[0]:.3f} | {m[1]:.3f} | {m[2]:.3f} | "
                   f"{m[3]:.1f} | {worst:+.2f} |")
-        options.ONE_CHANNEL_WEIGHT = chosen
+        image_models.ONE_CHANNEL_WEIGHT = chosen
         for name, s in peers.items():
             m = s.mean(0)
             print(f"| {name} ({PEER_GRIDS[name][0]} {tuned[name]:g}) | {m[0]:.3f} | {m[1]:.3f} | "

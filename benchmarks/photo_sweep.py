@@ -80,7 +80,7 @@ _ORIGINAL = {}
 def _restore_patches():
     """Undo the experiments' patches of an earlier task in this worker (a pool
     worker runs many tasks)."""
-    from swcuts import api, atoms, edges, options
+    from swcuts import api, atoms, edges, image_models
     from swcuts.imageio import prepare_image
     from swcuts.models import boundary, image
 
@@ -94,8 +94,8 @@ def _restore_patches():
     _ORIGINAL.setdefault("spa", sampler_spec("swc").steps_per_atom)
     object.__setattr__(sampler_spec("swc"), "steps_per_atom", _ORIGINAL["spa"])
     api.prepare_image = prepare_image
-    _ORIGINAL.setdefault("ocw", options.ONE_CHANNEL_WEIGHT)
-    options.ONE_CHANNEL_WEIGHT = _ORIGINAL["ocw"]
+    _ORIGINAL.setdefault("ocw", image_models.ONE_CHANNEL_WEIGHT)
+    image_models.ONE_CHANNEL_WEIGHT = _ORIGINAL["ocw"]
     api.vertex_histograms = edges.vertex_histograms
     api.ImageModel = image.ImageModel
     image.contrast_weights = boundary.contrast_weights
@@ -104,7 +104,7 @@ def _restore_patches():
 def run(task):
     folder, name, config, store_key = task
     import swcuts
-    from swcuts import options
+    from swcuts import image_models, options
 
     _restore_patches()
     from swcuts.benchmarking.runs import one_core
@@ -401,8 +401,8 @@ def run(task):
         kw["edge_scale"] = noise_edge_scale(f, ref=qnoise) / noise_edge_scale(f)
     if "ocw" in kw:
         # Experiment: the weight factor of images with one varying channel
-        # (swcuts.options.ONE_CHANNEL_WEIGHT, 0.5).
-        options.ONE_CHANNEL_WEIGHT = float(kw.pop("ocw"))
+        # (swcuts.image_models.ONE_CHANNEL_WEIGHT, 0.5).
+        image_models.ONE_CHANNEL_WEIGHT = float(kw.pop("ocw"))
     chains = int(kw.pop("chains", 1))
     if chains > 1:
         # Experiment: ``chains`` independent anneals (seeds seed + 1000 i),

@@ -42,6 +42,7 @@ MODULES = [
     "swcuts.posterior_samples",
     "swcuts.motion_peers",
     "swcuts.options",
+    "swcuts.image_models",
     "swcuts.motion_metrics",
     "swcuts.compiled_only",
     "swcuts.posterior_outputs",
