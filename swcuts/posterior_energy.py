@@ -36,14 +36,15 @@ def _pixel_posterior(image, labels, *, channel_axis, bins, a0, a1, a2, kappa, mo
     _check_choice("model", model, MODELS, "model")
     features, _ = prepare_image(image, channel_axis=channel_axis)
     h, w = features.shape[:2]
-    bins = model_bins(model, bins, varying_channels(features))
+    channels = varying_channels(features)
+    bins = model_bins(model, bins, channels)
     labels = np.asarray(labels)
     if labels.dtype.kind not in "biu":
         raise TypeError(f"labels must be an integer label image, got dtype {labels.dtype}")
     if labels.shape != (h, w):
         raise InputError(f"labels of shape {labels.shape} do not match the image's {h}x{w} pixels")
     n_labels = int(np.unique(labels).size)
-    a0, a1, a2, boundary = posterior_weights(model, h, w, a0, a1, a2, varying_channels(features))
+    a0, a1, a2, boundary = posterior_weights(model, h, w, a0, a1, a2, channels)
     labels = labels.astype(np.int64)
     window = model_window(model, h, w)
     if window:
