@@ -16,7 +16,7 @@ import pytest
 from swcuts.models import MixtureModel
 from swcuts.models.mixture import lee_choi_gaussians
 from swcuts.samplers import TreeGuided, seed_compiled_rng
-from swcuts.samplers.tree_guided.merged import merged_tree, split_possible
+from swcuts.samplers.tree_guided.merged import _boundaries, _gp_of, merged_tree
 from swcuts.samplers.tree_guided.moves import _replay_record, _stopped_at
 
 
@@ -502,6 +502,25 @@ def test_member_index_known_exact_between_other_kernels_moves(build):
                 assert not index.current(state.partition)
     assert trusted > 1000
     assert state.log_pi == pytest.approx(model.log_target(state.labels), abs=1e-7)
+
+
+def split_possible(tree, b_items, part_of, big, lift, drop=None):
+    """Whether a split path of the tree of the merged set U =
+    ``tree.items`` (without the leaves ``drop``) ∪ ``b_items`` yields its
+    parts (``part_of`` of each item of ``b_items``, A's part ``big``), as
+    :func:`merged_tree` and the split sum on it would find, without the
+    contracted tree: O(|B| log m)
+    (:func:`_boundaries`). When it is False the reverse split's
+    probability is 0 (the merge is rejected)."""
+    gpos, hmin, lg, _ = lift
+    dead = np.zeros(tree.n, np.bool_)
+    if drop is not None and len(drop):
+        dead[tree.lo[np.asarray(drop, np.int64)]] = True
+    pos = gpos[b_items]
+    o = np.argsort(pos, kind="stable")
+    return bool(_boundaries(_gp_of(tree, gpos), dead, np.ascontiguousarray(pos[o]),
+                            np.ascontiguousarray(np.asarray(part_of, np.int64)[o]), int(big),
+                            hmin, lg)[4])
 
 
 @pytest.mark.parametrize("build", ["greedy", "balanced", "matching"])

@@ -350,25 +350,6 @@ def _gp_of(tree, gpos):
     return aux["gp"]
 
 
-def split_possible(tree, b_items, part_of, big, lift, drop=None):
-    """Whether a split path of the tree of the merged set U =
-    ``tree.items`` (without the leaves ``drop``) ∪ ``b_items`` yields its
-    parts (``part_of`` of each item of ``b_items``, A's part ``big``), as
-    :func:`merged_tree` and the split sum on it would find, without the
-    contracted tree: O(|B| log m)
-    (:func:`_boundaries`). When it is False the reverse split's
-    probability is 0 (the merge is rejected)."""
-    gpos, hmin, lg, _ = lift
-    dead = np.zeros(tree.n, np.bool_)
-    if drop is not None and len(drop):
-        dead[tree.lo[np.asarray(drop, np.int64)]] = True
-    pos = gpos[b_items]
-    o = np.argsort(pos, kind="stable")
-    return bool(_boundaries(_gp_of(tree, gpos), dead, np.ascontiguousarray(pos[o]),
-                            np.ascontiguousarray(np.asarray(part_of, np.int64)[o]), int(big),
-                            hmin, lg)[4])
-
-
 def merged_tree(f, tree, b_items, lift, lift_cache, vstats, leaf_sc, temperature, floor,
                 drop=None):
     """The tree of ``tree.items`` ∪ ``b_items`` contracted around ``b_items``
