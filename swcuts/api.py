@@ -5,8 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-import numbers
-
 import numpy as np
 
 from . import __version__
@@ -14,6 +12,7 @@ from .anneal import TRACE_COLUMNS, AnnealResult, Schedule, Trace, anneal
 from .atoms import compute_atoms
 from .edges import kl_edge_probabilities, patch_histograms, vertex_histograms
 from .graph import RegionGraph
+from .errors import check_number
 from .imageio import InputError, check_memory, prepare_image  # noqa: F401 - InputError re-exported
 from .models.image import ImageModel
 from .options import (  # noqa: F401 - re-exported: swcuts.api.<option> as before
@@ -241,6 +240,12 @@ def multigrid_from_atoms(features, *, n_atoms, posterior, seed=None, rng=None, s
     >>> atoms.shape, graph.n_vertices, int(labels.max()) + 1, result.steps
     ((24, 32), 768, 2, 2000)
     """
+    _check_positive_int("n_atoms", n_atoms, allow_none=False)
+    _check_positive_int("steps", steps)
+    _check_real("time_budget", time_budget, what="a positive number of seconds", allow_none=True)
+    _check_real("t0", t0, what="a positive temperature")
+    _check_real("t_final", t_final, what="a positive temperature")
+    window_sizes = _check_window_sizes(window_sizes)
     rng = np.random.default_rng(seed) if rng is None else rng
     h, w = features.shape[:2]
     start, first = _anneal_atoms(
@@ -432,8 +437,8 @@ def _check_posterior_samples(n, options) -> None:
     """``posterior_samples``: None, or a count from 1 to 10000 with a sampler on atoms."""
     if n is None:
         return
-    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or not 1 <= n <= 10_000:
-        raise InputError(f"posterior_samples must be an integer from 1 to 10000, got {n!r}")
+    check_number("posterior_samples", n, integer=True, minimum=1, maximum=10_000,
+                 what="an integer from 1 to 10000")
     if options.spec.runs_on != "atoms" or options.atoms == "pixels" or options.init == "atoms":
         raise InputError("posterior_samples samples on atoms: use a sampler on atoms (e.g. swc), "
                          f"not '{options.name}' on {options.atoms} atoms")

@@ -11,7 +11,6 @@ by the exact move of the prior's auxiliary variable u
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -165,14 +164,13 @@ def cluster(data, *, model="gaussian", sampler="split-merge", alpha=1.0, prior="
         sampler_options = {}
     if not isinstance(sampler_options, dict) or not all(isinstance(k, str) for k in sampler_options):
         raise TypeError(f"sampler_options must be a dict of keyword arguments, got {sampler_options!r}")
-    from .options import _check_positive_int, _check_real
+    from .options import _check_positive_int, _check_real, check_number
 
     _check_positive_int("steps", steps)  # the same checks as segment()
     _check_real("time_budget", time_budget, what="a positive, finite number of seconds", allow_none=True)
     if steps is not None and time_budget is not None:
         raise InputError("give either steps or time_budget, not both")
-    if not (isinstance(temperature, numbers.Real) and np.isfinite(temperature) and temperature > 0):
-        raise InputError(f"temperature must be positive, got {temperature}")
+    check_number("temperature", temperature, minimum=0, exclusive=True, what="a positive temperature")
     if init not in ("one", "singletons", "random"):
         raise InputError(f"unknown init '{init}'; choose 'one', 'singletons' or 'random'")
     from .costs import check_alpha, check_budget, check_cluster_cost, check_sampler_options

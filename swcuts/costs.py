@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import numbers
 
+from .errors import check_number
 from .imageio import BYTES_PER_PIXEL_VERTEX, InputError
 from .options import (BINS, DEFAULTS, HIERARCHICAL, MAX_BINS, _resolve_sampler, default_n_atoms,
                       resolve_atoms, vertex_bytes)
@@ -229,12 +230,10 @@ def check_budget(steps=None, time_budget=None, *, limit_bytes=None) -> None:
 
 
 def check_alpha(alpha) -> None:
-    """The CRP concentration of :func:`~swcuts.cluster`: a finite number in (0, MAX_ALPHA]."""
-    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real):
-        return  # the model's own check says what it must be
-    if not (math.isfinite(alpha) and 0 < alpha <= MAX_ALPHA):
-        raise InputError(f"alpha (the concentration of the clusters' prior) must be a number in "
-                         f"(0, {MAX_ALPHA:.0e}], got {alpha}")
+    """The CRP concentration of :func:`~swcuts.cluster`: a finite number in (0, MAX_ALPHA]
+    (:func:`~swcuts.errors.check_number`)."""
+    check_number("alpha (the concentration of the clusters' prior)", alpha, minimum=0, exclusive=True,
+                 maximum=MAX_ALPHA, what=f"a number in (0, {MAX_ALPHA:.0e}]")
 
 
 def check_window_count(window_sizes) -> None:

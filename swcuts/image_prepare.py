@@ -3,12 +3,11 @@ features and a display image (:func:`prepare_image`)."""
 
 from __future__ import annotations
 
-import numbers
 import os
 
 import numpy as np
 
-from .errors import InputError, _one_line
+from .errors import InputError, InputTypeError, _one_line, describe, is_integer
 
 __all__ = ["prepare_image"]
 
@@ -67,6 +66,8 @@ def prepare_image(image, *, channel_axis=-1) -> tuple[np.ndarray, np.ndarray]:
     For colour images the min..max rescale is taken jointly over the colour
     channels (after dropping alpha), so hues are preserved.
     """
+    if channel_axis is not None and not is_integer(channel_axis):  # for a grey image too
+        raise InputTypeError(f"channel_axis must be an int or None, got {describe(channel_axis)}")
     arr = _as_numeric_array(image)
 
     if arr.ndim not in (2, 3):
@@ -80,8 +81,6 @@ def prepare_image(image, *, channel_axis=-1) -> tuple[np.ndarray, np.ndarray]:
                 f"image has shape {arr.shape} but channel_axis=None requires a 2-D greyscale image; "
                 f"pass channel_axis=<axis of the channels> for a colour image"
             )
-        if isinstance(channel_axis, bool) or not isinstance(channel_axis, numbers.Integral):
-            raise InputError(f"channel_axis must be an int or None, got {channel_axis!r}")
         axis = int(channel_axis)
         if not -3 <= axis <= 2:
             raise InputError(f"channel_axis={axis} is out of range for a 3-D image of shape {arr.shape}; use 0, 1, 2 or -1")

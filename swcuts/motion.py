@@ -41,7 +41,8 @@ from .anneal import Trace
 from .flow_refine import refine_flow
 from .graph import RegionGraph
 from .edges import kl_edge_probabilities
-from .models.motion import (MOTION_DEFAULTS, MotionPosterior, ObjectModel, motion_histograms,
+from .errors import check_number
+from .models.motion import (MOTION_DEFAULTS, MotionPosterior, ObjectModel, check_weights, motion_histograms,
                             velocity_grid)
 from .samplers.swc import SWC
 from .samplers.velocity import VelocityGibbs
@@ -153,8 +154,7 @@ def _as_frames(frame1, frame2, channel_axis):
 
     a1, a2 = np.asarray(frame1), np.asarray(frame2)
     if a1.ndim == 3 and a2.ndim == 3 and channel_axis is not None:
-        if isinstance(channel_axis, bool) or not isinstance(channel_axis, (int, np.integer)):
-            raise ValueError(f"channel_axis must be an integer, got {channel_axis!r}")
+        check_number("channel_axis", channel_axis, integer=True)
         if not -3 <= channel_axis <= 2:
             raise ValueError(f"channel_axis {channel_axis} is out of range for 3-D frames")
         a1, a2 = np.moveaxis(a1, channel_axis, -1), np.moveaxis(a2, channel_axis, -1)
@@ -171,11 +171,32 @@ def _as_frames(frame1, frame2, channel_axis):
     return np.ascontiguousarray(both[:, :w]), np.ascontiguousarray(both[:, w:])
 
 
+def _check_scalars(*, seed, max_displacement, precision, pyramid_levels, rounds, time_budget,
+                   channel_axis, region_seconds, finer_range, posterior_samples, weights):
+    """The options of :func:`segment_motion` that need no frame, before any
+    work (:func:`~swcuts.errors.check_number`)."""
+    from .options import _check_seed
+
+    _check_seed(seed)
+    check_number("max_displacement", max_displacement, minimum=0, exclusive=True)
+    check_number("precision", precision, minimum=0, exclusive=True)
+    check_number("pyramid_levels", pyramid_levels, integer=True, minimum=1, maximum=8, allow_none=True)
+    check_number("rounds", rounds, integer=True, minimum=1, maximum=10**4)
+    check_number("time_budget", time_budget, minimum=0, exclusive=True, allow_none=True,
+                 what="a positive finite number of seconds")
+    check_number("channel_axis", channel_axis, integer=True, allow_none=True)
+    check_number("region_seconds", region_seconds, minimum=0, exclusive=True, allow_none=True,
+                 what="a positive number of seconds")
+    check_number("finer_range", finer_range, minimum=0)
+    _check_posterior_samples(posterior_samples)
+    unknown = set(weights) - set(MOTION_DEFAULTS)
+    if unknown:
+        raise TypeError(f"segment_motion() got unknown argument(s): {', '.join(sorted(unknown))}")
+    check_weights(weights)
+
+
 def _check_options(max_displacement, precision, pyramid_levels, shape):
-    for name, v in (("max_displacement", max_displacement), ("precision", precision)):
-        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) \
-                or not math.isfinite(v) or v <= 0:
-            raise ValueError(f"{name} must be a positive number, got {v!r}")
+    """The options of :func:`segment_motion` that depend on the frames' ``shape``."""
     per_axis = 2 * max_displacement / precision + 1
     if abs(per_axis - round(per_axis)) > 1e-6:
         raise ValueError(f"max_displacement ({max_displacement}) must be a multiple of precision "
@@ -194,9 +215,6 @@ def _check_options(max_displacement, precision, pyramid_levels, shape):
                          f"{MOTION_LIMITS['max_label_table_bytes'] / 2**30:.0f} GB): use fewer "
                          "labels (larger precision, smaller max_displacement) or smaller frames")
     if pyramid_levels is not None:
-        if isinstance(pyramid_levels, bool) or not isinstance(pyramid_levels, (int, np.integer)) \
-                or not 1 <= pyramid_levels <= 8:
-            raise ValueError(f"pyramid_levels must be an integer from 1 to 8, got {pyramid_levels!r}")
         if min(shape) >> (pyramid_levels - 1) < 8:
             raise ValueError(f"pyramid_levels={pyramid_levels} shrinks a {shape[1]}x{shape[0]} "
                              "pair below 8 pixels")
@@ -204,8 +222,7 @@ def _check_options(max_displacement, precision, pyramid_levels, shape):
 
 
 def _check_posterior_samples(n):
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 0 <= n <= 10_000:
-        raise ValueError(f"posterior_samples must be an integer from 0 to 10000, got {n!r}")
+    check_number("posterior_samples", n, integer=True, minimum=0, maximum=10_000)
 
 
 def default_pyramid_levels(shape):
@@ -406,18 +423,13 @@ def segment_motion(frame1, frame2, *, seed=None, max_displacement=3.0, precision
     from . import segment
 
     t_start = time.perf_counter()
+    _check_scalars(seed=seed, max_displacement=max_displacement, precision=precision,
+                   pyramid_levels=pyramid_levels, rounds=rounds, time_budget=time_budget,
+                   channel_axis=channel_axis, region_seconds=region_seconds, finer_range=finer_range,
+                   posterior_samples=posterior_samples, weights=weights)
     f1, f2 = _as_frames(frame1, frame2, channel_axis)
     h, w = f2.shape[:2]
     _check_options(max_displacement, precision, pyramid_levels, (h, w))
-    if isinstance(rounds, bool) or not isinstance(rounds, (int, np.integer)) or not 1 <= rounds <= 10**4:
-        raise ValueError(f"rounds must be an integer from 1 to 10000, got {rounds!r}")
-    if time_budget is not None and not (isinstance(time_budget, (int, float)) and
-                                        math.isfinite(time_budget) and time_budget > 0):
-        raise ValueError(f"time_budget must be a positive finite number of seconds, got {time_budget!r}")
-    _check_posterior_samples(posterior_samples)
-    unknown = set(weights) - set(MOTION_DEFAULTS)
-    if unknown:
-        raise TypeError(f"segment_motion() got unknown argument(s): {', '.join(sorted(unknown))}")
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     levels = default_pyramid_levels((h, w)) if pyramid_levels is None else int(pyramid_levels)
     grid = velocity_grid(float(max_displacement), float(precision))

@@ -17,6 +17,7 @@ from .atoms import ATOM_METHODS
 from .image_models import (BINS, DEFAULT_MODEL, MIN_WEIGHT_PIXELS, MODELS,  # noqa: F401 (re-exported)
                            ONE_CHANNEL_WEIGHT, PIXEL_MODEL, VARYING_RANGE, model_bins, model_evidence,
                            model_window, posterior_weights, varying_channels)
+from .errors import InputTypeError, check_number, describe, is_integer, is_real  # noqa: F401 (the one numeric check)
 from .imageio import BYTES_PER_PIXEL_VERTEX, BYTES_PER_VERTEX, InputError
 from .samplers.registry import REGISTRY, SamplerSpec, find_spec
 
@@ -91,7 +92,7 @@ ATOMS_INIT_TIME_SHARE = 0.1
 def _sampler_spec(sampler) -> SamplerSpec:
     """The registry record of ``sampler`` (a name or an alias), or the error."""
     if not isinstance(sampler, str):
-        raise TypeError(f"sampler must be a string, one of {', '.join(SAMPLERS)}")
+        raise InputTypeError(f"sampler must be a string, one of {', '.join(SAMPLERS)}")
     spec = find_spec(sampler)
     if spec is None:
         raise InputError(f"unknown sampler '{sampler}'; choose one of {', '.join(SAMPLERS)}")
@@ -104,31 +105,21 @@ def _resolve_sampler(sampler) -> str:
 
 
 def _check_positive_int(name, value, allow_none=True, minimum=1, maximum=None, why=""):
-    """An integer >= ``minimum`` (and <= ``maximum``; ``why`` says why the bound)."""
-    if value is None and allow_none:
-        return
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {value!r}")
-    if value < minimum:
-        what = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
-        raise InputError(f"{name} must be {what}, got {value}")
-    if maximum is not None and value > maximum:
-        raise InputError(f"{name} must be at most {maximum}{why}, got {value}")
+    """An integer >= ``minimum`` (and <= ``maximum``; ``why`` says why the
+    bound): :func:`~swcuts.errors.check_number`."""
+    check_number(name, value, integer=True, allow_none=allow_none, minimum=minimum, maximum=maximum,
+                 why=why)
 
 
 def _check_real(name, value, *, what, allow_none=False, allow_zero=False):
-    """A finite real number > 0 (or >= 0 with ``allow_zero``); bools are refused."""
-    if value is None and allow_none:
-        return
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a number, got {value!r}")
-    if not (np.isfinite(value) and (value >= 0 if allow_zero else value > 0)):
-        raise InputError(f"{name} must be {what}, got {value}")
+    """A finite real number > 0 (or >= 0 with ``allow_zero``); bools,
+    strings and arrays are refused: :func:`~swcuts.errors.check_number`."""
+    check_number(name, value, allow_none=allow_none, minimum=0, exclusive=not allow_zero, what=what)
 
 
 def _check_choice(name, value, choices, label):
     if not isinstance(value, str):
-        raise TypeError(f"{name} must be a string, one of {', '.join(choices)}; got {value!r}")
+        raise InputTypeError(f"{name} must be a string, one of {', '.join(choices)}; got {describe(value)}")
     if value not in choices:
         raise InputError(f"unknown {label} '{value}'; choose one of {', '.join(choices)}")
 
@@ -180,10 +171,10 @@ def _check_seed(seed):
     if seed is None or isinstance(seed, (np.random.Generator, np.random.BitGenerator,
                                          np.random.SeedSequence)):
         return
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
-        raise TypeError(f"seed must be None, a non-negative integer or a numpy.random.Generator, got {seed!r}")
-    if seed < 0:
-        raise InputError(f"seed must be a non-negative integer, got {seed}")
+    if not is_integer(seed):
+        raise InputTypeError(f"seed must be None, a non-negative integer or a numpy.random.Generator, "
+                        f"got {describe(seed)}")
+    check_number("seed", seed, integer=True, minimum=0)
 
 
 def resolve_atoms(sampler_name, atoms):
@@ -220,19 +211,18 @@ def _check_window_sizes(window_sizes):
     """None, or a non-empty sequence of positive integers; returns a tuple or None."""
     if window_sizes is None:
         return None
-    if isinstance(window_sizes, numbers.Integral) and not isinstance(window_sizes, bool):
+    if is_integer(window_sizes):
         window_sizes = (window_sizes,)
     try:
         sizes = tuple(window_sizes)
     except TypeError:
-        raise TypeError(f"window_sizes must be a list of integers, got {window_sizes!r}") from None
+        raise InputTypeError(f"window_sizes must be a list of integers, got {describe(window_sizes)}") from None
     if not sizes:
         raise InputError("window_sizes must list at least one window side")
     for s in sizes:
-        if isinstance(s, bool) or not isinstance(s, numbers.Integral):
-            raise TypeError(f"window sizes must be integers, got {s!r}")
-        if s < 1:
-            raise InputError(f"window sizes must be at least 1 pixel, got {s}")
+        if not is_integer(s):
+            raise InputTypeError(f"window sizes must be integers, got {describe(s)}")
+        check_number("window sizes", s, integer=True, minimum=1, what="at least 1 pixel")
     return tuple(int(s) for s in sizes)
 
 

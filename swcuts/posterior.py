@@ -38,6 +38,7 @@ from contextlib import nullcontext
 import numpy as np
 
 from . import diagnostics as dg
+from .errors import InputError, check_number
 from .posterior_samples import (ESS_WARN, R_HAT_WARN, PosteriorSamples,  # noqa: F401 - re-exported
                                 pixel_boundary_probability, segment_stability)
 from .protocols import is_compiled
@@ -71,8 +72,6 @@ def _make_kernel(sampler, model, q):
         return getattr(kernel, "name", type(kernel).__name__), kernel
     name = ALIASES.get(sampler, sampler)
     if name not in KERNELS:
-        from .imageio import InputError
-
         raise InputError(f"unknown sampler '{sampler}' for posterior sampling; choose one of "
                          f"{', '.join(sorted(KERNELS))}")
     return name, KERNELS[name](model, q)
@@ -299,6 +298,24 @@ def _in_rounds(pool, chains, n_rounds, task, out_of_time):
     return n_rounds
 
 
+def _check_sampling(*, n_samples, thin, chains, t0, time_budget, anneal_steps, pilot_steps, workers):
+    """The options of :func:`sample_model` (and :func:`sample_posterior`),
+    before any work (:func:`~swcuts.errors.check_number`: a wrong type is an
+    :class:`~swcuts.errors.InputTypeError`, a bad value an
+    :class:`~swcuts.errors.InputError`)."""
+    check_number("n_samples", n_samples, integer=True, minimum=1)
+    check_number("chains", chains, integer=True, minimum=1)
+    check_number("thin", thin, integer=True, minimum=1, allow_none=True)
+    check_number("t0", t0, minimum=1, what="at least 1 (sampling is at T = 1)")
+    check_number("time_budget", time_budget, minimum=0, exclusive=True, allow_none=True,
+                 what="a positive number of seconds")
+    check_number("anneal_steps", anneal_steps, integer=True, minimum=0, allow_none=True)
+    check_number("pilot_steps", pilot_steps, integer=True, minimum=0, allow_none=True)
+    check_number("workers", workers, integer=True, minimum=1, allow_none=True)
+    if pilot_steps == 0 and thin is None:
+        raise InputError("without a pilot run (pilot_steps=0) give thin")
+
+
 def sample_model(model, q, *, atoms, n_samples=100, thin=None, chains=4, sampler="swc", seed=None,
                  time_budget=None, t0=T0, anneal_steps=None, pilot_steps=None, starts=None,
                  image=None, posterior=None, workers=None, progress=False) -> PosteriorSamples:
@@ -362,19 +379,8 @@ def sample_model(model, q, *, atoms, n_samples=100, thin=None, chains=4, sampler
     >>> ps.labels.shape[0], ps.n_chains
     (40, 2)
     """
-    if isinstance(n_samples, bool) or not isinstance(n_samples, (int, np.integer)) or n_samples < 1:
-        raise ValueError(f"n_samples must be a positive integer, got {n_samples!r}")
-    if isinstance(chains, bool) or not isinstance(chains, (int, np.integer)) or chains < 1:
-        raise ValueError(f"chains must be a positive integer, got {chains!r}")
-    if thin is not None and (isinstance(thin, bool) or not isinstance(thin, (int, np.integer)) or thin < 1):
-        raise ValueError(f"thin must be a positive integer, got {thin!r}")
-    if not t0 >= 1.0:
-        raise ValueError(f"t0 must be at least 1 (sampling is at T = 1), got {t0}")
-    if time_budget is not None and not time_budget > 0:
-        raise ValueError(f"time_budget must be a positive number of seconds, got {time_budget}")
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, (int, np.integer))
-                                or workers < 1):
-        raise ValueError(f"workers must be a positive integer, got {workers!r}")
+    _check_sampling(n_samples=n_samples, thin=thin, chains=chains, t0=t0, time_budget=time_budget,
+                    anneal_steps=anneal_steps, pilot_steps=pilot_steps, workers=workers)
     clock = time.perf_counter()
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     n = model.n_vertices
@@ -525,12 +531,12 @@ def sample_posterior(image, *, n_samples=100, thin=None, chains=4, sampler="swc"
     from .imageio import prepare_image
     from .options import DEFAULTS, resolve_options
 
+    _check_sampling(n_samples=n_samples, thin=thin, chains=chains, t0=t0, time_budget=time_budget,
+                    anneal_steps=anneal_steps, pilot_steps=pilot_steps, workers=workers)
     opts = dict(edge_scale=edge_scale, q_max=q_max, bins=bins, a0=a0, a1=a1, a2=a2, kappa=kappa)
     opts = {k: (DEFAULTS[k] if v is None else v) for k, v in opts.items()}  # a0, a1, a2: None
     atoms = DEFAULT_ATOMS if atoms is None else atoms
     if atoms == "pixels":
-        from .imageio import InputError
-
         raise InputError("posterior sampling runs on atoms; choose atoms other than 'pixels'")
     sampler_name = sampler if isinstance(sampler, str) else "swc"
     resolved = resolve_options(sampler=sampler_name, atoms=atoms, n_atoms=n_atoms, seed=seed,

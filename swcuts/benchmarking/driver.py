@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 import multiprocessing
-import numbers
 import os
 import queue
 from concurrent.futures import ProcessPoolExecutor
@@ -21,6 +20,7 @@ from datetime import datetime, timezone
 import numpy as np
 
 from .. import __version__
+from ..errors import InputTypeError, check_number, describe, is_integer
 from ..imageio import InputError, _show
 from .runs import (DEFAULT_PEERS, DEFAULT_SAMPLERS, RESULT_COLUMNS, RunResult, Task, _empty_row,
                    make_methods, run_id, run_task)
@@ -202,14 +202,15 @@ def _budget(steps, time_budget) -> str:
 
 
 def _seeds(seeds) -> list:
-    if isinstance(seeds, numbers.Integral):
+    if is_integer(seeds):
         seeds = [seeds]
+    if isinstance(seeds, str) or not hasattr(seeds, "__iter__"):
+        raise InputTypeError(f"seeds must be a list of non-negative integers, got {describe(seeds)}")
     seeds = list(seeds)
     if not seeds:
         raise InputError("seeds lists no seed; give at least one, e.g. 0")
     for s in seeds:
-        if isinstance(s, bool) or not isinstance(s, numbers.Integral) or s < 0:
-            raise InputError(f"seeds must be non-negative integers, got {s!r}")
+        check_number("seeds", s, integer=True, minimum=0, what="non-negative integers")
     if len(set(seeds)) != len(seeds):
         raise InputError(f"a seed is listed twice: {seeds}")
     return [int(s) for s in seeds]
@@ -226,22 +227,18 @@ def available_cores() -> int:
 def _workers(workers) -> int:
     if workers is None:
         return available_cores()
-    if isinstance(workers, bool) or not isinstance(workers, numbers.Integral) or workers < 1:
-        raise InputError(f"workers must be a positive integer, got {workers!r}")
-    if workers > 256:
-        raise InputError(f"workers={workers} is more processes than swcuts will start; use at most 256 "
-                         f"(or a Dask cluster)")
+    check_number("workers", workers, integer=True, minimum=1, maximum=256,
+                 why=" (more processes than swcuts will start; or use a Dask cluster)")
     return int(workers)
 
 
 def _open(data, split, limit):
     from ..datasets import open_dataset
 
+    check_number("limit", limit, integer=True, minimum=1, allow_none=True)
     ds = open_dataset(data, split=split)
     names = list(ds.names)
     if limit is not None:
-        if isinstance(limit, bool) or not isinstance(limit, numbers.Integral) or limit < 1:
-            raise InputError(f"limit must be a positive integer, got {limit!r}")
         names = names[:int(limit)]
     if not names:
         raise InputError(f"data set '{_show(data)}' holds no image")

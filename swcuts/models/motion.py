@@ -38,13 +38,14 @@ import math
 import cv2
 import numpy as np
 
+from ..errors import check_number
 from ..graph import pixel_pairs
 from ..partition import Partition
 from .base import ModelState
 from ..motion_metrics import frame_gradient, warp_frame1
 from .motion_kernels import N_STATS, object_score, object_scores
 
-__all__ = ["MotionPosterior", "ObjectModel", "velocity_grid", "noise_sigma", "MOTION_DEFAULTS"]
+__all__ = ["MotionPosterior", "ObjectModel", "velocity_grid", "noise_sigma", "check_weights", "MOTION_DEFAULTS"]
 
 #: Weights of eqs. 74-75 for intensities on the 0..255 scale.
 #: ``sigma=None`` estimates the noise of the frames (:func:`noise_sigma`).
@@ -59,6 +60,21 @@ MOTION_DEFAULTS = dict(sigma=None, rounding=1.0, nil_cost=6.0, alpha=0.2, beta=4
 #: Upper clip of the level-0 edge probability: q = 1 would freeze a pair
 #: with different labels (its cut factor 1 − q would be 0 both ways).
 Q0_MAX = 0.98
+
+
+def check_weights(weights) -> None:
+    """Refuse unknown or bad weights of the motion posterior: each a finite
+    number >= 0, ``sigma`` None (estimated) or > 0
+    (:func:`~swcuts.errors.check_number`: a string, a bool or an array is an
+    :class:`~swcuts.errors.InputTypeError`)."""
+    unknown = set(weights) - set(MOTION_DEFAULTS)
+    if unknown:
+        raise TypeError(f"unknown motion weight(s): {', '.join(sorted(unknown))}")
+    for name, value in weights.items():
+        if name == "sigma":
+            check_number(name, value, allow_none=True, minimum=0, exclusive=True)
+        else:
+            check_number(name, value, minimum=0)
 
 
 def velocity_grid(max_displacement, precision):
@@ -112,22 +128,15 @@ class MotionPosterior:
     """
 
     def __init__(self, frame1, frame2, grid, base=None, **weights):
-        params = dict(MOTION_DEFAULTS)
-        unknown = set(weights) - set(params)
-        if unknown:
-            raise TypeError(f"unknown motion weight(s): {', '.join(sorted(unknown))}")
-        params.update(weights)
+        check_weights(weights)
+        params = {**MOTION_DEFAULTS, **weights}
         f1 = np.asarray(frame1, np.float32)
         f2 = np.asarray(frame2, np.float32)
         if f1.ndim == 2:
             f1, f2 = f1[..., None], f2[..., None]
         if params["sigma"] is None:
             params["sigma"] = noise_sigma(f1, f2)
-        for name, value in params.items():
-            if not (math.isfinite(value) and value >= 0):
-                raise ValueError(f"{name} must be finite and non-negative, got {value}")
-        if params["sigma"] <= 0:
-            raise ValueError("sigma must be positive")
+        params = {name: float(value) for name, value in params.items()}
         self.__dict__.update(params)
         self.shape = f2.shape[:2]
         h, w = self.shape

@@ -97,6 +97,7 @@ import weakref
 import numpy as np
 from numba import njit
 
+from ..errors import check_number
 from ..models.boundary import boundary_delta
 from ..models.image_kernels import (FP_BOUNDARY, apply_move_cached, join_label, join_regions,
                                     leave_label, vertex_leave_regions)
@@ -286,8 +287,7 @@ class SplitMerge:
                  compiled=None):
         refuse_fixed_labels(model, "split-merge needs")
         for nm, val in (("t", t), ("M", M), ("R", R)):
-            if isinstance(val, bool) or not isinstance(val, (int, np.integer)) or val < 0:
-                raise ValueError(f"{nm} must be a non-negative integer, got {val!r}")
+            check_number(nm, val, integer=True, minimum=0)
         self.model = model
         self.graph = getattr(model, "graph", None)
         self.t, self.M, self.R = int(t), int(M), int(R)

@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from ...errors import InputError
+from ...errors import InputError, InputTypeError, check_number, describe
 from .marginals import KIND_BETA_BERNOULLI, KIND_LINES, KIND_MULTINOMIAL, KIND_NIW, log_marginal
 
 
@@ -45,18 +45,24 @@ def _data_matrix(data, allow_1d=True) -> np.ndarray:
 
 
 def _positive(value, name) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise InputError(f"{name} must be a number, got {value!r}") from None
-    if not (math.isfinite(v) and v > 0.0):
-        raise InputError(f"{name} must be a finite number > 0, got {value!r}")
-    return v
+    """``value`` as a float, a finite number > 0
+    (:func:`~swcuts.errors.check_number`: a string, a bool or an array is
+    an :class:`~swcuts.errors.InputTypeError`)."""
+    return float(check_number(name, value, minimum=0.0, exclusive=True, what="a finite number > 0"))
+
+
+def _real_array(value, name) -> np.ndarray:
+    """``value`` (a number or an array of numbers) as a float array; strings
+    and bools are refused, not converted."""
+    arr = np.asarray(value)
+    if arr.dtype.kind not in "iuf":
+        raise InputTypeError(f"{name} must be a number or an array of numbers, got {describe(value)}")
+    return arr.astype(np.float64)
 
 
 def _spd(matrix, d, name) -> np.ndarray:
     """A symmetric positive definite (d, d) float matrix, or an InputError."""
-    m = np.asarray(matrix, dtype=np.float64)
+    m = _real_array(matrix, name)
     if m.ndim == 0:
         m = float(m) * np.eye(d)
     elif m.ndim == 1 and m.size == d:
@@ -228,7 +234,7 @@ class NormalInverseWishart(ConjugateLikelihood):
         self.preset = preset
         self.mu0 = mu0
         self.kappa0 = None if kappa0 is None else _positive(kappa0, "NIW kappa0")
-        self.nu0 = None if nu0 is None else float(nu0)
+        self.nu0 = None if nu0 is None else float(check_number("NIW nu0", nu0))
         self.Psi0 = Psi0
         self.bound = False
 
@@ -244,7 +250,7 @@ class NormalInverseWishart(ConjugateLikelihood):
         if new.mu0 is None:
             mu0 = x.mean(axis=0)
         else:
-            mu0 = np.asarray(new.mu0, dtype=np.float64).reshape(-1)
+            mu0 = _real_array(new.mu0, "NIW mu0").reshape(-1)
             if mu0.size == 1 and d > 1:
                 mu0 = np.full(d, mu0[0])
             if mu0.shape != (d,) or not np.all(np.isfinite(mu0)):
@@ -343,7 +349,7 @@ class LineMixture(ConjugateLikelihood):
 
     def __init__(self, sigma=LINE_NOISE_SD, prior_mean=0.0, prior_cov=None):
         self.sigma = _positive(sigma, "line noise sigma")
-        m0 = np.asarray(prior_mean, dtype=np.float64).reshape(-1)
+        m0 = _real_array(prior_mean, "line prior_mean").reshape(-1)
         if m0.size == 1:
             m0 = np.full(2, m0[0])
         if m0.shape != (2,) or not np.all(np.isfinite(m0)):

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from ...errors import InputError
+from ...errors import InputError, InputTypeError
 from ...partition import Partition
 from ...protocols import is_compiled
 from ..base import SCORE_MIXTURE, ModelState
@@ -127,7 +127,9 @@ class MixtureModel:
                                  f"{', '.join(LIKELIHOODS)}")
             try:
                 lik = cls(**likelihood_kwargs)
-            except TypeError as exc:
+            except InputTypeError:  # a hyperparameter of the wrong type: its own message
+                raise
+            except TypeError as exc:  # an unknown keyword
                 raise TypeError(f"{likelihood} likelihood: {exc}".splitlines()[0]) from None
         elif (callable(getattr(likelihood, "stats", None))
               and callable(getattr(likelihood, "log_marginal", None))):

@@ -32,7 +32,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ...errors import InputError
+from ...errors import InputError, check_number
 from .likelihoods import _positive
 
 __all__ = ["PartitionPrior", "DirichletProcess", "NGGP", "make_prior", "prior_item_join",
@@ -189,10 +189,7 @@ class NGGP(PartitionPrior):
 
     def __init__(self, alpha=1.0, sigma=0.0):
         super().__init__(alpha)
-        try:
-            s = float(sigma)
-        except (TypeError, ValueError):
-            raise InputError(f"NGGP sigma must be a number, got {sigma!r}") from None
+        s = float(check_number("NGGP sigma", sigma))
         if not (0.0 <= s < 1.0):
             raise InputError(f"NGGP sigma must lie in [0, 1), got {sigma!r}")
         self.sigma = s

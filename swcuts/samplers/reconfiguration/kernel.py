@@ -23,6 +23,7 @@ import weakref
 import numpy as np
 from numba import njit
 
+from ...errors import check_number
 from ..common import (StepInfo, acceptance_rates, check_anchors, draw_anchor_pair, refuse_fixed_labels,
                       seed_compiled_rng)
 from .compiled_pass import _CompiledPass
@@ -175,9 +176,8 @@ class Reconfiguration:
                  max_history=256, neighbours=10):
         refuse_fixed_labels(model, "reconfiguration moves need")
         for nm, val, lo in (("n_chains", n_chains, 1), ("gibbs_sweeps", gibbs_sweeps, 0),
-                            ("max_history", max_history, 1)):
-            if isinstance(val, bool) or not isinstance(val, (int, np.integer)) or val < lo:
-                raise ValueError(f"{nm} must be an integer >= {lo}, got {val!r}")
+                            ("max_history", max_history, 1), ("neighbours", neighbours, 1)):
+            check_number(nm, val, integer=True, minimum=lo)
         self.model = model
         self.graph = getattr(model, "graph", None)
         self.srm = bool(srm)
@@ -221,9 +221,6 @@ class Reconfiguration:
         if outside == "knn":
             from ..tree_guided.trees import _knn_csr
 
-            if isinstance(neighbours, bool) or not isinstance(neighbours, (int, np.integer)) \
-                    or neighbours < 1:
-                raise ValueError(f"neighbours must be a positive integer, got {neighbours!r}")
             self._fgraph = _knn_csr(model.data, int(neighbours))
         elif self.graph is not None:
             self._fgraph = (np.ascontiguousarray(self.graph.indptr, dtype=np.int64),

@@ -27,6 +27,7 @@ from collections import OrderedDict
 
 import numpy as np
 
+from ...errors import check_number
 from ...partition import MemberIndex, _version
 from ..common import StepInfo
 from ..targets import gibbs_relabel
@@ -120,18 +121,15 @@ class TreeGuided(_GlobalMoves, _ProposalProbabilities):
             raise ValueError(f"tree_build must be 'balanced', 'greedy' or 'matching', "
                              f"got {tree_build!r}")
         self.tree_build = tree_build
-        if not 0.0 <= merge_floor < 0.5:
-            raise ValueError("merge_floor must lie in [0, 0.5)")
+        check_number("merge_floor", merge_floor, minimum=0, maximum=0.5, exclusive_max=True)
         for nm, val in (("split_floor", split_floor), ("local_floor", local_floor),
                         ("global_prob", global_prob)):
-            if not 0.0 <= val <= 1.0:
-                raise ValueError(f"{nm} must lie in [0, 1]")
-        if not new_weight > 0:
-            raise ValueError("new_weight must be positive")
-        if isinstance(local_max, bool) or int(local_max) < 1:
-            raise ValueError("local_max must be a positive integer")
-        if isinstance(G, bool) or int(G) < 0:
-            raise ValueError("G must be a non-negative integer")
+            check_number(nm, val, minimum=0, maximum=1)
+        check_number("new_weight", new_weight, minimum=0, exclusive=True)
+        check_number("local_max", local_max, integer=True, minimum=1)
+        check_number("G", G, integer=True, minimum=0)
+        if neighbours is not None and not (isinstance(neighbours, str) and neighbours == "auto"):
+            check_number("neighbours", neighbours, integer=True, minimum=1)
         self.model = model
         self.graph = getattr(model, "graph", None)
         self.moves = moves

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...errors import check_number
 from ...partition import MemberIndex
 from ..common import (StepInfo, acceptance_rates, check_anchors, draw_anchor_pair, draw_normalized,
                       metropolis_hastings, refuse_fixed_labels, state_member_index)
@@ -104,11 +105,7 @@ class Triadic:
 
     def __init__(self, model, q=None, *, beta=0.5, anchors=None, compiled=None):
         refuse_fixed_labels(model, "the triadic sampler needs")
-        if isinstance(beta, bool) or not isinstance(beta, (int, float, np.integer, np.floating)):
-            raise ValueError(f"beta must be a number in (0, 1), got {beta!r}")
-        beta = float(beta)
-        if not 0.0 < beta < 1.0:
-            raise ValueError(f"beta must lie strictly between 0 and 1, got {beta}")
+        beta = float(check_number("beta", beta, minimum=0, maximum=1, exclusive=True, exclusive_max=True))
         self.model = model
         self.graph = getattr(model, "graph", None)
         self.anchors = check_anchors(anchors, self.graph, "uniform", ("edge", "uniform"))
