@@ -161,16 +161,18 @@ def check_number(name, value, *, integer=False, allow_none=False, minimum=None, 
         raise InputTypeError(f"{name} must be {kind}{none}, got {describe(value)}")
     if what is None:
         what = _default_what(integer, minimum, maximum, exclusive, exclusive_max)
-    if not integer:
+    if integer:
+        v = int(value)
+    else:
         try:
-            finite = math.isfinite(float(value))
+            v = float(value)  # compared as a Python float: a float32 is not cast to the bounds' type
         except OverflowError:  # an int beyond float's range
-            finite = False
-        if not finite:
+            v = math.inf
+        if not math.isfinite(v):
             raise InputError(f"{name} must be {what}, got {describe(value)}")
-    if minimum is not None and (value <= minimum if exclusive else value < minimum):
+    if minimum is not None and (v <= minimum if exclusive else v < minimum):
         raise InputError(f"{name} must be {what}, got {describe(value)}")
-    if maximum is not None and (value >= maximum if exclusive_max else value > maximum):
+    if maximum is not None and (v >= maximum if exclusive_max else v > maximum):
         if not why:
             raise InputError(f"{name} must be {what}, got {describe(value)}")
         most = f"less than {maximum}" if exclusive_max else f"at most {maximum}"

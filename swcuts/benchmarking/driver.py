@@ -202,11 +202,15 @@ def _budget(steps, time_budget) -> str:
 
 
 def _seeds(seeds) -> list:
+    given = seeds
     if is_integer(seeds):
         seeds = [seeds]
-    if isinstance(seeds, str) or not hasattr(seeds, "__iter__"):
-        raise InputTypeError(f"seeds must be a list of non-negative integers, got {describe(seeds)}")
-    seeds = list(seeds)
+    try:
+        seeds = list(seeds) if not isinstance(seeds, str) else None
+    except TypeError:  # not iterable (a 0-d array included)
+        seeds = None
+    if seeds is None:
+        raise InputTypeError(f"seeds must be a list of non-negative integers, got {describe(given)}")
     if not seeds:
         raise InputError("seeds lists no seed; give at least one, e.g. 0")
     for s in seeds:
@@ -313,8 +317,8 @@ def tune_peers(data, peers=DEFAULT_PEERS, *, split=None, limit=None, workers=Non
     for peer in peers:
         if peer not in PEERS:
             raise InputError(f"unknown peer '{peer}'; choose from {', '.join(PEERS)}")
-    ds, names = _open(data, split, limit)
     workers = _workers(workers)
+    ds, names = _open(data, split, limit)
     scores = {(p, v): [] for p in peers for v in PEERS[p].grid}
 
     def tasks():

@@ -1,0 +1,265 @@
+"""Bad input, issue 32: options of the wrong type or value, readers that
+read before they check, benchmarks whose runs fail.
+
+1. Every numeric option of every public function (``swcuts.__all__``,
+   ``swcuts.api.__all__``, ``swcuts.benchmarking.tune_peers``; cluster's
+   likelihood and sampler options too) refuses a string, a bool, None where
+   None is not its default, NaN or ±inf, and an array, with a one-line
+   message that names the option and says what it got, before any work
+   starts; numpy scalars are accepted. The work is replaced by a function
+   that raises :class:`Reached`, so an accepted value is seen without
+   running anything.
+2. ``swcuts.io.read_flo`` checks a file's header and size before reading it.
+3. A benchmark says which runs failed and why.
+"""
+
+from __future__ import annotations
+
+import doctest
+import math
+import re
+
+import numpy as np
+import pytest
+
+import swcuts
+import swcuts.api
+import swcuts.clustering
+import swcuts.datasets
+import swcuts.errors
+import swcuts.posterior_energy
+from swcuts.errors import InputError, InputTypeError
+
+
+class Reached(Exception):
+    """The options were accepted: the work began."""
+
+
+def _reached(*args, **kwargs):
+    raise Reached
+
+
+IMG = np.random.default_rng(1).random((24, 32, 3))
+LABELS = (np.arange(32)[None, :] >= 16).repeat(24, axis=0).astype(int)
+DATA = np.random.default_rng(2).normal(size=(20, 2))
+BINARY = (DATA > 0).astype(int)
+COUNTS = np.random.default_rng(3).integers(0, 5, size=(20, 4))
+FRAME = np.tile(np.linspace(0, 1, 40), (40, 1))
+
+
+# ----------------------------------------------------- the public functions
+def _segment(mp, **kw):
+    mp.setattr(swcuts.api, "compute_atoms", _reached)
+    swcuts.segment(IMG, **kw)
+
+
+def _energy(mp, **kw):
+    mp.setattr(swcuts.posterior_energy, "ImageModel", _reached)
+    swcuts.energy(IMG, LABELS, **kw)
+
+
+def _energy_terms(mp, **kw):
+    mp.setattr(swcuts.posterior_energy, "ImageModel", _reached)
+    swcuts.energy_terms(IMG, LABELS, **kw)
+
+
+def _cluster(data=DATA, **fixed):
+    def call(mp, **kw):
+        mp.setattr(swcuts.clustering, "anneal", _reached)
+        swcuts.cluster(data, **fixed, **kw)
+    return call
+
+
+def _sampler_option(sampler):
+    def call(mp, **kw):
+        mp.setattr(swcuts.clustering, "anneal", _reached)
+        swcuts.cluster(DATA, sampler=sampler, sampler_options=kw)
+    return call
+
+
+def _sample_posterior(mp, **kw):
+    mp.setattr(swcuts.api, "build_posterior", _reached)
+    swcuts.sample_posterior(IMG, **{"n_samples": 4, "chains": 1, "thin": 1, **kw})
+
+
+def _segment_motion(mp, **kw):
+    mp.setattr(swcuts, "segment", _reached)  # the regions of frame 2: the first work
+    swcuts.segment_motion(FRAME, FRAME[::-1], **kw)
+
+
+def _multigrid_from_atoms(mp, **kw):
+    from swcuts.imageio import prepare_image
+
+    mp.setattr(swcuts.api, "_anneal_atoms", _reached)
+    features, _ = prepare_image(IMG)
+    posterior = dict(bins=32, a0=0.5, a1=5.0, a2=5.0, kappa=1.0, edge_scale=1.0, q_max=0.95)
+    swcuts.api.multigrid_from_atoms(features, posterior=posterior, **{"n_atoms": 20, **kw})
+
+
+def _benchmark(mp, **kw):
+    mp.setattr(swcuts.datasets, "open_dataset", _reached)
+    swcuts.benchmark("data", samplers=["swc"], peers=[], **kw)
+
+
+def _tune_peers(mp, **kw):
+    from swcuts.benchmarking import tune_peers
+
+    mp.setattr(swcuts.datasets, "open_dataset", _reached)
+    tune_peers("data", ["felzenszwalb"], **kw)
+
+
+INT, REAL = "integer", "real"
+#: function -> {option: (kind, None accepted, a good value as a numpy scalar)}
+OPTIONS = {
+    "segment": (_segment, {
+        "n_atoms": (INT, True, np.int32(20)), "steps": (INT, True, np.int64(20)),
+        "time_budget": (REAL, True, np.float32(1.5)), "t0": (REAL, True, np.float32(5.0)),
+        "t_final": (REAL, False, np.float64(0.05)), "edge_scale": (REAL, False, np.float32(1.0)),
+        "q_max": (REAL, False, np.float64(0.9)), "bins": (INT, True, np.int16(32)),
+        "a0": (REAL, True, np.float32(0.5)), "a1": (REAL, True, np.float64(2.0)),
+        "a2": (REAL, True, np.int64(3)), "kappa": (REAL, False, np.float32(1.0)),
+        "levels": (INT, False, np.uint8(2)), "posterior_samples": (INT, True, np.int64(5)),
+        "channel_axis": (INT, True, np.int64(-1)), "seed": (INT, True, np.uint32(7))}),
+    "energy": (_energy, {
+        "channel_axis": (INT, True, np.int8(2)), "bins": (INT, True, np.int64(16)),
+        "a0": (REAL, True, np.float32(0.5)), "a1": (REAL, True, np.float32(0.5)),
+        "a2": (REAL, True, np.float32(0.5)), "kappa": (REAL, False, np.float64(0.0))}),
+    "energy_terms": (_energy_terms, {
+        "bins": (INT, True, np.int64(16)), "a2": (REAL, True, np.float32(0.5)),
+        "kappa": (REAL, False, np.float64(2.0))}),
+    "cluster": (_cluster(), {
+        "alpha": (REAL, False, np.float32(1.0)), "steps": (INT, True, np.int64(10)),
+        "time_budget": (REAL, True, np.float32(0.5)), "temperature": (REAL, False, np.float32(1.0)),
+        "seed": (INT, True, np.int64(0)), "kappa0": (REAL, True, np.float32(0.5)),
+        "nu0": (REAL, True, np.float32(4.0))}),
+    "cluster-nggp": (_cluster(prior="nggp"), {"sigma": (REAL, True, np.float32(0.25))}),
+    "cluster-beta-bernoulli": (_cluster(BINARY, model="beta-bernoulli"), {
+        "a": (REAL, False, np.float32(1.0)), "b": (REAL, False, np.int64(2))}),
+    "cluster-multinomial": (_cluster(COUNTS, model="multinomial"), {"beta": (REAL, False, np.float64(0.2))}),
+    "cluster-lines": (_cluster(model="lines"), {"sigma": (REAL, False, np.float32(0.5))}),
+    "cluster-split-merge": (_sampler_option("split-merge"), {
+        "t": (INT, False, np.int64(3)), "M": (INT, False, np.int32(1)), "R": (INT, False, np.uint8(1))}),
+    "cluster-triadic": (_sampler_option("triadic"), {"beta": (REAL, False, np.float32(0.25))}),
+    "cluster-reconfiguration": (_sampler_option("reconfiguration"), {
+        "n_chains": (INT, False, np.int64(2)), "gibbs_sweeps": (INT, False, np.int64(1)),
+        "max_history": (INT, False, np.int64(64)), "neighbours": (INT, False, np.int64(5))}),
+    "cluster-tree-guided": (_sampler_option("tree-guided"), {
+        "global_prob": (REAL, False, np.float32(0.5)), "G": (INT, False, np.int64(10)),
+        "merge_floor": (REAL, False, np.float64(0.01)), "split_floor": (REAL, False, np.float32(0.1)),
+        "new_weight": (REAL, False, np.float32(2.0)), "local_max": (INT, False, np.int64(8)),
+        "local_floor": (REAL, False, np.float64(0.5)), "neighbours": (INT, True, np.int64(5))}),
+    "sample_posterior": (_sample_posterior, {
+        "n_samples": (INT, False, np.int64(8)), "thin": (INT, True, np.int32(2)),
+        "chains": (INT, False, np.int64(2)), "seed": (INT, True, np.int64(1)),
+        "time_budget": (REAL, True, np.float32(2.0)), "n_atoms": (INT, True, np.int64(16)),
+        "t0": (REAL, False, np.float32(5.0)), "anneal_steps": (INT, True, np.int64(10)),
+        "pilot_steps": (INT, True, np.int64(10)), "edge_scale": (REAL, True, np.float32(1.0)),
+        "q_max": (REAL, True, np.float64(0.9)), "bins": (INT, True, np.int64(16)),
+        "a0": (REAL, True, np.float32(0.5)), "a1": (REAL, True, np.float32(0.5)),
+        "a2": (REAL, True, np.float32(0.5)), "kappa": (REAL, True, np.float32(1.0)),
+        "workers": (INT, True, np.int64(1)), "channel_axis": (INT, True, np.int64(-1))}),
+    "segment_motion": (_segment_motion, {
+        "seed": (INT, True, np.int64(3)), "max_displacement": (REAL, False, np.float64(3.0)),
+        "precision": (REAL, False, np.float32(0.5)), "pyramid_levels": (INT, True, np.int64(1)),
+        "rounds": (INT, False, np.int64(2)), "time_budget": (REAL, True, np.float32(1.0)),
+        "channel_axis": (INT, True, np.int64(-1)), "region_seconds": (REAL, True, np.float64(1.0)),
+        "finer_range": (REAL, False, np.float32(1.5)), "posterior_samples": (INT, False, np.int64(0)),
+        "sigma": (REAL, True, np.float32(2.0)), "rounding": (REAL, False, np.float64(1.0)),
+        "nil_cost": (REAL, False, np.float32(6.0)), "alpha": (REAL, False, np.float32(0.2)),
+        "beta": (REAL, False, np.float32(4.0)), "delta": (REAL, False, np.int64(2)),
+        "nu": (REAL, False, np.float32(1.0)), "lambda2": (REAL, False, np.float64(200.0))}),
+    "multigrid_from_atoms": (_multigrid_from_atoms, {
+        "n_atoms": (INT, False, np.int64(20)), "steps": (INT, True, np.int64(100)),
+        "time_budget": (REAL, True, np.float32(1.0)), "t0": (REAL, False, np.float32(1.0)),
+        "t_final": (REAL, False, np.float64(0.05))}),
+    "benchmark": (_benchmark, {
+        "steps": (INT, True, np.int64(10)), "time_budget": (REAL, True, np.float32(1.0)),
+        "limit": (INT, True, np.int64(1)), "workers": (INT, True, np.int64(1)),
+        "seeds": (INT, False, np.int64(0))}),
+    "tune_peers": (_tune_peers, {"limit": (INT, True, np.int64(2)), "workers": (INT, True, np.int64(1))}),
+}
+
+#: A bad value -> the error it gets for (integer, real) options.
+BAD = {
+    "string": ("1", InputTypeError, InputTypeError),
+    "bool": (True, InputTypeError, InputTypeError),
+    "numpy_bool": (np.bool_(True), InputTypeError, InputTypeError),
+    "none": (None, InputTypeError, InputTypeError),
+    "nan": (math.nan, InputTypeError, InputError),
+    "inf": (math.inf, InputTypeError, InputError),
+    "minus_inf": (-math.inf, InputTypeError, InputError),
+    "fraction_for_integer": (1.5, InputTypeError, None),
+    "array_1": (np.array([1.0]), InputTypeError, InputTypeError),
+    "array_0d": (np.array(2.0), InputTypeError, InputTypeError),
+    "array_5x5": (np.ones((5, 5)), InputTypeError, InputTypeError),
+}
+
+
+def _cases():
+    for fn, (call, options) in OPTIONS.items():
+        for option, (kind, nullable, good) in options.items():
+            yield pytest.param(call, option, good, id=f"{fn}-{option}")
+
+
+def _bad_cases():
+    for fn, (call, options) in OPTIONS.items():
+        for option, (kind, nullable, _) in options.items():
+            for name, (value, int_error, real_error) in BAD.items():
+                error = int_error if kind == INT else real_error
+                if error is not None and not (value is None and nullable):
+                    yield pytest.param(call, option, value, error, id=f"{fn}-{option}-{name}")
+
+
+def test_every_public_function_is_listed():
+    """The table covers what swcuts exports that takes options."""
+    functions = {n for n in swcuts.__all__ if callable(getattr(swcuts, n)) and n[0].islower()}
+    functions |= {n for n in swcuts.api.__all__ if callable(getattr(swcuts.api, n)) and n[0].islower()}
+    assert functions <= {name.split("-")[0] for name in OPTIONS}, functions
+
+
+@pytest.mark.parametrize("call, option, value, error", _bad_cases())
+def test_a_bad_value_is_one_line_naming_the_option(monkeypatch, call, option, value, error):
+    with pytest.raises(error) as info:
+        call(monkeypatch, **{option: value})
+    msg = str(info.value)
+    assert "\n" not in msg and len(msg) < 300, msg
+    assert re.search(rf"\b{option}\b.* must\b", msg) and "got" in msg, msg
+    if error is InputTypeError:  # both: a TypeError for Python, an InputError for the CLI
+        assert isinstance(info.value, TypeError) and isinstance(info.value, ValueError)
+
+
+@pytest.mark.parametrize("call, option, value", _cases())
+def test_a_numpy_scalar_is_accepted(monkeypatch, call, option, value):
+    with pytest.raises(Reached):
+        call(monkeypatch, **{option: value})
+
+
+def test_window_sizes_refuse_what_is_not_an_integer(monkeypatch):
+    for bad in ("8", True, 8.0, np.array([8.0]), np.ones((3, 3)), None):
+        with pytest.raises(InputTypeError, match=r"^window sizes must be integers, got .+") as info:
+            _segment(monkeypatch, sampler="multigrid", window_sizes=[bad])
+        assert "\n" not in str(info.value)
+    with pytest.raises(Reached):
+        _segment(monkeypatch, sampler="multigrid", window_sizes=np.array([8, 16], dtype=np.int32))
+
+
+def test_cluster_alpha_as_a_string_is_refused():
+    """The case of the issue: alpha="1" was accepted and sampled with alpha 1."""
+    with pytest.raises(TypeError, match=r"^alpha .*must be a number, got '1' \(a string\)$"):
+        swcuts.cluster(DATA, alpha="1", steps=5)
+
+
+def test_numpy_scalars_give_the_same_result_as_python_numbers():
+    py = swcuts.cluster(DATA, alpha=1.0, temperature=1.0, steps=40, seed=3, sampler_options={"t": 2})
+    npy = swcuts.cluster(DATA, alpha=np.float32(1.0), temperature=np.float64(1.0), steps=np.int64(40),
+                         seed=np.int64(3), sampler_options={"t": np.int8(2)})
+    assert np.array_equal(py.labels, npy.labels) and py.log_posterior == npy.log_posterior
+    py = swcuts.segment(IMG, steps=30, n_atoms=20, seed=1, a2=3, t0=5.0)
+    npy = swcuts.segment(IMG, steps=np.int64(30), n_atoms=np.int32(20), seed=np.uint8(1), a2=np.float32(3),
+                         t0=np.float64(5.0))
+    assert np.array_equal(py.labels, npy.labels) and py.energy == npy.energy
+
+
+def test_the_checks_examples():
+    result = doctest.testmod(swcuts.errors, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0
