@@ -21,10 +21,13 @@ References
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
 
 import numpy as np
+
+from .errors import InputError, _show
 
 __all__ = ["FLO_MAGIC", "UNKNOWN_FLOW", "UNKNOWN_FLOW_THRESH", "read_flo", "write_flo",
            "flow_to_color", "colour_wheel"]
@@ -36,15 +39,28 @@ UNKNOWN_FLOW = 1e10
 UNKNOWN_FLOW_THRESH = 1e9
 _MAX_SIDE = 1 << 20  # a sanity bound on width and height in a header
 _HEADER = 12
+#: Bytes per pixel of reading a flow: its two float32 components, their
+#: absolute values and the mask of unknown values.
+_FLO_BYTES_PER_PIXEL = 8 + 8 + 2
 
 
-def read_flo(path) -> np.ndarray:
+def read_flo(path, *, limit_bytes=None) -> np.ndarray:
     """Read a Middlebury ``.flo`` optical-flow file.
+
+    The header is checked before anything else is read: the magic number,
+    then width and height (each 1 .. 2**20), then the file's size against
+    them, then whether the flow fits in memory; only then is the flow read,
+    straight into its array. A file that is not a ``.flo`` file, or whose
+    header lies about its size, is refused after reading 12 bytes, whatever
+    its size.
 
     Parameters
     ----------
     path : str or os.PathLike
         The file.
+    limit_bytes : int, optional
+        Memory the flow may take, instead of the memory available
+        (:func:`swcuts.imageio.available_memory`).
 
     Returns
     -------
@@ -55,8 +71,10 @@ def read_flo(path) -> np.ndarray:
     Raises
     ------
     ValueError
-        If the file is not a ``.flo`` file (wrong magic number), its header
-        is invalid, or its size does not match ``width * height``.
+        (:class:`~swcuts.errors.InputError`) If the file is not a regular
+        file or not a ``.flo`` file (wrong magic number), its header is
+        invalid, its size does not match ``width * height``, or its flow
+        does not fit in memory.
     OSError
         If the file cannot be opened.
 
@@ -72,24 +90,59 @@ def read_flo(path) -> np.ndarray:
     ((2, 3, 2), True)
     """
     p = Path(path)
-    data = p.read_bytes()
-    if len(data) < _HEADER:
-        raise ValueError(f"{p}: not a .flo file (only {len(data)} bytes, the header needs {_HEADER})")
-    magic = np.frombuffer(data, "<f4", 1, 0)[0]
-    if magic != np.float32(FLO_MAGIC):
-        raise ValueError(f"{p}: not a .flo file (magic number {magic!r}, expected {FLO_MAGIC})")
-    width, height = (int(x) for x in np.frombuffer(data, "<i4", 2, 4))
-    if not (0 < width <= _MAX_SIDE and 0 < height <= _MAX_SIDE):
-        raise ValueError(f"{p}: invalid .flo header (width {width}, height {height})")
-    expected = _HEADER + 8 * width * height
-    if len(data) != expected:
-        what = "truncated" if len(data) < expected else "too long"
-        raise ValueError(f"{p}: .flo file {what}: {len(data)} bytes, expected {expected} "
-                         f"for {width}x{height}")
-    flow = np.frombuffer(data, "<f4", 2 * width * height, _HEADER).reshape(height, width, 2)
-    flow = flow.astype(np.float32)  # native byte order, writable copy
-    flow[~(np.abs(flow) <= UNKNOWN_FLOW_THRESH)] = np.nan
+    if not stat.S_ISREG(p.stat().st_mode):  # a pipe would block, a device never end
+        raise InputError(f"{_show(p)}: not a .flo file (not a regular file)")
+    with open(p, "rb", buffering=0) as fh:  # no read-ahead: 12 bytes, then the flow
+        size = os.fstat(fh.fileno()).st_size
+        header = fh.read(_HEADER)
+        width, height = _check_header(p, header, size)
+        _check_fits(p, width, height, limit_bytes)
+        n = 2 * width * height
+        flow = np.fromfile(fh, dtype="<f4", count=n)
+    if flow.size != n:  # the file shrank after its size was read
+        raise InputError(f"{_show(p)}: .flo file truncated while reading: {flow.size} of {n} values")
+    flow = flow.reshape(height, width, 2).astype(np.float32, copy=False)  # native byte order
+    flow[np.abs(flow) > UNKNOWN_FLOW_THRESH] = np.nan  # (NaN stays NaN)
     return flow
+
+
+def _check_header(p, header, size):
+    """(width, height) of a ``.flo`` file's 12-byte ``header``, checked
+    against the file's ``size`` in bytes; an InputError otherwise."""
+    if len(header) < _HEADER:
+        raise InputError(f"{_show(p)}: not a .flo file (only {len(header)} bytes, the header needs {_HEADER})")
+    magic = np.frombuffer(header, "<f4", 1, 0)[0]
+    if magic != np.float32(FLO_MAGIC):
+        raise InputError(f"{_show(p)}: not a .flo file (magic number {magic!r}, expected {FLO_MAGIC})")
+    width, height = (int(x) for x in np.frombuffer(header, "<i4", 2, 4))
+    if not (0 < width <= _MAX_SIDE and 0 < height <= _MAX_SIDE):
+        raise InputError(f"{_show(p)}: invalid .flo header (width {width}, height {height}; "
+                         f"each must be 1 to {_MAX_SIDE})")
+    expected = _HEADER + 8 * width * height
+    if size != expected:
+        what = "truncated" if size < expected else "too long"
+        raise InputError(f"{_show(p)}: .flo file {what}: {size} bytes, expected {expected} "
+                         f"for {width}x{height}")
+    return width, height
+
+
+def _check_fits(p, width, height, limit_bytes):
+    """Refuse a flow whose array (and the temporary of the unknown-value
+    test) would not fit in memory."""
+    from .imageio import available_memory
+
+    need = _FLO_BYTES_PER_PIXEL * width * height
+    have = available_memory() if limit_bytes is None else int(limit_bytes)
+    if have is not None and need > have:
+        raise InputError(f"{_show(p)}: a {width}x{height} flow needs about {_size(need)} to read but "
+                         f"only {_size(have)} is available")
+
+
+def _size(n_bytes) -> str:
+    """``n_bytes`` for a message: "3 GB", "0.1 GB", "45 MB", "630 bytes"."""
+    if n_bytes >= 1e8:
+        return f"{n_bytes / 1e9:.2g} GB"
+    return f"{n_bytes / 1e6:.2g} MB" if n_bytes >= 1e5 else f"{n_bytes:.0f} bytes"
 
 
 def write_flo(path, flow) -> None:

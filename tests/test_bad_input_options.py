@@ -263,3 +263,83 @@ def test_numpy_scalars_give_the_same_result_as_python_numbers():
 def test_the_checks_examples():
     result = doctest.testmod(swcuts.errors, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0
+
+
+# ------------------------------------------------------- 2. read_flo checks first
+BIG = 1_500_000_000  # bytes of the sparse files: the size of the issue's file
+
+
+def _sparse_flo(path, header: bytes, size=BIG):
+    """A file of ``size`` bytes (sparse: no disk, no time) starting with ``header``."""
+    with open(path, "wb") as fh:
+        fh.write(header)
+        fh.truncate(size)
+    return path
+
+
+def _header(width, height, magic=202021.25):
+    return np.array([magic], "<f4").tobytes() + np.array([width, height], "<i4").tobytes()
+
+
+def _peak_bytes(fn):
+    """(what ``fn()`` raised, the peak of Python and numpy allocations during it)."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        with pytest.raises(InputError) as info:
+            fn()
+        return info.value, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("header, words", [
+    (b"\x89PNG\r\n\x1a\n" + bytes(4), "magic number"),  # not a .flo file (b"PIEH" is one)
+    (_header(100, 100), "too long"),  # the header's 100x100 is not the file's size
+    (_header(0, 5), "invalid .flo header"),
+    (_header(-3, 5), "invalid .flo header"),
+    (_header(2**21, 5), "each must be 1 to 1048576"),
+], ids=["magic", "size", "zero_width", "negative_width", "wide"])
+def test_read_flo_refuses_a_big_file_from_its_header(tmp_path, header, words):
+    from swcuts.io import read_flo
+
+    path = _sparse_flo(tmp_path / "big.flo", header)
+    error, peak = _peak_bytes(lambda: read_flo(path))
+    assert words in str(error) and "\n" not in str(error), str(error)
+    assert peak < 1_000_000, peak  # the 1.5 GB were not read
+
+
+def test_read_flo_refuses_a_flow_beyond_memory_before_reading_it(tmp_path):
+    from swcuts.io import read_flo
+
+    side = 13_000  # a consistent file of 1.35 GB
+    path = _sparse_flo(tmp_path / "big.flo", _header(side, side), 12 + 8 * side * side)
+    error, peak = _peak_bytes(lambda: read_flo(path, limit_bytes=10**8))
+    assert "13000x13000 flow needs about 3 GB" in str(error) and "0.1 GB" in str(error), str(error)
+    assert peak < 1_000_000, peak
+
+
+def test_read_flo_refuses_what_is_not_a_regular_file(tmp_path):
+    import os
+
+    from swcuts.io import read_flo
+
+    fifo = tmp_path / "pipe.flo"
+    os.mkfifo(fifo)  # opening it to read would wait for a writer
+    with pytest.raises(InputError, match="not a regular file"):
+        read_flo(fifo)
+    with pytest.raises(InputError, match="not a regular file"):
+        read_flo(tmp_path)
+
+
+def test_read_flo_reads_a_file_that_fits(tmp_path):
+    from swcuts.io import read_flo, write_flo
+
+    flow = np.random.default_rng(0).normal(size=(5, 7, 2)).astype(np.float32)
+    flow[1, 2] = np.nan
+    write_flo(tmp_path / "f.flo", flow)
+    out = read_flo(tmp_path / "f.flo", limit_bytes=18 * 35)
+    assert out.dtype == np.float32 and out.flags.writeable and np.array_equal(out, flow, equal_nan=True)
+    with pytest.raises(InputError, match="a 7x5 flow needs about 630 bytes"):
+        read_flo(tmp_path / "f.flo", limit_bytes=18 * 35 - 1)
