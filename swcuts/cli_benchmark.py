@@ -2,6 +2,11 @@
 
 Part of the command line (:mod:`swcuts.cli`); options are parsed here and
 checked by :func:`swcuts.benchmark` before any image is read.
+
+Failed runs are said on stderr: how many, and each distinct reason once
+with the number of runs it stopped (:mod:`swcuts.benchmarking.failures`).
+Exit code 0 when some run succeeded (failures or not), 1 when no run of a
+sampler or peer did, 2 on bad options or a data set that cannot be opened.
 """
 
 from __future__ import annotations
@@ -67,20 +72,39 @@ def add_parsers(sub, *, int_type, float_type, dir_type) -> None:
 
 
 def cmd_benchmark(args) -> int:
+    import warnings
+
+    from .benchmarking.failures import RunsFailed, RunsFailedWarning, failure_reasons, reason_lines
     from .report import method_table
 
     try:
-        rows = _run(args)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RunsFailedWarning)  # said below, a reason a line
+            rows = _run(args)
     except KeyboardInterrupt as exc:  # SIGINT, or SIGTERM (cli.Terminated)
         what = "terminated" if type(exc).__name__ == "Terminated" else "interrupted"
         print(f"swcuts: {what}; the finished runs are in {args.output}: continue with --resume",
               file=sys.stderr)
         return 143 if what == "terminated" else 130
+    except RunsFailed as exc:
+        what = "all" if exc.n_failed == exc.n_runs else f"{exc.n_failed} of"
+        _say([f"swcuts: error: no run succeeded ({what} {exc.n_runs} runs failed; their rows are in "
+              f"{args.output}):", *reason_lines(exc.reasons)])
+        return 1
     rows = rows.to_dict("records") if hasattr(rows, "to_dict") else rows
     _print_table(method_table(rows))
-    failed = sum(1 for r in rows if r["status"] != "ok")
+    reasons = failure_reasons(rows)
+    failed = sum(count for _, count in reasons)
     print(f"{len(rows)} runs ({failed} failed) -> {args.output}/report.html")
+    if reasons:
+        _say([f"swcuts: warning: {failed} of {len(rows)} runs failed:", *reason_lines(reasons)])
     return 0
+
+
+def _say(lines) -> None:
+    """Lines on stderr, each prefixed like the command's other messages."""
+    for line in lines:
+        print(line if line.startswith("swcuts: ") else f"swcuts: {line}", file=sys.stderr)
 
 
 def _run(args):

@@ -260,8 +260,12 @@ def test_numpy_scalars_give_the_same_result_as_python_numbers():
     assert np.array_equal(py.labels, npy.labels) and py.energy == npy.energy
 
 
-def test_the_checks_examples():
-    result = doctest.testmod(swcuts.errors, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+@pytest.mark.parametrize("name", ["swcuts.errors", "swcuts.benchmarking.failures"])
+def test_examples(name):
+    import importlib
+
+    module = importlib.import_module(name)
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0
 
 
@@ -343,3 +347,129 @@ def test_read_flo_reads_a_file_that_fits(tmp_path):
     assert out.dtype == np.float32 and out.flags.writeable and np.array_equal(out, flow, equal_nan=True)
     with pytest.raises(InputError, match="a 7x5 flow needs about 630 bytes"):
         read_flo(tmp_path / "f.flo", limit_bytes=18 * 35 - 1)
+
+
+# ------------------------------------------------- 3. a benchmark's failed runs
+@pytest.fixture(scope="module")
+def two_images(tmp_path_factory):
+    """A folder data set of two 24x32 images with one annotation each."""
+    import imageio.v3 as iio
+
+    root = tmp_path_factory.mktemp("two_images")
+    for k in range(2):
+        img = np.zeros((24, 32, 3), np.uint8)
+        img[:, 16:] = (200, 60 + 40 * k, 40)
+        iio.imwrite(root / f"im{k}.png", img)
+        iio.imwrite(root / f"im{k}_gt1.png", (np.arange(32)[None, :] >= 16).repeat(24, 0).astype(np.uint8))
+    return root
+
+
+def _failing_segment(monkeypatch, fail_seeds=(0, 1)):
+    """segment() fails: out of memory for seed 0, a ValueError for seed 1
+    (and runs for the seeds not in ``fail_seeds``)."""
+    real = swcuts.api.segment
+
+    def segment(image, *, seed=None, **kw):
+        if seed in fail_seeds:
+            raise MemoryError if seed == 0 else ValueError("boom at\nseed 1")
+        return real(image, seed=seed, **kw)
+
+    monkeypatch.setattr(swcuts.api, "segment", segment)
+
+
+def _records(rows):
+    return rows.to_dict("records") if hasattr(rows, "to_dict") else rows
+
+
+def test_api_raises_when_no_run_succeeds(two_images, tmp_path, monkeypatch):
+    from swcuts.benchmarking import RunsFailed
+
+    _failing_segment(monkeypatch)
+    out = tmp_path / "bench"
+    with pytest.raises(RunsFailed) as info:
+        swcuts.benchmark(two_images, output=out, samplers=["swc"], peers=[], seeds=[0, 1], steps=10,
+                         workers=1, annotators=False)
+    error = info.value
+    assert str(error) == "all 4 runs failed: 2 x out of memory; 2 x ValueError: boom at seed 1"
+    assert error.reasons == [("out of memory", 2), ("ValueError: boom at seed 1", 2)]
+    assert (error.n_failed, error.n_runs) == (4, 4)
+    rows = _records(error.rows)  # what would have been returned, and the folder as after any benchmark
+    assert len(rows) == 4 and {r["status"] for r in rows} == {"failed"}
+    assert (out / "results.csv").is_file() and (out / "report.html").is_file()
+
+
+def test_api_raises_when_only_the_annotators_succeed(two_images, monkeypatch):
+    from swcuts.benchmarking import RunsFailed
+
+    _failing_segment(monkeypatch)
+    with pytest.raises(RunsFailed, match=r"^no run of a method succeeded; 4 of 6 runs failed: "
+                                         r"2 x out of memory; 2 x ValueError: boom at seed 1$"):
+        swcuts.benchmark(two_images, samplers=["swc"], peers=[], seeds=[0, 1], steps=10, workers=1)
+
+
+def test_api_raises_when_no_image_can_be_read(tmp_path):
+    from swcuts.benchmarking import RunsFailed
+
+    for k in range(2):
+        (tmp_path / f"im{k}.png").write_bytes(b"not a picture")
+        np.save(tmp_path / f"im{k}_gt1.npy", np.zeros((4, 4), int))
+    with pytest.raises(RunsFailed) as info:
+        swcuts.benchmark(tmp_path, samplers=["swc"], peers=["felzenszwalb"], steps=10, workers=1)
+    reasons = info.value.reasons
+    assert len(reasons) == 2 and all(count == 2 and "not an image file" in r for r, count in reasons), reasons
+    assert "im0.png" in reasons[0][0] and "im1.png" in reasons[1][0]
+
+
+def test_api_warns_once_when_some_runs_fail(two_images, monkeypatch):
+    from swcuts.benchmarking import RunsFailedWarning
+
+    _failing_segment(monkeypatch, fail_seeds=(1,))
+    with pytest.warns(RunsFailedWarning) as caught:
+        rows = swcuts.benchmark(two_images, samplers=["swc"], peers=[], seeds=[0, 1], steps=10, workers=1,
+                                annotators=False)
+    assert [str(w.message) for w in caught] == ["2 of 4 runs failed: 2 x ValueError: boom at seed 1"]
+    assert [r["status"] for r in _records(rows)] == ["ok", "failed", "ok", "failed"]
+
+
+def test_api_says_nothing_when_every_run_succeeds(two_images, recwarn):
+    rows = swcuts.benchmark(two_images, samplers=[], peers=["felzenszwalb"], workers=1, annotators=False)
+    assert {r["status"] for r in _records(rows)} == {"ok"}
+    assert not [w for w in recwarn if "runs failed" in str(w.message)]
+
+
+def _cli(folder, out, *extra):
+    from swcuts.cli import main
+
+    return main(["benchmark", str(folder), "-o", str(out), "--samplers", "swc", "--peers", "none",
+                 "--seeds", "0,1", "--steps", "10", "--workers", "1", "--no-progress", *extra])
+
+
+def test_cli_exits_1_and_says_each_reason_once_when_no_run_succeeds(two_images, tmp_path, monkeypatch,
+                                                                       capsys):
+    _failing_segment(monkeypatch)
+    assert _cli(two_images, tmp_path / "bench", "--no-annotators") == 1
+    out, err = capsys.readouterr()
+    assert err.splitlines() == [
+        f"swcuts: error: no run succeeded (all 4 runs failed; their rows are in {tmp_path / 'bench'}):",
+        "swcuts:   2 x out of memory",
+        "swcuts:   2 x ValueError: boom at seed 1"], err
+    assert "Traceback" not in err and out == ""
+    assert (tmp_path / "bench" / "results.csv").is_file()
+
+
+def test_cli_exits_0_and_says_how_many_failed_and_why(two_images, tmp_path, monkeypatch, capsys):
+    _failing_segment(monkeypatch, fail_seeds=(1,))
+    assert _cli(two_images, tmp_path / "bench", "--no-annotators") == 0
+    out, err = capsys.readouterr()
+    assert err.splitlines() == ["swcuts: warning: 2 of 4 runs failed:",
+                                "swcuts:   2 x ValueError: boom at seed 1"], err
+    assert "4 runs (2 failed)" in out
+
+
+def test_cli_says_nothing_on_stderr_when_every_run_succeeds(two_images, tmp_path, capsys):
+    from swcuts.cli import main
+
+    assert main(["benchmark", str(two_images), "-o", str(tmp_path / "bench"), "--samplers", "none",
+                 "--peers", "felzenszwalb", "--workers", "1", "--no-progress"]) == 0
+    out, err = capsys.readouterr()
+    assert err == "" and "(0 failed)" in out

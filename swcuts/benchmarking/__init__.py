@@ -3,11 +3,13 @@
 :func:`benchmark` runs swcuts' samplers and classical peers on every image
 of a data set (:mod:`.runs` executes one run, :mod:`.store` keeps the
 output folder, :mod:`.driver` schedules the runs on a process pool or a
-Dask cluster); :mod:`swcuts.report` turns the folder into a page.
+Dask cluster, :mod:`.failures` says which runs failed and why);
+:mod:`swcuts.report` turns the folder into a page.
 """
 
 from .driver import benchmark, tune_peers
+from .failures import RunsFailed, RunsFailedWarning
 from .runs import DEFAULT_PEERS, DEFAULT_SAMPLERS, RESULT_COLUMNS, TRACE_FILE_COLUMNS, make_methods, parse_grid
 
-__all__ = ["benchmark", "tune_peers", "make_methods", "parse_grid", "RESULT_COLUMNS", "TRACE_FILE_COLUMNS",
-           "DEFAULT_SAMPLERS", "DEFAULT_PEERS"]
+__all__ = ["benchmark", "tune_peers", "RunsFailed", "RunsFailedWarning", "make_methods", "parse_grid",
+           "RESULT_COLUMNS", "TRACE_FILE_COLUMNS", "DEFAULT_SAMPLERS", "DEFAULT_PEERS"]

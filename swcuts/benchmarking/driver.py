@@ -24,6 +24,7 @@ from ..errors import InputTypeError, check_number, describe, is_integer
 from ..imageio import InputError, _show
 from .runs import (DEFAULT_PEERS, DEFAULT_SAMPLERS, RESULT_COLUMNS, RunResult, Task, _empty_row,
                    make_methods, run_id, run_task)
+from .failures import check_runs
 from .store import OutputFolder
 
 __all__ = ["benchmark", "tune_peers"]
@@ -425,7 +426,25 @@ def benchmark(data, *, output=None, samplers=DEFAULT_SAMPLERS, peers=DEFAULT_PEE
     -------
     pandas.DataFrame or list of dict
         One row per run (``RESULT_COLUMNS``), the earlier runs of a resumed
-        benchmark included; a DataFrame when pandas is installed.
+        benchmark included; a DataFrame when pandas is installed. A run
+        that failed has ``status="failed"`` and its reason in ``error``.
+
+    Raises
+    ------
+    RunsFailed
+        When no run of a sampler or peer succeeded (every image unreadable,
+        every run out of memory, ...): one line with the number of runs and
+        the reasons; its ``rows`` are what would have been returned, its
+        ``reasons`` every distinct reason with its count. The output folder
+        (with ``output``) is written as for a benchmark that succeeded.
+    InputError
+        For bad options or a data set that cannot be opened, before any run.
+
+    Warns
+    -----
+    RunsFailedWarning
+        When some runs failed: one line with their number and each distinct
+        reason once, with its count (:mod:`swcuts.benchmarking.failures`).
 
     Examples
     --------
@@ -516,11 +535,13 @@ def benchmark(data, *, output=None, samplers=DEFAULT_SAMPLERS, peers=DEFAULT_PEE
     bar = _Progress(len(names) * per_image - len(done), progress)
     with _executor(workers, scheduler) as (executor, n):
         _execute(tasks(), executor, n, record, bar)
-    if store is None:
-        return _as_table(rows)
-    store.write_summary(finished=datetime.now(timezone.utc).isoformat(timespec="seconds"))
-    if report:
-        from ..report import build_report
+    if store is not None:
+        store.write_summary(finished=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+        if report:
+            from ..report import build_report
 
-        build_report(store.path)
-    return _as_table(store.latest_rows())
+            build_report(store.path)
+        rows = store.latest_rows()
+    table = _as_table(rows)
+    check_runs(rows, table)
+    return table
