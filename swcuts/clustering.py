@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .anneal import Schedule, Trace, anneal
+from .errors import InputTypeError, describe
 from .imageio import InputError
 from .models.mixture import AuxiliaryCycle, MixtureModel
 from .partition import canonical
@@ -154,7 +155,7 @@ def cluster(data, *, model="gaussian", sampler="split-merge", alpha=1.0, prior="
     (2, True, True)
     """
     if not isinstance(sampler, str):
-        raise TypeError("sampler must be a string")
+        raise InputTypeError(f"sampler must be a string, got {describe(sampler)}")
     if sampler not in MIXTURE_SAMPLERS:
         if find_spec(sampler) is not None:
             raise InputError(f"sampler '{sampler}' needs an image graph; for mixture data use one "

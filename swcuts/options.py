@@ -1,7 +1,8 @@
 """Options of :func:`swcuts.segment`: their defaults (the named image
 posteriors are in :mod:`swcuts.image_models`), and their validation and resolution (one place, used by the
 API, the command line and the benchmark, which check options before
-reading any image). What each sampler needs and gets by default (budget,
+reading any image; every numeric option by :func:`~swcuts.errors.check_number`,
+re-exported here). What each sampler needs and gets by default (budget,
 start temperature, atoms) is its record in
 :data:`swcuts.samplers.registry.REGISTRY`; the tables here are read off it.
 """
@@ -92,7 +93,7 @@ ATOMS_INIT_TIME_SHARE = 0.1
 def _sampler_spec(sampler) -> SamplerSpec:
     """The registry record of ``sampler`` (a name or an alias), or the error."""
     if not isinstance(sampler, str):
-        raise InputTypeError(f"sampler must be a string, one of {', '.join(SAMPLERS)}")
+        raise InputTypeError(f"sampler must be a string, one of {', '.join(SAMPLERS)}; got {describe(sampler)}")
     spec = find_spec(sampler)
     if spec is None:
         raise InputError(f"unknown sampler '{sampler}'; choose one of {', '.join(SAMPLERS)}")

@@ -63,10 +63,23 @@ Q0_MAX = 0.98
 
 
 def check_weights(weights) -> None:
-    """Refuse unknown or bad weights of the motion posterior: each a finite
-    number >= 0, ``sigma`` None (estimated) or > 0
-    (:func:`~swcuts.errors.check_number`: a string, a bool or an array is an
-    :class:`~swcuts.errors.InputTypeError`)."""
+    """Refuse unknown or bad weights of the motion posterior.
+
+    Parameters
+    ----------
+    weights : dict
+        Names of :data:`MOTION_DEFAULTS` and their values: each a finite
+        number >= 0, ``sigma`` None (estimated from the frames) or > 0.
+
+    Raises
+    ------
+    TypeError
+        An unknown name, or (:class:`~swcuts.errors.InputTypeError`) a
+        value that is not a number: a string, a bool, an array.
+    InputError
+        A number out of range, NaN or infinite
+        (:func:`~swcuts.errors.check_number`).
+    """
     unknown = set(weights) - set(MOTION_DEFAULTS)
     if unknown:
         raise TypeError(f"unknown motion weight(s): {', '.join(sorted(unknown))}")
