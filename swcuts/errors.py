@@ -75,8 +75,8 @@ def describe(value, width=40) -> str:
     Examples
     --------
     >>> import numpy as np
-    >>> describe("1"), describe(True), describe(None), describe(np.float32(0.5))
-    ("'1' (a string)", 'True (a bool)', 'None', '0.5')
+    >>> describe("1"), describe(True), describe(np.bool_(False)), describe(None), describe(np.float32(0.5))
+    ("'1' (a string)", 'True (a bool)', 'False (a bool)', 'None', '0.5')
     >>> describe(np.ones((5, 5))), describe(np.array(2.0))
     ('an array of shape (5, 5)', 'a 0-d array (2.0)')
     """
@@ -84,16 +84,22 @@ def describe(value, width=40) -> str:
     if isinstance(value, str):
         text = repr(value)
         return (text if len(text) <= width else text[:width - 4] + "...'") + " (a string)"
-    if isinstance(value, bool) or type(value).__name__ == "bool_":
+    if isinstance(value, bool) or type(value).__name__ in ("bool", "bool_"):  # numpy's too
         return f"{value} (a bool)"
-    if value is None or is_real(value):
-        text = str(value)
-    elif isinstance(shape, tuple) and shape == ():
-        return f"a 0-d array ({' '.join(str(value).split())[:width]})"
-    elif isinstance(shape, tuple):
+    if isinstance(shape, tuple) and not is_real(value):
+        if shape == ():
+            return f"a 0-d array ({_cut(' '.join(str(value).split()), width)})"
         return f"an array of shape {shape}"
-    else:
-        text = f"{' '.join(repr(value).split())} (a {type(value).__name__})"
+    if value is None or is_real(value):
+        try:
+            return _cut(str(value), width)
+        except ValueError:  # an int of more digits than Python converts
+            return f"an integer of {value.bit_length()} bits"
+    kind = type(value).__name__
+    return f"{_cut(' '.join(repr(value).split()), width)} ({'an' if kind[0] in 'aeiou' else 'a'} {kind})"
+
+
+def _cut(text, width) -> str:
     return text if len(text) <= width else text[:width - 3] + "..."
 
 
