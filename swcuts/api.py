@@ -14,7 +14,7 @@ from .anneal import TRACE_COLUMNS, AnnealResult, Schedule, Trace, anneal
 from .atoms import compute_atoms
 from .edges import kl_edge_probabilities, patch_histograms, vertex_histograms
 from .graph import RegionGraph
-from .imageio import InputError, check_memory, prepare_image  # noqa: F401 - InputError re-exported
+from .imageio import InputError, check_memory, prepare_image, refuse_path  # noqa: F401 - InputError re-exported
 from .models.image import ImageModel
 from .options import (  # noqa: F401 - re-exported: swcuts.api.<option> as before
     HIERARCHICAL, SAMPLERS, PIXEL_SAMPLERS, DEFAULTS, MAX_BINS, BINS_WHY, MAX_LEVELS,
@@ -376,7 +376,8 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
     ValueError
         For a bad image or bad options (the message says how to fix it).
     TypeError
-        For arguments of the wrong type.
+        For arguments of the wrong type, e.g. a file name for ``image``
+        (swcuts takes arrays; read a file with :func:`swcuts.load_image`).
 
     Examples
     --------
@@ -399,6 +400,7 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
     >>> seg.init, seg.graph.n_vertices, int((np.bincount(seg.labels.ravel()) > 300).sum())
     ('atoms', 768, 2)
     """
+    refuse_path(image, "segment")
     options = resolve_options(sampler=sampler, atoms=atoms, n_atoms=n_atoms, seed=seed, steps=steps,
                               time_budget=time_budget, t0=t0, t_final=t_final, init=init,
                               edge_scale=edge_scale, q_max=q_max, bins=bins, a0=a0, a1=a1, a2=a2,
