@@ -12,6 +12,7 @@ line and exit code 2, checked before any sampling.
 from __future__ import annotations
 
 import io
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -151,7 +152,9 @@ def cmd_motion(args) -> int:
                    rounds=ROUNDS if args.rounds is None else args.rounds,
                    time_budget=args.time_budget)
     try:  # every check of segment_motion that needs no sampling, first
-        a, _ = _as_frames(f1, f2, -1)
+        with warnings.catch_warnings():  # said once, by segment_motion
+            warnings.simplefilter("ignore")
+            a, _ = _as_frames(f1, f2, -1)
         _check_options(options["max_displacement"], options["precision"], options["pyramid_levels"],
                        a.shape[:2])
         if not 1 <= options["rounds"] <= 10**4:
