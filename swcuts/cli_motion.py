@@ -81,7 +81,7 @@ def _spread_plot(res) -> bytes:
 
 def output_files(res, frame2) -> list:
     """The files of ``swcuts motion`` as ``(name, writer)`` pairs, rendered
-    in memory first."""
+    in memory first. ``frame2``: grey or RGB, in [0, 1] or on 0..255."""
     from skimage.color import label2rgb
     from skimage.segmentation import mark_boundaries
 
@@ -154,7 +154,7 @@ def cmd_motion(args) -> int:
     try:  # every check of segment_motion that needs no sampling, first
         with warnings.catch_warnings():  # said once, by segment_motion
             warnings.simplefilter("ignore")
-            a, _ = _as_frames(f1, f2, -1)
+            a, b = _as_frames(f1, f2, -1)
         _check_options(options["max_displacement"], options["precision"], options["pyramid_levels"],
                        a.shape[:2])
         if not 1 <= options["rounds"] <= 10**4:
@@ -168,7 +168,8 @@ def cmd_motion(args) -> int:
         raise InputError(message) from None
     res = segment_motion(f1, f2, seed=args.seed, refine=not args.no_refine,
                          posterior_samples=args.posterior_samples, **options)
-    write_output_set(outdir, output_files(res, f2))
+    # The overlay on frame 2 as scaled for the flow (any dtype, depth, alpha).
+    write_output_set(outdir, output_files(res, b[..., 0] / 255.0 if b.shape[2] == 1 else b / 255.0))
     print(f"{res.n_objects} objects, {int(res.regions.max()) + 1} regions, "
           f"{100 * res.occluded.mean():.1f}% occluded, {res.seconds:.1f} s -> {outdir}")
     return 0
