@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numbers
+import warnings
 
 import numpy as np
 
@@ -14,7 +15,7 @@ from .anneal import TRACE_COLUMNS, AnnealResult, Schedule, Trace, anneal
 from .atoms import compute_atoms
 from .edges import kl_edge_probabilities, patch_histograms, vertex_histograms
 from .graph import RegionGraph
-from .imageio import InputError, check_memory, prepare_image, refuse_path  # noqa: F401 - InputError re-exported
+from .imageio import ImageScaleWarning, InputError, check_memory, prepare_image, refuse_path  # noqa: F401 - InputError re-exported
 from .models.image import ImageModel
 from .options import (  # noqa: F401 - re-exported: swcuts.api.<option> as before
     HIERARCHICAL, SAMPLERS, PIXEL_SAMPLERS, DEFAULTS, MAX_BINS, BINS_WHY, MAX_LEVELS,
@@ -279,7 +280,11 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
     Parameters
     ----------
     image : (H, W) or (H, W, C) array
-        Grey, grey+alpha, RGB or RGBA image of any integer or float dtype.
+        Grey, grey+alpha, RGB or RGBA image of any integer or float dtype,
+        scaled to [0, 1] by its type (:func:`swcuts.imageio.prepare_image`;
+        10-, 12- and 14-bit data in a 16-bit image by its sample depth,
+        with a warning). An array, not a file name: read a file with
+        :func:`swcuts.load_image`.
     sampler : str
         One of :data:`SAMPLERS`; ``"swc"`` is the default SW-cut kernel
         (SWC-2 mixed with single-vertex steps). ``"multigrid"`` samples in
@@ -422,11 +427,15 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
     if posterior_samples:
         from .posterior import sample_posterior
 
-        # The posterior of the segmentation: the same atoms and parameters.
-        seg.samples = sample_posterior(image, n_samples=posterior_samples, sampler=sampler, seed=seed,
-                                       model=model, atoms=options.atoms, n_atoms=n_atoms,
-                                       channel_axis=channel_axis, edge_scale=edge_scale, q_max=q_max,
-                                       bins=bins, a0=a0, a1=a1, a2=a2, kappa=kappa, progress=progress)
+        # The posterior of the segmentation: the same atoms and parameters
+        # (and the same image, whose scale was said above).
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ImageScaleWarning)
+            seg.samples = sample_posterior(image, n_samples=posterior_samples, sampler=sampler,
+                                           seed=seed, model=model, atoms=options.atoms,
+                                           n_atoms=n_atoms, channel_axis=channel_axis,
+                                           edge_scale=edge_scale, q_max=q_max, bins=bins, a0=a0,
+                                           a1=a1, a2=a2, kappa=kappa, progress=progress)
     return seg
 
 

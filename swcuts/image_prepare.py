@@ -12,7 +12,7 @@ import numpy as np
 
 from .errors import InputError, _one_line, _show
 
-__all__ = ["prepare_image", "refuse_path", "image_scale", "ImageScale"]
+__all__ = ["prepare_image", "refuse_path", "image_scale", "ImageScale", "ImageScaleWarning"]
 
 
 def prepare_image(image, *, channel_axis=-1) -> tuple[np.ndarray, np.ndarray]:
@@ -66,7 +66,7 @@ def prepare_image(image, *, channel_axis=-1) -> tuple[np.ndarray, np.ndarray]:
       near black (and one segment).  So the image is taken as k-bit data
       when its brightest value is at most ``2**k - 1`` for k = 8, 10, 12 or
       14 (the smallest such k), and scaled by ``0..2**k - 1``, with a
-      warning (one line) that says so; otherwise by ``0..65535``
+      warning (one line, :class:`ImageScaleWarning`) that says so; otherwise by ``0..65535``
       (``0..32767`` for ``int16``).  Black stays 0 and the gain is a power
       of two, so the image's own contrast is kept.  The exception is 8-bit
       data expanded to 16 bits (every value a multiple of 257, as
@@ -213,6 +213,11 @@ def _as_numeric_array(image) -> np.ndarray:
 DEPTHS = (8, 10, 12, 14)
 
 
+class ImageScaleWarning(UserWarning):
+    """An image is scaled by a sample depth detected from its values (the
+    Notes of :func:`prepare_image`); filter it to silence the line."""
+
+
 class ImageScale(NamedTuple):
     """How an image's values map to ``[0, 1]``: ``lo`` to 0, ``hi`` to 1.
 
@@ -236,7 +241,7 @@ class ImageScale(NamedTuple):
     def say(self) -> None:
         """Warn, one line, when the scale is a detected sample depth."""
         if self.note:
-            warnings.warn(self.note, UserWarning, stacklevel=2)
+            warnings.warn(self.note, ImageScaleWarning, stacklevel=2)
 
     def apply(self, arr: np.ndarray) -> np.ndarray:
         """``arr`` as float64 in ``[0, 1]``."""
@@ -278,13 +283,9 @@ def _depth_scale(arr: np.ndarray) -> ImageScale:
     :func:`prepare_image`)."""
     top = int(arr.max())
     full = int(np.iinfo(arr.dtype).max)
-    bits = next((k for k in DEPTHS if top <= 2**k - 1), None)
-    if bits is None or top == 0:
-        bits = None
-    else:
-        common = int(np.gcd.reduce(arr.ravel()))
-        if common % 257 == 0 or common % 256 == 0:
-            bits = None  # 8-bit data expanded to 16 bits: its range is 16-bit
+    bits = next((k for k in DEPTHS if top <= 2**k - 1), None) if top else None
+    if bits is not None and (not (arr % 257).any() or not (arr % 256).any()):
+        bits = None  # 8-bit data expanded to 16 bits (x 257, << 8): its range is 16-bit
     if bits is None:
         if arr.dtype.kind == "u":
             return ImageScale("dtype", 0.0, float(full))

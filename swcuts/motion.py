@@ -400,8 +400,13 @@ def segment_motion(frame1, frame2, *, seed=None, max_displacement=3.0, precision
     ----------
     frame1, frame2 : (H, W) or (H, W, C) arrays
         Two consecutive frames of the same size; frame 2 is the reference
-        (the flow is defined on its pixels). Integer or float (floats in
-        [0, 1] are taken as such, others on the 0..255 scale).
+        (the flow is defined on its pixels). Any integer or float type,
+        scaled as :func:`swcuts.imageio.prepare_image` scales an image:
+        frames of one type together, frames of different types (uint8 with
+        uint16, uint8 with floats in [0, 1]) each by its own, with a
+        warning when they still differ a lot in brightness
+        (:func:`_as_frames`). Arrays, not file names: read files with
+        :func:`swcuts.load_image`.
     seed : int or numpy.random.Generator, optional
     max_displacement, precision : float
         The velocity labels of one pyramid level: −m ≤ u, v ≤ m in steps of

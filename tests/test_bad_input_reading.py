@@ -217,6 +217,17 @@ def test_12bit_array_segments_as_its_data(monkeypatch):
     np.testing.assert_array_equal(seg.labels, swcuts.segment(img / 4095.0, seed=0, steps=200, n_atoms=20).labels)
 
 
+def test_12bit_scale_is_said_once_per_call_and_run(tmp_path, capsys):
+    img = halves_12bit()
+    with pytest.warns(swcuts.imageio.ImageScaleWarning) as record:
+        seg = swcuts.segment(img, seed=0, steps=60, n_atoms=20, posterior_samples=8)
+    assert len(record) == 1 and seg.samples is not None  # sample_posterior prepares it again
+    iio.imwrite(tmp_path / "a.png", img)
+    code, _, err = run_cli(capsys, ["compare", tmp_path / "a.png", "-o", tmp_path / "out", "--samplers",
+                                    "swc,gibbs", "--time-budget", "0.05", "--n-atoms", "20"])
+    assert code == 0 and len(err) == 1 and "12-bit" in err[0], err  # one line, not one per sampler
+
+
 def test_12bit_png_on_the_cli(tmp_path, capsys):
     iio.imwrite(tmp_path / "a.png", halves_12bit())
     out = tmp_path / "out"
