@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .imageio import InputError, load_image, save_npy, save_rgb_png
+from .imageio import InputError, save_npy, save_rgb_png
 from .outputs import json_text, missing_dirs, write_output_set
 
 __all__ = ["add_parser", "cmd_motion", "MOTION_OUTPUTS", "SPREAD_OUTPUTS"]
@@ -136,6 +136,7 @@ def output_files(res, frame2) -> list:
 
 def cmd_motion(args) -> int:
     """Run ``swcuts motion``."""
+    from .cli import _load_checked
     from .motion import ROUNDS, _as_frames, _check_options, segment_motion
 
     from .motion import _check_posterior_samples
@@ -146,7 +147,8 @@ def cmd_motion(args) -> int:
         raise InputError(str(exc).replace("posterior_samples", "--posterior-samples", 1)) from None
     outdir = Path(args.output)
     missing_dirs(outdir, MOTION_OUTPUTS + SPREAD_OUTPUTS)
-    f1, f2 = np.asarray(load_image(args.frame1)), np.asarray(load_image(args.frame2))
+    # One line for a file of non-pixel values (text, complex), as for segment.
+    f1, f2 = (np.asarray(_load_checked(frame)[0]) for frame in (args.frame1, args.frame2))
     options = dict(max_displacement=args.max_displacement, precision=args.precision,
                    pyramid_levels=args.pyramid_levels,
                    rounds=ROUNDS if args.rounds is None else args.rounds,

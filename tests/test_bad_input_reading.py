@@ -73,8 +73,7 @@ def pair():
     from swcuts.synthetic_motion import layered_pair
 
     p = layered_pair(shape=(32, 40), n_objects=1, seed=3)
-    to8 = lambda f: np.round(f * 255).astype(np.uint8)  # noqa: E731
-    return to8(p.frame1), to8(p.frame2)
+    return tuple(np.round(f * 255).astype(np.uint8) for f in (p.frame1, p.frame2))
 
 
 def halves_12bit(shape=(24, 32), seed=0):
@@ -115,7 +114,7 @@ def test_motion_api_with_frames_of_different_types_finds_the_motion(pair):
 def test_12bit_frame_beside_8bit_is_scaled_by_its_depth_and_said_once(pair):
     a, b = pair
     with pytest.warns(UserWarning) as record:
-        f1, f2 = _as_frames(a, b.astype(np.uint16) * 16, -1)  # values up to 4080
+        _, f2 = _as_frames(a, b.astype(np.uint16) * 16, -1)  # values up to 4080
     said = messages(record)
     assert len(said) == 1 and "12-bit" in one_line(said[0]) and "0..4095" in said[0]
     np.testing.assert_allclose(f2, _as_frames(a, b, -1)[1], atol=1.0)
@@ -138,8 +137,8 @@ def test_motion_cli_uint8_with_uint16_and_float_frames(pair, tmp_path, capsys):
     assert load_image(tmp_path / "b16.png").dtype == np.uint16
     for second in ("b16.png", "b.npy"):
         out = tmp_path / f"out_{second}"
-        code, stdout, err = run_cli(capsys, ["motion", tmp_path / "a.png", tmp_path / second, "-o", out,
-                                             *MOTION])
+        code, _, err = run_cli(capsys, ["motion", tmp_path / "a.png", tmp_path / second, "-o", out,
+                                        *MOTION])
         assert code == 0 and err == [], err
         summary = json.loads((out / "summary.json").read_text())
         assert summary["occluded_fraction"] < 0.5, summary  # was 1.0, exit 0
@@ -165,6 +164,15 @@ def test_motion_cli_12bit_frame_is_said_once(pair, tmp_path, capsys):
                                     tmp_path / "out", *MOTION])
     assert code == 0
     assert len(err) == 1 and "12-bit" in err[0] and err[0].startswith("swcuts: warning:"), err
+
+
+def test_motion_cli_frame_of_non_pixel_values_is_one_line(pair, tmp_path, capsys):
+    iio.imwrite(tmp_path / "a.png", pair[0])
+    np.save(tmp_path / "c.npy", pair[1].astype(np.complex128))  # was a traceback
+    out = tmp_path / "out"
+    code, stdout, err = run_cli(capsys, ["motion", tmp_path / "a.png", tmp_path / "c.npy", "-o", out, *MOTION])
+    assert code == 2 and stdout == "" and not out.exists()
+    assert len(err) == 1 and err[0].startswith("swcuts: error: '") and "complex128" in err[0], err
 
 
 # --------------------------------------- 2. 10/12/14-bit samples in 16-bit images
