@@ -234,7 +234,9 @@ def _image_in_pages(tf):
     The pages are rows of one image when their last axis is short (C at
     most :data:`MAX_PAGE_CHANNELS` and shorter than both H and W): the
     shape scikit-image reads, ``(H, W, C)``, is then an image with C
-    channels. A stack of N frames of H x W keeps W >= N or W > 32."""
+    channels. The same shape ``(N, H, W)`` is a stack of N frames of
+    H x W pixels when W > 32 or W >= min(N, H), as every stack of
+    frames of a usable size is."""
     if not tf.series:
         return None
     series, page = tf.series[0], tf.pages[0]
