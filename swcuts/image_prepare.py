@@ -54,7 +54,7 @@ def prepare_image(image, *, channel_axis=-1) -> tuple[np.ndarray, np.ndarray]:
     Notes
     -----
     Intensity scaling to ``[0, 1]`` (:func:`image_scale`), by the type of
-    the image, never by a stretch of a dark 8- or 16-bit photo:
+    the image (a dark 8- or 16-bit photo is not stretched):
 
     * ``bool``: False -> 0, True -> 1.
     * ``uint8``, ``int8`` and ``int16`` with negative values: by the
@@ -66,8 +66,8 @@ def prepare_image(image, *, channel_axis=-1) -> tuple[np.ndarray, np.ndarray]:
       near black (and one segment).  So the image is taken as k-bit data
       when its brightest value is at most ``2**k - 1`` for k = 8, 10, 12 or
       14 (the smallest such k), and scaled by ``0..2**k - 1``, with a
-      warning (one line, :class:`ImageScaleWarning`) that says so; otherwise by ``0..65535``
-      (``0..32767`` for ``int16``).  Black stays 0 and the gain is a power
+      warning (one line, :class:`ImageScaleWarning`) that says so;
+      otherwise by ``0..65535`` (``0..32767`` for ``int16``).  Black stays 0 and the gain is a power
       of two, so the image's own contrast is kept.  The exception is 8-bit
       data expanded to 16 bits (every value a multiple of 257, as
       ``img_as_uint`` and PNG's scaling make it, or of 256, ``<< 8``): it
@@ -93,9 +93,26 @@ def prepare_image(image, *, channel_axis=-1) -> tuple[np.ndarray, np.ndarray]:
 
 
 def validate_image(image, *, channel_axis=-1) -> np.ndarray:
-    """The checks of :func:`prepare_image`, and its channels: the image as
-    ``(H, W)`` grey or ``(H, W, 3)`` colour in its own dtype, alpha dropped,
-    RGB with three equal channels squeezed to grey (not scaled yet)."""
+    """The checks and channels of :func:`prepare_image`, before scaling.
+
+    Parameters
+    ----------
+    image : array_like
+        As for :func:`prepare_image`.
+    channel_axis : int or None, optional
+        As for :func:`prepare_image`.
+
+    Returns
+    -------
+    ndarray, shape (H, W) or (H, W, 3)
+        The image in its own dtype: grey, or colour with the channels
+        last; alpha dropped, RGB with three equal channels squeezed to grey.
+
+    Raises
+    ------
+    TypeError, InputError
+        As :func:`prepare_image`.
+    """
     arr = _as_numeric_array(image)
 
     if arr.ndim not in (2, 3):
@@ -144,8 +161,18 @@ def validate_image(image, *, channel_axis=-1) -> np.ndarray:
 
 
 def unit_features(scaled: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(features, display)`` of :func:`prepare_image` from the image
-    scaled to ``[0, 1]``."""
+    """The features and display image of :func:`prepare_image`.
+
+    Parameters
+    ----------
+    scaled : ndarray, shape (H, W) or (H, W, 3)
+        The validated image scaled to ``[0, 1]`` (:meth:`ImageScale.apply`).
+
+    Returns
+    -------
+    features, display : ndarray of float64
+        As :func:`prepare_image` returns them.
+    """
     display = np.ascontiguousarray(scaled, dtype=np.float64)
     if display.ndim == 2:
         features = np.ascontiguousarray(display[..., np.newaxis])
@@ -263,8 +290,29 @@ class ImageScale(NamedTuple):
 
 
 def image_scale(arr: np.ndarray) -> ImageScale:
-    """How :func:`prepare_image` scales the (validated) array ``arr`` to
-    ``[0, 1]``: see its Notes."""
+    """How :func:`prepare_image` scales an image to ``[0, 1]``.
+
+    Parameters
+    ----------
+    arr : ndarray
+        A validated image (:func:`validate_image`).
+
+    Returns
+    -------
+    ImageScale
+        The rule of the Notes of :func:`prepare_image` for ``arr``, with
+        the line to say when it is a detected sample depth.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> image_scale(np.array([[0, 4000], [17, 2]], np.uint16))[:4]
+    ('depth', 0.0, 4095.0, 12)
+    >>> image_scale(np.array([[0, 4000], [17, 2]], np.uint16) * 16).rule  # 16-bit data
+    'dtype'
+    >>> image_scale(np.array([[0, 10], [3, 2]], np.uint16) * 257).rule  # 8-bit data as 16-bit
+    'dtype'
+    """
     kind, size = arr.dtype.kind, arr.dtype.itemsize
     if kind == "b":
         return ImageScale("bool", 0.0, 1.0)

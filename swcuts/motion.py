@@ -182,7 +182,7 @@ def _as_frames(frame1, frame2, channel_axis):
         w = a1.shape[1]
         d1, d2 = display[:, :w], display[:, w:]
     else:
-        s1, s2 = _within(s1, v1, s2), _within(s2, v2, s1)
+        s1, s2 = _within(s1, s2), _within(s2, s1)
         s1.say()
         s2.say()
         d1, d2 = s1.apply(v1), s2.apply(v2)
@@ -193,7 +193,7 @@ def _as_frames(frame1, frame2, channel_axis):
     return tuple(np.ascontiguousarray((d * 255.0).astype(np.float32)) for d in (d1, d2))
 
 
-def _within(scale, values, other):
+def _within(scale, other):
     """``other``'s fixed scale for a frame whose own is its min..max and
     whose values lie in ``other``'s range (``scale`` otherwise)."""
     if scale.rule == "minmax" and other.fixed and other.lo <= scale.lo and scale.hi <= other.hi:

@@ -359,3 +359,12 @@ def test_load_image_is_public_and_reads_what_segment_takes(tmp_path):
     iio.imwrite(tmp_path / "a.png", img)
     assert "load_image" in swcuts.__all__
     np.testing.assert_array_equal(swcuts.load_image(tmp_path / "a.png"), img)
+
+
+def test_examples_of_image_scale():
+    import doctest
+
+    import swcuts.image_prepare
+
+    result = doctest.testmod(swcuts.image_prepare, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0
