@@ -17,10 +17,12 @@ _EXPORTS = {
     "cluster": "clustering", "Clustering": "clustering", "MIXTURE_MODELS": "clustering",
     "segment_motion": "motion", "MotionSegmentation": "motion",
     "sample_posterior": "posterior", "PosteriorSamples": "posterior",
+    "load_image": "imageio",
 }
 
 __all__ = ["segment", "energy", "energy_terms", "benchmark", "Segmentation", "cluster", "Clustering", "SAMPLERS", "MIXTURE_MODELS",
-           "segment_motion", "MotionSegmentation", "sample_posterior", "PosteriorSamples", "__version__"]
+           "segment_motion", "MotionSegmentation", "sample_posterior", "PosteriorSamples", "load_image",
+           "__version__"]
 
 
 def __getattr__(name):

@@ -5,6 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+<<<<<<< HEAD
+=======
+import numbers
+import warnings
+
+>>>>>>> r32-reading
 import numpy as np
 
 from . import __version__
@@ -12,8 +18,12 @@ from .anneal import TRACE_COLUMNS, AnnealResult, Schedule, Trace, anneal
 from .atoms import compute_atoms
 from .edges import kl_edge_probabilities, patch_histograms, vertex_histograms
 from .graph import RegionGraph
+<<<<<<< HEAD
 from .errors import check_number
 from .imageio import InputError, check_memory, prepare_image  # noqa: F401 - InputError re-exported
+=======
+from .imageio import ImageScaleWarning, InputError, check_memory, prepare_image, refuse_path  # noqa: F401 - InputError re-exported
+>>>>>>> r32-reading
 from .models.image import ImageModel
 from .options import (  # noqa: F401 - re-exported: swcuts.api.<option> as before
     HIERARCHICAL, SAMPLERS, PIXEL_SAMPLERS, DEFAULTS, MAX_BINS, BINS_WHY, MAX_LEVELS,
@@ -284,7 +294,11 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
     Parameters
     ----------
     image : (H, W) or (H, W, C) array
-        Grey, grey+alpha, RGB or RGBA image of any integer or float dtype.
+        Grey, grey+alpha, RGB or RGBA image of any integer or float dtype,
+        scaled to [0, 1] by its type (:func:`swcuts.imageio.prepare_image`;
+        10-, 12- and 14-bit data in a 16-bit image by its sample depth,
+        with a warning). An array, not a file name: read a file with
+        :func:`swcuts.load_image`.
     sampler : str
         One of :data:`SAMPLERS`; ``"swc"`` is the default SW-cut kernel
         (SWC-2 mixed with single-vertex steps). ``"multigrid"`` samples in
@@ -381,7 +395,8 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
     ValueError
         For a bad image or bad options (the message says how to fix it).
     TypeError
-        For arguments of the wrong type.
+        For arguments of the wrong type, e.g. a file name for ``image``
+        (swcuts takes arrays; read a file with :func:`swcuts.load_image`).
 
     Examples
     --------
@@ -404,6 +419,7 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
     >>> seg.init, seg.graph.n_vertices, int((np.bincount(seg.labels.ravel()) > 300).sum())
     ('atoms', 768, 2)
     """
+    refuse_path(image, "segment")
     options = resolve_options(sampler=sampler, atoms=atoms, n_atoms=n_atoms, seed=seed, steps=steps,
                               time_budget=time_budget, t0=t0, t_final=t_final, init=init,
                               edge_scale=edge_scale, q_max=q_max, bins=bins, a0=a0, a1=a1, a2=a2,
@@ -425,11 +441,15 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
     if posterior_samples:
         from .posterior import sample_posterior
 
-        # The posterior of the segmentation: the same atoms and parameters.
-        seg.samples = sample_posterior(image, n_samples=posterior_samples, sampler=sampler, seed=seed,
-                                       model=model, atoms=options.atoms, n_atoms=n_atoms,
-                                       channel_axis=channel_axis, edge_scale=edge_scale, q_max=q_max,
-                                       bins=bins, a0=a0, a1=a1, a2=a2, kappa=kappa, progress=progress)
+        # The posterior of the segmentation: the same atoms and parameters
+        # (and the same image, whose scale was said above).
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ImageScaleWarning)
+            seg.samples = sample_posterior(image, n_samples=posterior_samples, sampler=sampler,
+                                           seed=seed, model=model, atoms=options.atoms,
+                                           n_atoms=n_atoms, channel_axis=channel_axis,
+                                           edge_scale=edge_scale, q_max=q_max, bins=bins, a0=a0,
+                                           a1=a1, a2=a2, kappa=kappa, progress=progress)
     return seg
 
 

@@ -370,9 +370,17 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM, handled like SIGINT: nothing half-written is left (exit 143)."""
 
 
+#: The warning lines said in this run of :func:`main` (each is said once,
+#: e.g. an image's scale, although ``compare`` prepares it per sampler).
+_SAID: set = set()
+
+
 def _warning_line(message, category, filename, lineno, file=None, line=None):
-    """Warnings (e.g. a multi-page image) as one line on stderr."""
-    print(f"swcuts: warning: {' '.join(str(message).split())}", file=sys.stderr)
+    """Warnings (e.g. a multi-page image) as one line on stderr, once each."""
+    text = f"swcuts: warning: {' '.join(str(message).split())}"
+    if text not in _SAID:
+        _SAID.add(text)
+        print(text, file=sys.stderr)
 
 
 def _terminate(signum, frame):
@@ -385,6 +393,7 @@ def main(argv=None) -> int:
     in_main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _terminate) if in_main_thread else None
     shown, warnings.showwarning = warnings.showwarning, _warning_line
+    _SAID.clear()
     try:
         args = parser.parse_args(argv)
         if args.command == "segment":

@@ -12,11 +12,12 @@ line and exit code 2, checked before any sampling.
 from __future__ import annotations
 
 import io
+import warnings
 from pathlib import Path
 
 import numpy as np
 
-from .imageio import InputError, load_image, save_npy, save_rgb_png
+from .imageio import InputError, save_npy, save_rgb_png
 from .outputs import json_text, missing_dirs, write_output_set
 
 __all__ = ["add_parser", "cmd_motion", "MOTION_OUTPUTS", "SPREAD_OUTPUTS"]
@@ -80,7 +81,7 @@ def _spread_plot(res) -> bytes:
 
 def output_files(res, frame2) -> list:
     """The files of ``swcuts motion`` as ``(name, writer)`` pairs, rendered
-    in memory first."""
+    in memory first. ``frame2``: grey or RGB, in [0, 1] or on 0..255."""
     from skimage.color import label2rgb
     from skimage.segmentation import mark_boundaries
 
@@ -135,6 +136,7 @@ def output_files(res, frame2) -> list:
 
 def cmd_motion(args) -> int:
     """Run ``swcuts motion``."""
+    from .cli import _load_checked
     from .motion import ROUNDS, _as_frames, _check_options, segment_motion
 
     from .motion import _check_posterior_samples
@@ -145,13 +147,16 @@ def cmd_motion(args) -> int:
         raise InputError(str(exc).replace("posterior_samples", "--posterior-samples", 1)) from None
     outdir = Path(args.output)
     missing_dirs(outdir, MOTION_OUTPUTS + SPREAD_OUTPUTS)
-    f1, f2 = np.asarray(load_image(args.frame1)), np.asarray(load_image(args.frame2))
+    # One line for a file of non-pixel values (text, complex), as for segment.
+    f1, f2 = (np.asarray(_load_checked(frame)[0]) for frame in (args.frame1, args.frame2))
     options = dict(max_displacement=args.max_displacement, precision=args.precision,
                    pyramid_levels=args.pyramid_levels,
                    rounds=ROUNDS if args.rounds is None else args.rounds,
                    time_budget=args.time_budget)
     try:  # every check of segment_motion that needs no sampling, first
-        a, _ = _as_frames(f1, f2, -1)
+        with warnings.catch_warnings():  # said once, by segment_motion
+            warnings.simplefilter("ignore")
+            a, b = _as_frames(f1, f2, -1)
         _check_options(options["max_displacement"], options["precision"], options["pyramid_levels"],
                        a.shape[:2])
         if not 1 <= options["rounds"] <= 10**4:
@@ -165,7 +170,8 @@ def cmd_motion(args) -> int:
         raise InputError(message) from None
     res = segment_motion(f1, f2, seed=args.seed, refine=not args.no_refine,
                          posterior_samples=args.posterior_samples, **options)
-    write_output_set(outdir, output_files(res, f2))
+    # The overlay on frame 2 as scaled for the flow (any dtype, depth, alpha).
+    write_output_set(outdir, output_files(res, b[..., 0] / 255.0 if b.shape[2] == 1 else b / 255.0))
     print(f"{res.n_objects} objects, {int(res.regions.max()) + 1} regions, "
           f"{100 * res.occluded.mean():.1f}% occluded, {res.seconds:.1f} s -> {outdir}")
     return 0

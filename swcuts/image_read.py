@@ -37,8 +37,15 @@ def load_image(path) -> np.ndarray:
     image : ndarray
         The pixel array in the file's own dtype (e.g. ``uint8``, ``uint16``,
         ``bool``, ``float32``), shape ``(H, W)`` or ``(H, W, C)``.  Palette
-        images are expanded to RGB(A).  For animated or multi-page files only
-        the first frame/page is returned.  JPEG EXIF orientation is applied,
+        images are expanded to RGB(A).  For animated or multi-page files
+        (a stack) only the first frame/page is returned, with a warning
+        (one line) that says how many there are.  A TIFF that holds one
+        ``(H, W, C)`` array as H pages of W x C pixels (tifffile writes
+        arrays with C other than 3 or 4 so) is read as that one image, as
+        scikit-image reads it (see :func:`_image_in_pages`); two channels
+        not marked as grey + alpha are returned with a warning that swcuts
+        segments the first, and more than 4 channels are refused by
+        :func:`prepare_image`.  JPEG EXIF orientation is applied,
         so the array looks like the image does in a viewer.  No validation of
         the array itself is done here; pass it to :func:`prepare_image`.
 
@@ -189,6 +196,9 @@ def _read_tiff(p: Path) -> np.ndarray:
         return _read_generic(p, exif_rotate=False)
     try:
         with tifffile.TiffFile(p) as tf:
+            rows = _image_in_pages(tf)
+            if rows is not None:
+                return _read_page_rows(p, tf, *rows)
             if len(tf.pages) > 1:
                 _warn_pages(p, len(tf.pages))
             page = tf.pages[0]
@@ -199,9 +209,64 @@ def _read_tiff(p: Path) -> np.ndarray:
             arr = page.asarray()
             if int(page.planarconfig) == 2 and arr.ndim == 3:  # channels first
                 arr = np.moveaxis(arr, 0, -1)
+            if arr.ndim == 3 and arr.shape[2] == 2 and not any(int(e) in (1, 2) for e in page.extrasamples):
+                _warn_grey_alpha(p)
             return np.ascontiguousarray(arr)
     except (InputError, MemoryError):
         raise
     except Exception:
         # Palette TIFFs and codecs tifffile lacks: Pillow expands palettes to RGB(A).
         return _read_generic(p, exif_rotate=False)
+
+
+#: The most channels an (H, W, C) array stored as H pages of W x C may have
+#: (:func:`_image_in_pages`); a last axis longer than this is a stack's width.
+MAX_PAGE_CHANNELS = 32
+
+
+def _image_in_pages(tf):
+    """``(H, W, C, images)`` when the file's first series is an (H, W, C)
+    array that tifffile stored as H pages of W x C pixels (it does so
+    for C other than 3 and 4, e.g. grey + alpha or many channels), or a
+    stack of ``images`` such arrays; None for a single image or a stack
+    of images.
+
+    The pages are rows of one image when their last axis is short (C at
+    most :data:`MAX_PAGE_CHANNELS` and shorter than both H and W): the
+    shape scikit-image reads, ``(H, W, C)``, is then an image with C
+    channels. The same shape ``(N, H, W)`` is a stack of N frames of
+    H x W pixels when W > 32 or W >= min(N, H), as every stack of
+    frames of a usable size is."""
+    if not tf.series:
+        return None
+    series, page = tf.series[0], tf.pages[0]
+    shape, rows = tuple(int(s) for s in series.shape), tuple(int(s) for s in page.shape)
+    if len(shape) < 3 or len(rows) != 2 or shape[-2:] != rows:
+        return None
+    h, w, c = shape[-3:]
+    images = int(np.prod(shape[:-3], dtype=np.int64))
+    if not (c <= MAX_PAGE_CHANNELS and c < min(h, w)) or len(tf.pages) < h * images:
+        return None
+    return h, w, c, images
+
+
+def _read_page_rows(p: Path, tf, h: int, w: int, c: int, images: int) -> np.ndarray:
+    """The first (H, W, C) image of :func:`_image_in_pages`, read as one
+    image, as scikit-image reads it (more than 4 channels are refused by
+    :func:`~swcuts.imageio.prepare_image`, in one line)."""
+    _check_fits(p, h, w)
+    if images > 1:
+        _warn_pages(p, images)
+    arr = np.asarray(tf.asarray(key=range(h), series=0)).reshape(h, w, c)
+    if c == 2:
+        _warn_grey_alpha(p)
+    return np.ascontiguousarray(arr)
+
+
+def _warn_grey_alpha(p: Path) -> None:
+    import warnings
+
+    # Two channels are grey + alpha for swcuts (and PNG); a file that does
+    # not say so may hold two measurements: say which one is segmented.
+    warnings.warn(f"'{_show(p)}' has 2 channels, not marked as grey + alpha; swcuts reads them as "
+                  f"grey + alpha and segments the first channel only", UserWarning, stacklevel=4)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .imageio import InputError, prepare_image
+from .imageio import InputError, prepare_image, refuse_path
 
 __all__ = ["Peer", "PEERS", "run_peer"]
 
@@ -109,6 +109,9 @@ def run_peer(name: str, image, *, seed=0, **params) -> np.ndarray:
     InputError
         On an unknown peer, an unknown or invalid parameter, or an unusable
         image.
+    TypeError
+        If `image` is a file name, not an array (read it with
+        :func:`swcuts.load_image`), or not numeric.
 
     Notes
     -----
@@ -141,6 +144,7 @@ def run_peer(name: str, image, *, seed=0, **params) -> np.ndarray:
     >>> labels.shape, labels.dtype, bool(labels[20, 30] != labels[0, 0])
     ((40, 60), dtype('int64'), True)
     """
+    refuse_path(image, "run_peer")
     if name not in PEERS:
         raise InputError(f"unknown peer '{name}'; choose from {', '.join(PEERS)}")
     peer = PEERS[name]

@@ -478,7 +478,8 @@ def sample_posterior(image, *, n_samples=100, thin=None, chains=4, sampler="swc"
     Parameters
     ----------
     image : (H, W) or (H, W, C) array
-        As for :func:`swcuts.segment`.
+        As for :func:`swcuts.segment` (an array; a file name is refused
+        with a :class:`TypeError` naming :func:`swcuts.load_image`).
     n_samples : int
         Kept samples over all chains (at least 4 per chain).
     thin : int, optional
@@ -528,9 +529,10 @@ def sample_posterior(image, *, n_samples=100, thin=None, chains=4, sampler="swc"
     """
     from .api import build_posterior
     from .atoms import DEFAULT_ATOMS
-    from .imageio import prepare_image
+    from .imageio import prepare_image, refuse_path
     from .options import DEFAULTS, resolve_options
 
+    refuse_path(image, "sample_posterior")
     _check_sampling(n_samples=n_samples, thin=thin, chains=chains, t0=t0, time_budget=time_budget,
                     anneal_steps=anneal_steps, pilot_steps=pilot_steps, workers=workers)
     opts = dict(edge_scale=edge_scale, q_max=q_max, bins=bins, a0=a0, a1=a1, a2=a2, kappa=kappa)

@@ -13,7 +13,7 @@ import numpy as np
 
 from .costs import check_cost
 from .graph import RegionGraph
-from .imageio import InputError, prepare_image
+from .imageio import InputError, prepare_image, refuse_path
 from .models.image import ImageModel
 from .options import (BINS_WHY, DEFAULT_MODEL, DEFAULTS, MAX_BINS, MODELS, _check_choice, _check_positive_int,
                       _check_real, model_bins, model_evidence, model_window, posterior_weights,
@@ -22,11 +22,13 @@ from .options import (BINS_WHY, DEFAULT_MODEL, DEFAULTS, MAX_BINS, MODELS, _chec
 __all__ = ["energy", "energy_terms"]
 
 
-def _pixel_posterior(image, labels, *, channel_axis, bins, a0, a1, a2, kappa, model):
+def _pixel_posterior(image, labels, *, channel_axis, bins, a0, a1, a2, kappa, model, caller):
     """The image posterior on the pixel graph of ``image`` and ``labels`` as
     one label per pixel (for a model with window histograms, on the graph
     of ``labels``' connected regions, which scores the same), after
     checking every argument."""
+    refuse_path(image, caller)
+    refuse_path(labels, caller, "the labels")
     _check_positive_int("bins", bins, allow_none=True, minimum=2, maximum=MAX_BINS, why=BINS_WHY)
     for name, value in (("a0", a0), ("a1", a1)):
         _check_real(name, value, what="a non-negative number", allow_none=True, allow_zero=True)
@@ -84,7 +86,8 @@ def energy(image, labels, *, channel_axis=-1, bins=DEFAULTS["bins"], a0=DEFAULTS
     Parameters
     ----------
     image : (H, W) or (H, W, C) array
-        The image, as for :func:`swcuts.segment`.
+        The image, as for :func:`swcuts.segment` (an array; a file name is
+        refused with a :class:`TypeError` naming :func:`swcuts.load_image`).
     labels : (H, W) int array
         Segment of every pixel (any integers).
     channel_axis : int or None
@@ -113,7 +116,7 @@ def energy(image, labels, *, channel_axis=-1, bins=DEFAULTS["bins"], a0=DEFAULTS
     True
     """
     posterior, labels = _pixel_posterior(image, labels, channel_axis=channel_axis, bins=bins, a0=a0,
-                                         a1=a1, a2=a2, kappa=kappa, model=model)
+                                         a1=a1, a2=a2, kappa=kappa, model=model, caller="energy")
     return -posterior.log_target(labels)
 
 
@@ -150,5 +153,5 @@ def energy_terms(image, labels, *, channel_axis=-1, bins=DEFAULTS["bins"], a0=DE
     True
     """
     posterior, labels = _pixel_posterior(image, labels, channel_axis=channel_axis, bins=bins, a0=a0,
-                                         a1=a1, a2=a2, kappa=kappa, model=model)
+                                         a1=a1, a2=a2, kappa=kappa, model=model, caller="energy_terms")
     return {name: -value for name, value in posterior.log_target_terms(labels).items()}
