@@ -38,7 +38,8 @@ from .cli_benchmark import add_parsers as add_benchmark_parsers
 from .cli_benchmark import cmd_benchmark, cmd_report
 from .cli_motion import add_parser as add_motion_parser
 from .cli_motion import cmd_motion
-from .outputs import json_text, missing_dirs, write_output_set
+from .outputs import json_text, missing_dirs, signals_deferred, write_output_set
+from .plot_values import plottable
 from .report import compare_page
 from .imageio import InputError, _one_line, _show, atomic_write, load_image, save_label_png, save_npy, save_rgb_png
 
@@ -172,10 +173,11 @@ def _energy_plot(trace) -> bytes:
     fig = Figure(figsize=(6, 3.5), dpi=100)
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
-    ax.plot(trace.seconds, trace.energy, lw=1.2)
+    (energy,), unit, note = plottable(trace.energy)
+    ax.plot(np.asarray(trace.seconds, dtype=np.float64), energy, lw=1.2)
     ax.set_xlabel("seconds")
-    ax.set_ylabel("−log π (energy)")
-    ax.set_title("annealing")
+    ax.set_ylabel(f"−log π (energy){unit}")
+    ax.set_title(f"annealing ({note})" if note else "annealing", fontsize=10 if note else None)
     ax.grid(alpha=0.3)
     fig.tight_layout()
     buf = io.BytesIO()
@@ -184,18 +186,24 @@ def _energy_plot(trace) -> bytes:
 
 
 def _drawn(draw, *args, name):
-    """``draw(*args)``, or None with a warning line if it cannot be drawn
-    (e.g. energies too large for a plot): the run's results are not lost
-    for a plot."""
-    import warnings
+    """``draw(*args)``, rendered before anything is written.
 
+    Plots draw any energies (:func:`swcuts.plot_values.plottable`: scaled
+    when huge, infinite values left out and said so in the title); if one
+    still cannot be drawn, the run fails in one line rather than leave a
+    set without it.
+
+    Raises
+    ------
+    InputError
+        If the plot ``name`` cannot be drawn.
+    """
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             return draw(*args)
     except (ValueError, OverflowError, ArithmeticError) as exc:
-        print(f"swcuts: warning: {name} not drawn: {' '.join(str(exc).split())[:120]}", file=sys.stderr)
-        return None
+        raise InputError(f"{name} cannot be drawn ({_one_line(exc)[:120]}); no output written") from None
 
 
 def _write_bytes(path, data: bytes):
@@ -232,9 +240,28 @@ def output_files(seg, options=None) -> list:
                         csv_buf.getvalue().encode(), plot, summary.encode())))
     # multilevel: the labels of every level (level 0 = the sampled atoms).
     for s, level in enumerate(seg.levels or ()):
-        outputs.append((f"labels_level{s}.npy", save_npy, np.asarray(level).astype(np.int32)))
-    return [(name, lambda path, save=save, data=data: save(path, data)) for name, save, data in outputs
-            if data is not None]
+        outputs.append((level_file(s), save_npy, np.asarray(level).astype(np.int32)))
+    return [(name, lambda path, save=save, data=data: save(path, data)) for name, save, data in outputs]
+
+
+def level_file(level: int) -> str:
+    """The output file of the labels of a multilevel run's ``level``."""
+    return f"labels_level{level}.npy"
+
+
+def segment_outputs(options, posterior_samples=None) -> list:
+    """The names of the files ``swcuts segment`` writes with ``options``
+    (the keyword arguments of :func:`swcuts.segment`), known before the run."""
+    from .options import resolve_options
+    from .posterior_outputs import POSTERIOR_FILES
+
+    names = list(SEGMENT_OUTPUTS)
+    run = resolve_options(**options)
+    if run.name == "multilevel":
+        names += [level_file(s) for s in range(run.levels)]
+    if posterior_samples:
+        names += POSTERIOR_FILES
+    return names
 
 
 def _cmd_segment(args) -> int:
@@ -250,21 +277,23 @@ def _cmd_segment(args) -> int:
     check_options(**options)
     _check_posterior_samples(args)
     outdir = Path(args.output)
-    missing_dirs(outdir, SEGMENT_OUTPUTS)
+    # Every file the run will write, so that none replaces the image (refused before any work).
+    missing_dirs(outdir, segment_outputs(options, args.posterior_samples), inputs=[args.image])
     image, channel_axis = _load_checked(args.image)
     # A first run (the default kernel not in the numba cache yet) hands part
     # of the compiling to a helper process on a second core (swcuts.prewarm).
     with prewarm.helper(_default_kernel_run(options)):
         seg = segment(image, channel_axis=channel_axis, progress=not args.no_progress,
                       posterior_samples=args.posterior_samples, **options)
-    files = output_files(seg, {**options, "image": str(args.image)})
-    if seg.samples is not None:
-        from .posterior_outputs import posterior_output_files
+    with signals_deferred():  # rendered and written whole, or not at all
+        files = output_files(seg, {**options, "image": str(args.image)})
+        if seg.samples is not None:
+            from .posterior_outputs import posterior_output_files
 
-        files += posterior_output_files(seg.samples)
-        for line in seg.samples.warnings:
-            print(f"swcuts: warning: {line}", file=sys.stderr)
-    write_output_set(outdir, files)
+            files += posterior_output_files(seg.samples)
+            for line in seg.samples.warnings:
+                print(f"swcuts: warning: {line}", file=sys.stderr)
+        write_output_set(outdir, files)
     energy = f"{seg.energy:.1f}" if abs(seg.energy) < 1e12 else f"{seg.energy:.6g}"
     print(f"{seg.n_labels} segments, energy {energy}, {seg.steps} steps in "
           f"{seg.seconds:.2f} s -> {outdir}")
@@ -298,8 +327,10 @@ def _check_posterior_samples(args):
 
 
 def _load_checked(path):
-    """The image of ``path`` and its channel axis (one-line errors for bad files)."""
-    image = load_image(path)
+    """The image of ``path`` and its channel axis (one-line errors for bad files).
+    An interrupt ends the run after the read, not inside the image reader."""
+    with signals_deferred():
+        image = load_image(path)
     if image.dtype.kind not in "biuf":
         raise InputError(f"'{_show(path)}' holds {image.dtype} values, not pixel values; "
                          f"swcuts needs a numeric (bool, integer or float) image")
@@ -316,12 +347,15 @@ def _comparison_plot(runs) -> bytes:
     fig = Figure(figsize=(7, 4), dpi=100)
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
-    for name, seg in runs:
-        t = np.maximum(np.asarray(seg.trace.seconds), 1e-3)
-        ax.plot(t, seg.trace.energy, lw=1.2, label=f"{name} ({seg.n_labels} segments)")
+    energies, unit, note = plottable(*(seg.trace.energy for _, seg in runs))
+    for (name, seg), energy in zip(runs, energies):
+        t = np.maximum(np.asarray(seg.trace.seconds, dtype=np.float64), 1e-3)
+        ax.plot(t, energy, lw=1.2, label=f"{name} ({seg.n_labels} segments)")
     ax.set_xscale("log")
     ax.set_xlabel("seconds")
-    ax.set_ylabel("−log π (energy)")
+    ax.set_ylabel(f"−log π (energy){unit}")
+    if note:
+        ax.set_title(note, fontsize=10)
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
     fig.tight_layout()
@@ -338,7 +372,7 @@ def _cmd_compare(args) -> int:
         check_options(sampler=name, **common)
     common["model"] = common_model(names, args.atoms)  # one posterior for every sampler
     outdir = Path(args.output)
-    missing_dirs(outdir, COMPARE_OUTPUTS)
+    missing_dirs(outdir, COMPARE_OUTPUTS, inputs=[args.image])
     image, channel_axis = _load_checked(args.image)
     runs = []
     for name in names:
@@ -353,14 +387,14 @@ def _cmd_compare(args) -> int:
         for r in zip(tr.step, tr.seconds, tr.temperature, tr.energy, tr.labels, tr.accepted):
             rows.write(f"{name},{r[0]},{r[1]:.6f},{r[2]:.6g},{r[3]:.6f},{r[4]},{r[5]}\n")
     summary = json_text({name: seg.summary() for name, seg in runs})
-    plot = _drawn(_comparison_plot, runs, name="comparison.png")
-
-    page = _drawn(compare_page, [(name, seg.labels, seg.trace.as_arrays(), seg.energy, seg.n_labels, seg.steps)
-                                 for name, seg in runs], runs[0][1].image, name="compare.html")
-    files = [(fname, lambda path, data=data: _write_bytes(path, data))
-             for fname, data in zip(COMPARE_OUTPUTS, (rows.getvalue().encode(), plot, page and page.encode(),
-                                                      summary.encode())) if data is not None]
-    write_output_set(outdir, files)
+    with signals_deferred():  # rendered and written whole, or not at all
+        plot = _drawn(_comparison_plot, runs, name="comparison.png")
+        page = _drawn(compare_page, [(name, seg.labels, seg.trace.as_arrays(), seg.energy, seg.n_labels,
+                                      seg.steps) for name, seg in runs], runs[0][1].image, name="compare.html")
+        files = [(fname, lambda path, data=data: _write_bytes(path, data))
+                 for fname, data in zip(COMPARE_OUTPUTS, (rows.getvalue().encode(), plot, page.encode(),
+                                                          summary.encode()))]
+        write_output_set(outdir, files)
     best = min(runs, key=lambda r: r[1].energy)[0]
     print(f"lowest energy: {best} -> {outdir}")
     return 0

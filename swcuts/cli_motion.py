@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from .imageio import InputError, save_npy, save_rgb_png
-from .outputs import json_text, missing_dirs, write_output_set
+from .outputs import check_signals, json_text, missing_dirs, signals_deferred, write_output_set
 
 __all__ = ["add_parser", "cmd_motion", "MOTION_OUTPUTS", "SPREAD_OUTPUTS"]
 
@@ -64,7 +64,8 @@ def _spread_plot(res) -> bytes:
     panel_h = min(4.0 * h / w, 6.0)  # 4-inch panels, whatever the frame size
     fig = Figure(figsize=(2 * 4.0 + 2.2, panel_h + 1.0), dpi=100)
     FigureCanvasAgg(fig)
-    top = max(float(res.flow_spread.max()), 1e-6)
+    finite = res.flow_spread[np.isfinite(res.flow_spread)]
+    top = max(float(finite.max()), 1e-6) if finite.size else 1.0
     panels = ((res.flow_spread, "flow spread (label level)", "RMS end-point spread (px)", "viridis", top),
               (res.nil_probability, "P(nil: occluded)", "P(nil)", "magma", 1.0))
     for i, (values, title, label, cmap, vmax) in enumerate(panels):
@@ -111,7 +112,7 @@ def output_files(res, frame2) -> list:
             mean_flow_spread=float(res.flow_spread.mean()),
             max_flow_spread=float(res.flow_spread.max()),
             mean_nil_probability=float(res.nil_probability.mean()),
-            files=[n for n in SPREAD_OUTPUTS if n != "flow_spread.png" or spread_plot is not None],
+            files=list(SPREAD_OUTPUTS),
             note="spread of the discrete velocity labels of the finest pyramid level, levels 1 "
                  "and 2 held fixed; the sub-label refinement is not sampled")
     files = [
@@ -122,15 +123,13 @@ def output_files(res, frame2) -> list:
         ("objects.png", lambda p: save_rgb_png(p, objects_rgb)),
         ("overlay.png", lambda p: save_rgb_png(p, overlay)),
         ("trace.csv", lambda p: _write_bytes(p, csv_buf.getvalue().encode())),
+        ("energy.png", lambda p: _write_bytes(p, plot)),
         ("summary.json", lambda p: _write_bytes(p, json_text(summary).encode())),
     ]
-    if plot is not None:
-        files.insert(7, ("energy.png", lambda p: _write_bytes(p, plot)))
     if res.flow_spread is not None:
         files += [("flow_spread.npy", lambda p: save_npy(p, res.flow_spread.astype(np.float32))),
-                  ("nil_probability.npy", lambda p: save_npy(p, res.nil_probability.astype(np.float32)))]
-        if spread_plot is not None:
-            files.append(("flow_spread.png", lambda p: _write_bytes(p, spread_plot)))
+                  ("nil_probability.npy", lambda p: save_npy(p, res.nil_probability.astype(np.float32))),
+                  ("flow_spread.png", lambda p: _write_bytes(p, spread_plot))]
     return files
 
 
@@ -146,9 +145,14 @@ def cmd_motion(args) -> int:
     except ValueError as exc:
         raise InputError(str(exc).replace("posterior_samples", "--posterior-samples", 1)) from None
     outdir = Path(args.output)
-    missing_dirs(outdir, MOTION_OUTPUTS + SPREAD_OUTPUTS)
-    # One line for a file of non-pixel values (text, complex), as for segment.
-    f1, f2 = (np.asarray(_load_checked(frame)[0]) for frame in (args.frame1, args.frame2))
+    inputs = [args.frame1, args.frame2]
+    missing_dirs(outdir, MOTION_OUTPUTS + (SPREAD_OUTPUTS if args.posterior_samples else ()), inputs=inputs)
+    # One line for a file of non-pixel values (text, complex), as for segment;
+    # an interrupt ends the run after a read, not inside the reader.
+    with signals_deferred():
+        f1 = np.asarray(_load_checked(args.frame1)[0])
+        check_signals()
+        f2 = np.asarray(_load_checked(args.frame2)[0])
     options = dict(max_displacement=args.max_displacement, precision=args.precision,
                    pyramid_levels=args.pyramid_levels,
                    rounds=ROUNDS if args.rounds is None else args.rounds,
@@ -170,8 +174,10 @@ def cmd_motion(args) -> int:
         raise InputError(message) from None
     res = segment_motion(f1, f2, seed=args.seed, refine=not args.no_refine,
                          posterior_samples=args.posterior_samples, **options)
-    # The overlay on frame 2 as scaled for the flow (any dtype, depth, alpha).
-    write_output_set(outdir, output_files(res, b[..., 0] / 255.0 if b.shape[2] == 1 else b / 255.0))
+    # The overlay on frame 2 as scaled for the flow (any dtype, depth, alpha),
+    # rendered and written whole, or not at all.
+    with signals_deferred():
+        write_output_set(outdir, output_files(res, b[..., 0] / 255.0 if b.shape[2] == 1 else b / 255.0))
     print(f"{res.n_objects} objects, {int(res.regions.max()) + 1} regions, "
           f"{100 * res.occluded.mean():.1f}% occluded, {res.seconds:.1f} s -> {outdir}")
     return 0

@@ -173,10 +173,12 @@ def _progress_bar(progress, total, chains):
 def _tau_of(series) -> float:
     """Largest per-chain-median integrated autocorrelation time (in records)
     over the statistics in ``series`` ((chains, records) arrays); nan when
-    every statistic is constant."""
+    every statistic is constant, or not finite (an infinite energy under an
+    extreme prior weight)."""
     taus = []
     for arr in series:
-        per_chain = [dg.integrated_autocorrelation_time(row) for row in arr if row.size >= 4]
+        per_chain = [dg.integrated_autocorrelation_time(row) for row in arr
+                     if row.size >= 4 and np.isfinite(row).all()]
         per_chain = [t for t in per_chain if math.isfinite(t)]
         if per_chain:
             taus.append(float(np.median(per_chain)))
@@ -184,9 +186,13 @@ def _tau_of(series) -> float:
 
 
 def _diagnose(energies, n_segs):
-    """(r_hat, ess) dicts of the label-invariant statistics."""
+    """(r_hat, ess) dicts of the label-invariant statistics (nan for a
+    statistic with an infinite value: an extreme prior weight)."""
     r, e = {}, {}
     for name, arr in (("energy", energies), ("n_segments", n_segs.astype(np.float64))):
+        if not np.isfinite(arr).all():
+            r[name] = e[name] = math.nan
+            continue
         r[name] = dg.r_hat(arr) if arr.shape[1] >= 4 else math.nan
         e[name] = dg.effective_sample_size(arr) if arr.shape[1] >= 2 else math.nan
     return r, e

@@ -21,6 +21,8 @@ from pathlib import Path
 import numpy as np
 
 from .imageio import InputError, _show, atomic_write
+from .outputs import refuse_inputs
+from .plot_values import plottable
 
 __all__ = ["load_results", "method_table", "energy_at_times", "time_to_reach", "build_report",
            "compare_page"]
@@ -297,6 +299,8 @@ def build_report(outdir, *more) -> Path:
                               reach_tables, score_table)
 
     outdir = Path(outdir)
+    refuse_inputs(outdir, ["report.html"], [Path(f) / name for f in (outdir, *more)
+                                            for name in ("results.csv", "traces.csv", "summary.json")])
     rows, traces, summary = load_results(outdir, *more)
     if not rows:
         raise InputError(f"'{_show(outdir / 'results.csv')}' holds no run yet")
@@ -346,13 +350,17 @@ def compare_page(runs, image) -> str:
     colours = method_colours([r[0] for r in runs])
     fig = figure(8, 4)
     ax = fig.add_subplot()
-    for name, _, trace, *_ in runs:
+    # Any energies drawn (huge ones scaled, infinite ones left out: swcuts.plot_values).
+    best_so_far, unit, note = plottable(*(np.fmin.accumulate(np.asarray(trace["energy"], dtype=float))
+                                          for _, _, trace, *_ in runs))
+    for (name, _, trace, *_), energy in zip(runs, best_so_far):
         t = np.maximum(np.asarray(trace["seconds"], dtype=float), 1e-3)
-        ax.plot(t, np.minimum.accumulate(np.asarray(trace["energy"], dtype=float)), color=colours[name],
-                lw=2, label=name)
+        ax.plot(t, energy, color=colours[name], lw=2, label=name)
     ax.set_xscale("log")
     ax.set_xlabel("seconds of sampling")
-    ax.set_ylabel("best −log π so far")
+    ax.set_ylabel(f"best −log π so far{unit}")
+    if note:
+        ax.set_title(note, fontsize=10)
     ax.grid(alpha=0.3, which="both")
     ax.legend()
     best = min(r[3] for r in runs)
@@ -360,9 +368,10 @@ def compare_page(runs, image) -> str:
              '<th>steps</th></tr>']
     cells = []
     for name, labels, _, energy, n_segments, steps in runs:
+        above = (energy - best) / abs(best) if math.isfinite(energy - best) and best else math.nan
+        above = f"{100 * above:.2f} %" if math.isfinite(above) else "–"
         table.append(f'<tr><td class="l">{html.escape(name)}</td><td>{energy:,.1f}</td>'
-                     f'<td>{100 * (energy - best) / abs(best):.2f} %</td><td>{n_segments}</td>'
-                     f'<td>{steps:,}</td></tr>')
+                     f'<td>{above}</td><td>{n_segments}</td><td>{steps:,}</td></tr>')
         jpg = overlay(None, "", labels, {"": img}, width=320)
         cells.append(f'<figure>{img_tag(jpg, "image/jpeg", name)}<figcaption><b>{html.escape(name)}</b>, '
                      f'{n_segments} segments</figcaption></figure>')

@@ -635,6 +635,9 @@ def test_summary_records_the_options(files, earlier):
 
 
 # ------------------------------------------------------------------- signals
+# The writer waits, after writing its file, until the test has sent the
+# signal (argv[1] + ".sent"): signals are deferred to the end of the file
+# being written (swcuts.outputs.signals_deferred), so the run then ends.
 WRITE_SLOWLY = (
     "import sys, time, pathlib\n"
     "import swcuts.cli as cli\n"
@@ -642,7 +645,9 @@ WRITE_SLOWLY = (
     "def slow(path, data):\n"
     "    real(path, data)\n"
     "    pathlib.Path(sys.argv[1]).touch()\n"
-    "    time.sleep(60)\n"
+    "    deadline = time.monotonic() + 60\n"
+    "    while not pathlib.Path(sys.argv[1] + '.sent').exists() and time.monotonic() < deadline:\n"
+    "        time.sleep(0.02)\n"
     "cli.save_rgb_png = slow\n"
     "from swcuts.console import main\n"
     "sys.exit(main(sys.argv[2:]))\n"
@@ -667,9 +672,11 @@ def test_signal_while_writing_keeps_the_earlier_run(files, out, sig, code, line)
         time.sleep(0.05)
     assert marker.exists(), proc.communicate()[1]
     proc.send_signal(sig)
+    Path(f"{marker}.sent").touch()
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == code, err
     assert err == line
     marker.unlink()
+    Path(f"{marker}.sent").unlink()
     assert snapshot(out) == before
     assert sorted(os.listdir(out.parent)) == ["out"]  # no staging folder left

@@ -25,7 +25,7 @@ from ..imageio import InputError, _show
 from .runs import (DEFAULT_PEERS, DEFAULT_SAMPLERS, RESULT_COLUMNS, RunResult, Task, _empty_row,
                    make_methods, run_id, run_task)
 from .failures import check_runs
-from .store import OutputFolder
+from .store import OutputFolder, refuse_overwriting
 
 __all__ = ["benchmark", "tune_peers"]
 
@@ -248,6 +248,24 @@ def _open(data, split, limit):
     if not names:
         raise InputError(f"data set '{_show(data)}' holds no image")
     return ds, names
+
+
+def _files(ds, names) -> list:
+    """The files of the images ``names`` of data set ``ds`` and their ground truths."""
+    return [path for name in names for path in (ds.image_path(name), *ds.truth_paths(name))]
+
+
+def _refuse_overwriting(output, ds, names, samplers, peers, grid, seeds, annotators, tune_on, tune_split):
+    """Refuse, before any work, an output folder where the benchmark would
+    write over a file of its data sets (:func:`.store.refuse_overwriting`)."""
+    inputs = _files(ds, names)
+    if tune_on is not None and peers:
+        inputs += _files(*_open(tune_on, tune_split, None))
+    methods = [m.name for m in make_methods(samplers, peers, grid=grid)]
+    run_ids = [run_id(name, method, seed) for name in names for method in methods for seed in seeds]
+    if annotators:
+        run_ids += [run_id(name, "human", 0) for name in names]
+    refuse_overwriting(output, run_ids, inputs)
 
 
 def _typed(row: dict) -> dict:
@@ -479,6 +497,9 @@ def benchmark(data, *, output=None, samplers=DEFAULT_SAMPLERS, peers=DEFAULT_PEE
     peers = [peers] if isinstance(peers, str) else list(peers)
     make_methods(samplers, peers, grid=grid, peer_params=peer_params)  # refuse bad names before work
     ds, names = _open(data, split, limit)
+    if output is not None:
+        _refuse_overwriting(output, ds, names, samplers, peers, grid, seeds, annotators, tune_peers_on,
+                            tune_split)
     peer_info = {p: {"param": PEERS[p].param, "value": (peer_params or {}).get(p, {}).get(
         PEERS[p].param, PEERS[p].default), "tuned_on": None, "grid": list(PEERS[p].grid)} for p in peers}
     if tune_peers_on is not None and peers:

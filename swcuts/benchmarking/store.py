@@ -20,10 +20,10 @@ from pathlib import Path
 import numpy as np
 
 from ..imageio import InputError, _show, atomic_write, save_label_png
-from ..outputs import json_text
+from ..outputs import json_text, refuse_inputs
 from .runs import RESULT_COLUMNS, TRACE_FILE_COLUMNS
 
-__all__ = ["OutputFolder", "read_rows"]
+__all__ = ["OutputFolder", "read_rows", "refuse_overwriting"]
 
 #: Settings that must be equal for ``resume`` to add to an earlier benchmark.
 RESUME_KEYS = ("budget", "seeds")
@@ -59,6 +59,26 @@ def read_rows(path) -> list:
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise InputError(f"cannot read '{_show(path)}': {getattr(exc, 'strerror', None) or exc}") from None
     return list(rows.values())
+
+
+#: The files of an output folder that a benchmark replaces (besides
+#: ``labels/<run_id>.png``); ``results.csv`` and ``traces.csv`` grow, and
+#: ``images/<name>.jpg`` is never written over.
+REPLACED = ("results.csv", "traces.csv", "summary.json", "report.html")
+
+
+def refuse_overwriting(path, run_ids, inputs) -> None:
+    """Refuse a benchmark whose output folder ``path`` holds one of its
+    ``inputs`` (the data set's images and ground truths) under a name it
+    writes: its report, summary, results, or the label image of one of
+    ``run_ids``.
+
+    Raises
+    ------
+    InputError
+        Naming the file, before any work.
+    """
+    refuse_inputs(path, [*REPLACED, *(f"labels/{rid}.png" for rid in run_ids)], inputs)
 
 
 class OutputFolder:
