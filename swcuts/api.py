@@ -5,12 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-<<<<<<< HEAD
-=======
 import numbers
 import warnings
 
->>>>>>> r32-reading
 import numpy as np
 
 from . import __version__
@@ -18,12 +15,8 @@ from .anneal import TRACE_COLUMNS, AnnealResult, Schedule, Trace, anneal
 from .atoms import compute_atoms
 from .edges import kl_edge_probabilities, patch_histograms, vertex_histograms
 from .graph import RegionGraph
-<<<<<<< HEAD
 from .errors import check_number
-from .imageio import InputError, check_memory, prepare_image  # noqa: F401 - InputError re-exported
-=======
 from .imageio import ImageScaleWarning, InputError, check_memory, prepare_image, refuse_path  # noqa: F401 - InputError re-exported
->>>>>>> r32-reading
 from .models.image import ImageModel
 from .options import (  # noqa: F401 - re-exported: swcuts.api.<option> as before
     HIERARCHICAL, SAMPLERS, PIXEL_SAMPLERS, DEFAULTS, MAX_BINS, BINS_WHY, MAX_LEVELS,

@@ -9,11 +9,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-<<<<<<< HEAD
-from .errors import InputError, InputTypeError, _one_line, describe, is_integer
-=======
-from .errors import InputError, _one_line, _show
->>>>>>> r32-reading
+from .errors import InputError, InputTypeError, _one_line, _show, describe, is_integer
 
 __all__ = ["prepare_image", "refuse_path", "image_scale", "ImageScale", "ImageScaleWarning"]
 

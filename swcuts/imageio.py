@@ -25,14 +25,9 @@ import os
 
 import numpy as np  # noqa: F401 - tests patch swcuts.imageio.np
 
-<<<<<<< HEAD
 from .errors import InputError, InputTypeError, _one_line, _show  # noqa: F401
-from .image_prepare import _as_numeric_array, _minmax, _to_unit_float, prepare_image  # noqa: F401
-=======
-from .errors import InputError, _one_line, _show  # noqa: F401
 from .image_prepare import (  # noqa: F401
     ImageScale, ImageScaleWarning, _as_numeric_array, _minmax, _to_unit_float, image_scale, prepare_image, refuse_path)
->>>>>>> r32-reading
 from .image_read import _NPY_MAGIC, _PNG_MAGIC, _READABLE, load_image  # noqa: F401
 from .image_write import _fsync, _short_write, atomic_write, save_label_png, save_npy, save_rgb_png  # noqa: F401
 
