@@ -43,7 +43,11 @@ def add_parser(sub, *, int_type, float_type, dir_type) -> None:
     m.add_argument("--rounds", type=int_type, default=None, metavar="N",
                    help="annealing rounds per pyramid level")
     m.add_argument("--time-budget", type=float_type, default=None, metavar="SECONDS",
-                   help="seconds of sampling")
+                   help="wall time of the whole run, from the start of swcuts to the files written: "
+                        "reading, the level-1 segments and writing (estimated) come out of it and the "
+                        "annealing of the flow gets what is left, at least 10%% of it (the sub-label "
+                        "refinement and --posterior-samples come on top)")
+    m.add_argument("--no-progress", action="store_true", help="never show the phases on a terminal")
     m.add_argument("--no-refine", action="store_true", help="keep the discrete flow (no sub-label fit)")
     m.add_argument("--posterior-samples", type=int_type, default=0, metavar="N",
                    help="after annealing, draw N samples of the velocity labels at T = 1 and write "
@@ -135,17 +139,22 @@ def output_files(res, frame2) -> list:
 
 def cmd_motion(args) -> int:
     """Run ``swcuts motion``."""
+    from .budget import Budget, process_start, write_reserve
     from .motion import ROUNDS, _as_frames, _check_options, segment_motion
 
     from .motion import _check_posterior_samples
 
+    started = process_start()  # --time-budget: the whole run, from the start of the process
     try:  # before the frames are read
         _check_posterior_samples(args.posterior_samples)
     except ValueError as exc:
         raise InputError(str(exc).replace("posterior_samples", "--posterior-samples", 1)) from None
     outdir = Path(args.output)
     missing_dirs(outdir, MOTION_OUTPUTS + SPREAD_OUTPUTS)
-    f1, f2 = np.asarray(load_image(args.frame1)), np.asarray(load_image(args.frame2))
+    progress = not getattr(args, "no_progress", False)
+    budget = Budget(None, start=started, progress=progress)
+    with budget.phase("reading"):
+        f1, f2 = np.asarray(load_image(args.frame1)), np.asarray(load_image(args.frame2))
     options = dict(max_displacement=args.max_displacement, precision=args.precision,
                    pyramid_levels=args.pyramid_levels,
                    rounds=ROUNDS if args.rounds is None else args.rounds,
@@ -163,9 +172,13 @@ def cmd_motion(args) -> int:
         message = str(exc).replace("max_displacement", "--max-displacement").replace(
             "pyramid_levels", "--pyramid-levels").replace("precision (", "--precision (")
         raise InputError(message) from None
-    res = segment_motion(f1, f2, seed=args.seed, refine=not args.no_refine,
-                         posterior_samples=args.posterior_samples, **options)
-    write_output_set(outdir, output_files(res, f2))
+    if options["time_budget"] is not None:
+        budget.seconds, budget.reserve = float(options["time_budget"]), write_reserve(a.shape[:2])
+    res = segment_motion(f1, f2, seed=args.seed, refine=not args.no_refine, progress=progress,
+                         posterior_samples=args.posterior_samples, **{**options, "time_budget": budget})
+    with budget.phase("writing"):
+        write_output_set(outdir, output_files(res, f2))
+    budget.check_end()
     print(f"{res.n_objects} objects, {int(res.regions.max()) + 1} regions, "
           f"{100 * res.occluded.mean():.1f}% occluded, {res.seconds:.1f} s -> {outdir}")
     return 0
