@@ -154,7 +154,7 @@ def build_posterior(features, atoms, n_atoms, *, seed, bins, a0, a1, a2, kappa, 
         else:
             hist = vertex_histograms(features, atom_labels, graph.n_vertices, bins=15)
         q = np.minimum(kl_edge_probabilities(hist, graph.edges, scale=edge_scale), q_max)
-    with phase_of(budget, "model", f"{evidence} posterior"):
+    with phase_of(budget, "model", f"statistics of {graph.n_vertices:,} atoms"):
         model = ImageModel(features, atom_labels, graph, bins=bins, a0=a0, a1=a1, a2=a2, kappa=kappa,
                            boundary=boundary, evidence=evidence, window=window)
     return atom_labels, graph, q, model
