@@ -154,7 +154,7 @@ def anneal(kernel, state, schedule: Schedule, *, rng, steps=None, time_budget=No
     if progress and sys.stderr.isatty():
         from tqdm import tqdm
 
-        bar = tqdm(total=steps if steps is not None else float(time_budget), unit="step" if steps else "s",
+        bar = tqdm(total=steps if steps is not None else round(float(time_budget), 2), unit="step" if steps else "s",
                    desc="sampling", leave=False, dynamic_ncols=True)
     with phase_of(budget, "sampling"):
         start = time.perf_counter()

@@ -36,15 +36,19 @@ import time
 import warnings
 from contextlib import contextmanager, nullcontext
 
-__all__ = ["Budget", "BudgetWarning", "phase_of", "write_reserve", "MIN_SAMPLING_SHARE", "WRITE_SECONDS_PER_MEGAPIXEL",
+__all__ = ["Budget", "BudgetWarning", "phase_of", "write_reserve", "MIN_SAMPLING_SHARE", "WRITE_SECONDS",
+           "WRITE_SECONDS_PER_MEGAPIXEL",
            "PHASE_LINE_SECONDS", "OVERRUN", "mark_process_start", "process_start"]
 
 #: The least share of a time budget the sampler gets, however long the
 #: phases before it took (then the run takes longer than the budget).
 MIN_SAMPLING_SHARE = 0.1
-#: Estimated seconds to render and write the outputs of ``swcuts segment``
-#: per megapixel, kept from the sampler's share: 12.1 s for a 4000x3000
-#: photo (overlay.png, atoms.png and labels.png dominate; 2 cores shared).
+#: Estimated seconds to render and write the outputs of ``swcuts segment``,
+#: kept from the sampler's share: a fixed part (loading matplotlib, the
+#: energy plot: 0.3 s on a 200x133 photo) and a part per megapixel (12.1 s
+#: for a 4000x3000 photo: overlay.png, atoms.png and labels.png dominate;
+#: 2 cores shared).
+WRITE_SECONDS = 0.3
 WRITE_SECONDS_PER_MEGAPIXEL = 1.0
 #: The same for ``swcuts compare``, per sampler (its overlay in compare.html).
 COMPARE_WRITE_SECONDS_PER_MEGAPIXEL = 0.1
@@ -81,12 +85,12 @@ def write_reserve(hw, *, compare=0) -> float:
     or with ``compare`` samplers of ``swcuts compare``.
 
     >>> write_reserve((3000, 4000))
-    12.0
+    12.3
     """
     megapixels = int(hw[0]) * int(hw[1]) / 1e6
     if compare:
-        return COMPARE_WRITE_SECONDS_PER_MEGAPIXEL * megapixels * compare
-    return WRITE_SECONDS_PER_MEGAPIXEL * megapixels
+        return WRITE_SECONDS + COMPARE_WRITE_SECONDS_PER_MEGAPIXEL * megapixels * compare
+    return WRITE_SECONDS + WRITE_SECONDS_PER_MEGAPIXEL * megapixels
 
 
 def phase_of(budget, name, detail=""):
@@ -104,7 +108,8 @@ class Budget:
         the run has a budget in steps, and the Budget only records and
         shows the phases.
     start : float, optional
-        When the run started, on ``clock`` (default: now).
+        When the run started, on ``clock`` (default: now); the time since,
+        if any, is the phase ``starting``.
     progress : bool
         Name every phase on stderr while it runs, when stderr is a terminal.
     reserve : float
@@ -132,6 +137,8 @@ class Budget:
         self.fraction = 1.0
         self.phases = {}
         self.warned = []
+        if clock() - self.start >= 0.05:  # a run that started before (the CLI: imports, options)
+            self.phases["starting"] = clock() - self.start
 
     @classmethod
     def of(cls, time_budget=None, *, progress=False, start=None) -> "Budget":

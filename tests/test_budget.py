@@ -175,8 +175,8 @@ def test_phases_shown_only_on_a_terminal(monkeypatch):
 
 
 def test_write_reserve_and_process_start():
-    assert write_reserve((3000, 4000)) == pytest.approx(12.0)
-    assert write_reserve((1000, 1000), compare=4) == pytest.approx(0.4)
+    assert write_reserve((3000, 4000)) == pytest.approx(12.3)
+    assert write_reserve((1000, 1000), compare=4) == pytest.approx(0.7)
     mark_process_start(12.5)
     try:
         assert process_start() == 12.5
@@ -317,12 +317,12 @@ def test_cli_counts_from_the_start_of_the_process(tiny, tmp_path, monkeypatch, a
     monkeypatch.setattr(swcuts.cli, "Budget", functools.partial(Budget, clock=clock))
     mark_process_start(clock.now - 0.25)  # the imports took 0.25 s
     try:
-        assert main(["segment", tiny, "-o", str(tmp_path / "out"), "--time-budget", "0.5", "--n-atoms", "20",
+        assert main(["segment", tiny, "-o", str(tmp_path / "out"), "--time-budget", "1", "--n-atoms", "20",
                      "--no-progress"]) == 0
     finally:
         mark_process_start(None)
     reserve = write_reserve(two_halves().shape)
-    assert allotted == [(1.0, pytest.approx(0.5 - 0.25 - reserve))]
+    assert allotted == [(1.0, pytest.approx(1 - 0.25 - reserve))]
 
 
 def test_compare_shares_the_budget_equally(tiny, tmp_path, monkeypatch):
@@ -341,3 +341,10 @@ def test_compare_shares_the_budget_equally(tiny, tmp_path, monkeypatch):
                  "--n-atoms", "20", "--no-progress"]) == 0
     left = 0.6 - write_reserve(two_halves().shape, compare=2)
     assert given == [pytest.approx(left / 2), pytest.approx(left)]  # the clock stood still
+
+
+def test_examples_of_the_module():
+    import doctest
+
+    result = doctest.testmod(swcuts.budget)
+    assert result.failed == 0 and result.attempted > 0
