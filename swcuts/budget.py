@@ -44,13 +44,17 @@ __all__ = ["Budget", "BudgetWarning", "phase_of", "write_reserve", "MIN_SAMPLING
 #: phases before it took (then the run takes longer than the budget).
 MIN_SAMPLING_SHARE = 0.1
 #: Estimated seconds to render and write the outputs of ``swcuts segment``,
-#: kept from the sampler's share: a fixed part (loading matplotlib, the
-#: energy plot: 0.3 s on a 200x133 photo) and a part per megapixel (12.1 s
+#: kept from the sampler's share: a fixed part (loading matplotlib and the
+#: energy plot, 0.3 s on a 200x133 photo, then the process's exit after the
+#: last line, 0.3-0.5 s with numba loaded) and a part per megapixel (12.1 s
 #: for a 4000x3000 photo: overlay.png, atoms.png and labels.png dominate;
 #: 2 cores shared).
-WRITE_SECONDS = 0.3
+WRITE_SECONDS = 0.7
 WRITE_SECONDS_PER_MEGAPIXEL = 1.0
-#: The same for ``swcuts compare``, per sampler (its overlay in compare.html).
+#: The same for ``swcuts compare``: a fixed part (two plots and the page,
+#: 0.6 s after the last sampler on a 200x133 photo, then the exit) and per
+#: sampler and megapixel (its overlay in compare.html).
+COMPARE_WRITE_SECONDS = 1.0
 COMPARE_WRITE_SECONDS_PER_MEGAPIXEL = 0.1
 #: A phase that took at least this long leaves a line on the terminal.
 PHASE_LINE_SECONDS = 2.0
@@ -85,11 +89,11 @@ def write_reserve(hw, *, compare=0) -> float:
     or with ``compare`` samplers of ``swcuts compare``.
 
     >>> write_reserve((3000, 4000))
-    12.3
+    12.7
     """
     megapixels = int(hw[0]) * int(hw[1]) / 1e6
     if compare:
-        return WRITE_SECONDS + COMPARE_WRITE_SECONDS_PER_MEGAPIXEL * megapixels * compare
+        return COMPARE_WRITE_SECONDS + COMPARE_WRITE_SECONDS_PER_MEGAPIXEL * megapixels * compare
     return WRITE_SECONDS + WRITE_SECONDS_PER_MEGAPIXEL * megapixels
 
 
@@ -137,6 +141,7 @@ class Budget:
         self.fraction = 1.0
         self.phases = {}
         self.warned = []
+        self.part = False  # a child's: part of a larger budget
         if clock() - self.start >= 0.05:  # a run that started before (the CLI: imports, options)
             self.phases["starting"] = clock() - self.start
 
@@ -190,7 +195,9 @@ class Budget:
         several runs in a row): ``fraction`` of what is left, as
         :meth:`allot` gives it (a Budget without seconds if this has none)."""
         seconds = self.share(fraction).allot(warn=False) if self.timed else None
-        return Budget(seconds, progress=self.progress if progress is None else progress, clock=self.clock)
+        child = Budget(seconds, progress=self.progress if progress is None else progress, clock=self.clock)
+        child.part = True
+        return child
 
     def allot(self, *, warn=True) -> float:
         """Seconds of sampling from now: this share of what is :meth:`left`,
@@ -206,9 +213,9 @@ class Budget:
     def _warn_minimum(self):
         done = sorted(((s, n) for n, s in self.phases.items() if s >= 0.05 and n != "sampling"), reverse=True)
         what = ", ".join(f"{n} {s:.1f} s" for s, n in done[:4])
-        after = f", and writing the outputs needs about {self.reserve:.0f} s more" if self.reserve >= 0.5 else ""
-        self.warn(f"the work before sampling{f' ({what})' if what else ''} took {self.elapsed():.1f} s of the "
-                  f"{self.seconds:g} s time budget{after}; sampling got its minimum of {self.minimum:.2g} s "
+        after = f", and writing the outputs needs about {self.reserve:.2g} s more" if self.reserve >= 0.5 else ""
+        self.warn(f"the work before sampling{f' ({what})' if what else ''} took {self.elapsed():.1f} s of "
+                  f"{self._of()}{after}; sampling got its minimum of {self.minimum:.2g} s "
                   f"({100 * MIN_SAMPLING_SHARE:.0f} % of the budget), so the run takes longer than the budget")
 
     def warn(self, message) -> None:
@@ -226,8 +233,12 @@ class Budget:
             return
         slow = ", ".join(f"{n} {s:.1f} s" for s, n in sorted(((s, n) for n, s in self.phases.items()),
                                                             reverse=True)[:3])
-        self.warn(f"the run took {self.elapsed():.1f} s of the {self.seconds:g} s time budget"
+        self.warn(f"the run took {self.elapsed():.1f} s of {self._of()}"
                   f"{f' ({slow})' if slow else ''}")
+
+    def _of(self) -> str:
+        return (f"its {self.seconds:.3g} s part of the time budget" if self.part
+                else f"the {self.seconds:g} s time budget")
 
     # -------------------------------------------------------------- phases
     @contextmanager

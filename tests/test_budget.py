@@ -121,6 +121,9 @@ def test_child_gets_its_part_of_what_is_left():
     second = budget.child(1)
     assert second.seconds == pytest.approx(12 - 1 - first.seconds - 2)
     assert second.elapsed() == 0.0 and second.reserve == 0.0
+    clock.now += 4.5
+    with pytest.warns(BudgetWarning, match=r"took 4.5 s of its 4.5 s part of the time budget"):
+        second.allot()
     assert Budget(None).child(0.5).seconds is None
 
 
@@ -175,8 +178,8 @@ def test_phases_shown_only_on_a_terminal(monkeypatch):
 
 
 def test_write_reserve_and_process_start():
-    assert write_reserve((3000, 4000)) == pytest.approx(12.3)
-    assert write_reserve((1000, 1000), compare=4) == pytest.approx(0.7)
+    assert write_reserve((3000, 4000)) == pytest.approx(12.7)
+    assert write_reserve((1000, 1000), compare=4) == pytest.approx(1.4)
     mark_process_start(12.5)
     try:
         assert process_start() == 12.5
@@ -317,12 +320,12 @@ def test_cli_counts_from_the_start_of_the_process(tiny, tmp_path, monkeypatch, a
     monkeypatch.setattr(swcuts.cli, "Budget", functools.partial(Budget, clock=clock))
     mark_process_start(clock.now - 0.25)  # the imports took 0.25 s
     try:
-        assert main(["segment", tiny, "-o", str(tmp_path / "out"), "--time-budget", "1", "--n-atoms", "20",
+        assert main(["segment", tiny, "-o", str(tmp_path / "out"), "--time-budget", "1.5", "--n-atoms", "20",
                      "--no-progress"]) == 0
     finally:
         mark_process_start(None)
     reserve = write_reserve(two_halves().shape)
-    assert allotted == [(1.0, pytest.approx(1 - 0.25 - reserve))]
+    assert allotted == [(1.0, pytest.approx(1.5 - 0.25 - reserve))]
 
 
 def test_compare_shares_the_budget_equally(tiny, tmp_path, monkeypatch):
@@ -337,9 +340,9 @@ def test_compare_shares_the_budget_equally(tiny, tmp_path, monkeypatch):
         return real(image, **kwargs)
 
     monkeypatch.setattr(swcuts.cli, "segment", segment)
-    assert main(["compare", tiny, "-o", str(tmp_path / "cmp"), "--samplers", "swc,gibbs", "--time-budget", "0.6",
+    assert main(["compare", tiny, "-o", str(tmp_path / "cmp"), "--samplers", "swc,gibbs", "--time-budget", "1.6",
                  "--n-atoms", "20", "--no-progress"]) == 0
-    left = 0.6 - write_reserve(two_halves().shape, compare=2)
+    left = 1.6 - write_reserve(two_halves().shape, compare=2)
     assert given == [pytest.approx(left / 2), pytest.approx(left)]  # the clock stood still
 
 
