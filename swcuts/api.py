@@ -437,7 +437,7 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
     budget = Budget.of(time_budget, progress=progress, start=called)
     with budget.phase("preparing"):
         features, display = _prepare(image, channel_axis, options)
-    options = options.on_image(features)
+        options = options.on_image(features)  # the weights for its size, its noise
     rng = np.random.default_rng(seed)
     # With posterior samples to draw after it, the segmentation samples for half of what is left.
     own = budget.share(0.5) if posterior_samples and budget.timed else budget

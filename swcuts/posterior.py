@@ -549,7 +549,7 @@ def sample_posterior(image, *, n_samples=100, thin=None, chains=4, sampler="swc"
     budget = Budget.of(time_budget, progress=progress, start=called)
     with budget.phase("preparing"):
         features, display = prepare_image(image, channel_axis=channel_axis)
-    run = resolved.on_image(features)  # the posterior of segment() on this image
+        run = resolved.on_image(features)  # the posterior of segment() on this image
     model_name = run.posterior
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     atom_seed = seed if not isinstance(seed, np.random.Generator) else int(rng.integers(2**31))
