@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .budget import Budget, phase_of
 from .protocols import is_compiled
 from .samplers import seed_compiled_rng
 
@@ -113,8 +114,13 @@ def anneal(kernel, state, schedule: Schedule, *, rng, steps=None, time_budget=No
     rng : numpy.random.Generator
     steps : int, optional
         Budget in kernel steps.
-    time_budget : float, optional
-        Budget in seconds of sampling (used when ``steps`` is None).
+    time_budget : float or Budget, optional
+        Budget in seconds of sampling (used when ``steps`` is None). A
+        :class:`~swcuts.budget.Budget` (the clock of a whole run) gives the
+        sampling what the run has left after compiling the kernel
+        (:meth:`~swcuts.budget.Budget.allot`), and records the
+        ``compiling`` and ``sampling`` phases; one without seconds, beside
+        ``steps``, only records them.
     n_records : int
         Approximate number of trace rows.
     progress : bool
@@ -123,6 +129,9 @@ def anneal(kernel, state, schedule: Schedule, *, rng, steps=None, time_budget=No
         Leave ``state`` at the best labelling found (annealing); with False
         it stays at the last state of the chain (sampling).
     """
+    budget = time_budget if isinstance(time_budget, Budget) else None
+    if budget is not None:
+        time_budget = budget.seconds
     if steps is None and time_budget is None:
         raise ValueError("give a budget: steps or time_budget")
     if steps is not None and steps < 1:
@@ -130,12 +139,6 @@ def anneal(kernel, state, schedule: Schedule, *, rng, steps=None, time_budget=No
     if steps is None and not time_budget > 0:
         raise ValueError(f"time_budget must be positive, got {time_budget}")
     seed_compiled_rng(rng)
-    bar = None
-    if progress and sys.stderr.isatty():
-        from tqdm import tqdm
-
-        bar = tqdm(total=steps if steps is not None else float(time_budget), unit="step" if steps else "s",
-                   leave=False, dynamic_ncols=True)
     model = kernel.model
     trace = Trace()
     best_energy = -state.log_pi
@@ -143,62 +146,72 @@ def anneal(kernel, state, schedule: Schedule, *, rng, steps=None, time_budget=No
     compiled = is_compiled(kernel)
     if compiled:
         # A run of zero steps compiles (or loads) the kernel before the clock starts.
-        kernel.run(state, rng, np.empty(0), best_labels, -best_energy)
-    start = time.perf_counter()
-    trace.append(0, 0.0, schedule.t0, -state.log_pi, state.partition.n_labels, 0)
-    log_ratio = math.log(schedule.t_final / schedule.t0)
-    accepted_total = 0
-    i = 0
-    # Steps run in chunks (one compiled call each where the kernel has
-    # ``run``); a trace row is written after every chunk.
-    if steps is not None:
-        chunk = max(1, min(steps // max(n_records, 1), 4096))
-    else:
-        chunk = 64
-    temperature = schedule.t0
-    while True:
+        with phase_of(budget, "compiling"):
+            kernel.run(state, rng, np.empty(0), best_labels, -best_energy)
+    if budget is not None and steps is None:
+        time_budget = budget.allot()  # what the run's earlier phases left
+    bar = None
+    if progress and sys.stderr.isatty():
+        from tqdm import tqdm
+
+        bar = tqdm(total=steps if steps is not None else round(float(time_budget), 2), unit="step" if steps else "s",
+                   desc="sampling", leave=False, dynamic_ncols=True)
+    with phase_of(budget, "sampling"):
+        start = time.perf_counter()
+        trace.append(0, 0.0, schedule.t0, -state.log_pi, state.partition.n_labels, 0)
+        log_ratio = math.log(schedule.t_final / schedule.t0)
+        accepted_total = 0
+        i = 0
+        # Steps run in chunks (one compiled call each where the kernel has
+        # ``run``); a trace row is written after every chunk.
         if steps is not None:
-            if i >= steps:
-                break
-            k = min(chunk, steps - i)
-            temps = schedule.t0 * np.exp(log_ratio * (i + np.arange(k)) / steps)
+            chunk = max(1, min(steps // max(n_records, 1), 4096))
         else:
-            elapsed = time.perf_counter() - start
-            if elapsed >= time_budget:
-                break
-            k = chunk
-            temps = np.full(k, schedule.t0 * math.exp(log_ratio * elapsed / time_budget))
-        temperature = float(temps[-1])
-        if compiled:
-            acc, best_seen, _ = kernel.run(state, rng, temps, best_labels, -best_energy)
-            if -best_seen < best_energy - 1e-9:
-                best_energy = -best_seen
-        else:
-            acc = 0
-            for t in temps:
-                info = kernel.step(state, rng, float(t))
-                if info.accepted and info.moved:
-                    acc += 1
-                # Checked after every step: a composite step (a move plus a
-                # Gibbs sweep) can change the state whatever ``info`` says.
-                if -state.log_pi < best_energy - 1e-9:
-                    best_energy = -state.log_pi
-                    best_labels[:] = state.partition.labels
-        i += k
-        accepted_total += acc
-        now = time.perf_counter() - start
-        trace.append(i, now, temperature, -state.log_pi, state.partition.n_labels, acc)
-        if steps is None:
-            # Aim at about n_records rows over the budget.
-            rate = i / max(now, 1e-9)
-            chunk = int(min(max(rate * time_budget / max(n_records, 1), 16), 4096))
+            chunk = 64
+        temperature = schedule.t0
+        while True:
+            if steps is not None:
+                if i >= steps:
+                    break
+                k = min(chunk, steps - i)
+                temps = schedule.t0 * np.exp(log_ratio * (i + np.arange(k)) / steps)
+            else:
+                elapsed = time.perf_counter() - start
+                if elapsed >= time_budget:
+                    break
+                k = chunk
+                temps = np.full(k, schedule.t0 * math.exp(log_ratio * elapsed / time_budget))
+            temperature = float(temps[-1])
+            if compiled:
+                acc, best_seen, _ = kernel.run(state, rng, temps, best_labels, -best_energy)
+                if -best_seen < best_energy - 1e-9:
+                    best_energy = -best_seen
+            else:
+                acc = 0
+                for t in temps:
+                    info = kernel.step(state, rng, float(t))
+                    if info.accepted and info.moved:
+                        acc += 1
+                    # Checked after every step: a composite step (a move plus a
+                    # Gibbs sweep) can change the state whatever ``info`` says.
+                    if -state.log_pi < best_energy - 1e-9:
+                        best_energy = -state.log_pi
+                        best_labels[:] = state.partition.labels
+            i += k
+            accepted_total += acc
+            now = time.perf_counter() - start
+            trace.append(i, now, temperature, -state.log_pi, state.partition.n_labels, acc)
+            if steps is None:
+                # Aim at about n_records rows over the budget.
+                rate = i / max(now, 1e-9)
+                chunk = int(min(max(rate * time_budget / max(n_records, 1), 16), 4096))
+            if bar is not None:
+                bar.n = i if steps is not None else round(min(now, time_budget), 2)
+                bar.set_postfix(E=f"{-state.log_pi:.1f}", L=state.partition.n_labels, refresh=False)
+                bar.refresh()
+        seconds = time.perf_counter() - start
         if bar is not None:
-            bar.n = i if steps is not None else round(min(now, time_budget), 2)
-            bar.set_postfix(E=f"{-state.log_pi:.1f}", L=state.partition.n_labels, refresh=False)
-            bar.refresh()
-    seconds = time.perf_counter() - start
-    if bar is not None:
-        bar.close()
+            bar.close()
     if keep_best:
         # Leave the chain at the best state, with exact caches and energy.
         if not np.array_equal(best_labels, state.partition.labels):

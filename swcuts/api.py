@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-import numbers
+import time
 import warnings
 
 import numpy as np
@@ -13,6 +13,7 @@ import numpy as np
 from . import __version__
 from .anneal import TRACE_COLUMNS, AnnealResult, Schedule, Trace, anneal
 from .atoms import compute_atoms
+from .budget import Budget, phase_of
 from .edges import kl_edge_probabilities, patch_histograms, vertex_histograms
 from .graph import RegionGraph
 from .errors import check_number
@@ -66,6 +67,10 @@ class Segmentation:
         With ``segment(posterior_samples=N)``: N samples of the posterior at
         T = 1 (:func:`swcuts.sample_posterior`, its own chains), with the
         boundary probability and segment stability maps.
+    phase_seconds : dict
+        Wall seconds of every phase of the run (preparing, atoms, graph,
+        edges, model, compiling, sampling; from the CLI also reading),
+        by name (:class:`~swcuts.budget.Budget`).
 
     Examples
     --------
@@ -97,6 +102,7 @@ class Segmentation:
     init: str = None
     posterior: str = None
     samples: object = field(repr=False, default=None)
+    phase_seconds: dict = field(repr=False, default_factory=dict)
 
     @property
     def n_labels(self) -> int:
@@ -125,37 +131,48 @@ class Segmentation:
             "version": __version__,
             **({"level_labels": [int(lv.max()) + 1 for lv in self.levels]}
                if self.levels is not None else {}),
+            **({"phase_seconds": {k: round(float(v), 3) for k, v in self.phase_seconds.items()}}
+               if self.phase_seconds else {}),
         }
 
 
 def build_posterior(features, atoms, n_atoms, *, seed, bins, a0, a1, a2, kappa, edge_scale, q_max,
-                    boundary=0.0, evidence="contrast", window=0):
+                    boundary=0.0, evidence="contrast", window=0, budget=None):
     """Atoms, their graph, edge probabilities and the image posterior of
     prepared ``features``: ``(atom label image, RegionGraph, q, ImageModel)``.
     ``edge_scale`` is used as given: the noise rule is applied once per image
-    before (:meth:`swcuts.options.RunOptions.on_image`)."""
-    atom_labels = compute_atoms(features, atoms, n_atoms, seed=seed)
-    graph = RegionGraph.from_labels(atom_labels)
-    if atoms == "pixels":
-        hist = patch_histograms(features, radius=1, bins=15)
-    else:
-        hist = vertex_histograms(features, atom_labels, graph.n_vertices, bins=15)
-    q = np.minimum(kl_edge_probabilities(hist, graph.edges, scale=edge_scale), q_max)
-    model = ImageModel(features, atom_labels, graph, bins=bins, a0=a0, a1=a1, a2=a2, kappa=kappa,
-                       boundary=boundary, evidence=evidence, window=window)
+    before (:meth:`swcuts.options.RunOptions.on_image`). ``budget``: the
+    :class:`~swcuts.budget.Budget` of the run, which records the phases
+    ``atoms``, ``graph``, ``edges`` and ``model``."""
+    h, w = features.shape[:2]
+    with phase_of(budget, "atoms", f"{atoms} on {w}x{h} pixels"):
+        atom_labels = compute_atoms(features, atoms, n_atoms, seed=seed)
+    with phase_of(budget, "graph"):
+        graph = RegionGraph.from_labels(atom_labels)
+    with phase_of(budget, "edges", f"{graph.n_edges:,} edges"):
+        if atoms == "pixels":
+            hist = patch_histograms(features, radius=1, bins=15)
+        else:
+            hist = vertex_histograms(features, atom_labels, graph.n_vertices, bins=15)
+        q = np.minimum(kl_edge_probabilities(hist, graph.edges, scale=edge_scale), q_max)
+    with phase_of(budget, "model", f"statistics of {graph.n_vertices:,} atoms"):
+        model = ImageModel(features, atom_labels, graph, bins=bins, a0=a0, a1=a1, a2=a2, kappa=kappa,
+                           boundary=boundary, evidence=evidence, window=window)
     return atom_labels, graph, q, model
 
 
-def _anneal_atoms(features, n_atoms, seed, rng, posterior, *, total_steps, time_budget, t_final,
-                  progress):
+def _anneal_atoms(features, n_atoms, seed, rng, posterior, *, total_steps, budget, t_final, progress):
     """Phase 1 of :func:`multigrid_from_atoms`: the ``swc`` kernel on SLIC
-    atoms from one label, for its default budget, or ``time_budget``, or
-    its share of ``total_steps`` (split in the proportion of the two
-    phases' defaults). Returns (segment of every pixel, AnnealResult), or
-    (one label, None) when the share rounds to no step."""
-    atom_labels, graph, q, model = build_posterior(features, "slic", n_atoms, seed=seed, **posterior)
+    atoms from one label, for its default budget, or :data:`ATOMS_INIT_TIME_SHARE`
+    of what a timed ``budget`` has left, or its share of ``total_steps``
+    (split in the proportion of the two phases' defaults). Returns
+    (segment of every pixel, AnnealResult), or (one label, None) when the
+    share rounds to no step."""
+    atom_labels, graph, q, model = build_posterior(features, "slic", n_atoms, seed=seed, budget=budget,
+                                                   **posterior)
     n = graph.n_vertices
-    steps = default_steps("swc", n) if time_budget is None else None
+    timed = budget.timed and total_steps is None
+    steps = None if timed else default_steps("swc", n)
     if total_steps is not None:
         n_pixels = features.shape[0] * features.shape[1]
         other = default_steps("multigrid", n_pixels, pixels=True)
@@ -165,7 +182,7 @@ def _anneal_atoms(features, n_atoms, seed, rng, posterior, *, total_steps, time_
     state = model.new_state(np.zeros(n, dtype=np.int64))
     schedule = Schedule(max(DEFAULT_T0_SWC, t_final), t_final)
     result = anneal(sampler_spec("swc").kernel(model, q), state, schedule, rng=rng, steps=steps,
-                    time_budget=time_budget, progress=progress)
+                    time_budget=budget.share(ATOMS_INIT_TIME_SHARE) if timed else budget, progress=progress)
     return state.partition.labels[atom_labels].ravel(), result
 
 
@@ -208,8 +225,10 @@ def multigrid_from_atoms(features, *, n_atoms, posterior, seed=None, rng=None, s
     Budget: with neither ``steps`` nor ``time_budget``, each phase's default
     (:func:`default_steps` of ``swc`` on the atoms, of ``multigrid`` on the
     pixels); ``steps`` is split between the phases in that proportion (the
-    atoms' share may round to none); a ``time_budget`` gives the atoms
-    :data:`ATOMS_INIT_TIME_SHARE` of it and the pixels what is left.
+    atoms' share may round to none); a ``time_budget`` (seconds from the
+    call, or the :class:`~swcuts.budget.Budget` of a run) gives the atoms'
+    sampling :data:`ATOMS_INIT_TIME_SHARE` of what is left when it starts,
+    and the pixels' sampling what is left after the pixel posterior is built.
 
     Parameters
     ----------
@@ -250,27 +269,25 @@ def multigrid_from_atoms(features, *, n_atoms, posterior, seed=None, rng=None, s
     _check_real("t_final", t_final, what="a positive temperature")
     window_sizes = _check_window_sizes(window_sizes)
     rng = np.random.default_rng(seed) if rng is None else rng
+    budget = Budget.of(time_budget)
     h, w = features.shape[:2]
-    start, first = _anneal_atoms(
-        features, n_atoms, seed, rng, posterior, total_steps=None if steps is None else int(steps),
-        time_budget=None if time_budget is None or steps is not None else ATOMS_INIT_TIME_SHARE * time_budget,
-        t_final=t_final, progress=progress)
-    atom_labels, graph, q, model = build_posterior(features, "pixels", h * w, seed=seed, **posterior)
+    start, first = _anneal_atoms(features, n_atoms, seed, rng, posterior, budget=budget, t_final=t_final,
+                                 total_steps=None if steps is None else int(steps), progress=progress)
+    atom_labels, graph, q, model = build_posterior(features, "pixels", h * w, seed=seed, budget=budget,
+                                                   **posterior)
     init_labels = np.empty(graph.n_vertices, dtype=np.int64)
     init_labels[atom_labels.ravel()] = start
     state = model.new_state(init_labels)
     if window_sizes is None:
         window_sizes = window_pyramid((h, w), ATOMS_INIT_SMALLEST_WINDOW)
     kernel = Multigrid(model, q, window_sizes=window_sizes)
-    steps2 = time2 = None
+    steps2 = None
     if steps is not None:
         steps2 = int(steps) - (first.steps if first is not None else 0)
-    elif time_budget is not None:
-        # What the atoms left (nothing if they overran; then no step runs).
-        time2 = max(time_budget - first.seconds, 1e-9)
-    else:
+    elif not budget.timed:
         steps2 = default_steps("multigrid", graph.n_vertices, pixels=True)
-    second = anneal(kernel, state, Schedule(t0, t_final), rng=rng, steps=steps2, time_budget=time2,
+    # A timed budget: what the run has left (at least its minimum).
+    second = anneal(kernel, state, Schedule(t0, t_final), rng=rng, steps=steps2, time_budget=budget,
                     progress=progress)
     result = _join_traces(first, second)
     return atom_labels, graph, q, model, state.partition.compact_labels(), result
@@ -314,8 +331,15 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
         Budget in kernel steps (default: a sampler-specific number per atom;
         on pixels, per pixel up to a cap: :data:`STEPS_PER_PIXEL`,
         :data:`MAX_PIXEL_STEPS`).
-    time_budget : float, optional
-        Budget in seconds of sampling, instead of ``steps``.
+    time_budget : float or Budget, optional
+        Wall seconds of the whole call, instead of ``steps``: preparing the
+        image, the atoms, graph, edge probabilities and model come out of
+        it, and the sampler gets what is left, at least
+        :data:`~swcuts.budget.MIN_SAMPLING_SHARE` of it (a
+        :class:`~swcuts.budget.BudgetWarning` says when the earlier phases
+        left less, and the call then takes longer). A
+        :class:`~swcuts.budget.Budget` counts from its own start (the CLI:
+        from the start of the process, less a reserve for writing).
     t0, t_final : float
         Start and final temperature of the geometric schedule (default t0:
         10 for SW-cut kernels, 100 for Gibbs, 1 for multigrid from atoms).
@@ -373,11 +397,15 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
         (1: segments sampled on pixels; 2: atoms on pixels and segments on
         atoms). Must be at least 1.
     progress : bool
-        Show a progress bar on a terminal.
+        On a terminal, name each phase on stderr while it runs (preparing,
+        atoms, graph, edges, model, compiling) and show a progress bar
+        while sampling.
     posterior_samples : int, optional
         Also draw this many samples of the posterior at T = 1 with the same
         sampler and posterior (:func:`swcuts.sample_posterior`; samplers on
-        atoms only), in :attr:`Segmentation.samples`.
+        atoms only), in :attr:`Segmentation.samples`; with a
+        ``time_budget``, the segmentation samples for half of what is left
+        and the posterior samples get the rest.
 
     Returns
     -------
@@ -413,24 +441,30 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
     ('atoms', 768, 2)
     """
     refuse_path(image, "segment")
+    called = time.perf_counter()
     options = resolve_options(sampler=sampler, atoms=atoms, n_atoms=n_atoms, seed=seed, steps=steps,
-                              time_budget=time_budget, t0=t0, t_final=t_final, init=init,
+                              time_budget=Budget.seconds_of(time_budget), t0=t0, t_final=t_final, init=init,
                               edge_scale=edge_scale, q_max=q_max, bins=bins, a0=a0, a1=a1, a2=a2,
                               kappa=kappa, window_sizes=window_sizes, levels=levels, model=model)
     _check_posterior_samples(posterior_samples, options)
-    features, display = _prepare(image, channel_axis, options)
-    options = options.on_image(features)
+    budget = Budget.of(time_budget, progress=progress, start=called)
+    with budget.phase("preparing"):
+        features, display = _prepare(image, channel_axis, options)
+        options = options.on_image(features)  # the weights for its size, its noise
     rng = np.random.default_rng(seed)
+    # With posterior samples to draw after it, the segmentation samples for half of what is left.
+    own = budget.share(0.5) if posterior_samples and budget.timed else budget
     if options.init == "atoms":  # two runs, each on its own posterior
         run = _Run(*multigrid_from_atoms(
             features, n_atoms=options.n_atoms, seed=seed, rng=rng, posterior=options.posterior_params(),
-            steps=options.steps, time_budget=options.time_budget, t0=options.t0,
+            steps=options.steps, time_budget=own, t0=options.t0,
             t_final=options.t_final, window_sizes=options.window_sizes, progress=progress))
     else:
-        posterior = build_posterior(features, options.atoms, options.n_atoms, seed=seed,
+        posterior = build_posterior(features, options.atoms, options.n_atoms, seed=seed, budget=budget,
                                     **options.posterior_params())
-        run = _run_sampler(options, features, posterior, rng, progress)
+        run = _run_sampler(options, features, posterior, rng, progress, own)
     seg = _segmentation(options, run, display)
+    seg.phase_seconds = dict(budget.phases)
     if posterior_samples:
         from .posterior import sample_posterior
 
@@ -442,7 +476,10 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
                                            seed=seed, model=model, atoms=options.atoms,
                                            n_atoms=n_atoms, channel_axis=channel_axis,
                                            edge_scale=edge_scale, q_max=q_max, bins=bins, a0=a0,
-                                           a1=a1, a2=a2, kappa=kappa, progress=progress)
+                                           a1=a1, a2=a2, kappa=kappa, progress=progress,
+                                           time_budget=budget)
+    if budget is not time_budget:
+        budget.check_end()
     return seg
 
 
@@ -490,17 +527,18 @@ def _prepare(image, channel_axis, options):
     return features, display
 
 
-def _run_sampler(options, features, posterior, rng, progress) -> _Run:
+def _run_sampler(options, features, posterior, rng, progress, budget) -> _Run:
     """Anneal ``posterior`` (:func:`build_posterior`'s tuple) with the
-    sampler of ``options`` from its start, for its budget."""
+    sampler of ``options`` from its start, for its steps or what the run's
+    ``budget`` has left."""
     atom_labels, graph, q, model = posterior
     n = graph.n_vertices
-    steps, time_budget = options.steps, options.time_budget
-    if steps is None and time_budget is None:
+    steps = options.steps
+    if steps is None and options.time_budget is None:
         steps = options.default_steps(n)
     schedule = Schedule(options.t0, options.t_final)
     if options.spec.hierarchical:
-        return _run_multilevel(options, features, posterior, schedule, rng, steps, progress)
+        return _run_multilevel(options, features, posterior, schedule, rng, steps, progress, budget)
     if options.init == "uniform":
         init_labels = np.zeros(n, dtype=np.int64)
     else:
@@ -509,12 +547,11 @@ def _run_sampler(options, features, posterior, rng, progress) -> _Run:
     state = model.new_state(init_labels)
     kwargs = {"window_sizes": options.window_sizes} if options.window_sizes is not None else {}
     kernel = options.spec.kernel(model, q, **kwargs)
-    result = anneal(kernel, state, schedule, rng=rng, steps=steps, time_budget=time_budget,
-                    progress=progress)
+    result = anneal(kernel, state, schedule, rng=rng, steps=steps, time_budget=budget, progress=progress)
     return _Run(atom_labels, graph, q, model, state.partition.compact_labels(), result)
 
 
-def _run_multilevel(options, features, posterior, schedule, rng, steps, progress) -> _Run:
+def _run_multilevel(options, features, posterior, schedule, rng, steps, progress, budget) -> _Run:
     """The hierarchical sampler: levels of atoms formed by cluster sampling
     on the pixels of ``posterior``, the segments on the top level."""
     from .multilevel_anneal import anneal_multilevel
@@ -523,8 +560,7 @@ def _run_multilevel(options, features, posterior, schedule, rng, steps, progress
     sampler = options.spec.kernel(model, q, features, window_sizes=options.window_sizes,
                                   n_levels=options.levels, q_max=options.q_max,
                                   edge_scale=options.edge_scale)
-    result = anneal_multilevel(sampler, schedule, rng=rng, steps=steps,
-                               time_budget=options.time_budget, progress=progress)
+    result = anneal_multilevel(sampler, schedule, rng=rng, steps=steps, time_budget=budget, progress=progress)
     levels = [np.asarray(lv) for lv in sampler.best_levels]
     if len(levels) > 1:
         # The atoms of this run are the ones it sampled (level 0): the

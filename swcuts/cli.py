@@ -31,6 +31,7 @@ import numpy as np
 
 from . import __version__, prewarm
 from .api import segment
+from .budget import Budget, process_start, write_reserve
 from .options import DEFAULTS, SAMPLERS, check_options, common_model
 from .atoms import ATOM_METHODS, DEFAULT_ATOMS
 from .edges import NOISE_REF
@@ -53,6 +54,8 @@ COMPARE_DEFAULT = ("swc", "gibbs", "split-merge", "triadic")
 SEGMENT_OUTPUTS = ("labels.png", "labels.npy", "overlay.png", "atoms.png", "trace.csv", "energy.png",
                    "summary.json")
 COMPARE_OUTPUTS = ("comparison.csv", "comparison.png", "compare.html", "summary.json")
+#: ``swcuts compare`` without --time-budget: this many seconds per sampler.
+COMPARE_SECONDS = 5.0
 
 
 class UsageError(Exception):
@@ -118,7 +121,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "(a --time-budget run depends on the machine's speed)")
     s.add_argument("--steps", type=_int, default=None, metavar="N", help="budget in sampler steps")
     s.add_argument("--time-budget", type=_float, default=None, metavar="SECONDS",
-                   help="budget in seconds of sampling (instead of --steps)")
+                   help="wall time of the whole run, instead of --steps: from the start of swcuts, reading "
+                        "the image, atoms and posterior, to the files written; the sampler gets what is left "
+                        "(writing estimated), at least 10%% of it, and a warning says when that made the run "
+                        "longer")
     s.add_argument("--t0", type=_float, default=None, metavar="T", help="start temperature")
     s.add_argument("--t-final", type=_float, default=DEFAULTS["t_final"], metavar="T", help="final temperature")
     s.add_argument("--init", default=None, metavar="{atoms,uniform,random}",
@@ -145,7 +151,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also draw N samples of the posterior at T = 1 (swcuts.sample_posterior) and "
                         "write boundary_prob.png/.npy, stability.png, segments_hist.png and "
                         "posterior_summary.json (atom samplers only)")
-    s.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+    s.add_argument("--no-progress", action="store_true",
+                   help="never show the phases (reading, atoms, ..., sampling, writing) or a progress bar")
 
     c = sub.add_parser("compare", help="run several samplers on one image and plot -log π over seconds")
     c.add_argument("image", help="image file (PNG, JPEG, TIFF or .npy)")
@@ -153,8 +160,11 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--samplers", type=_names, default=list(COMPARE_DEFAULT), metavar="A,B,...",
                    help=f"samplers to compare (default {','.join(COMPARE_DEFAULT)}); "
                         f"any of {', '.join(SAMPLERS)}")
-    c.add_argument("--time-budget", type=_float, default=5.0, metavar="SECONDS",
-                   help="seconds of sampling per sampler (default 5)")
+    c.add_argument("--time-budget", type=_float, default=None, metavar="SECONDS",
+                   help="wall time of the whole command, from the start of swcuts to the files written, "
+                        "shared equally by the samplers (each: its atoms, posterior and sampling) "
+                        f"(default {COMPARE_SECONDS:g} per sampler)")
+    c.add_argument("--no-progress", action="store_true", help="never show the phases or a progress bar")
     c.add_argument("--atoms", default=None, metavar="METHOD",
                    help="atoms for every sampler (default: each sampler's own default)")
     c.add_argument("--n-atoms", type=_int, default=DEFAULTS["n_atoms"], metavar="N")
@@ -265,6 +275,7 @@ def segment_outputs(options, posterior_samples=None) -> list:
 
 
 def _cmd_segment(args) -> int:
+    started = process_start()  # --time-budget: the whole run, from the start of the process
     # Cheap checks first: options, then the output path, then the image.
     options = dict(sampler=args.sampler, atoms=args.atoms, n_atoms=args.n_atoms, seed=args.seed,
                    steps=args.steps, time_budget=args.time_budget, t0=args.t0, t_final=args.t_final,
@@ -279,13 +290,17 @@ def _cmd_segment(args) -> int:
     outdir = Path(args.output)
     # Every file the run will write, so that none replaces the image (refused before any work).
     missing_dirs(outdir, segment_outputs(options, args.posterior_samples), inputs=[args.image])
-    image, channel_axis = _load_checked(args.image)
+    budget = Budget(args.time_budget, start=started, progress=not args.no_progress)
+    with budget.phase("reading", _show(args.image)):
+        image, channel_axis = _load_checked(args.image)
+    if budget.timed:  # kept from the sampler's share
+        budget.reserve = write_reserve(image.shape[1:3] if channel_axis == 0 else image.shape[:2])
     # A first run (the default kernel not in the numba cache yet) hands part
     # of the compiling to a helper process on a second core (swcuts.prewarm).
     with prewarm.helper(_default_kernel_run(options)):
         seg = segment(image, channel_axis=channel_axis, progress=not args.no_progress,
-                      posterior_samples=args.posterior_samples, **options)
-    with signals_deferred():  # rendered and written whole, or not at all
+                      posterior_samples=args.posterior_samples, **{**options, "time_budget": budget})
+    with signals_deferred(), budget.phase("writing", f"{len(SEGMENT_OUTPUTS)} files"):
         files = output_files(seg, {**options, "image": str(args.image)})
         if seg.samples is not None:
             from .posterior_outputs import posterior_output_files
@@ -294,9 +309,11 @@ def _cmd_segment(args) -> int:
             for line in seg.samples.warnings:
                 print(f"swcuts: warning: {line}", file=sys.stderr)
         write_output_set(outdir, files)
+    budget.check_end()
     energy = f"{seg.energy:.1f}" if abs(seg.energy) < 1e12 else f"{seg.energy:.6g}"
+    run = f" (the whole run {budget.elapsed():.1f} s of the {budget.seconds:g} s budget)" if budget.timed else ""
     print(f"{seg.n_labels} segments, energy {energy}, {seg.steps} steps in "
-          f"{seg.seconds:.2f} s -> {outdir}")
+          f"{seg.seconds:.2f} s{run} -> {outdir}")
     return 0
 
 
@@ -365,6 +382,7 @@ def _comparison_plot(runs) -> bytes:
 
 
 def _cmd_compare(args) -> int:
+    started = process_start()  # --time-budget: the whole command, from the start of the process
     # Every sampler's options are checked before the image is read.
     names = list(dict.fromkeys(args.samplers))
     common = dict(atoms=args.atoms, n_atoms=args.n_atoms, seed=args.seed, time_budget=args.time_budget)
@@ -373,10 +391,15 @@ def _cmd_compare(args) -> int:
     common["model"] = common_model(names, args.atoms)  # one posterior for every sampler
     outdir = Path(args.output)
     missing_dirs(outdir, COMPARE_OUTPUTS, inputs=[args.image])
-    image, channel_axis = _load_checked(args.image)
+    seconds = COMPARE_SECONDS * len(names) if args.time_budget is None else args.time_budget
+    budget = Budget(seconds, start=started, progress=not args.no_progress)
+    with budget.phase("reading", _show(args.image)):
+        image, channel_axis = _load_checked(args.image)
+    budget.reserve = write_reserve(image.shape[1:3] if channel_axis == 0 else image.shape[:2], compare=len(names))
     runs = []
-    for name in names:
-        seg = segment(image, sampler=name, channel_axis=channel_axis, **common)
+    for i, name in enumerate(names):  # each sampler an equal part of what is left
+        seg = segment(image, sampler=name, channel_axis=channel_axis, progress=not args.no_progress,
+                      **{**common, "time_budget": budget.child(1 / (len(names) - i))})
         runs.append((name, seg))
         print(f"{name:>16}: energy {seg.energy:,.1f}, {seg.n_labels} segments, "
               f"{seg.steps:,} steps, {seg.graph.n_vertices:,} {seg.atom_method} atoms")
@@ -394,7 +417,9 @@ def _cmd_compare(args) -> int:
         files = [(fname, lambda path, data=data: _write_bytes(path, data))
                  for fname, data in zip(COMPARE_OUTPUTS, (rows.getvalue().encode(), plot, page.encode(),
                                                           summary.encode()))]
-        write_output_set(outdir, files)
+        with budget.phase("writing"):
+            write_output_set(outdir, files)
+    budget.check_end()
     best = min(runs, key=lambda r: r[1].energy)[0]
     print(f"lowest energy: {best} -> {outdir}")
     return 0

@@ -45,7 +45,8 @@ def add_parsers(sub, *, int_type, float_type, dir_type) -> None:
                    help=f"classical segmenters (default {','.join(DEFAULT_PEERS)}; 'none' for none)")
     b.add_argument("--seeds", type=_seeds, default=[0], metavar="0,1,...", help="seeds of every method (default 0)")
     b.add_argument("--time-budget", type=float_type, default=None, metavar="SECONDS",
-                   help="seconds of sampling per sampler run (default: each sampler's default budget)")
+                   help="wall seconds per sampler run, its atoms and posterior included (as "
+                        "swcuts.segment(time_budget=...); default: each sampler's default budget)")
     b.add_argument("--steps", type=int_type, default=None, metavar="N",
                    help="steps per sampler run, instead of --time-budget (repeatable rows)")
     b.add_argument("--split", default=None, help="the data set's split (train, val, test; default all)")

@@ -44,7 +44,11 @@ def add_parser(sub, *, int_type, float_type, dir_type) -> None:
     m.add_argument("--rounds", type=int_type, default=None, metavar="N",
                    help="annealing rounds per pyramid level")
     m.add_argument("--time-budget", type=float_type, default=None, metavar="SECONDS",
-                   help="seconds of sampling")
+                   help="wall time of the whole run, from the start of swcuts to the files written: "
+                        "reading, the level-1 segments and writing (estimated) come out of it and the "
+                        "annealing of the flow gets what is left, at least 10%% of it (the sub-label "
+                        "refinement and --posterior-samples come on top)")
+    m.add_argument("--no-progress", action="store_true", help="never show the phases on a terminal")
     m.add_argument("--no-refine", action="store_true", help="keep the discrete flow (no sub-label fit)")
     m.add_argument("--posterior-samples", type=int_type, default=0, metavar="N",
                    help="after annealing, draw N samples of the velocity labels at T = 1 and write "
@@ -135,11 +139,13 @@ def output_files(res, frame2) -> list:
 
 def cmd_motion(args) -> int:
     """Run ``swcuts motion``."""
+    from .budget import Budget, process_start, write_reserve
     from .cli import _load_checked
     from .motion import ROUNDS, _as_frames, _check_options, segment_motion
 
     from .motion import _check_posterior_samples
 
+    started = process_start()  # --time-budget: the whole run, from the start of the process
     try:  # before the frames are read
         _check_posterior_samples(args.posterior_samples)
     except ValueError as exc:
@@ -147,9 +153,11 @@ def cmd_motion(args) -> int:
     outdir = Path(args.output)
     inputs = [args.frame1, args.frame2]
     missing_dirs(outdir, MOTION_OUTPUTS + (SPREAD_OUTPUTS if args.posterior_samples else ()), inputs=inputs)
+    progress = not getattr(args, "no_progress", False)
+    budget = Budget(None, start=started, progress=progress)
     # One line for a file of non-pixel values (text, complex), as for segment;
     # an interrupt ends the run after a read, not inside the reader.
-    with signals_deferred():
+    with signals_deferred(), budget.phase("reading"):
         f1 = np.asarray(_load_checked(args.frame1)[0])
         check_signals()
         f2 = np.asarray(_load_checked(args.frame2)[0])
@@ -172,12 +180,15 @@ def cmd_motion(args) -> int:
         message = str(exc).replace("max_displacement", "--max-displacement").replace(
             "pyramid_levels", "--pyramid-levels").replace("precision (", "--precision (")
         raise InputError(message) from None
-    res = segment_motion(f1, f2, seed=args.seed, refine=not args.no_refine,
-                         posterior_samples=args.posterior_samples, **options)
+    if options["time_budget"] is not None:
+        budget.seconds, budget.reserve = float(options["time_budget"]), write_reserve(a.shape[:2])
+    res = segment_motion(f1, f2, seed=args.seed, refine=not args.no_refine, progress=progress,
+                         posterior_samples=args.posterior_samples, **{**options, "time_budget": budget})
     # The overlay on frame 2 as scaled for the flow (any dtype, depth, alpha),
     # rendered and written whole, or not at all.
-    with signals_deferred():
+    with signals_deferred(), budget.phase("writing"):
         write_output_set(outdir, output_files(res, b[..., 0] / 255.0 if b.shape[2] == 1 else b / 255.0))
+    budget.check_end()
     print(f"{res.n_objects} objects, {int(res.regions.max()) + 1} regions, "
           f"{100 * res.occluded.mean():.1f}% occluded, {res.seconds:.1f} s -> {outdir}")
     return 0

@@ -7,6 +7,7 @@ status 130, as one during a run does.
 
 import gc
 import sys
+import time
 
 #: Thresholds of Python's cyclic garbage collector while a command runs
 #: (Python's own: 700, 10, 10). Loading numpy, numba and scipy and, on a
@@ -20,6 +21,9 @@ GC_THRESHOLDS = (50_000, 20, 100)
 
 def main(argv=None) -> int:
     """Entry point of the ``swcuts`` console script."""
+    from .budget import mark_process_start
+
+    mark_process_start(time.perf_counter())  # --time-budget counts from here
     previous = gc.get_threshold()
     gc.set_threshold(*GC_THRESHOLDS)
     try:
@@ -31,3 +35,4 @@ def main(argv=None) -> int:
         return 130
     finally:
         gc.set_threshold(*previous)
+        mark_process_start(None)

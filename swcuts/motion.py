@@ -38,6 +38,7 @@ import numpy as np
 from skimage.measure import label as connected_label
 
 from .anneal import Trace
+from .budget import Budget
 from .flow_refine import refine_flow
 from .graph import RegionGraph
 from .edges import kl_edge_probabilities
@@ -410,7 +411,7 @@ def _anneal_level(post, regions, rng, rounds, budget_end, trace, seconds0, step0
 def segment_motion(frame1, frame2, *, seed=None, max_displacement=3.0, precision=0.5,
                    pyramid_levels=None, rounds=ROUNDS, time_budget=None, channel_axis=-1,
                    refine=True, region_seconds=None, finer_range=FINER_RANGE,
-                   posterior_samples=0, **weights) -> MotionSegmentation:
+                   posterior_samples=0, progress=False, **weights) -> MotionSegmentation:
     """Flow, intensity regions and moving objects of a frame pair.
 
     Parameters
@@ -433,9 +434,15 @@ def segment_motion(frame1, frame2, *, seed=None, max_displacement=3.0, precision
         that the coarsest has ~40 pixels on its shorter side, at most 4.
     rounds : int
         Annealing rounds per pyramid level.
-    time_budget : float, optional
-        Seconds for the sampling; a level that runs out finishes its
-        current round and the finer levels get one round each.
+    time_budget : float or Budget, optional
+        Wall seconds of the whole call (a :class:`~swcuts.budget.Budget`:
+        of the run it belongs to, the CLI's from the start of the process):
+        the level-1 segmentation (its default steps) comes out of it, and
+        the annealing of the pyramid levels gets what is left, at least
+        :data:`~swcuts.budget.MIN_SAMPLING_SHARE` of it (a
+        :class:`~swcuts.budget.BudgetWarning` when less was left); a level
+        that runs out finishes its current round and the finer levels get
+        one round each. The refinement and ``posterior_samples`` come after.
     channel_axis : int or None
     refine : bool
         Refine the flow below the label step per region (ours, not the paper's).
@@ -455,6 +462,8 @@ def segment_motion(frame1, frame2, *, seed=None, max_displacement=3.0, precision
         and return their per-pixel spread (``flow_spread``, ``flow_std``)
         and nil probability. The spread is at the discrete label level: the
         sub-label refinement is not sampled. 0 (default): off.
+    progress : bool
+        On a terminal, name each phase on stderr while it runs.
     **weights
         Weights of the motion posterior (:data:`swcuts.models.motion.MOTION_DEFAULTS`).
 
@@ -481,8 +490,8 @@ def segment_motion(frame1, frame2, *, seed=None, max_displacement=3.0, precision
 
     t_start = time.perf_counter()
     _check_scalars(seed=seed, max_displacement=max_displacement, precision=precision,
-                   pyramid_levels=pyramid_levels, rounds=rounds, time_budget=time_budget,
-                   channel_axis=channel_axis, region_seconds=region_seconds, finer_range=finer_range,
+                   pyramid_levels=pyramid_levels, rounds=rounds,
+                   time_budget=Budget.seconds_of(time_budget), channel_axis=channel_axis, region_seconds=region_seconds, finer_range=finer_range,
                    posterior_samples=posterior_samples, weights=weights)
     f1, f2 = _as_frames(frame1, frame2, channel_axis)
     h, w = f2.shape[:2]
@@ -493,31 +502,34 @@ def segment_motion(frame1, frame2, *, seed=None, max_displacement=3.0, precision
     finer = min(float(max_displacement), math.floor(finer_range / precision) * float(precision))
     finer_grid = velocity_grid(finer, float(precision)) if finer > 0 else grid
 
+    budget = Budget.of(time_budget, progress=progress, start=t_start)
     # Level 1: intensity regions of frame 2, then held fixed.
-    seg = segment(f2 / 255.0, seed=rng, model="contrast",
-                  time_budget=region_seconds if region_seconds is not None else None)
+    with budget.phase("regions", "level 1: intensity segments of frame 2"):
+        seg = segment(f2 / 255.0, seed=rng, model="contrast", time_budget=region_seconds, progress=progress)
     regions_full = connected_label(seg.labels + 1, connectivity=1, background=0) - 1
 
     trace = Trace()
-    budget_end = None if time_budget is None else time.perf_counter() + float(time_budget)
-    flow = None
-    step = 0
-    for lev in range(levels - 1, -1, -1):
-        factor = 2 ** lev
-        g1, g2 = _downsample(f1, factor), _downsample(f2, factor)
-        shape = g2.shape[:2]
-        base = None if flow is None else _snap_base(_upsample_flow(flow, shape), float(precision))
-        post = MotionPosterior(g1, g2, grid if flow is None else finer_grid, base=base, **weights)
-        regions = regions_full if factor == 1 else _regions_at(regions_full, shape)
-        n_rounds = rounds if (budget_end is None or time.perf_counter() < budget_end) else 1
-        x0, obj_of_region, log_pi, step = _anneal_level(post, regions, rng, n_rounds, budget_end,
-                                                        trace, t_start, step, flow is None)
-        flow = post.flow(x0)
+    with budget.phase("sampling", f"{levels} pyramid levels"):
+        budget_end = time.perf_counter() + budget.allot() if budget.timed else None
+        flow = None
+        step = 0
+        for lev in range(levels - 1, -1, -1):
+            factor = 2 ** lev
+            g1, g2 = _downsample(f1, factor), _downsample(f2, factor)
+            shape = g2.shape[:2]
+            base = None if flow is None else _snap_base(_upsample_flow(flow, shape), float(precision))
+            post = MotionPosterior(g1, g2, grid if flow is None else finer_grid, base=base, **weights)
+            regions = regions_full if factor == 1 else _regions_at(regions_full, shape)
+            n_rounds = rounds if (budget_end is None or time.perf_counter() < budget_end) else 1
+            x0, obj_of_region, log_pi, step = _anneal_level(post, regions, rng, n_rounds, budget_end,
+                                                            trace, t_start, step, flow is None)
+            flow = post.flow(x0)
 
     spread = std = nil_p = None
     if posterior_samples:
-        spread, std, nil_p = _flow_posterior(post, x0, obj_of_region[regions.ravel()],
-                                             int(regions.max()) + 1, rng, int(posterior_samples))
+        with budget.phase("posterior samples"):
+            spread, std, nil_p = _flow_posterior(post, x0, obj_of_region[regions.ravel()],
+                                                 int(regions.max()) + 1, rng, int(posterior_samples))
     objects_raw = obj_of_region[regions]
     used, inv = np.unique(objects_raw, return_inverse=True)
     order = np.argsort(-np.bincount(inv.ravel()), kind="stable")
@@ -528,8 +540,11 @@ def segment_motion(frame1, frame2, *, seed=None, max_displacement=3.0, precision
     velocity = post.best_object_velocity(ostats)
     filled = None
     if refine:
-        flow, filled = refine_flow(f1, f2, flow, regions_full, sigma=post.sigma, nil_cost=post.nil_cost,
-                                   beta=post.beta, return_filled=True)
+        with budget.phase("refining"):
+            flow, filled = refine_flow(f1, f2, flow, regions_full, sigma=post.sigma, nil_cost=post.nil_cost,
+                                       beta=post.beta, return_filled=True)
+    if budget is not time_budget:
+        budget.check_end()
     return MotionSegmentation(flow=flow, occluded=np.isnan(flow[..., 0]), regions=regions_full,
                               objects=objects, object_velocity=velocity, trace=trace,
                               energy=-float(log_pi), seconds=time.perf_counter() - t_start,

@@ -12,6 +12,7 @@ import numbers
 import numpy as np
 
 from .anneal import AnnealResult, anneal
+from .budget import Budget
 from .multilevel import ATOM_T_MAX, MultiLevel, compact
 from .samplers.common import StepInfo
 
@@ -35,8 +36,10 @@ def anneal_multilevel(sampler: MultiLevel, schedule, *, rng, steps=None, time_bu
     rng : numpy.random.Generator
     steps : int, optional
         Budget in kernel steps, summed over the levels.
-    time_budget : float, optional
-        Budget in seconds (used when ``steps`` is None).
+    time_budget : float or Budget, optional
+        Budget in seconds (used when ``steps`` is None); a
+        :class:`~swcuts.budget.Budget`: what the whole run has left (see
+        :func:`~swcuts.anneal.anneal`).
     n_records : int
         Most trace rows (fewer: about one per round of the levels, at most
         ``TIME_BUDGET_RECORDS`` under a time budget).
@@ -61,12 +64,13 @@ def anneal_multilevel(sampler: MultiLevel, schedule, *, rng, steps=None, time_bu
         0..K-1). ``sampler.best_levels`` holds the label images of every
         level there. The sampler is left at its last state.
     """
-    if steps is None and time_budget is None:
+    seconds = time_budget.seconds if isinstance(time_budget, Budget) else time_budget
+    if steps is None and seconds is None:
         raise ValueError("give a budget: steps or time_budget")
     if steps is not None and (isinstance(steps, bool) or not isinstance(steps, numbers.Integral)
                               or steps < 1):
         raise ValueError(f"steps must be a positive integer, got {steps!r}")
-    if steps is None and not time_budget > 0:
+    if steps is None and not seconds > 0:
         raise ValueError(f"time_budget must be positive, got {time_budget}")
     if not atom_t_max > 0:
         raise ValueError(f"atom_t_max must be positive, got {atom_t_max}")

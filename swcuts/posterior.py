@@ -38,6 +38,7 @@ from contextlib import nullcontext
 import numpy as np
 
 from . import diagnostics as dg
+from .budget import Budget, phase_of
 from .errors import InputError, check_number
 from .posterior_samples import (ESS_WARN, R_HAT_WARN, PosteriorSamples,  # noqa: F401 - re-exported
                                 pixel_boundary_probability, segment_stability)
@@ -356,10 +357,12 @@ def sample_model(model, q, *, atoms, n_samples=100, thin=None, chains=4, sampler
         A kernel name of :data:`swcuts.samplers.KERNELS` (``"swc"``
         default) or a factory ``(model, q) -> kernel``.
     seed : int or numpy.random.Generator, optional
-    time_budget : float, optional
+    time_budget : float or Budget, optional
         Seconds for the whole run: :data:`ANNEAL_TIME_SHARE` for annealing,
         :data:`PILOT_TIME_SHARE` for the pilot, the rest for sampling;
         when it runs out before ``n_samples``, fewer are kept (a warning).
+        A :class:`~swcuts.budget.Budget`: what the run it belongs to has
+        left once the chains are made (:meth:`~swcuts.budget.Budget.allot`).
     t0 : float
         Start temperature of the annealing (1: no annealing).
     anneal_steps, pilot_steps : int, optional
@@ -385,8 +388,11 @@ def sample_model(model, q, *, atoms, n_samples=100, thin=None, chains=4, sampler
     >>> ps.labels.shape[0], ps.n_chains
     (40, 2)
     """
-    _check_sampling(n_samples=n_samples, thin=thin, chains=chains, t0=t0, time_budget=time_budget,
-                    anneal_steps=anneal_steps, pilot_steps=pilot_steps, workers=workers)
+    _check_sampling(n_samples=n_samples, thin=thin, chains=chains, t0=t0,
+                    time_budget=Budget.seconds_of(time_budget), anneal_steps=anneal_steps,
+                    pilot_steps=pilot_steps, workers=workers)
+    budget = time_budget if isinstance(time_budget, Budget) else None
+    time_budget = Budget.seconds_of(time_budget)
     clock = time.perf_counter()
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     n = model.n_vertices
@@ -405,6 +411,9 @@ def sample_model(model, q, *, atoms, n_samples=100, thin=None, chains=4, sampler
     warnings = []
     anneal_steps = ANNEAL_STEPS_PER_ATOM * n if anneal_steps is None else int(anneal_steps)
     pilot_steps = PILOT_STEPS_PER_ATOM * n if pilot_steps is None else int(pilot_steps)
+    run_clock = clock
+    if budget is not None and budget.timed:  # what the run has left, from now
+        time_budget, run_clock = budget.allot(), time.perf_counter()
     share = None if time_budget is None else time_budget / chains
     samples = np.zeros((chains, per_chain, n), dtype=np.int16 if n < 32768 else np.int32)
     energies = np.zeros((chains, per_chain))
@@ -416,9 +425,9 @@ def sample_model(model, q, *, atoms, n_samples=100, thin=None, chains=4, sampler
     pool = _Pool(runs, _default_workers(chains) if workers is None else int(workers))
     bar_cm = _progress_bar(progress, per_chain * chains, chains)
     try:
-        with bar_cm as bar:
+        with bar_cm as bar, phase_of(budget, "sampling", f"{chains} chains"):
             thin, tau_steps, kept = _run_phases(
-                model, runs, pool, bar, phases, warnings, clock, thin=thin, t0=t0,
+                model, runs, pool, bar, phases, warnings, run_clock, thin=thin, t0=t0,
                 anneal_steps=anneal_steps, pilot_steps=pilot_steps, share=share,
                 time_budget=time_budget, samples=samples, energies=energies, n_segs=n_segs,
                 accepted=accepted, steps_t1=steps_t1)
@@ -499,9 +508,11 @@ def sample_posterior(image, *, n_samples=100, thin=None, chains=4, sampler="swc"
         A kernel (``"swc"`` default; ``"swc2"``, ``"gibbs"``, ...).
     seed : int or numpy.random.Generator, optional
         The same seed gives the same samples.
-    time_budget : float, optional
-        Seconds for the sampling (after the atoms and the posterior are
-        built); see :func:`sample_model`.
+    time_budget : float or Budget, optional
+        Wall seconds of the whole call: preparing the image, the atoms and
+        the posterior come out of it, and the chains get what is left, at
+        least :data:`~swcuts.budget.MIN_SAMPLING_SHARE` of it (see
+        :func:`sample_model`, :func:`swcuts.segment`).
     channel_axis : int or None
         Axis of the channels, as in scikit-image.
     model : {"contrast", "texture", "window", "paper"}, optional
@@ -519,7 +530,7 @@ def sample_posterior(image, *, n_samples=100, thin=None, chains=4, sampler="swc"
         Threads running chains at once (default: the processors available,
         at most ``chains``); the samples do not depend on it.
     progress : bool
-        A progress bar over the sampling on stderr, when it is a terminal.
+        On a terminal, the phases on stderr and a progress bar over the sampling.
 
     Returns
     -------
@@ -539,8 +550,10 @@ def sample_posterior(image, *, n_samples=100, thin=None, chains=4, sampler="swc"
     from .options import DEFAULTS, resolve_options
 
     refuse_path(image, "sample_posterior")
-    _check_sampling(n_samples=n_samples, thin=thin, chains=chains, t0=t0, time_budget=time_budget,
-                    anneal_steps=anneal_steps, pilot_steps=pilot_steps, workers=workers)
+    _check_sampling(n_samples=n_samples, thin=thin, chains=chains, t0=t0,
+                    time_budget=Budget.seconds_of(time_budget), anneal_steps=anneal_steps,
+                    pilot_steps=pilot_steps, workers=workers)
+    called = time.perf_counter()
     opts = dict(edge_scale=edge_scale, q_max=q_max, bins=bins, a0=a0, a1=a1, a2=a2, kappa=kappa)
     opts = {k: (DEFAULTS[k] if v is None else v) for k, v in opts.items()}  # a0, a1, a2: None
     atoms = DEFAULT_ATOMS if atoms is None else atoms
@@ -548,19 +561,23 @@ def sample_posterior(image, *, n_samples=100, thin=None, chains=4, sampler="swc"
         raise InputError("posterior sampling runs on atoms; choose atoms other than 'pixels'")
     sampler_name = sampler if isinstance(sampler, str) else "swc"
     resolved = resolve_options(sampler=sampler_name, atoms=atoms, n_atoms=n_atoms, seed=seed,
-                               time_budget=time_budget, model=model, **opts)
-    features, display = prepare_image(image, channel_axis=channel_axis)
-    run = resolved.on_image(features)  # the posterior of segment() on this image
+                               time_budget=Budget.seconds_of(time_budget), model=model, **opts)
+    budget = Budget.of(time_budget, progress=progress, start=called)
+    with budget.phase("preparing"):
+        features, display = prepare_image(image, channel_axis=channel_axis)
+        run = resolved.on_image(features)  # the posterior of segment() on this image
     model_name = run.posterior
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     atom_seed = seed if not isinstance(seed, np.random.Generator) else int(rng.integers(2**31))
     atom_labels, graph, q, post = build_posterior(features, atoms, run.n_atoms, seed=atom_seed,
-                                                  **run.posterior_params())
+                                                  budget=budget, **run.posterior_params())
     result = sample_model(post, q, atoms=atom_labels, n_samples=n_samples, thin=thin, chains=chains,
-                          sampler=sampler, seed=rng, time_budget=time_budget, t0=t0,
+                          sampler=sampler, seed=rng, time_budget=budget, t0=t0,
                           anneal_steps=anneal_steps, pilot_steps=pilot_steps, image=display,
                           posterior=model_name, workers=workers, progress=progress)
     result.seed = seed
+    if budget is not time_budget:
+        budget.check_end()
     return result
 
 

@@ -229,7 +229,7 @@ def test_time_budget():
     seg = segment(img, seed=0, n_atoms=40, time_budget=0.2)
     check_segmentation(seg, img.shape)
     assert seg.steps > 0
-    assert 0.15 <= seg.seconds < 3.0
+    assert 0 < seg.seconds < 3.0  # the sampling: what the rest of the call left (tests/test_budget.py)
 
 
 def test_n_atoms_larger_than_pixels():
@@ -305,7 +305,7 @@ def test_multigrid_from_atoms_time_budget():
     img = grey_image()
     seg = segment(img, sampler="multigrid", seed=0, time_budget=0.3)
     check_segmentation(seg, img.shape)
-    assert 0.25 <= seg.seconds < 3.0
+    assert 0 < seg.seconds < 3.0  # both phases' sampling: what the rest of the call left
     assert seg.trace.seconds[-1] == pytest.approx(seg.seconds, abs=0.01)
     _phase_start(seg.trace)
 

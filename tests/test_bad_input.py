@@ -444,7 +444,7 @@ def test_compare_failed_write_keeps_the_earlier_run(files, out, capsys, monkeypa
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(swcuts.cli, "_write_bytes", fail)
-    assert_refused(capsys, ["compare", files["img"], "-o", out, "--samplers", "swc", "--time-budget", "0.05",
+    assert_refused(capsys, ["compare", files["img"], "-o", out, "--samplers", "swc", "--time-budget", "1.5",
                             "--n-atoms", "20"], ["No space left"], out, quiet=False)
 
 

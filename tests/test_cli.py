@@ -192,13 +192,15 @@ def test_same_seed_same_labels(seeded_run, small_png, tmp_path, capsys):
 
 def test_time_budget(small_png, tmp_path, capsys):
     out = tmp_path / "tb"
-    rc, _, err = run_cli(capsys, "segment", small_png, "-o", out, "--time-budget", "0.5",
+    rc, _, err = run_cli(capsys, "segment", small_png, "-o", out, "--time-budget", "2",
                          "--n-atoms", "150", "--seed", "1")
-    assert rc == 0 and err == ""
+    # The budget is the whole run; a slow first run (kernels compiled) may leave sampling its minimum.
+    assert rc == 0 and all(line.startswith("swcuts: warning: the work before sampling")
+                           for line in err.splitlines())
     assert set(os.listdir(out)) == OUTPUTS
     summary = json.loads((out / "summary.json").read_text())
     assert summary["steps"] > 0
-    assert 0.4 <= summary["seconds"] < 5.0
+    assert 0 < summary["seconds"] < 2.0  # sampling: what the rest of the run left
     with open(out / "trace.csv", newline="") as fh:
         assert len(list(csv.DictReader(fh))) >= 2
 
