@@ -16,7 +16,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 import swcuts  # noqa: E402
-from swcuts.imageio import load_image  # noqa: E402
+from swcuts.io.image_read import load_image  # noqa: F401
 
 
 def main():

@@ -26,12 +26,14 @@ from pathlib import Path
 
 import numpy as np
 
-from swcuts.anneal import Schedule, anneal
-from swcuts.api import DEFAULT_T0_SWC, DEFAULTS, MODELS, build_posterior, default_n_atoms, default_steps
-from swcuts.datasets import open_dataset
-from swcuts.options import BINS
-from swcuts.imageio import prepare_image
-from swcuts.metrics import benchmark_scores
+from swcuts.inference.anneal import Schedule, anneal
+from swcuts.segmentation.options import DEFAULT_T0_SWC, DEFAULTS, default_n_atoms, default_steps
+from swcuts.segmentation.image_models import MODELS
+from swcuts.segmentation.segment import build_posterior
+from swcuts.evaluation.datasets import open_dataset
+from swcuts.segmentation.image_models import BINS
+from swcuts.image.prepare import prepare_image
+from swcuts.evaluation.metrics.scores import benchmark_scores
 from swcuts.samplers import KERNELS
 
 ROOT = Path(__file__).resolve().parents[1]

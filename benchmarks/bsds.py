@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 import swcuts
-from swcuts.benchmarking import tune_peers
+from swcuts.evaluation.benchmarking.driver import tune_peers
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "bsds500-train"
@@ -85,7 +85,7 @@ def _remove(path: Path) -> None:
 
 
 def print_table(rows, title):
-    from swcuts.report import method_table
+    from swcuts.evaluation.report import method_table
 
     table = method_table(rows)
     print(f"\n{title}")
@@ -124,7 +124,7 @@ def gibbs_from_random(out: Path, budget=10.0, limit=10) -> None:
     photos, so its final energy is its first; from random labels it moves.
     swc and gibbs from random labels, ``budget`` seconds, on ``limit``
     tuning images: how many times faster SW cuts reach Gibbs's final energy."""
-    from swcuts.report import load_results, time_to_reach
+    from swcuts.evaluation.report import load_results, time_to_reach
 
     folder = out / "gibbs_random"
     swcuts.benchmark(out / "tune", output=folder, samplers=["swc", "gibbs"], peers=[], grid=["init=random"],
@@ -172,7 +172,7 @@ def main():
                          annotators=budget == max(budgets), report=False)
     if args.run_only:
         return
-    from swcuts.report import build_report, energy_at_times, load_results, time_to_reach
+    from swcuts.evaluation.report import build_report, energy_at_times, load_results, time_to_reach
 
     finals = {}
     for budget in budgets:

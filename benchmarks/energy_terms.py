@@ -8,7 +8,7 @@ Usage::
 For each BSDS development photo (default: the tuning half, as split by
 ``benchmarks/bsds.split_halves``), default ``segment()`` runs once, and
 its segmentation and every annotator's are scored on the pixel graph by
-:func:`swcuts.posterior_energy.energy_terms`. The table gives, per image,
+:func:`swcuts.segmentation.energy.energy_terms`. The table gives, per image,
 the number of segments and each term of −log π of the median annotator
 (the one with the median total) minus swcuts' answer: a positive entry
 is a term that prefers swcuts' answer. A posterior right for photos
@@ -28,8 +28,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import swcuts  # noqa: E402
-from swcuts.datasets import open_dataset  # noqa: E402
-from swcuts.posterior_energy import energy_terms  # noqa: E402
+from swcuts.evaluation.datasets import open_dataset  # noqa: F401
+from swcuts.segmentation.energy import energy_terms  # noqa: F401
 
 from bsds import DATA  # noqa: E402
 

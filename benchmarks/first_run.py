@@ -15,7 +15,7 @@ a user sees them::
 
 Each is reported as wall seconds and as CPU seconds of the child process
 (user + system, from ``getrusage``; with the helper process of
-:mod:`swcuts.prewarm`, which compiles part of the kernel on a second core
+:mod:`swcuts.cli.prewarm`, which compiles part of the kernel on a second core
 during a first run, its CPU seconds too): on a shared machine the wall
 time grows with the load, the CPU time much less. ``--prewarm on|off``
 forces that helper on or off (``SWCUTS_PREWARM``); by default it runs
@@ -107,7 +107,7 @@ class Compiles(event.Listener):
             own[stack[-1][0]] -= dt
 
 event.register("numba:compile", Compiles())
-from swcuts.console import main
+from swcuts.cli import main
 sys.argv = ["swcuts"] + sys.argv[1:]
 try:
     main()

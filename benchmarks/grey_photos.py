@@ -5,7 +5,7 @@ Usage: python benchmarks/grey_photos.py [--weights 1,0.5] [--halves tune,heldout
 The 30 development BSDS500 photos (tuning half: even sorted positions,
 held-out half: odd, as in ``benchmarks/bsds.py``) are turned grey
 (:func:`skimage.color.rgb2gray`) and segmented by default ``segment()``
-(seed 0) with the one-channel weight :data:`swcuts.image_models.ONE_CHANNEL_WEIGHT`
+(seed 0) with the one-channel weight :data:`swcuts.segmentation.image_models.ONE_CHANNEL_WEIGHT`
 set to each value of ``--weights`` (1: the colour photos' weights). The
 peers' main parameters are tuned on the grey tuning half (best mean
 covering). Printed per half: mean PRI, VoI, covering and segments, and the
@@ -28,11 +28,12 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bsds import DATA  # noqa: E402
 
-from swcuts import image_models, segment  # noqa: E402
-from swcuts.datasets import open_dataset  # noqa: E402
-from swcuts.metrics import (mean_variation_of_information, probabilistic_rand_index,  # noqa: E402
-                            segmentation_covering)
-from swcuts.peers import run_peer  # noqa: E402
+from swcuts.segmentation import image_models
+from swcuts import segment  # noqa: F401
+from swcuts.evaluation.datasets import open_dataset  # noqa: F401
+from swcuts.evaluation.metrics.regions import (
+    mean_variation_of_information, probabilistic_rand_index, segmentation_covering)
+from swcuts.evaluation.peers import run_peer  # noqa: F401
 
 PEER_GRIDS = {"felzenszwalb": ("scale", (100, 200, 400, 800, 1600)),
               "opencv-graphseg": ("k", (200, 400, 800, 1600, 3200)),

@@ -7,17 +7,17 @@ Usage: python benchmarks/motion.py [--methods dis,farneback,swcuts] [--pairs 6]
 Cases (frame 2 is the reference everywhere, ``frame2(x) = frame1(x - flow)``):
 
 * ``synthetic``: ``--pairs`` layered pairs of
-  :func:`swcuts.synthetic_motion.layered_pair`, 160 x 120, 2 objects, speeds
+  :func:`swcuts.evaluation.synthetic.motion.layered_pair`, 160 x 120, 2 objects, speeds
   up to 3 px (continuous, sub-pixel), seeds 0, 1, ...; odd seeds in colour;
-* ``rectangles``: :func:`swcuts.synthetic_motion.rectangles_pair`, the
+* ``rectangles``: :func:`swcuts.evaluation.synthetic.motion.rectangles_pair`, the
   paper's aperture-problem case;
 * ``middlebury``: Dimetrodon, Grove3, Urban3, Venus
-  (:func:`swcuts.motion_datasets.load_middlebury`: frame 1 = frame11,
+  (:func:`swcuts.evaluation.motion_datasets.load_middlebury`: frame 1 = frame11,
   frame 2 = frame10, truth = -flow10), RGB.
 
 A method is a callable ``method(frame1, frame2) -> (flow, objects)``; the
 peers' objects come from k-means on their flow
-(:func:`swcuts.motion_peers.flow_objects`). swcuts is included when
+(:func:`swcuts.evaluation.motion_peers.flow_objects`). swcuts is included when
 ``swcuts.segment_motion`` exists (called with ``seed=0``).
 
 Printed: per case, EPE (mean end-point error over the pixels with known
@@ -64,7 +64,7 @@ TARGETS = {
 
 
 def _peer(name):
-    from swcuts.motion_peers import run_motion_peer
+    from swcuts.evaluation.motion_peers import run_motion_peer
 
     def method(frame1, frame2):
         return run_motion_peer(name, frame1, frame2)
@@ -100,7 +100,7 @@ def default_methods() -> dict:
 
 def cases(kinds=("synthetic", "rectangles", "middlebury"), n_pairs=6, middlebury_root=None):
     """Yield ``(kind, name, MotionPair)``."""
-    from swcuts.synthetic_motion import layered_pair, rectangles_pair
+    from swcuts.evaluation.synthetic.motion import layered_pair, rectangles_pair
 
     if "synthetic" in kinds:
         for seed in range(n_pairs):
@@ -110,7 +110,7 @@ def cases(kinds=("synthetic", "rectangles", "middlebury"), n_pairs=6, middlebury
     if "rectangles" in kinds:
         yield "rectangles", "rectangles", rectangles_pair(SHAPE, seed=0)
     if "middlebury" in kinds:
-        from swcuts.motion_datasets import MIDDLEBURY_SEQUENCES, load_middlebury
+        from swcuts.evaluation.motion_datasets import MIDDLEBURY_SEQUENCES, load_middlebury
 
         for name in MIDDLEBURY_SEQUENCES:
             try:
@@ -193,7 +193,7 @@ def run(methods: dict, kinds, n_pairs, middlebury_root=None, trace=True) -> list
     beside the resident-set growth (``peak_mb``); it adds a little time to
     code that allocates many small Python objects.
     """
-    from swcuts.motion_metrics import endpoint_error, object_voi
+    from swcuts.evaluation.motion_metrics import endpoint_error, object_voi
 
     rows = []
     for kind, name, pair in cases(kinds, n_pairs, middlebury_root):

@@ -28,7 +28,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import swcuts  # noqa: E402
-import swcuts.multilevel as ML  # noqa: E402
+from swcuts.samplers import multilevel as ML
 from pixel_scale import budget_clock, photo  # noqa: E402
 
 PHOTOS = ("coffee", "chelsea", "astronaut", "camera", "rocket")

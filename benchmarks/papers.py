@@ -21,16 +21,16 @@ step.
    * *The trace statistic* is, as in the paper (section 3.1, Fig. 4 and the
      caption of Table 2), "the first element of the trace plot": the
      fraction of the items in the largest cluster.
-     (:func:`swcuts.diagnostics.largest_label_fraction`). Not the number of
+     (:func:`swcuts.inference.diagnostics.largest_label_fraction`). Not the number of
      clusters and not the log-likelihood.
    * *The indicator statistic*: 3 items drawn at random from each of the 5
      planted clusters (15 items, 105 pairs); per chain the autocorrelation
      time of each co-assignment indicator [z_i = z_j]
-     (:func:`swcuts.diagnostics.coassignment`), then the *maximum* over the
+     (:func:`swcuts.inference.diagnostics.coassignment`), then the *maximum* over the
      pairs (pairs that never change are skipped), averaged over chains and
      data sets -- the paper's "average of the maximum".
    * *Autocorrelation time* ``1 + 2 sum rho`` by
-     :func:`swcuts.diagnostics.integrated_autocorrelation_time` (Geyer's
+     :func:`swcuts.inference.diagnostics.integrated_autocorrelation_time` (Geyer's
      initial monotone sequence; the paper truncates "where the
      autocorrelation is close to zero", after Neal 1993).
    * *Iterations.* Gibbs: one sweep (n single-site updates of the library's
@@ -99,9 +99,10 @@ import traceback
 import numpy as np
 
 import swcuts
-from swcuts.diagnostics import integrated_autocorrelation_time
-from swcuts.metrics import adjusted_rand_index, rand_index
-from swcuts.models.mixture import MixtureModel, jain_neal_bernoulli, rossum_lines
+from swcuts.inference.diagnostics import integrated_autocorrelation_time
+from swcuts.evaluation.metrics.regions import adjusted_rand_index, rand_index
+from swcuts.models.mixture.model import MixtureModel
+from swcuts.evaluation.synthetic.clusters import jain_neal_bernoulli, rossum_lines
 from swcuts.samplers import KERNELS
 
 import papers_lee_choi

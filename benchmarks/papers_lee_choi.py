@@ -47,9 +47,11 @@ import traceback
 
 import numpy as np
 
-from swcuts.diagnostics import effective_sample_size
-from swcuts.models.mixture import MixtureModel, lee_choi_gaussians
-from swcuts.samplers import KERNELS, seed_compiled_rng
+from swcuts.inference.diagnostics import effective_sample_size
+from swcuts.models.mixture.model import MixtureModel
+from swcuts.evaluation.synthetic.clusters import lee_choi_gaussians
+from swcuts.samplers import KERNELS
+from swcuts.samplers.common import seed_compiled_rng
 
 from papers_swc import swc_kernel
 

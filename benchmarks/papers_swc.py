@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from swcuts.graph import RegionGraph
+from swcuts.graph.region_graph import RegionGraph
 from swcuts.samplers import KERNELS
 from swcuts.samplers.tree_guided.trees import _knn_csr
 

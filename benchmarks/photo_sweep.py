@@ -14,7 +14,7 @@ BSDS500 validation photos, ``rest``: the other 170 training photos, when
 against every annotator. A configuration is a comma list of ``key=value``:
 ``model`` (a name of ``segment(model=...)``), ``lam``, ``a0``, ``a1`` (the
 named model's boundary weight and prior weights per 10^5 pixels, as in
-:data:`swcuts.options.MODELS`) and any other keyword of ``segment``
+:data:`swcuts.segmentation.options.MODELS`) and any other keyword of ``segment``
 (``edge_scale``, ``bins``, ``kappa``, ``a2``, ``n_atoms``, ...; ``seed``, default 0); ``bw``
 (experiment): boundary weights ``tex`` (half-window histogram gradient,
 ``brad``, ``bbins``, ``bmix``), ``texmax`` (max of that, at scale ``btk``,
@@ -80,8 +80,10 @@ _ORIGINAL = {}
 def _restore_patches():
     """Undo the experiments' patches of an earlier task in this worker (a pool
     worker runs many tasks)."""
-    from swcuts import api, atoms, edges, image_models
-    from swcuts.imageio import prepare_image
+    from swcuts.segmentation import segment as api, image_models
+    from swcuts.image import atoms
+    from swcuts.graph import edge_probabilities as edges
+    from swcuts.image.prepare import prepare_image
     from swcuts.models import boundary, image
 
     atoms._METHODS.update(slic=atoms.slic_atoms, watershed=atoms.watershed_atoms)
@@ -104,12 +106,12 @@ def _restore_patches():
 def run(task):
     folder, name, config, store_key = task
     import swcuts
-    from swcuts import image_models, options
+    from swcuts.segmentation import image_models, options
 
     _restore_patches()
-    from swcuts.benchmarking.runs import one_core
-    from swcuts.datasets import open_dataset
-    from swcuts.metrics import benchmark_scores
+    from swcuts.evaluation.benchmarking.runs import one_core
+    from swcuts.evaluation.datasets import open_dataset
+    from swcuts.evaluation.metrics.scores import benchmark_scores
 
     kw = parse(config)
     model = kw.pop("model", "contrast")
@@ -126,8 +128,8 @@ def run(task):
         # atoms, boundary weights and likelihood are made from them.
         from scipy import ndimage as ndi
 
-        from swcuts import api
-        from swcuts.imageio import prepare_image
+        from swcuts.segmentation import segment as api
+        from swcuts.image.prepare import prepare_image
 
         def smoothed(image, channel_axis=-1):
             features, display = prepare_image(image, channel_axis=channel_axis)
@@ -142,8 +144,8 @@ def run(task):
         # their centre (clipped to [0, 1]; prepare_image maps 256 a*/b* units
         # to 1, against 100 L* units), or, with ``stretch=1``, every channel
         # stretched to the image's own 0.5 and 99.5 percentiles.
-        from swcuts import api
-        from swcuts.imageio import prepare_image
+        from swcuts.segmentation import segment as api
+        from swcuts.image.prepare import prepare_image
 
         def rescaled(image, channel_axis=-1):
             features, display = prepare_image(image, channel_axis=channel_axis)
@@ -215,7 +217,7 @@ def run(task):
         # Experiment: per-edge weights from the atoms' own histograms:
         # len_ij exp(-D_ij / (2 <D>)), D the symmetric KL of edges.py, mixed
         # geometrically with the contrast weights (bmix = 1: histograms only).
-        from swcuts.edges import _symmetric_kl, vertex_histograms
+        from swcuts.graph.edge_probabilities import _symmetric_kl, vertex_histograms
         from swcuts.models import boundary, image
 
         def atom_weights(features, atoms, graph, sigma=None, evidence=None):
@@ -248,7 +250,7 @@ def run(task):
         # Experiment (it became model "window"): the histogram likelihood
         # counts each pixel through its (2 whist + 1)^2 window (ImageModel's
         # window), at a fixed radius, with any weights.
-        from swcuts import api
+        from swcuts.segmentation import segment as api
         from swcuts.models import image
 
         base = image.ImageModel
@@ -266,7 +268,7 @@ def run(task):
             # the watershed's boundary snapping (wrefine=0: off).
             import functools
 
-            from swcuts import atoms
+            from swcuts.image import atoms
 
             value = kw.pop(key)
             value = bool(value) if arg == "refine" else float(value)
@@ -302,7 +304,7 @@ def run(task):
         # Experiment: the area prior's exponent (a2 Σ area^aexp, eq. 59; 0.9
         # in the paper). A lower exponent makes small fragments dearer
         # against balanced splits of large regions.
-        from swcuts import api
+        from swcuts.segmentation import segment as api
 
         base = api.ImageModel
 
@@ -318,7 +320,7 @@ def run(task):
         # (sigma in pixels); atoms, q and the boundary weights from the image.
         from scipy import ndimage as ndi
 
-        from swcuts import api
+        from swcuts.segmentation import segment as api
         from swcuts.models import image
 
         base = image.ImageModel
@@ -343,7 +345,7 @@ def run(task):
         # divided by its 99th percentile).
         from scipy import ndimage as ndi
 
-        from swcuts import api
+        from swcuts.segmentation import segment as api
         from swcuts.models import image
 
         base = image.ImageModel
@@ -375,7 +377,7 @@ def run(task):
         # likelihood's: ``qbins`` bins per channel (15 in eq. 53's default,
         # 32 in the likelihood) and, with ``qwin`` = r > 0, each pixel counted
         # through its (2r + 1)^2 window, as model "window" counts it.
-        from swcuts import api
+        from swcuts.segmentation import segment as api
         from swcuts.models.vertex_stats import window_histograms
 
         def q_histograms(features, atoms, n_vertices=None, bins=15):
@@ -384,7 +386,7 @@ def run(task):
             n = int(atoms.max()) + 1 if n_vertices is None else int(n_vertices)
             if qwin:
                 return window_histograms(f, atoms, n, qbins, qwin).reshape(n, f.shape[-1], qbins)
-            from swcuts.edges import vertex_histograms
+            from swcuts.graph.edge_probabilities import vertex_histograms
             return vertex_histograms(f, atoms, n, bins=qbins)
 
         api.vertex_histograms = q_histograms
@@ -394,14 +396,14 @@ def run(task):
         # Experiment (now the library's rule, at NOISE_REF): the edge scale
         # times min(1, qnoise / sigma), sigma Immerkaer's noise estimate,
         # against the library's own factor.
-        from swcuts.edges import noise_edge_scale
-        from swcuts.imageio import prepare_image
+        from swcuts.graph.edge_probabilities import noise_edge_scale
+        from swcuts.image.prepare import prepare_image
 
         f, _ = prepare_image(sample.image)
         kw["edge_scale"] = noise_edge_scale(f, ref=qnoise) / noise_edge_scale(f)
     if "ocw" in kw:
         # Experiment: the weight factor of images with one varying channel
-        # (swcuts.image_models.ONE_CHANNEL_WEIGHT, 0.5).
+        # (swcuts.segmentation.image_models.ONE_CHANNEL_WEIGHT, 0.5).
         image_models.ONE_CHANNEL_WEIGHT = float(kw.pop("ocw"))
     chains = int(kw.pop("chains", 1))
     if chains > 1:
@@ -439,7 +441,7 @@ def main():
     if args.scenes:
         # The synthetic scenes of benchmarks/synthetic_scenes.py (its --out:
         # tune/, test/ in the plain-folder layout) instead of the BSDS halves.
-        from swcuts.datasets import open_dataset
+        from swcuts.evaluation.datasets import open_dataset
 
         # Both sets name their scenes alike: the store keys them "half/name".
         halves = {half: [f"{half}/{n}" for n in open_dataset(Path(args.scenes) / half).names]
@@ -499,7 +501,7 @@ def print_margins(done, configs, names, peer_folder):
     of PRI, VoI and covering, in standard errors of the paired per-image
     difference (mean / (sd / sqrt(n))), and its score, the worst of the three
     (the target is to be ahead of every peer on all three); best first."""
-    from swcuts.report import load_results
+    from swcuts.evaluation.report import load_results
 
     rows, _, _ = load_results(peer_folder)
     peer = {(r["method"], r["image"]): r for r in rows if r["kind"] == "peer"}

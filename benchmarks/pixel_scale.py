@@ -49,10 +49,10 @@ import skimage.data
 import skimage.transform
 
 import swcuts
-import swcuts.api
-from swcuts.anneal import Schedule
-from swcuts.imageio import prepare_image
-from swcuts.samplers import seed_compiled_rng
+import swcuts.segmentation.segment
+from swcuts.inference.anneal import Schedule
+from swcuts.image.prepare import prepare_image
+from swcuts.samplers.common import seed_compiled_rng
 from swcuts.samplers.common import sample_components
 from swcuts.samplers.multigrid import Multigrid
 
@@ -98,9 +98,9 @@ class _CpuClock:
 @contextlib.contextmanager
 def budget_clock(kind):
     """With ``kind="cpu"``, time budgets count CPU seconds of this process."""
-    import swcuts.anneal
+    import swcuts.inference.anneal
 
-    mods = (swcuts.anneal,)  # the one annealing driver (multi-level runs under it too)
+    mods = (swcuts.inference.anneal,)  # the one annealing driver (multi-level runs under it too)
     saved = [m.time for m in mods]
     if kind == "cpu":
         for m in mods:
@@ -133,7 +133,7 @@ def energy_at(curve, t):
 def multigrid_from_atoms(img, budget, seed=0):
     """Multigrid on the pixels started from the segmentation that SW cuts
     find on SLIC atoms, as ``segment(sampler="multigrid")`` does by default
-    (``init="atoms"``, :func:`swcuts.api.multigrid_from_atoms`): the atoms
+    (``init="atoms"``, :func:`swcuts.segmentation.segment.multigrid_from_atoms`): the atoms
     get ``ATOMS_INIT_TIME_SHARE`` of the budget, multigrid the rest (windows
     2, 4, ... with frequencies ∝ 1/side², from T = 1: the atoms' result is
     already annealed). Returns (energy, curve over the whole budget)."""
@@ -222,7 +222,7 @@ def target_pixels_beat_atoms(quick):
         info(*line)
     row(f"3. multigrid on pixels below SWC on {N_ATOMS} SLIC atoms in {budget:.0f} s",
         f"{wins} of {len(names)} photos", "all", wins == len(names) and same)
-    api = swcuts.api
+    api = swcuts.segmentation.segment
     info(f"(MG from atoms, segment()'s default: SW cuts on the atoms for {api.ATOMS_INIT_TIME_SHARE:.0%} "
          f"of the budget,")
     info(f" then multigrid on the pixels from their result, windows from "
@@ -254,7 +254,7 @@ def target_memory():
 
 
 def fig16(quick, out_dir):
-    from swcuts.multilevel import TwoLevel, anneal_multilevel
+    from swcuts.samplers.multilevel import TwoLevel, anneal_multilevel
 
     budget = 10.0 if quick else 60.0
     name = "chelsea"  # a cat: the nearest of the sample photos to the paper's cheetah

@@ -15,8 +15,8 @@ Usage: python benchmarks/posterior.py [--images N] [--budget S] [--out benchmark
    positions), as benchmarks/bsds.py does. Every detector gives a map in
    [0, 1]; 12 thresholds of it (0.05..1) are thinned (``skimage.morphology.thin``) and
    matched one-to-one to every annotator's boundaries
-   (:func:`swcuts.metrics.boundary_map`, tolerance 0.0075 x diagonal, the
-   matching of :func:`swcuts.metrics.boundary_scores`). ODS F: the best F
+   (:func:`swcuts.evaluation.metrics.boundary_map`, tolerance 0.0075 x diagonal, the
+   matching of :func:`swcuts.evaluation.metrics.boundary_scores`). ODS F: the best F
    of the data set's pooled counts at one threshold; OIS F: pooled counts
    at each image's best threshold; AP: area under the pooled
    precision-recall curve. Detectors:
@@ -51,9 +51,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from swcuts.datasets import open_dataset  # noqa: E402
-from swcuts.metrics import BSDS_MAX_DIST, _matched, boundary_map  # noqa: E402
-from swcuts.posterior import sample_posterior  # noqa: E402
+from swcuts.evaluation.datasets import open_dataset  # noqa: F401
+from swcuts.evaluation.metrics.boundaries import BSDS_MAX_DIST, _matched, boundary_map  # noqa: F401
+from swcuts.segmentation.posterior import sample_posterior  # noqa: F401
 
 DATA = ROOT.parent / "shared" / "data" / "bsds500-train"
 THRESHOLDS = np.linspace(0.05, 1.0, 12)
@@ -136,7 +136,7 @@ def scores(per_image):
 
 
 def speed(out, n_images):
-    from swcuts.imageio import load_image
+    from swcuts.io.image_read import load_image
 
     ids = sorted((p.stem for p in (DATA / "images").glob("*.jpg")), key=int)[:n_images]
     print("\n1. Speed: sample_posterior defaults (4 chains, 100 thinned samples), ~1,000 SLIC atoms")

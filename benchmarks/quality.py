@@ -7,7 +7,7 @@ Usage::
 Data
 ----
 Synthetic images with a known partition from
-:func:`swcuts.synthetic.make_synthetic`: for grey and colour, and for each
+:func:`swcuts.evaluation.synthetic.images.make_synthetic`: for grey and colour, and for each
 noise level ``low``/``medium``/``high``, ``N`` images (default 4, ``--quick``
 1) of shape (120, 160) (``--quick``: (72, 96)). Two disjoint splits are drawn,
 every image with its own seed:
@@ -55,7 +55,7 @@ of defaults for all of them): the grid value with the highest mean PRI,
 PRI compared to 4 decimals, ties broken by the lower mean VoI, then by the
 smaller grid index.
 
-Scores (:func:`swcuts.metrics.segmentation_scores`, one ground truth per
+Scores (:func:`swcuts.evaluation.metrics.segmentation_scores`, one ground truth per
 image): PRI (higher is better), VoI in nats (lower), GCE (lower), boundary
 F-measure with a 2-pixel tolerance (higher), and wall-clock seconds per
 image (``time.perf_counter``, whole pipeline of the method).
@@ -104,7 +104,7 @@ def image_seed(base, split, colour, noise_index, i) -> int:
 
 
 def build_split(split, n_images, shape, base_seed):
-    from swcuts.synthetic import make_synthetic
+    from swcuts.evaluation.synthetic.images import make_synthetic
 
     samples = []
     for colour in (False, True):
@@ -199,7 +199,7 @@ def methods():
 
 
 def score(labels, truth) -> dict:
-    from swcuts.metrics import segmentation_scores
+    from swcuts.evaluation.metrics.scores import segmentation_scores
 
     labels = np.asarray(labels)
     if labels.shape != truth.shape:
@@ -325,7 +325,7 @@ def main(argv=None):
         x._cache.clear()
 
     # Warm-up (numba compilation) so that it is not counted in swcuts' time.
-    from swcuts.synthetic import make_synthetic
+    from swcuts.evaluation.synthetic.images import make_synthetic
 
     warm, _ = make_synthetic((40, 48), noise="low", seed=12345)
     swcuts.segment(warm, seed=0)

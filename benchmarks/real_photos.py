@@ -39,8 +39,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import swcuts  # noqa: E402
-from swcuts.benchmarking import tune_peers  # noqa: E402
-from swcuts.report import load_results  # noqa: E402
+from swcuts.evaluation.benchmarking.driver import tune_peers  # noqa: F401
+from swcuts.evaluation.report import load_results  # noqa: F401
 
 from bsds import DATA, PEERS, REST, VAL, print_table, split_halves  # noqa: E402
 
@@ -100,9 +100,9 @@ def _resize(image, shape, order):
 
 
 def scales(model=None) -> None:
-    from swcuts.datasets import open_dataset
-    from swcuts.metrics import (mean_variation_of_information, probabilistic_rand_index,
-                                segmentation_covering)
+    from swcuts.evaluation.datasets import open_dataset
+    from swcuts.evaluation.metrics.regions import (
+        mean_variation_of_information, probabilistic_rand_index, segmentation_covering)
 
     ds = open_dataset(DATA)
     print(f"\nscales: the {model or 'default'} segmentation of the same photo at 0.25, 1 and 4 MP")
@@ -129,7 +129,7 @@ def scales(model=None) -> None:
 
 
 def speed(n_photos=10, repeats=1) -> None:
-    from swcuts.datasets import open_dataset
+    from swcuts.evaluation.datasets import open_dataset
 
     ds = open_dataset(DATA)
     names = sorted(ds.names, key=int)[:n_photos]
@@ -154,7 +154,7 @@ def speed(n_photos=10, repeats=1) -> None:
         t = statistics.median(times.values())
         print(f"| {model} | {t:.2f} | {statistics.mean(times.values()):.2f} | {times[slow]:.2f} ({slow}) | "
               f"{statistics.median(cpu.values()):.2f} |")
-        if model == swcuts.options.DEFAULT_MODEL:
+        if model == swcuts.segmentation.options.DEFAULT_MODEL:
             verdict = "MET" if t <= SPEED_TARGET else "NOT MET"
             print(f"target: median <= {SPEED_TARGET:g} s: {verdict}")
 

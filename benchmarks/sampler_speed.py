@@ -101,8 +101,11 @@ import traceback
 import numpy as np
 
 import swcuts
-from swcuts.models.mixture import MixtureModel, NormalInverseWishart, lee_choi_gaussians
-from swcuts.samplers import KERNELS, seed_compiled_rng
+from swcuts.models.mixture.model import MixtureModel
+from swcuts.models.mixture.likelihoods import NormalInverseWishart
+from swcuts.evaluation.synthetic.clusters import lee_choi_gaussians
+from swcuts.samplers import KERNELS
+from swcuts.samplers.common import seed_compiled_rng
 
 #: Rows of the tables: (row name, kernel name, keyword arguments).
 SAMPLERS = (

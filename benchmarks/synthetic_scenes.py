@@ -2,10 +2,10 @@
 
 Usage: python benchmarks/synthetic_scenes.py [--out benchmarks/out/scenes] [--n 12] [--workers 2]
 
-1. Writes two data sets of :func:`swcuts.synthetic_scenes.make_scene_set`
+1. Writes two data sets of :func:`swcuts.evaluation.synthetic.scenes.make_scene_set`
    scenes (240 x 320; every layout x family mix, grey and colour, every
    noise level and kind) in the plain-folder layout of
-   :mod:`swcuts.datasets`: ``NAME.png`` (8 bit) and ``NAME_gt.png`` (16-bit
+   :mod:`swcuts.evaluation.datasets`: ``NAME.png`` (8 bit) and ``NAME_gt.png`` (16-bit
    labels), ``tune/`` (seed 1) and ``test/`` (seed 2).
 2. Tunes the peers' main parameter on ``tune/`` (best mean covering;
    cached in ``peers_tuned.json``).
@@ -16,7 +16,7 @@ Usage: python benchmarks/synthetic_scenes.py [--out benchmarks/out/scenes] [--n 
    and noise kind.
 
 The generator's images were not used to tune swcuts' defaults, unlike
-:mod:`swcuts.synthetic` (benchmarks/quality.py).
+:mod:`swcuts.evaluation.synthetic.images` (benchmarks/quality.py).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def write_set(folder: Path, n: int, seed: int) -> list:
     """Write ``n`` scenes to ``folder`` (stale files of other names removed)."""
     import skimage.io
 
-    from swcuts.synthetic_scenes import make_scene_set
+    from swcuts.evaluation.synthetic.scenes import make_scene_set
 
     folder.mkdir(parents=True, exist_ok=True)
     scenes = make_scene_set(n, seed=seed)
@@ -61,7 +61,7 @@ def _mean(v):
 
 
 def print_table(rows, title):
-    from swcuts.report import method_table
+    from swcuts.evaluation.report import method_table
 
     table = method_table(rows)
     print(f"\n{title}")
@@ -100,8 +100,8 @@ def main():
     args = ap.parse_args()
 
     import swcuts
-    from swcuts.benchmarking import tune_peers
-    from swcuts.report import load_results
+    from swcuts.evaluation.benchmarking.driver import tune_peers
+    from swcuts.evaluation.report import load_results
 
     out = Path(args.out)
     start = time.perf_counter()

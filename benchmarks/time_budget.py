@@ -2,7 +2,7 @@
 
 ``swcuts segment PHOTO -o OUT --time-budget B`` means the wall time of the
 whole run, from the start of the process to the files written
-(:mod:`swcuts.budget`). The sampler gets what reading, preparing, the
+(:mod:`swcuts.inference.budget`). The sampler gets what reading, preparing, the
 atoms, graph, edges and model (and an estimate for writing the outputs)
 leave, at least ``MIN_SAMPLING_SHARE`` of B. So the run should take at
 most 20 % more than its *stated minimum*
@@ -11,7 +11,7 @@ most 20 % more than its *stated minimum*
 
 where the fixed phases are those before sampling (``phase_seconds`` of
 summary.json, ``starting`` being the imports) and writing is swcuts' own
-estimate (:func:`swcuts.budget.write_reserve`), as the warning line states
+estimate (:func:`swcuts.inference.budget.write_reserve`), as the warning line states
 them. The writing measured (the wall time less the phases in
 summary.json) is shown beside it. When the fixed phases alone exceed B,
 the run says so in one warning line; the script prints it.
@@ -41,7 +41,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from swcuts.budget import MIN_SAMPLING_SHARE, OVERRUN, write_reserve  # noqa: E402
+from swcuts.inference.budget import MIN_SAMPLING_SHARE, OVERRUN, write_reserve  # noqa: F401
 
 
 def make_photo(path: Path, size) -> None:

@@ -23,9 +23,11 @@ import time
 
 import numpy as np
 
-from swcuts.metrics import adjusted_rand_index
-from swcuts.models.mixture import MixtureModel, lee_choi_gaussians
-from swcuts.samplers import TreeGuided, seed_compiled_rng
+from swcuts.evaluation.metrics.regions import adjusted_rand_index
+from swcuts.models.mixture.model import MixtureModel
+from swcuts.evaluation.synthetic.clusters import lee_choi_gaussians
+from swcuts.samplers.tree_guided.kernel import TreeGuided
+from swcuts.samplers.common import seed_compiled_rng
 
 
 def chain(model, build, seed, seconds):

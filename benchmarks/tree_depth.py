@@ -21,8 +21,9 @@ import time
 
 import numpy as np
 
-from swcuts.models.mixture import MixtureModel, lee_choi_gaussians
-from swcuts.samplers import TreeGuided
+from swcuts.models.mixture.model import MixtureModel
+from swcuts.evaluation.synthetic.clusters import lee_choi_gaussians
+from swcuts.samplers.tree_guided.kernel import TreeGuided
 
 
 def leaf_depths(tree):

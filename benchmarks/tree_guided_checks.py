@@ -28,8 +28,10 @@ import time
 
 import numpy as np
 
-from swcuts.models.mixture import MixtureModel, lee_choi_gaussians
-from swcuts.samplers import KERNELS, seed_compiled_rng
+from swcuts.models.mixture.model import MixtureModel
+from swcuts.evaluation.synthetic.clusters import lee_choi_gaussians
+from swcuts.samplers import KERNELS
+from swcuts.samplers.common import seed_compiled_rng
 
 
 def reversible(kernel, labels, pairs):

@@ -24,7 +24,7 @@ import hashlib
 import numpy as np
 
 import swcuts
-from swcuts.models.mixture import lee_choi_gaussians
+from swcuts.evaluation.synthetic.clusters import lee_choi_gaussians
 
 
 def _hash(a) -> str:

@@ -2,10 +2,10 @@
 
 Run from anywhere as ``python sample_images/make_samples.py``. Writes:
 
-* ``fig7.png`` / ``fig7_truth.png``: :func:`swcuts.synthetic.make_fig7`
+* ``fig7.png`` / ``fig7_truth.png``: :func:`swcuts.evaluation.synthetic.images.make_fig7`
   (8-bit grey image, 16-bit label image with labels 0..K-1);
 * ``shapes_colour.png`` / ``shapes_colour_truth.png``: a colour image from
-  :func:`swcuts.synthetic.make_synthetic` (8-bit RGB, 16-bit labels);
+  :func:`swcuts.evaluation.synthetic.images.make_synthetic` (8-bit RGB, 16-bit labels);
 * ``coffee.png``, ``camera.png``, ``astronaut.png``: natural photos from
   :mod:`skimage.data`, downscaled to 200 pixels wide.
 
@@ -26,7 +26,7 @@ from skimage import data, io  # noqa: E402
 from skimage.transform import resize  # noqa: E402
 from skimage.util import img_as_ubyte  # noqa: E402
 
-from swcuts.synthetic import make_fig7, make_synthetic  # noqa: E402
+from swcuts.evaluation.synthetic.images import make_fig7, make_synthetic  # noqa: F401
 
 PHOTO_WIDTH = 200
 

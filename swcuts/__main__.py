@@ -1,5 +1,5 @@
 import sys
 
-from .console import main
+from swcuts.cli import main
 
 sys.exit(main())

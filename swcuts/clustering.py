@@ -15,13 +15,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .anneal import Schedule, Trace, anneal
-from .errors import InputTypeError, describe
-from .imageio import InputError
-from .models.mixture import AuxiliaryCycle, MixtureModel
-from .partition import canonical
-from .samplers import KERNELS
-from .samplers.registry import REGISTRY, find_spec
+from swcuts.inference.anneal import Schedule, Trace, anneal
+from swcuts.io.errors import InputTypeError, describe
+from swcuts.io.errors import InputError
+from swcuts.models.mixture.model import AuxiliaryCycle, MixtureModel
+from swcuts.models.partition import canonical
+from swcuts.samplers import KERNELS
+from swcuts.samplers.registry import REGISTRY, find_spec
 
 __all__ = ["cluster", "Clustering", "MIXTURE_MODELS", "MIXTURE_SAMPLERS"]
 
@@ -165,7 +165,8 @@ def cluster(data, *, model="gaussian", sampler="split-merge", alpha=1.0, prior="
         sampler_options = {}
     if not isinstance(sampler_options, dict) or not all(isinstance(k, str) for k in sampler_options):
         raise TypeError(f"sampler_options must be a dict of keyword arguments, got {sampler_options!r}")
-    from .options import _check_positive_int, _check_real, check_number
+    from swcuts.segmentation.options import _check_positive_int, _check_real
+    from swcuts.io.errors import check_number
 
     _check_positive_int("steps", steps)  # the same checks as segment()
     _check_real("time_budget", time_budget, what="a positive, finite number of seconds", allow_none=True)
@@ -174,8 +175,9 @@ def cluster(data, *, model="gaussian", sampler="split-merge", alpha=1.0, prior="
     check_number("temperature", temperature, minimum=0, exclusive=True, what="a positive temperature")
     if init not in ("one", "singletons", "random"):
         raise InputError(f"unknown init '{init}'; choose 'one', 'singletons' or 'random'")
-    from .costs import check_alpha, check_budget, check_cluster_cost, check_sampler_options
-    from .options import _check_seed
+    from swcuts.segmentation.costs import (
+        check_alpha, check_budget, check_cluster_cost, check_sampler_options)
+    from swcuts.segmentation.options import _check_seed
 
     _check_seed(seed)
     check_alpha(alpha)

@@ -13,5 +13,5 @@ from threadpoolctl import threadpool_limits  # noqa: E402
 
 threadpool_limits(limits=1)  # for a library a plugin loaded before this file
 
-# numba's cache files are locked by swcuts itself (swcuts/numba_cache.py), so
+# numba's cache files are locked by swcuts itself (swcuts/_numba/cache.py), so
 # the pytest-xdist workers share one cache safely.

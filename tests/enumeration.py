@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from swcuts.partition import canonical
+from swcuts.models.partition import canonical
 
 
 def set_partitions(n):
@@ -77,7 +77,7 @@ def compare(counts, states, p, min_expected=5.0):
 def chain_visits(kernel, model, states, p, seed, n_samples, thin, temperature=1.0):
     """Run ``kernel`` from one label; (TV, chi-square p-value) of its visit
     counts against p. Also checks that the cached log π stays exact."""
-    from swcuts.samplers import seed_compiled_rng
+    from swcuts.samplers.common import seed_compiled_rng
 
     rng = np.random.default_rng(seed)
     seed_compiled_rng(rng)
@@ -98,7 +98,7 @@ def assert_matches(tv, pvalue, p, n_samples):
 def run_visits(kernel, model, states, p, seed, n_samples, thin, temperature=1.0, burn=2000):
     """:func:`chain_visits` for kernels with a compiled ``run``: each run of
     ``thin`` steps is one compiled call, so long thinning stays cheap."""
-    from swcuts.samplers import seed_compiled_rng
+    from swcuts.samplers.common import seed_compiled_rng
 
     rng = np.random.default_rng(seed)
     seed_compiled_rng(rng)

@@ -8,14 +8,14 @@ import numpy as np
 import pytest
 
 import swcuts
-import swcuts.api
-import swcuts.imageio
+import swcuts.segmentation.segment
+import swcuts.io.memory
 from swcuts import SAMPLERS, Segmentation, segment
-from swcuts.anneal import Trace
-from swcuts.atoms import ATOM_METHODS, DEFAULT_ATOMS
-from swcuts.options import HIERARCHICAL
-from swcuts.graph import RegionGraph
-from swcuts.imageio import InputError
+from swcuts.inference.anneal import Trace
+from swcuts.image.atoms import ATOM_METHODS, DEFAULT_ATOMS
+from swcuts.segmentation.options import HIERARCHICAL
+from swcuts.graph.region_graph import RegionGraph
+from swcuts.io.errors import InputError
 from swcuts.models.image import ImageModel
 
 FAST = dict(steps=300, n_atoms=40)
@@ -272,10 +272,10 @@ def test_multigrid_from_atoms_is_the_default_on_pixels():
     assert seg.seconds == pytest.approx(seg.trace.seconds[-1], abs=0.01)
     # SW cuts on the atoms from one label at T0 = 10, then multigrid from T0 = 1.
     tr = seg.trace
-    assert tr.labels[0] == 1 and tr.temperature[0] == pytest.approx(swcuts.api.DEFAULT_T0_SWC)
+    assert tr.labels[0] == 1 and tr.temperature[0] == pytest.approx(swcuts.segmentation.segment.DEFAULT_T0_SWC)
     i = _phase_start(tr)
     assert 0 < tr.step[i - 1] < 600
-    assert tr.temperature[i] == pytest.approx(swcuts.api.ATOMS_INIT_T0, rel=0.1)
+    assert tr.temperature[i] == pytest.approx(swcuts.segmentation.segment.ATOMS_INIT_T0, rel=0.1)
 
 
 def test_multigrid_from_atoms_same_seed_same_result():
@@ -297,7 +297,7 @@ def test_multigrid_from_atoms_default_budget_starts_with_swc():
     i = _phase_start(seg.trace)
     assert seg.trace.energy[:i] == swc.trace.energy
     assert seg.trace.step[i - 1] == swc.steps
-    assert seg.steps == swc.steps + swcuts.api.default_steps("multigrid", img.size, pixels=True)
+    assert seg.steps == swc.steps + swcuts.segmentation.segment.default_steps("multigrid", img.size, pixels=True)
     assert seg.energy <= swc.energy + 1e-6 * abs(swc.energy)
 
 
@@ -312,13 +312,13 @@ def test_multigrid_from_atoms_time_budget():
 
 def test_multigrid_from_atoms_respects_t0_and_windows(monkeypatch):
     seen = []
-    real = swcuts.api.Multigrid
+    real = swcuts.segmentation.segment.Multigrid
 
     def spy(model, q, window_sizes=None, **kw):
         seen.append(list(window_sizes))
         return real(model, q, window_sizes=window_sizes, **kw)
 
-    monkeypatch.setattr(swcuts.api, "Multigrid", spy)
+    monkeypatch.setattr(swcuts.segmentation.segment, "Multigrid", spy)
     img = grey_image()
     seg = segment(img, sampler="multigrid", seed=0, steps=400, t0=3.0, window_sizes=[4, 8])
     check_segmentation(seg, img.shape)
@@ -342,13 +342,13 @@ def test_multigrid_on_pixels_other_starts(init):
     seg = segment(img, sampler="multigrid", init=init, seed=0, steps=300)
     check_segmentation(seg, img.shape)
     assert seg.init == init and seg.steps == 300
-    assert seg.trace.temperature[0] == pytest.approx(swcuts.api.DEFAULT_T0_SWC)
+    assert seg.trace.temperature[0] == pytest.approx(swcuts.segmentation.segment.DEFAULT_T0_SWC)
     assert (seg.trace.labels[0] == 1) == (init == "uniform")
     assert all(b <= a for a, b in zip(seg.trace.temperature, seg.trace.temperature[1:]))
 
 
 def test_pixel_default_budget_is_capped():
-    api = swcuts.api
+    api = swcuts.segmentation.segment
     n = 154_401
     assert api.default_steps("multigrid", n, pixels=True) == api.STEPS_PER_PIXEL["multigrid"] * n
     big = 100 * api.MAX_PIXEL_STEPS["multigrid"]
@@ -472,7 +472,7 @@ BAD_OPTIONS = {
 def test_bad_options(case, monkeypatch):
     opts, exc_type, words = BAD_OPTIONS[case]
     # Options are checked before any work on the image.
-    monkeypatch.setattr(swcuts.api, "prepare_image", _must_not_run)
+    monkeypatch.setattr(swcuts.segmentation.segment, "prepare_image", _must_not_run)
     kwargs = dict(FAST, seed=0)
     kwargs.update(opts)
     if kwargs.get("steps", 0) is None:
@@ -485,10 +485,10 @@ def test_bad_options(case, monkeypatch):
 
 
 def test_check_options_matches_segment():
-    name, t0 = swcuts.api.check_options(sampler="swc")
-    assert name in swcuts.api.KERNELS and t0 > 0
+    name, t0 = swcuts.segmentation.segment.check_options(sampler="swc")
+    assert name in swcuts.segmentation.segment.KERNELS and t0 > 0
     with pytest.raises(ValueError, match="unknown sampler"):
-        swcuts.api.check_options(sampler="nope")
+        swcuts.segmentation.segment.check_options(sampler="nope")
 
 
 def _must_not_run(*args, **kwargs):
@@ -496,9 +496,9 @@ def _must_not_run(*args, **kwargs):
 
 
 def test_too_large_for_memory(monkeypatch):
-    monkeypatch.setattr(swcuts.imageio, "available_memory", lambda: 50_000)
-    monkeypatch.setattr(swcuts.api, "prepare_image", _must_not_run)
-    monkeypatch.setattr(swcuts.api, "compute_atoms", _must_not_run)
+    monkeypatch.setattr(swcuts.io.memory, "available_memory", lambda: 50_000)
+    monkeypatch.setattr(swcuts.segmentation.segment, "prepare_image", _must_not_run)
+    monkeypatch.setattr(swcuts.segmentation.segment, "compute_atoms", _must_not_run)
     with pytest.raises(ValueError, match="downscale the image or use fewer atoms") as info:
         segment(rgb_image(200, 300), seed=0, **FAST)
     msg = _assert_one_line(info.value)
@@ -506,16 +506,16 @@ def test_too_large_for_memory(monkeypatch):
 
 
 def test_too_large_for_memory_channels_first(monkeypatch):
-    monkeypatch.setattr(swcuts.imageio, "available_memory", lambda: 50_000)
-    monkeypatch.setattr(swcuts.api, "prepare_image", _must_not_run)
+    monkeypatch.setattr(swcuts.io.memory, "available_memory", lambda: 50_000)
+    monkeypatch.setattr(swcuts.segmentation.segment, "prepare_image", _must_not_run)
     with pytest.raises(ValueError, match="200x300"):
         segment(np.zeros((3, 200, 300)), channel_axis=0, seed=0, **FAST)
 
 
 def test_memory_depends_on_atoms(monkeypatch):
     img = grey_image(40, 50)
-    need = swcuts.imageio.estimate_memory(img.shape, 40)
-    monkeypatch.setattr(swcuts.imageio, "available_memory", lambda: need + 1000)
+    need = swcuts.io.memory.estimate_memory(img.shape, 40)
+    monkeypatch.setattr(swcuts.io.memory, "available_memory", lambda: need + 1000)
     check_segmentation(segment(img, seed=0, **FAST), img.shape)
     with pytest.raises(ValueError, match="2000 atoms"):
         segment(img, atoms="pixels", seed=0, **FAST)
@@ -526,20 +526,20 @@ def test_pixel_memory_depends_on_the_sampler(monkeypatch):
     values; the split-merge family needs full rows: a budget between the two
     estimates admits the first and refuses the second, before any work."""
     img = grey_image(40, 50)
-    lean = swcuts.imageio.estimate_memory(img.shape, img.size,
-                                          bytes_per_vertex=swcuts.imageio.BYTES_PER_PIXEL_VERTEX)
-    rows = swcuts.imageio.estimate_memory(img.shape, img.size)
+    lean = swcuts.io.memory.estimate_memory(img.shape, img.size,
+                                          bytes_per_vertex=swcuts.io.memory.BYTES_PER_PIXEL_VERTEX)
+    rows = swcuts.io.memory.estimate_memory(img.shape, img.size)
     assert lean < rows
-    monkeypatch.setattr(swcuts.imageio, "available_memory", lambda: (lean + rows) // 2)
+    monkeypatch.setattr(swcuts.io.memory, "available_memory", lambda: (lean + rows) // 2)
     seg = segment(img, sampler="multigrid", init="uniform", steps=200, seed=0)
     check_segmentation(seg, img.shape)
-    monkeypatch.setattr(swcuts.api, "prepare_image", _must_not_run)
+    monkeypatch.setattr(swcuts.segmentation.segment, "prepare_image", _must_not_run)
     with pytest.raises(ValueError, match="2000 atoms"):
         segment(img, sampler="split-merge", atoms="pixels", steps=5, seed=0)
 
 
 def test_unknown_memory_is_not_refused(monkeypatch):
-    monkeypatch.setattr(swcuts.imageio, "available_memory", lambda: None)
+    monkeypatch.setattr(swcuts.io.memory, "available_memory", lambda: None)
     img = grey_image()
     check_segmentation(segment(img, seed=0, **FAST), img.shape)
 

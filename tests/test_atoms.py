@@ -1,11 +1,11 @@
-"""Tests of swcuts.atoms: every method gives a clean label image."""
+"""Tests of swcuts.image.atoms: every method gives a clean label image."""
 
 import numpy as np
 import pytest
 from skimage.measure import label
 
-from swcuts.atoms import ATOM_METHODS, compute_atoms, pixel_atoms
-from swcuts.synthetic import make_synthetic
+from swcuts.image.atoms import ATOM_METHODS, compute_atoms, pixel_atoms
+from swcuts.evaluation.synthetic.images import make_synthetic
 
 H, W = 40, 60
 N_ATOMS = 100
@@ -102,7 +102,7 @@ def test_watershed_atoms_keep_to_a_sharp_edge(n_atoms):
     """A watershed of the gradient leaves the edge's ridge pixels to whichever
     basin floods first; the snapping pass gives them back, so no atom holds
     pixels on both sides of a step (without it, some do on this image)."""
-    from swcuts.atoms import watershed_atoms
+    from swcuts.image.atoms import watershed_atoms
 
     img = np.zeros((24, 32))
     img[:, 16:] = 1.0

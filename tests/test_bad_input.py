@@ -2,7 +2,7 @@
 one line that names the problem, exit code 2 on the command line (or a
 specific exception from the API), and leaves the output folder as it was.
 
-The command-line cases run in-process (``swcuts.cli.main``) on a 24x32
+The command-line cases run in-process (``swcuts.cli.app.main``) on a 24x32
 image; each starts from a copy of an earlier run's output folder and
 checks that every one of its files is unchanged and nothing was added
 beside it. Signals are sent to subprocesses.
@@ -27,10 +27,10 @@ import numpy as np
 import pytest
 
 import swcuts
-import swcuts.cli
-import swcuts.imageio
-from swcuts.cli import main
-from swcuts.imageio import InputError
+import swcuts.cli.app
+import swcuts.io.memory
+from swcuts.cli.app import main
+from swcuts.io.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[1]
 RUN = ["--steps", "60", "--n-atoms", "20", "--no-progress"]
@@ -214,7 +214,7 @@ def _must_not_run(*args, **kwargs):
 def no_work(monkeypatch):
     """Make the start of any work (atoms, a posterior, sampling) fail the test."""
     for name in ("compute_atoms", "build_posterior", "multigrid_from_atoms"):
-        monkeypatch.setattr(swcuts.api, name, _must_not_run)
+        monkeypatch.setattr(swcuts.segmentation.segment, name, _must_not_run)
 
 
 # --------------------------------------------------- command line: bad files
@@ -247,7 +247,7 @@ FILE_CASES = {
 def test_segment_file(files, out, capsys, monkeypatch, name, words):
     # 20 GB, and 1 GB for the TIFF (so that the test writes only 6 MB).
     memory = 10**9 if name == "big_tiff" else 20 * 10**9
-    monkeypatch.setattr(swcuts.imageio, "available_memory", lambda: memory)
+    monkeypatch.setattr(swcuts.io.memory, "available_memory", lambda: memory)
     path = files[name] if name in files else files["img"].parent / name
     assert_refused(capsys, ["segment", path, "-o", out, *RUN], words, out)
 
@@ -348,10 +348,10 @@ def test_output_file_taken_by_a_folder(files, out, capsys, monkeypatch):
 
 # ------------------------------------------- command line: what options cost
 def test_atoms_beyond_memory(files, out, capsys, monkeypatch):
-    from swcuts.options import run_cost
+    from swcuts.segmentation.options import run_cost
 
     few = run_cost((24, 32), n_atoms=20)["total"]
-    monkeypatch.setattr(swcuts.imageio, "available_memory", lambda: few + 50_000)
+    monkeypatch.setattr(swcuts.io.memory, "available_memory", lambda: few + 50_000)
     err = assert_refused(capsys, ["segment", files["img"], "-o", out, "--steps", "60", "--n-atoms", "700"],
                          ["n_atoms=700", "GB", "at most"], out)
     fit = int(err.split("at most ")[1].split()[0])
@@ -359,7 +359,7 @@ def test_atoms_beyond_memory(files, out, capsys, monkeypatch):
 
 
 def test_pixels_beyond_memory(files, out, capsys, monkeypatch):
-    monkeypatch.setattr(swcuts.imageio, "available_memory", lambda: 100_000)
+    monkeypatch.setattr(swcuts.io.memory, "available_memory", lambda: 100_000)
     assert_refused(capsys, ["segment", files["img"], "-o", out, *RUN, "--sampler", "split-merge",
                             "--atoms", "pixels"], ["24x32", "GB", "megapixels", "downscale"], out)
 
@@ -373,7 +373,7 @@ def test_out_of_memory_during_the_run(files, out, capsys, monkeypatch):
     def oom(*args, **kwargs):
         raise MemoryError
 
-    monkeypatch.setattr(swcuts.cli, "segment", oom)
+    monkeypatch.setattr(swcuts.cli.app, "segment", oom)
     assert_refused(capsys, ["segment", files["img"], "-o", out, *RUN], ["out of memory"], out)
 
 
@@ -384,7 +384,7 @@ def test_out_of_memory_during_the_run(files, out, capsys, monkeypatch):
     ("summary.json", OSError(errno.EDQUOT, "Disk quota exceeded"), ["Disk quota exceeded"]),
 ], ids=["disk_full", "io_error", "quota"])
 def test_a_failed_write_keeps_the_earlier_run(files, out, capsys, monkeypatch, name, error, words):
-    real = swcuts.cli.write_output_set
+    real = swcuts.cli.app.write_output_set
 
     def failing(outdir, outputs):
         def fail(path):
@@ -392,7 +392,7 @@ def test_a_failed_write_keeps_the_earlier_run(files, out, capsys, monkeypatch, n
 
         return real(outdir, [(n, fail if n == name else w) for n, w in outputs])
 
-    monkeypatch.setattr(swcuts.cli, "write_output_set", failing)
+    monkeypatch.setattr(swcuts.cli.app, "write_output_set", failing)
     assert_refused(capsys, ["segment", files["img"], "-o", out, "--seed", "2", *RUN], words, out)
 
 
@@ -400,7 +400,7 @@ def test_a_failed_write_into_a_new_folder_creates_nothing(files, out, capsys, mo
     def fail(path, *args):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(swcuts.cli, "save_rgb_png", fail)
+    monkeypatch.setattr(swcuts.cli.app, "save_rgb_png", fail)
     target = out.parent / "new" / "deeper"
     assert_refused(capsys, ["segment", files["img"], "-o", target, *RUN], ["No space left"], out)
     assert not (out.parent / "new").exists()
@@ -429,7 +429,7 @@ def test_compare_option(files, out, capsys, monkeypatch, extra, words):
 @pytest.mark.parametrize("name, words", [("noise", ["not an image file"]), ("missing.png", ["does not exist"]),
                                          ("huge", ["too large"])], ids=["noise", "missing", "huge"])
 def test_compare_file(files, out, capsys, monkeypatch, name, words):
-    monkeypatch.setattr(swcuts.imageio, "available_memory", lambda: 20 * 10**9)
+    monkeypatch.setattr(swcuts.io.memory, "available_memory", lambda: 20 * 10**9)
     path = files[name] if name in files else files["img"].parent / name
     assert_refused(capsys, ["compare", path, "-o", out, "--samplers", "swc"], words, out)
 
@@ -443,7 +443,7 @@ def test_compare_failed_write_keeps_the_earlier_run(files, out, capsys, monkeypa
     def fail(path, data):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(swcuts.cli, "_write_bytes", fail)
+    monkeypatch.setattr(swcuts.cli.app, "_write_bytes", fail)
     assert_refused(capsys, ["compare", files["img"], "-o", out, "--samplers", "swc", "--time-budget", "1.5",
                             "--n-atoms", "20"], ["No space left"], out, quiet=False)
 
@@ -524,7 +524,7 @@ API_CASES = {
 
 @pytest.mark.parametrize("kwargs, exc, text", API_CASES.values(), ids=API_CASES.keys())
 def test_segment_api(kwargs, exc, text, monkeypatch):
-    monkeypatch.setattr(swcuts.api, "compute_atoms", _must_not_run)
+    monkeypatch.setattr(swcuts.segmentation.segment, "compute_atoms", _must_not_run)
     kwargs = {"image": IMG, "steps": 20, **kwargs}
     with pytest.raises(exc) as info:
         swcuts.segment(**kwargs)
@@ -540,14 +540,14 @@ def test_segment_api(kwargs, exc, text, monkeypatch):
 def test_segment_api_cost(kwargs, budget, words, monkeypatch):
     """Each option that multiplies memory is refused by its own estimate,
     naming the option and what fits."""
-    from swcuts.options import run_cost
+    from swcuts.segmentation.options import run_cost
 
     if budget is None:  # just below the estimate, above the default's
         budget = (run_cost((24, 32), **kwargs)["total"] + run_cost((24, 32), sampler=kwargs.get("sampler", "swc"),
                                                                   n_atoms=20, levels=1)["total"]) // 2
-    monkeypatch.setattr(swcuts.imageio, "available_memory", lambda: budget)
-    monkeypatch.setattr(swcuts.api, "compute_atoms", _must_not_run)
-    monkeypatch.setattr(swcuts.api, "prepare_image", _must_not_run)
+    monkeypatch.setattr(swcuts.io.memory, "available_memory", lambda: budget)
+    monkeypatch.setattr(swcuts.segmentation.segment, "compute_atoms", _must_not_run)
+    monkeypatch.setattr(swcuts.segmentation.segment, "prepare_image", _must_not_run)
     with pytest.raises(InputError) as info:
         swcuts.segment(IMG, steps=20, **kwargs)
     msg = str(info.value)
@@ -555,11 +555,11 @@ def test_segment_api_cost(kwargs, budget, words, monkeypatch):
 
 
 def test_energy_label_count_beyond_memory(monkeypatch):
-    from swcuts.options import run_cost
+    from swcuts.segmentation.options import run_cost
 
     labels = np.arange(24 * 32).reshape(24, 32)
     need = run_cost((24, 32), sampler="multigrid", atoms="pixels", n_labels=labels.size)["total"]
-    monkeypatch.setattr(swcuts.imageio, "available_memory", lambda: need - 100_000)
+    monkeypatch.setattr(swcuts.io.memory, "available_memory", lambda: need - 100_000)
     with pytest.raises(InputError, match=r"768 labels .* at most \d+ labels fit"):
         swcuts.energy(IMG, labels)
 
@@ -637,10 +637,10 @@ def test_summary_records_the_options(files, earlier):
 # ------------------------------------------------------------------- signals
 # The writer waits, after writing its file, until the test has sent the
 # signal (argv[1] + ".sent"): signals are deferred to the end of the file
-# being written (swcuts.outputs.signals_deferred), so the run then ends.
+# being written (swcuts.io.output_set.signals_deferred), so the run then ends.
 WRITE_SLOWLY = (
     "import sys, time, pathlib\n"
-    "import swcuts.cli as cli\n"
+    "import swcuts.cli.app as cli\n"
     "real = cli.save_rgb_png\n"
     "def slow(path, data):\n"
     "    real(path, data)\n"
@@ -649,7 +649,7 @@ WRITE_SLOWLY = (
     "    while not pathlib.Path(sys.argv[1] + '.sent').exists() and time.monotonic() < deadline:\n"
     "        time.sleep(0.02)\n"
     "cli.save_rgb_png = slow\n"
-    "from swcuts.console import main\n"
+    "from swcuts.cli import main\n"
     "sys.exit(main(sys.argv[2:]))\n"
 )
 

@@ -2,14 +2,14 @@
 read before they check, benchmarks whose runs fail.
 
 1. Every numeric option of every public function (``swcuts.__all__``,
-   ``swcuts.api.__all__``, ``swcuts.benchmarking.tune_peers``; cluster's
+   ``swcuts.segmentation.segment.__all__``, ``swcuts.evaluation.benchmarking.tune_peers``; cluster's
    likelihood and sampler options too) refuses a string, a bool, None where
    None is not its default, NaN or ±inf, and an array, with a one-line
    message that names the option and says what it got, before any work
    starts; numpy scalars are accepted. The work is replaced by a function
    that raises :class:`Reached`, so an accepted value is seen without
    running anything.
-2. ``swcuts.io.read_flo`` checks a file's header and size before reading it.
+2. ``swcuts.io.flow.read_flo`` checks a file's header and size before reading it.
 3. A benchmark says which runs failed and why.
 """
 
@@ -23,12 +23,12 @@ import numpy as np
 import pytest
 
 import swcuts
-import swcuts.api
+import swcuts.segmentation.segment
 import swcuts.clustering
-import swcuts.datasets
-import swcuts.errors
-import swcuts.posterior_energy
-from swcuts.errors import InputError, InputTypeError
+import swcuts.evaluation.datasets
+import swcuts.io.errors
+import swcuts.segmentation.energy
+from swcuts.io.errors import InputError, InputTypeError
 
 
 class Reached(Exception):
@@ -49,17 +49,17 @@ FRAME = np.tile(np.linspace(0, 1, 40), (40, 1))
 
 # ----------------------------------------------------- the public functions
 def _segment(mp, **kw):
-    mp.setattr(swcuts.api, "compute_atoms", _reached)
+    mp.setattr(swcuts.segmentation.segment, "compute_atoms", _reached)
     swcuts.segment(IMG, **kw)
 
 
 def _energy(mp, **kw):
-    mp.setattr(swcuts.posterior_energy, "ImageModel", _reached)
+    mp.setattr(swcuts.segmentation.energy, "ImageModel", _reached)
     swcuts.energy(IMG, LABELS, **kw)
 
 
 def _energy_terms(mp, **kw):
-    mp.setattr(swcuts.posterior_energy, "ImageModel", _reached)
+    mp.setattr(swcuts.segmentation.energy, "ImageModel", _reached)
     swcuts.energy_terms(IMG, LABELS, **kw)
 
 
@@ -78,7 +78,7 @@ def _sampler_option(sampler):
 
 
 def _sample_posterior(mp, **kw):
-    mp.setattr(swcuts.api, "build_posterior", _reached)
+    mp.setattr(swcuts.segmentation.segment, "build_posterior", _reached)
     swcuts.sample_posterior(IMG, **{"n_samples": 4, "chains": 1, "thin": 1, **kw})
 
 
@@ -88,23 +88,23 @@ def _segment_motion(mp, **kw):
 
 
 def _multigrid_from_atoms(mp, **kw):
-    from swcuts.imageio import prepare_image
+    from swcuts.image.prepare import prepare_image
 
-    mp.setattr(swcuts.api, "_anneal_atoms", _reached)
+    mp.setattr(swcuts.segmentation.segment, "_anneal_atoms", _reached)
     features, _ = prepare_image(IMG)
     posterior = dict(bins=32, a0=0.5, a1=5.0, a2=5.0, kappa=1.0, edge_scale=1.0, q_max=0.95)
-    swcuts.api.multigrid_from_atoms(features, posterior=posterior, **{"n_atoms": 20, **kw})
+    swcuts.segmentation.segment.multigrid_from_atoms(features, posterior=posterior, **{"n_atoms": 20, **kw})
 
 
 def _benchmark(mp, **kw):
-    mp.setattr(swcuts.datasets, "open_dataset", _reached)
+    mp.setattr(swcuts.evaluation.datasets, "open_dataset", _reached)
     swcuts.benchmark("data", samplers=["swc"], peers=[], **kw)
 
 
 def _tune_peers(mp, **kw):
-    from swcuts.benchmarking import tune_peers
+    from swcuts.evaluation.benchmarking.driver import tune_peers
 
-    mp.setattr(swcuts.datasets, "open_dataset", _reached)
+    mp.setattr(swcuts.evaluation.datasets, "open_dataset", _reached)
     tune_peers("data", ["felzenszwalb"], **kw)
 
 
@@ -217,7 +217,7 @@ NO_NUMERIC_OPTIONS = {"load_image", "write_flo"}
 def test_every_public_function_is_listed():
     """The table covers what swcuts exports that takes options."""
     functions = {n for n in swcuts.__all__ if callable(getattr(swcuts, n)) and n[0].islower()}
-    functions |= {n for n in swcuts.api.__all__ if callable(getattr(swcuts.api, n)) and n[0].islower()}
+    functions |= {n for n in swcuts.segmentation.segment.__all__ if callable(getattr(swcuts.segmentation.segment, n)) and n[0].islower()}
     functions -= NO_NUMERIC_OPTIONS
     assert functions <= {name.split("-")[0] for name in OPTIONS}, functions
 
@@ -265,7 +265,7 @@ def test_numpy_scalars_give_the_same_result_as_python_numbers():
     assert np.array_equal(py.labels, npy.labels) and py.energy == npy.energy
 
 
-@pytest.mark.parametrize("name", ["swcuts.errors", "swcuts.benchmarking.failures"])
+@pytest.mark.parametrize("name", ["swcuts.io.errors", "swcuts.evaluation.benchmarking.failures"])
 def test_examples(name):
     import importlib
 
@@ -311,7 +311,7 @@ def _peak_bytes(fn):
     (_header(2**21, 5), "each must be 1 to 1048576"),
 ], ids=["magic", "size", "zero_width", "negative_width", "wide"])
 def test_read_flo_refuses_a_big_file_from_its_header(tmp_path, header, words):
-    from swcuts.io import read_flo
+    from swcuts.io.flow import read_flo
 
     path = _sparse_flo(tmp_path / "big.flo", header)
     error, peak = _peak_bytes(lambda: read_flo(path))
@@ -320,7 +320,7 @@ def test_read_flo_refuses_a_big_file_from_its_header(tmp_path, header, words):
 
 
 def test_read_flo_refuses_a_flow_beyond_memory_before_reading_it(tmp_path):
-    from swcuts.io import read_flo
+    from swcuts.io.flow import read_flo
 
     side = 13_000  # a consistent file of 1.35 GB
     path = _sparse_flo(tmp_path / "big.flo", _header(side, side), 12 + 8 * side * side)
@@ -332,7 +332,7 @@ def test_read_flo_refuses_a_flow_beyond_memory_before_reading_it(tmp_path):
 def test_read_flo_refuses_what_is_not_a_regular_file(tmp_path):
     import os
 
-    from swcuts.io import read_flo
+    from swcuts.io.flow import read_flo
 
     fifo = tmp_path / "pipe.flo"
     os.mkfifo(fifo)  # opening it to read would wait for a writer
@@ -343,7 +343,7 @@ def test_read_flo_refuses_what_is_not_a_regular_file(tmp_path):
 
 
 def test_read_flo_reads_a_file_that_fits(tmp_path):
-    from swcuts.io import read_flo, write_flo
+    from swcuts.io.flow import read_flo, write_flo
 
     flow = np.random.default_rng(0).normal(size=(5, 7, 2)).astype(np.float32)
     flow[1, 2] = np.nan
@@ -372,14 +372,14 @@ def two_images(tmp_path_factory):
 def _failing_segment(monkeypatch, fail_seeds=(0, 1)):
     """segment() fails: out of memory for seed 0, a ValueError for seed 1
     (and runs for the seeds not in ``fail_seeds``)."""
-    real = swcuts.api.segment
+    real = swcuts.segmentation.segment.segment
 
     def segment(image, *, seed=None, **kw):
         if seed in fail_seeds:
             raise MemoryError if seed == 0 else ValueError("boom at\nseed 1")
         return real(image, seed=seed, **kw)
 
-    monkeypatch.setattr(swcuts.api, "segment", segment)
+    monkeypatch.setattr(swcuts.segmentation.segment, "segment", segment)
 
 
 def _records(rows):
@@ -387,7 +387,7 @@ def _records(rows):
 
 
 def test_api_raises_when_no_run_succeeds(two_images, tmp_path, monkeypatch):
-    from swcuts.benchmarking import RunsFailed
+    from swcuts.evaluation.benchmarking.failures import RunsFailed
 
     _failing_segment(monkeypatch)
     out = tmp_path / "bench"
@@ -404,7 +404,7 @@ def test_api_raises_when_no_run_succeeds(two_images, tmp_path, monkeypatch):
 
 
 def test_api_raises_when_only_the_annotators_succeed(two_images, monkeypatch):
-    from swcuts.benchmarking import RunsFailed
+    from swcuts.evaluation.benchmarking.failures import RunsFailed
 
     _failing_segment(monkeypatch)
     with pytest.raises(RunsFailed, match=r"^no run of a method succeeded; 4 of 6 runs failed: "
@@ -413,7 +413,7 @@ def test_api_raises_when_only_the_annotators_succeed(two_images, monkeypatch):
 
 
 def test_api_raises_when_no_image_can_be_read(tmp_path):
-    from swcuts.benchmarking import RunsFailed
+    from swcuts.evaluation.benchmarking.failures import RunsFailed
 
     for k in range(2):
         (tmp_path / f"im{k}.png").write_bytes(b"not a picture")
@@ -426,7 +426,7 @@ def test_api_raises_when_no_image_can_be_read(tmp_path):
 
 
 def test_api_warns_once_when_some_runs_fail(two_images, monkeypatch):
-    from swcuts.benchmarking import RunsFailedWarning
+    from swcuts.evaluation.benchmarking.failures import RunsFailedWarning
 
     _failing_segment(monkeypatch, fail_seeds=(1,))
     with pytest.warns(RunsFailedWarning) as caught:
@@ -443,7 +443,7 @@ def test_api_says_nothing_when_every_run_succeeds(two_images, recwarn):
 
 
 def _cli(folder, out, *extra):
-    from swcuts.cli import main
+    from swcuts.cli.app import main
 
     return main(["benchmark", str(folder), "-o", str(out), "--samplers", "swc", "--peers", "none",
                  "--seeds", "0,1", "--steps", "10", "--workers", "1", "--no-progress", *extra])
@@ -472,7 +472,7 @@ def test_cli_exits_0_and_says_how_many_failed_and_why(two_images, tmp_path, monk
 
 
 def test_cli_says_nothing_on_stderr_when_every_run_succeeds(two_images, tmp_path, capsys):
-    from swcuts.cli import main
+    from swcuts.cli.app import main
 
     assert main(["benchmark", str(two_images), "-o", str(tmp_path / "bench"), "--samplers", "none",
                  "--peers", "felzenszwalb", "--workers", "1", "--no-progress"]) == 0

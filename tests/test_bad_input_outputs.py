@@ -4,7 +4,7 @@ the files are written. Each ends in a complete set, or in one line (exit
 code 2, 130 or 143 on the command line; InputError from the API) with the
 user's files as they were and nothing left beside them.
 
-The command-line cases run in-process (``swcuts.cli.main``) on a 24x32
+The command-line cases run in-process (``swcuts.cli.app.main``) on a 24x32
 image as tests/test_bad_input.py does; signals go to subprocesses, which
 signal themselves at chosen points of the run (no timing).
 """
@@ -27,11 +27,11 @@ import numpy as np
 import pytest
 
 import swcuts
-import swcuts.api
-import swcuts.cli
-from swcuts.cli import SEGMENT_OUTPUTS, main
-from swcuts.imageio import InputError
-from swcuts.outputs import check_signals, refuse_inputs, signals_deferred, write_output_set
+import swcuts.segmentation.segment
+import swcuts.cli.app
+from swcuts.cli.app import SEGMENT_OUTPUTS, main
+from swcuts.io.errors import InputError
+from swcuts.io.output_set import check_signals, refuse_inputs, signals_deferred, write_output_set
 
 ROOT = Path(__file__).resolve().parents[1]
 RUN = ["--steps", "60", "--n-atoms", "20", "--no-progress"]
@@ -81,7 +81,7 @@ def _must_not_run(*args, **kwargs):
 
 def no_work(monkeypatch):
     for name in ("compute_atoms", "build_posterior", "multigrid_from_atoms"):
-        monkeypatch.setattr(swcuts.api, name, _must_not_run)
+        monkeypatch.setattr(swcuts.segmentation.segment, name, _must_not_run)
 
 
 def refused(capsys, argv, words, *folders, rc=2):
@@ -165,9 +165,9 @@ def test_compare_refuses_an_input_among_its_outputs(image, tmp_path, capsys, mon
 
 @pytest.mark.parametrize("frame", [0, 1])
 def test_motion_refuses_a_frame_among_its_outputs(image, tmp_path, capsys, monkeypatch, frame):
-    import swcuts.motion
+    import swcuts.motion.segment
 
-    monkeypatch.setattr(swcuts.motion, "segment_motion", _must_not_run)
+    monkeypatch.setattr(swcuts.motion.segment, "segment_motion", _must_not_run)
     photos = photo_folder(tmp_path, image, "flow.png")
     frames = [image, photos / "flow.png"][::1 if frame else -1]
     refused(capsys, ["motion", *frames, "-o", photos], ["flow.png", "overwritten"], photos)
@@ -188,7 +188,7 @@ def clashing_data(image, tmp_path):
 
 
 def test_benchmark_refuses_to_write_over_its_data(clashing_data, capsys, monkeypatch):
-    import swcuts.benchmarking.driver as driver
+    from swcuts.evaluation.benchmarking import driver as driver
 
     monkeypatch.setattr(driver, "run_task", _must_not_run)
     out = clashing_data.parent
@@ -202,7 +202,7 @@ def test_benchmark_refuses_to_write_over_its_data(clashing_data, capsys, monkeyp
 
 
 def test_report_refuses_to_write_over_its_results(tmp_path, capsys):
-    from swcuts.report import build_report
+    from swcuts.evaluation.report import build_report
 
     bench = tmp_path / "bench"
     bench.mkdir()
@@ -226,18 +226,18 @@ def test_api_write_output_set_refuses_an_input(tmp_path):
 
 
 def test_outputs_doctests():
-    import swcuts.outputs
-    import swcuts.plot_values
+    import swcuts.io.output_set
+    import swcuts.io.figures
 
-    for module in (swcuts.outputs, swcuts.plot_values):
+    for module in (swcuts.io.output_set, swcuts.io.figures):
         result = doctest.testmod(module, extraglobs={"np": np},
                                  optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
         assert result.failed == 0 and result.attempted > 0
 
 
 def test_segment_outputs_names_every_file_a_run_writes(image, tmp_path, capsys):
-    from swcuts.cli import segment_outputs
-    from swcuts.options import DEFAULTS
+    from swcuts.cli.app import segment_outputs
+    from swcuts.segmentation.options import DEFAULTS
 
     out = tmp_path / "out"
     assert main(["segment", str(image), "-o", str(out), "--sampler", "multilevel", "--levels", "3",
@@ -254,7 +254,7 @@ def test_segment_outputs_names_every_file_a_run_writes(image, tmp_path, capsys):
     ["--a2", "1e308", "--posterior-samples", "4"],
 ], ids=["a0", "a1", "a2_inf", "all", "edge_scale", "t0_huge", "t0_tiny", "posterior_inf"])
 def test_extreme_options_write_the_complete_set(image, tmp_path, capsys, extra):
-    from swcuts.posterior_outputs import POSTERIOR_FILES
+    from swcuts.cli.posterior_outputs import POSTERIOR_FILES
 
     out = tmp_path / "out"
     assert main(["segment", str(image), "-o", str(out), "--seed", "1", *RUN, *extra]) == 0
@@ -272,13 +272,13 @@ def test_a_plot_that_cannot_be_drawn_fails_the_run(image, out, capsys, monkeypat
     def broken(trace):
         raise OverflowError("cannot convert float infinity to integer")
 
-    monkeypatch.setattr(swcuts.cli, "_energy_plot", broken)
+    monkeypatch.setattr(swcuts.cli.app, "_energy_plot", broken)
     refused(capsys, ["segment", image, "-o", out, *RUN, "--a0", "1e308"],
             ["energy.png cannot be drawn", "no output written"], out.parent)
 
 
 def test_api_extreme_prior_renders_every_output(tmp_path):
-    from swcuts.cli import output_files
+    from swcuts.cli.app import output_files
 
     img = np.random.default_rng(1).random((24, 32, 3))
     seg = swcuts.segment(img, a0=1e308, a2=1e308, steps=60, n_atoms=20, seed=0)
@@ -289,9 +289,9 @@ def test_api_extreme_prior_renders_every_output(tmp_path):
 
 
 def test_api_compare_outputs_draw_any_energy():
-    from swcuts.cli import _comparison_plot
-    from swcuts.plot_values import plottable
-    from swcuts.report import compare_page
+    from swcuts.cli.app import _comparison_plot
+    from swcuts.io.figures import plottable
+    from swcuts.evaluation.report import compare_page
 
     def run(energy):
         trace = SimpleNamespace(seconds=np.linspace(0, 1, 5), energy=np.asarray(energy, dtype=float))
@@ -349,7 +349,7 @@ def test_a_failed_write_into_a_symlinked_folder_keeps_it(image, linked_target, c
     def fail(path, data):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(swcuts.cli, "save_npy", fail)
+    monkeypatch.setattr(swcuts.cli.app, "save_npy", fail)
     refused(capsys, ["segment", image, "-o", link, *RUN], ["No space left"], target, link.parent)
 
 
@@ -375,8 +375,8 @@ point, sig = sys.argv[1], getattr(signal, sys.argv[2])
 def hit():
     os.kill(os.getpid(), sig)
 from imageio.core import v3_plugin_api
-import swcuts.cli as cli
-import swcuts.outputs as outputs
+import swcuts.cli.app as cli
+import swcuts.io.output_set as outputs
 real_init, real_plot, real_bytes = v3_plugin_api.PluginV3.__init__, cli._energy_plot, cli._write_bytes
 writes = [0]
 def init(self, request):  # inside the image writer: before Pillow's plugin is complete
@@ -399,7 +399,7 @@ def write_bytes(path, data):
     if point == "after_csv" and path.name == "trace.csv":
         hit()
 cli._write_bytes = write_bytes
-from swcuts.console import main
+from swcuts.cli import main
 sys.exit(main(sys.argv[3:]))
 """
 
@@ -455,7 +455,7 @@ def test_api_a_default_handler_still_ends_the_process_after_clean_up(tmp_path):
     after the staged files are removed."""
     code = ("import os, signal, sys\n"
             "from pathlib import Path\n"
-            "from swcuts.outputs import write_output_set\n"
+            "from swcuts.io.output_set import write_output_set\n"
             "def write(path):\n"
             "    Path(path).write_text('x')\n"
             "    os.kill(os.getpid(), signal.SIGTERM)\n"

@@ -26,9 +26,11 @@ import pytest
 import tifffile
 
 import swcuts
-from swcuts.cli import main
-from swcuts.imageio import InputError, load_image, prepare_image
-from swcuts.motion import _as_frames
+from swcuts.cli.app import main
+from swcuts.io.errors import InputError
+from swcuts.io.image_read import load_image
+from swcuts.image.prepare import prepare_image
+from swcuts.motion.segment import _as_frames
 
 RUN = ["--steps", "60", "--n-atoms", "20", "--no-progress"]
 MOTION = ["--seed", "0", "--rounds", "2"]
@@ -70,7 +72,7 @@ class said_nothing(warnings.catch_warnings):
 @pytest.fixture(scope="module")
 def pair():
     """Two uint8 frames (32x40) with one moving object."""
-    from swcuts.synthetic_motion import layered_pair
+    from swcuts.evaluation.synthetic.motion import layered_pair
 
     p = layered_pair(shape=(32, 40), n_objects=1, seed=3)
     return tuple(np.round(f * 255).astype(np.uint8) for f in (p.frame1, p.frame2))
@@ -227,7 +229,7 @@ def test_12bit_array_segments_as_its_data(monkeypatch):
 
 def test_12bit_scale_is_said_once_per_call_and_run(tmp_path, capsys):
     img = halves_12bit()
-    with pytest.warns(swcuts.imageio.ImageScaleWarning) as record:
+    with pytest.warns(swcuts.image.prepare.ImageScaleWarning) as record:
         seg = swcuts.segment(img, seed=0, steps=60, n_atoms=20, posterior_samples=8)
     assert len(record) == 1 and seg.samples is not None  # sample_posterior prepares it again
     iio.imwrite(tmp_path / "a.png", img)
@@ -335,7 +337,7 @@ PATH_CASES = {
     "energy": (lambda p: swcuts.energy(p, LABELS), "energy()", "the image"),
     "energy_labels": (lambda p: swcuts.energy(ARRAY, p), "energy()", "the labels"),
     "energy_terms": (lambda p: swcuts.energy_terms(p, LABELS), "energy_terms()", "the image"),
-    "run_peer": (lambda p: swcuts.peers.run_peer("felzenszwalb", p), "run_peer()", "the image"),
+    "run_peer": (lambda p: swcuts.evaluation.peers.run_peer("felzenszwalb", p), "run_peer()", "the image"),
     "prepare_image": (lambda p: prepare_image(p), "prepare_image()", "the image"),
 }
 
@@ -364,7 +366,7 @@ def test_load_image_is_public_and_reads_what_segment_takes(tmp_path):
 def test_examples_of_image_scale():
     import doctest
 
-    import swcuts.image_prepare
+    import swcuts.image.prepare
 
-    result = doctest.testmod(swcuts.image_prepare, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    result = doctest.testmod(swcuts.image.prepare, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0

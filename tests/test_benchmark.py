@@ -10,12 +10,13 @@ import numpy as np
 import pytest
 
 import swcuts
-from swcuts.benchmarking import driver, make_methods, parse_grid
-from swcuts.benchmarking.runs import RESULT_COLUMNS
-from swcuts.benchmarking.store import OutputFolder
-from swcuts.cli import main
-from swcuts.imageio import InputError
-from swcuts.metrics import benchmark_scores
+from swcuts.evaluation.benchmarking import driver
+from swcuts.evaluation.benchmarking.runs import make_methods, parse_grid
+from swcuts.evaluation.benchmarking.runs import RESULT_COLUMNS
+from swcuts.evaluation.benchmarking.store import OutputFolder
+from swcuts.cli.app import main
+from swcuts.io.errors import InputError
+from swcuts.evaluation.metrics.scores import benchmark_scores
 
 STEPS = 300
 #: Columns that depend on the clock, not on the seeds.
@@ -215,7 +216,7 @@ def test_cli_benchmark_and_report(folder, tmp_path, capsys):
 
 
 def test_tune_peers_picks_the_best_mean_covering(folder, tmp_path):
-    from swcuts.peers import PEERS
+    from swcuts.evaluation.peers import PEERS
 
     tuned = driver.tune_peers(folder, ["felzenszwalb"], limit=2, workers=1)["felzenszwalb"]
     grid = PEERS["felzenszwalb"].grid

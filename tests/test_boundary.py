@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from swcuts.graph import RegionGraph
+from swcuts.graph.region_graph import RegionGraph
 from swcuts.models.boundary import boundary_change, contrast_weights, cut_weight
 
 
@@ -71,8 +71,8 @@ def test_default_energy_scores_the_default_segment():
 
 
 def test_window_on_atoms_contrast_on_pixels_by_default_and_paper_stays_available():
-    from swcuts import options
-    from swcuts.samplers import REGISTRY
+    from swcuts.segmentation import options
+    from swcuts.samplers.registry import REGISTRY
 
     names = [spec.name for spec in REGISTRY]
     on_pixels = {spec.name for spec in REGISTRY if spec.default_atoms == "pixels"}
@@ -96,7 +96,7 @@ def test_samplers_energy_is_the_pixel_graph_energy(sampler, steps):
 
     image = _photo()
     seg = swcuts.segment(image, sampler=sampler, seed=0, steps=steps)
-    assert seg.posterior == swcuts.options.resolve_model(sampler, None) and seg.model.boundary > 0
+    assert seg.posterior == swcuts.segmentation.options.resolve_model(sampler, None) and seg.model.boundary > 0
     assert swcuts.energy(image, seg.labels, model=seg.posterior) == pytest.approx(seg.energy, rel=1e-9)
     contrast = swcuts.segment(image, sampler=sampler, seed=0, steps=steps, model="contrast")
     assert swcuts.energy(image, contrast.labels, model="contrast") == pytest.approx(contrast.energy,

@@ -1,4 +1,4 @@
-"""The time budget is the wall time of the whole run (swcuts.budget.Budget).
+"""The time budget is the wall time of the whole run (swcuts.inference.budget.Budget).
 
 No timing asserts: a fake clock stands in for the phases before sampling,
 and the tests check what the sampler is given (the budget less the time
@@ -17,12 +17,12 @@ import numpy as np
 import pytest
 
 import swcuts
-import swcuts.api
-import swcuts.budget
-import swcuts.cli
-from swcuts.budget import (MIN_SAMPLING_SHARE, Budget, BudgetWarning, mark_process_start, process_start,
-                           write_reserve)
-from swcuts.cli import main
+import swcuts.segmentation.segment
+import swcuts.inference.budget
+import swcuts.cli.app
+from swcuts.inference.budget import (
+    MIN_SAMPLING_SHARE, Budget, BudgetWarning, mark_process_start, process_start, write_reserve)
+from swcuts.cli.app import main
 
 
 class FakeClock:
@@ -63,13 +63,13 @@ def allotted(monkeypatch):
 
 def slow_atoms(monkeypatch, clock, seconds):
     """compute_atoms that takes ``seconds`` on ``clock``."""
-    real = swcuts.api.compute_atoms
+    real = swcuts.segmentation.segment.compute_atoms
 
     def atoms(*args, **kwargs):
         clock.now += seconds
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(swcuts.api, "compute_atoms", atoms)
+    monkeypatch.setattr(swcuts.segmentation.segment, "compute_atoms", atoms)
 
 
 # ------------------------------------------------------------------ the helper
@@ -235,7 +235,7 @@ def test_multigrid_from_atoms_shares(monkeypatch, allotted):
     slow_atoms(monkeypatch, clock, 0.1)
     swcuts.segment(two_halves(), sampler="multigrid", seed=0, n_atoms=20, time_budget=Budget(0.5, clock=clock))
     (f1, first), (f2, second) = allotted
-    share = swcuts.api.ATOMS_INIT_TIME_SHARE
+    share = swcuts.segmentation.segment.ATOMS_INIT_TIME_SHARE
     assert (f1, f2) == (share, 1.0)
     assert first == pytest.approx(share * 0.4)  # after the SLIC atoms
     assert second == pytest.approx(0.5 - 0.2)  # after the pixels' "atoms" too
@@ -258,7 +258,7 @@ def test_segment_with_posterior_samples_halves(monkeypatch, allotted):
 
 
 def test_segment_motion_levels_get_what_is_left(monkeypatch, allotted):
-    from swcuts.synthetic_motion import layered_pair
+    from swcuts.evaluation.synthetic.motion import layered_pair
 
     clock = FakeClock()
     real = swcuts.segment
@@ -303,8 +303,8 @@ def test_cli_names_every_phase_on_a_terminal(tiny, tmp_path, monkeypatch):
 
 def test_cli_warns_in_one_line_when_the_fixed_phases_take_the_budget(tiny, tmp_path, monkeypatch, capsys):
     clock = FakeClock()
-    monkeypatch.setattr(swcuts.cli, "process_start", clock)
-    monkeypatch.setattr(swcuts.cli, "Budget", functools.partial(Budget, clock=clock))
+    monkeypatch.setattr(swcuts.cli.app, "process_start", clock)
+    monkeypatch.setattr(swcuts.cli.app, "Budget", functools.partial(Budget, clock=clock))
     slow_atoms(monkeypatch, clock, 38.0)
     rc = main(["segment", tiny, "-o", str(tmp_path / "out"), "--time-budget", "2", "--n-atoms", "20"])
     out, err = capsys.readouterr()
@@ -317,7 +317,7 @@ def test_cli_warns_in_one_line_when_the_fixed_phases_take_the_budget(tiny, tmp_p
 
 def test_cli_counts_from_the_start_of_the_process(tiny, tmp_path, monkeypatch, allotted):
     clock = FakeClock()
-    monkeypatch.setattr(swcuts.cli, "Budget", functools.partial(Budget, clock=clock))
+    monkeypatch.setattr(swcuts.cli.app, "Budget", functools.partial(Budget, clock=clock))
     mark_process_start(clock.now - 0.25)  # the imports took 0.25 s
     try:
         assert main(["segment", tiny, "-o", str(tmp_path / "out"), "--time-budget", "1.5", "--n-atoms", "20",
@@ -330,16 +330,16 @@ def test_cli_counts_from_the_start_of_the_process(tiny, tmp_path, monkeypatch, a
 
 def test_compare_shares_the_budget_equally(tiny, tmp_path, monkeypatch):
     clock = FakeClock()
-    monkeypatch.setattr(swcuts.cli, "process_start", clock)
-    monkeypatch.setattr(swcuts.cli, "Budget", functools.partial(Budget, clock=clock))
+    monkeypatch.setattr(swcuts.cli.app, "process_start", clock)
+    monkeypatch.setattr(swcuts.cli.app, "Budget", functools.partial(Budget, clock=clock))
     given = []
-    real = swcuts.cli.segment
+    real = swcuts.cli.app.segment
 
     def segment(image, **kwargs):
         given.append(kwargs["time_budget"].seconds)
         return real(image, **kwargs)
 
-    monkeypatch.setattr(swcuts.cli, "segment", segment)
+    monkeypatch.setattr(swcuts.cli.app, "segment", segment)
     assert main(["compare", tiny, "-o", str(tmp_path / "cmp"), "--samplers", "swc,gibbs", "--time-budget", "1.6",
                  "--n-atoms", "20", "--no-progress"]) == 0
     left = 1.6 - write_reserve(two_halves().shape, compare=2)
@@ -349,5 +349,5 @@ def test_compare_shares_the_budget_equally(tiny, tmp_path, monkeypatch):
 def test_examples_of_the_module():
     import doctest
 
-    result = doctest.testmod(swcuts.budget)
+    result = doctest.testmod(swcuts.inference.budget)
     assert result.failed == 0 and result.attempted > 0

@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 
 import swcuts
-import swcuts.api
-import swcuts.imageio
-from swcuts.atoms import DEFAULT_ATOMS
-from swcuts.cli import main
+import swcuts.segmentation.segment
+import swcuts.io.memory
+from swcuts.image.atoms import DEFAULT_ATOMS
+from swcuts.cli.app import main
 
 ROOT = Path(__file__).resolve().parents[1]
 FIG7 = ROOT / "sample_images" / "fig7.png"
@@ -307,7 +307,7 @@ def test_image_kinds(kind, tmp_path, capsys):
         np.save(path, np.moveaxis(rgb, -1, 0))
     elif kind == "npy_uint16":
         np.save(path, (g * 4000).astype(np.uint16))
-    loaded = swcuts.imageio.load_image(path)
+    loaded = swcuts.io.image_read.load_image(path)
     if kind.startswith("png16"):
         assert loaded.dtype == np.uint16
     out = tmp_path / "out"
@@ -503,7 +503,7 @@ def test_output_below_a_file(tiny_npy, tmp_path, capsys, monkeypatch):
     target = tmp_path / "taken"
     target.write_text("keep me")
     # Refused before any work starts.
-    monkeypatch.setattr(swcuts.api, "compute_atoms", _must_not_run)
+    monkeypatch.setattr(swcuts.segmentation.segment, "compute_atoms", _must_not_run)
     rc, _, err = run_cli(capsys, "segment", tiny_npy, "-o", target / "sub" / "dir", *TINY)
     assert_one_line_error(rc, err)
     assert target.read_text() == "keep me"
@@ -530,10 +530,10 @@ def _must_not_run(*args, **kwargs):
 
 
 def test_image_too_large_for_memory(small_png, tmp_path, capsys, monkeypatch):
-    # check_memory compares against swcuts.imageio.available_memory(): make it tiny.
-    monkeypatch.setattr(swcuts.imageio, "available_memory", lambda: 100_000)
-    monkeypatch.setattr(swcuts.api, "compute_atoms", _must_not_run)
-    monkeypatch.setattr(swcuts.api, "prepare_image", _must_not_run)
+    # check_memory compares against swcuts.io.memory.available_memory(): make it tiny.
+    monkeypatch.setattr(swcuts.io.memory, "available_memory", lambda: 100_000)
+    monkeypatch.setattr(swcuts.segmentation.segment, "compute_atoms", _must_not_run)
+    monkeypatch.setattr(swcuts.segmentation.segment, "prepare_image", _must_not_run)
     out = tmp_path / "out"
     rc, stdout, err = run_cli(capsys, "segment", small_png, "-o", out, *FAST)
     assert_one_line_error(rc, err)
@@ -544,8 +544,8 @@ def test_image_too_large_for_memory(small_png, tmp_path, capsys, monkeypatch):
 
 def test_memory_limit_depends_on_atoms(small_png, tmp_path, capsys, monkeypatch):
     # Enough memory for 150 atoms, not for a pixel graph of 80x120 vertices.
-    need = swcuts.imageio.estimate_memory((80, 120), 150)
-    monkeypatch.setattr(swcuts.imageio, "available_memory", lambda: need + 10_000)
+    need = swcuts.io.memory.estimate_memory((80, 120), 150)
+    monkeypatch.setattr(swcuts.io.memory, "available_memory", lambda: need + 10_000)
     rc, _, err = run_cli(capsys, "segment", small_png, "-o", tmp_path / "pix", "--atoms", "pixels", *FAST)
     assert_one_line_error(rc, err)
     assert "9600 atoms" in err
@@ -556,7 +556,7 @@ def test_memory_limit_depends_on_atoms(small_png, tmp_path, capsys, monkeypatch)
 
 def test_failed_rerun_keeps_the_earlier_outputs(tiny_npy, tmp_path, capsys, monkeypatch):
     """A re-run that fails while writing leaves the earlier run's files as they were."""
-    import swcuts.cli as cli
+    from swcuts.cli import app as cli
 
     out = tmp_path / "out"
     rc, _, err = run_cli(capsys, "segment", tiny_npy, "-o", out, *TINY)
@@ -576,7 +576,7 @@ def test_failed_rerun_keeps_the_earlier_outputs(tiny_npy, tmp_path, capsys, monk
     assert sorted(os.listdir(tmp_path)) == ["out"]  # no staging folder left
     (out / "energy.png").unlink()
     (out / "energy.png").mkdir()  # an output name taken by a folder: refused before any work
-    monkeypatch.setattr(swcuts.api, "compute_atoms", _must_not_run)
+    monkeypatch.setattr(swcuts.segmentation.segment, "compute_atoms", _must_not_run)
     rc, _, err = run_cli(capsys, "segment", tiny_npy, "-o", out, *TINY)
     assert_one_line_error(rc, err)
     assert "energy.png" in err
@@ -600,13 +600,13 @@ def test_extreme_prior_gives_results_and_a_warning_not_a_failure(tiny_npy, tmp_p
 #: 6 s sleep hit a still-importing interpreter on a busy machine).
 SAMPLE_MARKED = (
     "import sys, pathlib\n"
-    "import swcuts.api as api\n"
+    "import swcuts.segmentation.segment as api\n"
     "real = api.anneal\n"
     "def marked(*args, **kw):\n"
     "    pathlib.Path(sys.argv[1]).touch()\n"
     "    return real(*args, **kw)\n"
     "api.anneal = marked\n"
-    "from swcuts.console import main\n"
+    "from swcuts.cli import main\n"
     "sys.exit(main(sys.argv[2:]))\n"
 )
 
@@ -644,7 +644,7 @@ def test_sigterm_while_sampling_leaves_the_output_as_it_was(tiny_npy, tmp_path, 
 
 def test_failed_write_leaves_no_files(tiny_npy, tmp_path, capsys, monkeypatch):
     """If writing fails half way, the files already written are removed again."""
-    import swcuts.cli as cli
+    from swcuts.cli import app as cli
 
     real = cli._write_bytes
 

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 import swcuts
-from swcuts.models.mixture import jain_neal_bernoulli, lee_choi_gaussians
-from swcuts.metrics import adjusted_rand_index
-from swcuts.partition import canonical
+from swcuts.evaluation.synthetic.clusters import jain_neal_bernoulli, lee_choi_gaussians
+from swcuts.evaluation.metrics.regions import adjusted_rand_index
+from swcuts.models.partition import canonical
 
 
 @pytest.mark.parametrize("sampler, min_ari", [("gibbs", 0.5), ("split-merge", 0.8)])

@@ -1,4 +1,4 @@
-"""swcuts.compiled_only: kernels compiled into their callers only.
+"""swcuts._numba.compiled_only: kernels compiled into their callers only.
 
 These tests pin the numba internals that the decorator relies on (its
 pipeline, code library and entry points), so that a numba upgrade that
@@ -13,7 +13,7 @@ import textwrap
 import numpy as np
 from numba import njit
 
-from swcuts.compiled_only import LinkOnlyLibrary, compiled_only
+from swcuts._numba.compiled_only import LinkOnlyLibrary, compiled_only
 
 
 @compiled_only
@@ -70,7 +70,7 @@ def test_python_calls_run_the_twin():
 
 MODULE = textwrap.dedent("""
     from numba import njit
-    from swcuts.compiled_only import compiled_only
+    from swcuts._numba.compiled_only import compiled_only
 
     @compiled_only
     def inner(x):

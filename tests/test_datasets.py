@@ -1,4 +1,4 @@
-"""Tests of swcuts.datasets on tiny fake data sets of every layout and on real BSDS500 files."""
+"""Tests of swcuts.evaluation.datasets on tiny fake data sets of every layout and on real BSDS500 files."""
 
 from pathlib import Path
 
@@ -7,8 +7,8 @@ import pytest
 from scipy.io import loadmat, savemat
 from skimage.io import imsave
 
-from swcuts.datasets import Dataset, Sample, load, open_dataset
-from swcuts.imageio import InputError
+from swcuts.evaluation.datasets import Dataset, Sample, load, open_dataset
+from swcuts.io.errors import InputError
 
 REAL = Path("/work/shared/data/bsds500-train")
 H, W = 6, 8

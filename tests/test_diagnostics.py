@@ -4,18 +4,11 @@ import numpy as np
 import pytest
 from scipy.signal import lfilter
 
-from swcuts.diagnostics import (
-    acceptance_by_move,
-    autocorrelation,
-    coassignment,
-    edge_boundary_probability,
-    effective_sample_size,
-    integrated_autocorrelation_time,
-    largest_label_fraction,
-    n_labels,
-    r_hat,
-    summarize_chain,
-)
+from swcuts.inference.diagnostics import (
+    acceptance_by_move, autocorrelation, effective_sample_size, integrated_autocorrelation_time,
+    r_hat, summarize_chain)
+from swcuts.inference.partition_stats import (
+    coassignment, edge_boundary_probability, largest_label_fraction, n_labels)
 
 
 def ar1(phi, n, rng, chains=None):

@@ -5,10 +5,14 @@ import numpy as np
 import pytest
 
 from enumeration import compare, iid_tv, exact_distribution, labelings, set_partitions, visit_counts
-from swcuts.edges import kl_edge_probabilities, vertex_histograms
-from swcuts.graph import RegionGraph
-from swcuts.models import ImageModel, PottsModel
-from swcuts.samplers import SWC, SWC1, SWC2, ClusterGibbs, Gibbs, SwendsenWang, seed_compiled_rng
+from swcuts.graph.edge_probabilities import kl_edge_probabilities, vertex_histograms
+from swcuts.graph.region_graph import RegionGraph
+from swcuts.models.image import ImageModel
+from swcuts.models.potts import PottsModel
+from swcuts.samplers.swc import SWC, SWC1, SWC2, ClusterGibbs
+from swcuts.samplers.gibbs import Gibbs
+from swcuts.samplers.sw_potts import SwendsenWang
+from swcuts.samplers.common import seed_compiled_rng
 
 
 def grey_setting():

@@ -5,8 +5,8 @@ import pytest
 
 from numba import njit
 
-from swcuts.graph import RegionGraph
-from swcuts.models.image_kernels import pieces_interleaved
+from swcuts.graph.region_graph import RegionGraph
+from swcuts.models.regions import pieces_interleaved
 from swcuts.models.regions import region_cache
 from swcuts.samplers.common import grow_into
 
@@ -92,7 +92,7 @@ def test_interleaved_pieces_match_a_full_search(seed):
 def test_pixel_statistics_sum_like_the_rows():
     """sum_stats on a pixel graph (from position, values and bins) adds up
     to the same vector as the rows of vstats; on atoms it adds the rows."""
-    from swcuts.models import ImageModel
+    from swcuts.models.image import ImageModel
     from swcuts.models.vertex_stats import sum_stats
 
     rng = np.random.default_rng(0)
@@ -114,10 +114,10 @@ def test_pixel_statistics_sum_like_the_rows():
 def test_region_index_follows_moves(seed):
     """move_regions keeps the region index equal to a fresh region search:
     splits into several pieces, merges of several regions, fresh labels."""
-    from swcuts.models import ImageModel
-    from swcuts.partition import canonical
-    from swcuts.models.image_kernels import (REG_AREA, REG_IDS, REG_NFREE, REG_RID, load_regions,
-                                             move_regions, store_regions)
+    from swcuts.models.image import ImageModel
+    from swcuts.models.partition import canonical
+    from swcuts.models.image_kernels import (
+        REG_AREA, REG_IDS, REG_NFREE, REG_RID, load_regions, move_regions, store_regions)
     from swcuts.models.vertex_stats import sum_stats
     from swcuts.samplers.flips import FlipWorkspace
 

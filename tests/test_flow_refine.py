@@ -1,4 +1,4 @@
-"""The sub-label flow refinement (swcuts.flow_refine, issue 17): what it
+"""The sub-label flow refinement (swcuts.motion.flow_refine, issue 17): what it
 keeps, what it may not do, and that it reaches sub-pixel accuracy."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from swcuts.flow_refine import _pick, _pixel_cost, _pair_cost, refine_flow
-from swcuts.motion_metrics import endpoint_error
-from swcuts.synthetic_motion import layered_pair
+from swcuts.motion.flow_refine import _pick, _pixel_cost, _pair_cost, refine_flow
+from swcuts.evaluation.motion_metrics import endpoint_error
+from swcuts.evaluation.synthetic.motion import layered_pair
 
 SIGMA, NIL, BETA = 2.0, 6.0, 4.0
 

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from swcuts.graph import RegionGraph
+from swcuts.graph.region_graph import RegionGraph
 
 # ---------------------------------------------------------------------------
 # Slow reference

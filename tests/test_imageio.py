@@ -1,4 +1,4 @@
-"""Tests for swcuts.imageio: loading, validation, memory check, atomic writes."""
+"""Tests for swcuts.io.memory: loading, validation, memory check, atomic writes."""
 
 from __future__ import annotations
 
@@ -9,17 +9,11 @@ import numpy as np
 import pytest
 
 from swcuts import segment
-from swcuts.imageio import (
-    InputError,
-    atomic_write,
-    check_memory,
-    estimate_memory,
-    load_image,
-    prepare_image,
-    save_label_png,
-    save_npy,
-    save_rgb_png,
-)
+from swcuts.io.errors import InputError
+from swcuts.io.image_write import atomic_write, save_label_png, save_npy, save_rgb_png
+from swcuts.io.memory import check_memory, estimate_memory
+from swcuts.io.image_read import load_image
+from swcuts.image.prepare import prepare_image
 
 
 def one_line(excinfo):
@@ -634,7 +628,7 @@ def test_very_large_image_is_refused_for_its_size_not_as_unreadable(tmp_path, mo
     """Pillow's decompression-bomb limit is not swcuts' limit: memory is."""
     import PIL.Image
 
-    import swcuts.imageio as sio
+    from swcuts.io import memory as sio
 
     iio.imwrite(tmp_path / "big.png", np.zeros((60, 80), np.uint8))
     monkeypatch.setattr(PIL.Image, "MAX_IMAGE_PIXELS", 100)  # Pillow would refuse 4800 pixels

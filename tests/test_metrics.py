@@ -7,17 +7,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from swcuts.metrics import (
-    adjusted_rand_index,
-    boundary_f_measure,
-    boundary_map,
-    boundary_precision_recall,
-    global_consistency_error,
-    probabilistic_rand_index,
-    rand_index,
-    segmentation_scores,
-    variation_of_information,
-)
+from swcuts.evaluation.metrics.regions import (
+    adjusted_rand_index, global_consistency_error, probabilistic_rand_index, rand_index,
+    variation_of_information)
+from swcuts.evaluation.metrics.boundaries import (
+    boundary_f_measure, boundary_map, boundary_precision_recall)
+from swcuts.evaluation.metrics.scores import segmentation_scores
 
 # ---------------------------------------------------------------------------
 # Brute-force references

@@ -10,15 +10,11 @@ import numpy as np
 import pytest
 from skimage.metrics import variation_of_information as sk_voi
 
-from swcuts.metrics import (
-    benchmark_scores,
-    boundary_map,
-    boundary_precision_recall,
-    boundary_scores,
-    mean_variation_of_information,
-    probabilistic_rand_index,
-    segmentation_covering,
-)
+from swcuts.evaluation.metrics.scores import benchmark_scores
+from swcuts.evaluation.metrics.boundaries import (
+    boundary_map, boundary_precision_recall, boundary_scores)
+from swcuts.evaluation.metrics.regions import (
+    mean_variation_of_information, probabilistic_rand_index, segmentation_covering)
 
 
 def covering_reference(seg, truth):

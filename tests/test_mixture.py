@@ -12,13 +12,16 @@ from hypothesis import strategies as st
 from scipy import integrate, special, stats
 
 from enumeration import compare, exact_distribution, iid_tv, set_partitions, visit_counts
-from swcuts.imageio import InputError
-from swcuts.models import MixtureModel
-from swcuts.models.mixture import (JAIN_NEAL_PROBABILITIES, BetaBernoulli, ConjugateLikelihood,
-                                   LineMixture, NormalInverseWishart, crp_log_prior,
-                                   jain_neal_bernoulli, lee_choi_gaussians, rossum_lines)
-from swcuts.partition import canonical
-from swcuts.samplers import Gibbs, seed_compiled_rng
+from swcuts.io.errors import InputError
+from swcuts.models.mixture.model import MixtureModel
+from swcuts.evaluation.synthetic.clusters import (
+    JAIN_NEAL_PROBABILITIES, jain_neal_bernoulli, lee_choi_gaussians, rossum_lines)
+from swcuts.models.mixture.likelihoods import (
+    BetaBernoulli, ConjugateLikelihood, LineMixture, NormalInverseWishart)
+from swcuts.models.mixture.model import crp_log_prior
+from swcuts.models.partition import canonical
+from swcuts.samplers.gibbs import Gibbs
+from swcuts.samplers.common import seed_compiled_rng
 
 # ---------------------------------------------------------------------------
 # Small data sets, one per likelihood

@@ -10,9 +10,14 @@ import pytest
 
 from enumeration import (assert_matches, compare, exact_distribution, iid_tv, run_visits,
                          set_partitions, visit_counts)
-from swcuts.models.mixture import (MixtureModel, item_join, item_leave, item_move,
-                                   jain_neal_bernoulli, lee_choi_gaussians, rossum_lines)
-from swcuts.samplers import Gibbs, SplitMerge, Triadic, seed_compiled_rng
+from swcuts.models.mixture.model import MixtureModel
+from swcuts.models.mixture.moves import item_join, item_leave, item_move
+from swcuts.evaluation.synthetic.clusters import (
+    jain_neal_bernoulli, lee_choi_gaussians, rossum_lines)
+from swcuts.samplers.gibbs import Gibbs
+from swcuts.samplers.split_merge import SplitMerge
+from swcuts.samplers.triadic.kernel import Triadic
+from swcuts.samplers.common import seed_compiled_rng
 
 NAMES = ("beta-bernoulli", "gaussian", "lines")
 
@@ -141,7 +146,7 @@ def test_compiled_gibbs_step_visits_match_posterior(name):
 def _gibbs_chain(model, truth, use_run, every, n_steps=600, temperature=1.0):
     """Gibbs (wrapped in AuxiliaryCycle when ``every``) from one cluster:
     ``n_steps`` steps one by one, or in compiled ``run`` chunks of 37."""
-    from swcuts.models.mixture import AuxiliaryCycle
+    from swcuts.models.mixture.model import AuxiliaryCycle
 
     kernel = Gibbs(model)
     if every:

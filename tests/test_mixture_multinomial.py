@@ -14,9 +14,11 @@ from scipy import integrate, stats
 
 import swcuts
 from enumeration import compare, exact_distribution, iid_tv, set_partitions, visit_counts
-from swcuts.imageio import InputError
-from swcuts.models.mixture import MixtureModel, Multinomial
-from swcuts.samplers import Gibbs, seed_compiled_rng
+from swcuts.io.errors import InputError
+from swcuts.models.mixture.model import MixtureModel
+from swcuts.models.mixture.likelihoods import Multinomial
+from swcuts.samplers.gibbs import Gibbs
+from swcuts.samplers.common import seed_compiled_rng
 
 COUNTS6 = np.array([[3, 1, 0, 0], [2, 2, 0, 1], [4, 0, 1, 0],
                     [0, 1, 3, 2], [0, 0, 2, 4], [1, 0, 2, 2]])

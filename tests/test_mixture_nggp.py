@@ -13,12 +13,16 @@ from scipy import integrate, stats
 
 import swcuts
 from enumeration import compare, exact_distribution, iid_tv, set_partitions
-from swcuts.imageio import InputError
-from swcuts.models.mixture import (NGGP, AuxiliaryCycle, DirichletProcess, MixtureModel,
-                                   crp_log_prior)
-from swcuts.partition import canonical
-from swcuts.samplers import (SRM, Gibbs, RandomSplit, Reconfiguration, SplitMerge, TreeGuided,
-                             Triadic, seed_compiled_rng)
+from swcuts.io.errors import InputError
+from swcuts.models.mixture.priors import NGGP, DirichletProcess
+from swcuts.models.mixture.model import AuxiliaryCycle, MixtureModel, crp_log_prior
+from swcuts.models.partition import canonical
+from swcuts.samplers.reconfiguration.kernel import SRM, Reconfiguration
+from swcuts.samplers.gibbs import Gibbs
+from swcuts.samplers.split_merge import RandomSplit, SplitMerge
+from swcuts.samplers.tree_guided.kernel import TreeGuided
+from swcuts.samplers.triadic.kernel import Triadic
+from swcuts.samplers.common import seed_compiled_rng
 
 BINARY = np.array([[1, 1, 0, 0], [1, 1, 0, 1], [1, 0, 0, 0],
                    [0, 0, 1, 1], [0, 1, 1, 1], [0, 0, 1, 0]])
@@ -258,7 +262,7 @@ def test_enumeration_catches_a_frozen_u(nggp_posterior):
 def test_annealing_driver_keeps_the_joint_exact():
     """anneal(keep_best=True) leaves the state at its best labels with
     log π of (labels, u), whichever u the state holds."""
-    from swcuts.anneal import Schedule, anneal
+    from swcuts.inference.anneal import Schedule, anneal
 
     x = np.random.default_rng(0).integers(0, 2, (20, 4))
     model = MixtureModel(x, "beta-bernoulli", prior="nggp", sigma=0.3)

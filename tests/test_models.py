@@ -10,11 +10,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from swcuts.graph import RegionGraph
-from swcuts.models import ImageModel, PottsModel
-from swcuts.models.image import FAMILIES, label_loglik
+from swcuts.graph.region_graph import RegionGraph
+from swcuts.models.image import ImageModel
+from swcuts.models.potts import PottsModel
+from swcuts.models.image import FAMILIES
+from swcuts.models.image_kernels import label_loglik
 from swcuts.models.regions import region_change, region_terms
-from swcuts.partition import canonical
+from swcuts.models.partition import canonical
 
 # ---------------------------------------------------------------------------
 # Helpers

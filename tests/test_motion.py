@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from enumeration import assert_matches, chain_visits, compare, exact_distribution, set_partitions
-from swcuts.graph import RegionGraph
+from swcuts.graph.region_graph import RegionGraph
 from swcuts.models.motion import MotionPosterior, ObjectModel, velocity_grid
 from swcuts.samplers.swc import SWC2
 from swcuts.samplers.velocity import VelocityGibbs
@@ -210,10 +210,10 @@ def test_segment_motion_rejects_frames_of_different_size():
 def test_cli_motion_writes_every_output(tmp_path):
     import skimage.io
 
-    from swcuts.cli import main
-    from swcuts.cli_motion import MOTION_OUTPUTS
-    from swcuts.io import read_flo
-    from swcuts.synthetic_motion import layered_pair
+    from swcuts.cli.app import main
+    from swcuts.cli.motion import MOTION_OUTPUTS
+    from swcuts.io.flow import read_flo
+    from swcuts.evaluation.synthetic.motion import layered_pair
 
     pair = layered_pair(shape=(40, 48), n_objects=1, seed=3)
     for name, frame in (("a.png", pair.frame1), ("b.png", pair.frame2)):
@@ -236,7 +236,7 @@ def test_cli_motion_writes_every_output(tmp_path):
 def test_cli_motion_bad_options_are_one_line_and_write_nothing(tmp_path, capsys, extra, message):
     import skimage.io
 
-    from swcuts.cli import main
+    from swcuts.cli.app import main
 
     frame = (np.random.default_rng(0).random((24, 32)) * 255).astype(np.uint8)
     skimage.io.imsave(tmp_path / "a.png", frame, check_contrast=False)

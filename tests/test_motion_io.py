@@ -1,4 +1,4 @@
-"""swcuts.io: the Middlebury .flo format and the colour-wheel coding."""
+"""swcuts.io.flow: the Middlebury .flo format and the colour-wheel coding."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from swcuts import io as flo_io
-from swcuts.io import colour_wheel, flow_to_color, read_flo, write_flo
+from swcuts.io import flow as flo_io
+from swcuts.io.flow import colour_wheel, flow_to_color, read_flo, write_flo
 
 MIDDLEBURY = Path(__file__).resolve().parents[2] / "shared" / "data" / "middlebury"
 

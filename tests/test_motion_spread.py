@@ -14,7 +14,7 @@ import pytest
 from scipy import ndimage as ndi
 
 import swcuts
-import swcuts.motion as motion
+from swcuts.motion import segment as motion
 from swcuts.samplers.velocity import VelocityGibbs
 from test_motion import tiny_posterior
 
@@ -111,8 +111,8 @@ def test_bad_posterior_samples_is_rejected(n):
 def test_cli_motion_posterior_samples_writes_spread_files(tmp_path, capsys):
     import skimage.io
 
-    from swcuts.cli import main
-    from swcuts.cli_motion import MOTION_OUTPUTS, SPREAD_OUTPUTS
+    from swcuts.cli.app import main
+    from swcuts.cli.motion import MOTION_OUTPUTS, SPREAD_OUTPUTS
 
     f1, f2 = half_textured_pair(0)
     for name, frame in (("a.png", f1), ("b.png", f2)):

@@ -14,11 +14,11 @@ import pytest
 from scipy import ndimage
 
 import swcuts
-from swcuts.metrics import variation_of_information
-from swcuts.motion_metrics import (angular_error, endpoint_error, object_voi, warp_frame1,
-                                   warp_residual)
-from swcuts.motion_peers import dis_flow, farneback_flow, flow_objects, run_motion_peer
-from swcuts.synthetic_motion import layered_pair, rectangles_pair
+from swcuts.evaluation.metrics.regions import variation_of_information
+from swcuts.evaluation.motion_metrics import (
+    angular_error, endpoint_error, object_voi, warp_frame1, warp_residual)
+from swcuts.evaluation.motion_peers import dis_flow, farneback_flow, flow_objects, run_motion_peer
+from swcuts.evaluation.synthetic.motion import layered_pair, rectangles_pair
 
 ROOT = Path(__file__).resolve().parents[1]
 MIDDLEBURY = ROOT.parent / "shared" / "data" / "middlebury"
@@ -177,7 +177,7 @@ def test_flow_objects_recovers_layers():
 
 @pytest.mark.skipif(not (MIDDLEBURY / "Venus").is_dir(), reason="no Middlebury data")
 def test_middlebury_truth_in_our_convention():
-    from swcuts.motion_datasets import load_middlebury
+    from swcuts.evaluation.motion_datasets import load_middlebury
 
     p = load_middlebury("Venus", MIDDLEBURY)
     assert p.frame1.shape == (380, 420, 3) and p.flow.shape == (380, 420, 2) and p.objects is None
@@ -235,8 +235,8 @@ def test_benchmark_includes_swcuts_when_registered(monkeypatch):
 
 
 def test_examples():
-    for name in ["swcuts.synthetic_motion", "swcuts.motion_metrics", "swcuts.motion_peers",
-                 "swcuts.motion_datasets"]:
+    for name in ["swcuts.evaluation.synthetic.motion", "swcuts.evaluation.motion_metrics", "swcuts.evaluation.motion_peers",
+                 "swcuts.evaluation.motion_datasets"]:
         result = doctest.testmod(importlib.import_module(name),
                                  optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
         assert result.attempted > 0 and result.failed == 0, name

@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 
 from enumeration import assert_matches, exact_distribution, run_visits, set_partitions
-from swcuts.edges import kl_edge_probabilities, vertex_histograms
-from swcuts.graph import RegionGraph
-from swcuts.models import ImageModel
-from swcuts.samplers import seed_compiled_rng
+from swcuts.graph.edge_probabilities import kl_edge_probabilities, vertex_histograms
+from swcuts.graph.region_graph import RegionGraph
+from swcuts.models.image import ImageModel
+from swcuts.samplers.common import seed_compiled_rng
 from swcuts.samplers.flips import log_falling
 from swcuts.samplers.multiflip import Multiflip
 from test_enumeration_kernels import (boundary_setting, colour_setting, grey_setting,

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 from enumeration import assert_matches, exact_distribution, run_visits, set_partitions
-from swcuts.models import ImageModel
-from swcuts.graph import RegionGraph
-from swcuts.samplers import seed_compiled_rng
+from swcuts.models.image import ImageModel
+from swcuts.graph.region_graph import RegionGraph
+from swcuts.samplers.common import seed_compiled_rng
 from swcuts.samplers.multigrid import Multigrid, window_pyramid
 from swcuts.samplers.flips import vertex_coordinates
 from test_enumeration_kernels import (boundary_setting, colour_setting, grey_setting,

@@ -8,14 +8,14 @@ import numpy as np
 import pytest
 
 from enumeration import assert_matches, compare, set_partitions
-from swcuts.anneal import Schedule
-from swcuts.graph import RegionGraph
-from swcuts.models import ImageModel
+from swcuts.inference.anneal import Schedule
+from swcuts.graph.region_graph import RegionGraph
+from swcuts.models.image import ImageModel
 from swcuts.models.boundary import contrast_weights
-from swcuts.multilevel import (ConnectedMultigrid, MultiLevel, TwoLevel, anneal_multilevel,
-                               compact, restrict_graph)
-from swcuts.partition import canonical
-from swcuts.samplers import seed_compiled_rng
+from swcuts.samplers.connected import ConnectedMultigrid, restrict_graph
+from swcuts.samplers.multilevel import MultiLevel, TwoLevel, anneal_multilevel, compact
+from swcuts.models.partition import canonical
+from swcuts.samplers.common import seed_compiled_rng
 from swcuts.samplers.multigrid import Multigrid
 from test_multiflip import edge_q, pixel_setting
 
@@ -406,7 +406,7 @@ def test_anneal_multilevel_segments_an_image(n_levels):
 
 
 def test_annealing_runs_the_rounds_under_the_one_driver_whatever_its_chunks():
-    # anneal_multilevel = swcuts.anneal.anneal on MultiLevelKernel: the same
+    # anneal_multilevel = swcuts.inference.anneal.anneal on MultiLevelKernel: the same
     # draws as the rounds written out by hand (levels in turn, 500 and 200
     # steps, level 0 at min(T, 1)), however the driver cuts the steps: the
     # best segments, the last atoms (level 0) and the accepted moves agree.

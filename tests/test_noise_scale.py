@@ -1,11 +1,12 @@
-"""The edge scale on noisy images (swcuts.edges.noise_sigma, noise_edge_scale)."""
+"""The edge scale on noisy images (swcuts.graph.edge_probabilities.noise_sigma, noise_edge_scale)."""
 
 import numpy as np
 import pytest
 
 from swcuts import segment
-from swcuts.edges import NOISE_REF, kl_edge_probabilities, noise_edge_scale, noise_sigma, vertex_histograms
-from swcuts.imageio import prepare_image
+from swcuts.graph.edge_probabilities import (
+    NOISE_REF, kl_edge_probabilities, noise_edge_scale, noise_sigma, vertex_histograms)
+from swcuts.image.prepare import prepare_image
 
 
 @pytest.mark.parametrize("sigma", [0.01, 0.05, 0.1])
@@ -52,7 +53,7 @@ def noisy_halves(seed=6):
 def test_the_noise_rule_is_applied_once_per_image():
     """RunOptions.on_image scales edge_scale by the factor (every run of
     segment, the multi-level one too, reads it from there), once."""
-    from swcuts import options
+    from swcuts.segmentation import options
 
     features, _ = prepare_image(noisy_halves())
     factor = noise_edge_scale(features)
@@ -61,7 +62,7 @@ def test_the_noise_rule_is_applied_once_per_image():
 
 
 def test_sample_posterior_uses_the_noise_scaled_edge_scale(monkeypatch):
-    import swcuts.api
+    import swcuts.segmentation.segment
     from swcuts import sample_posterior
 
     seen = {}
@@ -70,7 +71,7 @@ def test_sample_posterior_uses_the_noise_scaled_edge_scale(monkeypatch):
         seen.update(kwargs)
         raise RuntimeError("stop")
 
-    monkeypatch.setattr(swcuts.api, "build_posterior", capture)
+    monkeypatch.setattr(swcuts.segmentation.segment, "build_posterior", capture)
     img = noisy_halves()
     with pytest.raises(RuntimeError, match="stop"):
         sample_posterior(img, n_samples=2, seed=0)

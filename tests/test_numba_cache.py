@@ -1,4 +1,4 @@
-"""The numba cache lock of :mod:`swcuts.numba_cache`: two processes saving
+"""The numba cache lock of :mod:`swcuts._numba.cache`: two processes saving
 two signatures of one function at once must not share a data file."""
 
 import threading
@@ -7,8 +7,8 @@ import time
 import pytest
 from numba.core import caching
 
-import swcuts.numba_cache  # noqa: F401  (installs the lock)
-from swcuts.primitives import find
+import swcuts._numba.cache
+from swcuts._numba.primitives import find
 
 
 def _cache_file(folder):
@@ -25,11 +25,11 @@ def test_every_compiled_module_gets_the_lock():
 
 def test_installing_twice_wraps_once():
     save = caching.IndexDataCacheFile.save
-    swcuts.numba_cache.install()
+    swcuts._numba.cache.install()
     assert caching.IndexDataCacheFile.save is save
 
 
-@pytest.mark.skipif(swcuts.numba_cache.fcntl is None, reason="no fcntl: no lock")
+@pytest.mark.skipif(swcuts._numba.cache.fcntl is None, reason="no fcntl: no lock")
 def test_concurrent_saves_of_two_signatures_keep_their_own_data(tmp_path):
     """Writer A stops between reading the index and writing it; writer B
     (another open file, as in another process) saves meanwhile. Without the
@@ -74,7 +74,7 @@ def test_swcuts_kernels_are_stamped_with_the_whole_package():
     from swcuts.models.image_kernels import label_loglik
 
     stamp = _locator(label_loglik.py_func).get_source_stamp()
-    assert isinstance(stamp, tuple) and stamp[1] == swcuts.numba_cache.package_stamp()
+    assert isinstance(stamp, tuple) and stamp[1] == swcuts._numba.cache.package_stamp()
     assert stamp[0] == caching._hash_source_file(label_loglik.py_func.__code__.co_filename, 0, 0)
 
 
@@ -82,15 +82,15 @@ def test_package_stamp_changes_with_any_source_file(tmp_path, monkeypatch):
     (tmp_path / "a.py").write_text("x = 1\n")
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "b.py").write_text("y = 2\n")
-    monkeypatch.setattr(swcuts.numba_cache, "PACKAGE", tmp_path)
-    swcuts.numba_cache.package_stamp.cache_clear()
+    monkeypatch.setattr(swcuts._numba.cache, "PACKAGE", tmp_path)
+    swcuts._numba.cache.package_stamp.cache_clear()
     try:
-        before = swcuts.numba_cache.package_stamp()
+        before = swcuts._numba.cache.package_stamp()
         (tmp_path / "sub" / "b.py").write_text("y = 3\n")
-        swcuts.numba_cache.package_stamp.cache_clear()
-        assert swcuts.numba_cache.package_stamp() != before
+        swcuts._numba.cache.package_stamp.cache_clear()
+        assert swcuts._numba.cache.package_stamp() != before
     finally:
-        swcuts.numba_cache.package_stamp.cache_clear()
+        swcuts._numba.cache.package_stamp.cache_clear()
 
 
 def test_functions_outside_swcuts_keep_numba_stamp(tmp_path, monkeypatch):

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from swcuts.partition import Partition, canonical
+from swcuts.models.partition import Partition, canonical
 
 
 def check_consistent(p, n_slots=None):
@@ -260,7 +260,7 @@ def test_member_index_is_trusted_only_while_the_version_shows_no_move():
     kernel's :meth:`~MemberIndex.updated` after updating them for its own
     moves); any other move is seen, also one that keeps every label's
     size (two vertices swapped), and the entries stay each label's members."""
-    from swcuts.partition import MemberIndex
+    from swcuts.models.partition import MemberIndex
 
     rng = np.random.default_rng(3)
     part = Partition(rng.integers(0, 5, 40))

@@ -1,4 +1,4 @@
-"""Tests of swcuts.peers: the classical segmenters a benchmark compares against."""
+"""Tests of swcuts.evaluation.peers: the classical segmenters a benchmark compares against."""
 
 import dataclasses
 import math
@@ -7,8 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from swcuts.imageio import InputError, load_image
-from swcuts.peers import PEERS, Peer, run_peer
+from swcuts.io.errors import InputError
+from swcuts.io.image_read import load_image
+from swcuts.evaluation.peers import PEERS, Peer, run_peer
 
 REAL = Path("/work/shared/data/bsds500-train/images/2092.jpg")
 

@@ -1,4 +1,4 @@
-"""Posterior samples (swcuts.posterior): the estimated marginals match the
+"""Posterior samples (swcuts.segmentation.posterior): the estimated marginals match the
 exactly enumerated ones within Monte Carlo error, a biased kernel fails the
 same test, chains that have not mixed are reported, and the maps are right."""
 
@@ -8,10 +8,11 @@ import numpy as np
 import pytest
 
 from enumeration import exact_distribution, set_partitions
-from swcuts import diagnostics as dg
-from swcuts.posterior import (PosteriorSamples, pixel_boundary_probability, sample_model,
-                              sample_posterior, segment_stability)
-from swcuts.samplers import SWC2
+from swcuts.inference import diagnostics as dg
+from swcuts.inference.posterior_samples import (
+    PosteriorSamples, pixel_boundary_probability, segment_stability)
+from swcuts.segmentation.posterior import sample_model, sample_posterior
+from swcuts.samplers.swc import SWC2
 from test_enumeration_kernels import colour_setting, edge_q, grey_setting
 
 #: Largest allowed |estimate - exact| / Monte Carlo standard error over all
@@ -46,7 +47,7 @@ def _exact(model, atoms):
 def _z_scores(ps, exact_co, exact_pix):
     """|estimate - exact| / standard error for every atom pair and pixel; the
     error's variance p(1-p)/ESS with the ESS of the statistic's own chains
-    (:func:`swcuts.diagnostics.effective_sample_size`, all chains)."""
+    (:func:`swcuts.inference.diagnostics.effective_sample_size`, all chains)."""
     chains = ps.n_chains
     lab = ps.labels.astype(np.int64)
     n = lab.shape[1]
@@ -176,7 +177,7 @@ def test_sample_posterior_on_an_image_is_reproducible_and_consistent():
 
 
 def test_write_posterior_outputs(tmp_path):
-    from swcuts.posterior_outputs import POSTERIOR_FILES, write_posterior_outputs
+    from swcuts.cli.posterior_outputs import POSTERIOR_FILES, write_posterior_outputs
 
     model, img, atoms = colour_setting()
     ps = sample_model(model, edge_q(img, atoms, model.graph), atoms=atoms, n_samples=40, chains=2,
@@ -192,8 +193,8 @@ def test_write_posterior_outputs(tmp_path):
     assert summary["n_samples"] == 40 and summary["warnings"] == ps.warnings
 
 
-@pytest.mark.parametrize("name", ["swcuts.posterior", "swcuts.posterior_samples",
-                                  "swcuts.posterior_outputs"])
+@pytest.mark.parametrize("name", ["swcuts.segmentation.posterior", "swcuts.inference.posterior_samples",
+                                  "swcuts.cli.posterior_outputs"])
 def test_examples_run(name):
     import doctest
     import importlib
@@ -224,8 +225,8 @@ def test_bad_options_are_refused(kw):
 def test_cli_segment_writes_posterior_maps_with_its_outputs(tmp_path, capsys):
     import skimage.io
 
-    from swcuts.cli import SEGMENT_OUTPUTS, main
-    from swcuts.posterior_outputs import POSTERIOR_FILES
+    from swcuts.cli.app import SEGMENT_OUTPUTS, main
+    from swcuts.cli.posterior_outputs import POSTERIOR_FILES
 
     rng = np.random.default_rng(0)
     img = np.zeros((24, 32), np.uint8)

@@ -1,4 +1,4 @@
-"""The helper process of :mod:`swcuts.prewarm`: its jobs are the callees a
+"""The helper process of :mod:`swcuts.cli.prewarm`: its jobs are the callees a
 cold compile of the default kernel asks for, the main process loads them,
 the command line starts and ends it (the library does not), and the
 result is the same with it, without it, and when it dies.
@@ -25,7 +25,7 @@ _SCRIPT = r"""
 import json, sys
 import numpy as np
 from swcuts import prewarm
-from swcuts.cli import main
+from swcuts.cli.app import main
 from swcuts.samplers.compiled import run_swc
 mode, png, out = sys.argv[1:]
 h = None
@@ -135,7 +135,7 @@ def test_the_library_starts_no_helper(monkeypatch):
     import numpy as np
 
     import swcuts
-    from swcuts import prewarm
+    from swcuts.cli import prewarm
 
     calls = []
     monkeypatch.setattr(prewarm, "start", lambda: calls.append(1))
@@ -144,7 +144,7 @@ def test_the_library_starts_no_helper(monkeypatch):
 
 
 def test_no_helper_when_the_kernel_is_cached_or_disabled(monkeypatch):
-    from swcuts import prewarm
+    from swcuts.cli import prewarm
 
     monkeypatch.setattr(prewarm, "_default_kernel_cached", lambda: True)
     assert prewarm.start() is None
@@ -156,7 +156,8 @@ def test_no_helper_when_the_kernel_is_cached_or_disabled(monkeypatch):
 
 
 def test_an_error_in_the_block_ends_the_helper(monkeypatch):
-    from swcuts import compiled_only, prewarm
+    from swcuts._numba import compiled_only
+    from swcuts.cli import prewarm
 
     monkeypatch.setattr(prewarm, "_default_kernel_cached", lambda: False)
     monkeypatch.setenv("SWCUTS_PREWARM", "1")

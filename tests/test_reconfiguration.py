@@ -32,14 +32,17 @@ from test_enumeration_kernels import (colour_setting, grey_setting, grey_window_
                                       image4_boundary, image4_window, paper_twin, window_setting)
 
 import swcuts
-import swcuts.api
-from swcuts.graph import RegionGraph
-from swcuts.models import ImageModel, PottsModel
-from swcuts.models.mixture import MixtureModel
-from swcuts.partition import canonical
-from swcuts.samplers import KERNELS, SRM, Reconfiguration, seed_compiled_rng
+import swcuts.segmentation.segment
+from swcuts.graph.region_graph import RegionGraph
+from swcuts.models.image import ImageModel
+from swcuts.models.potts import PottsModel
+from swcuts.models.mixture.model import MixtureModel
+from swcuts.models.partition import canonical
+from swcuts.samplers import KERNELS
+from swcuts.samplers.reconfiguration.kernel import SRM, Reconfiguration
+from swcuts.samplers.common import seed_compiled_rng
 from swcuts.samplers import reconfiguration as rc
-from swcuts.samplers.reconfiguration import History
+from swcuts.samplers.reconfiguration.history import History
 
 
 # ---------------------------------------------------------------- settings
@@ -535,7 +538,7 @@ def test_options_and_errors():
     assert KERNELS["reconfiguration"] is Reconfiguration and KERNELS["srm"] is SRM
     for name in ("reconfiguration", "srm"):
         assert name in swcuts.SAMPLERS
-        assert name in swcuts.api.STEPS_PER_ATOM and name in swcuts.api.DEFAULT_T0
+        assert name in swcuts.segmentation.segment.STEPS_PER_ATOM and name in swcuts.segmentation.segment.DEFAULT_T0
     k = Reconfiguration(model)
     assert k.compiled is False and k.name == "reconfiguration"
     assert k.anchors == "edge" and k.outside == "frontier"
@@ -632,7 +635,7 @@ def _compiled_path(cls, model, start, compiled, steps, **kwargs):
 def test_compiled_and_generic_passes_make_the_same_moves(cls, kwargs, name):
     """On a mixture the compiled pass draws the same uniforms, proposes the
     same z*, computes the same T(z*|z), T(z|z*) and decides the same."""
-    from swcuts.models.mixture import jain_neal_bernoulli, lee_choi_gaussians
+    from swcuts.evaluation.synthetic.clusters import jain_neal_bernoulli, lee_choi_gaussians
 
     if name == "beta-bernoulli":
         x, truth = jain_neal_bernoulli(40, 6, seed=1)

@@ -1,15 +1,16 @@
-"""The sampler registry, the interfaces (swcuts.protocols) and the state's workspaces."""
+"""The sampler registry, the interfaces (swcuts.models.protocols) and the state's workspaces."""
 
 import numpy as np
 import pytest
 
 import swcuts
-from swcuts import api, options
-from swcuts.graph import RegionGraph
+from swcuts.segmentation import segment as api, options
+from swcuts.graph.region_graph import RegionGraph
 from swcuts.models.image import ImageModel
-from swcuts.models.mixture import MixtureModel
-from swcuts.protocols import CompiledKernel, Kernel, Model, is_compiled
-from swcuts.samplers import KERNELS, REGISTRY, sampler_spec
+from swcuts.models.mixture.model import MixtureModel
+from swcuts.models.protocols import CompiledKernel, Kernel, Model, is_compiled
+from swcuts.samplers import KERNELS
+from swcuts.samplers.registry import REGISTRY, sampler_spec
 from swcuts.samplers.compiled import CompiledWorkspace
 
 

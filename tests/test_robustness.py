@@ -10,7 +10,7 @@ import imageio.v3 as iio
 import numpy as np
 import pytest
 
-from swcuts.cli import main
+from swcuts.cli.app import main
 
 ROOT = Path(__file__).resolve().parents[1]
 FIG7 = ROOT / "sample_images" / "fig7.png"
@@ -52,10 +52,10 @@ def test_interrupt_while_the_command_line_loads_is_one_line():
         "import sys\n"
         "class Stop:\n"
         "    def find_spec(self, name, path=None, target=None):\n"
-        "        if name == 'swcuts.api':\n"
+        "        if name == 'swcuts.segmentation.segment':\n"
         "            raise KeyboardInterrupt\n"
         "sys.meta_path.insert(0, Stop())\n"
-        "from swcuts.console import main\n"
+        "from swcuts.cli import main\n"
         "sys.exit(main(['segment', 'x.png', '-o', 'out']))\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
@@ -66,9 +66,9 @@ def test_interrupt_while_the_command_line_loads_is_one_line():
 def test_import_swcuts_is_light():
     # The package loads its public names on first use.
     code = ("import sys, swcuts\n"
-            "assert 'numba' not in sys.modules and 'swcuts.api' not in sys.modules\n"
-            "assert callable(swcuts.segment) and 'swcuts.api' in sys.modules\n"
-            "assert swcuts.metrics.segmentation_covering is not None\n")
+            "assert 'numba' not in sys.modules and 'swcuts.segmentation.segment' not in sys.modules\n"
+            "assert callable(swcuts.segment) and 'swcuts.segmentation.segment' in sys.modules\n"
+            "assert swcuts.evaluation.metrics.segmentation_covering is not None\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
 
@@ -82,12 +82,12 @@ def test_unknown_attribute_is_an_attribute_error():
 
 def test_a_full_disk_says_so(tmp_path, small_image, capsys, monkeypatch):
     # numpy reports a short write on a full disk as "N requested and M written".
-    import swcuts.imageio
+    import swcuts.io.memory
 
     def full(file, array, **kwargs):
         raise OSError("26600 requested and 14304 written")
 
-    monkeypatch.setattr(swcuts.imageio.np, "save", full)
+    monkeypatch.setattr(swcuts.io.memory.np, "save", full)
     path = tmp_path / "in.png"
     iio.imwrite(path, small_image)
     out = tmp_path / "out"

@@ -43,11 +43,15 @@ from test_enumeration_kernels import (colour_setting, grey_boundary_setting, gre
                                       grey_window_setting, plain_rows_twin, window_setting)
 
 import swcuts
-import swcuts.api
-from swcuts.graph import RegionGraph
-from swcuts.models import ImageModel, PottsModel
+import swcuts.segmentation.segment
+from swcuts.graph.region_graph import RegionGraph
+from swcuts.models.image import ImageModel
+from swcuts.models.potts import PottsModel
 from swcuts.models.image_kernels import FP_BOUNDARY
-from swcuts.samplers import KERNELS, Gibbs, RandomSplit, SplitMerge, seed_compiled_rng
+from swcuts.samplers import KERNELS
+from swcuts.samplers.gibbs import Gibbs
+from swcuts.samplers.split_merge import RandomSplit, SplitMerge
+from swcuts.samplers.common import seed_compiled_rng
 
 SETTINGS = {"grey": grey_setting, "colour": colour_setting}
 N_SAMPLES = 4000
@@ -489,7 +493,7 @@ def test_options_and_registry():
     assert KERNELS["split-merge"] is SplitMerge and KERNELS["random-split"] is RandomSplit
     for name in ("split-merge", "random-split"):
         assert name in swcuts.SAMPLERS
-        assert name in swcuts.api.STEPS_PER_ATOM and name in swcuts.api.DEFAULT_T0
+        assert name in swcuts.segmentation.segment.STEPS_PER_ATOM and name in swcuts.segmentation.segment.DEFAULT_T0
     assert SplitMerge(model, random_split=True).name == "random-split"
     assert SplitMerge(model).compiled is False  # the driver calls step()
     assert SplitMerge(model, anchors="pair").anchors == "pair"

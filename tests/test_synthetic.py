@@ -1,10 +1,10 @@
-"""Tests of swcuts.synthetic."""
+"""Tests of swcuts.evaluation.synthetic.images."""
 
 import numpy as np
 import pytest
 from skimage.measure import label
 
-from swcuts.synthetic import SYNTHETIC_NOISE, make_fig7, make_synthetic
+from swcuts.evaluation.synthetic.images import SYNTHETIC_NOISE, make_fig7, make_synthetic
 
 SHAPE = (40, 60)
 

@@ -1,4 +1,4 @@
-"""Tests of swcuts.synthetic_scenes (the second, independent generator)."""
+"""Tests of swcuts.evaluation.synthetic.scenes (the second, independent generator)."""
 
 
 import numpy as np
@@ -6,8 +6,9 @@ import pytest
 from scipy import ndimage as ndi
 from skimage.measure import label
 
-from swcuts.synthetic_scenes import (FAMILY_MIXES, LAYOUTS, MIN_AREA_FRACTION, MIN_CONTRAST, NOISE_KINDS,
-                                     NOISE_LEVELS, SPREAD_GAP, SPREAD_RATIO, make_scene, make_scene_set)
+from swcuts.evaluation.synthetic.scenes import (
+    FAMILY_MIXES, LAYOUTS, MIN_AREA_FRACTION, MIN_CONTRAST, NOISE_KINDS, NOISE_LEVELS, SPREAD_GAP,
+    SPREAD_RATIO, make_scene, make_scene_set)
 
 SHAPE = (64, 88)
 

@@ -41,12 +41,15 @@ from test_enumeration_kernels import (_assert_visits_match, colour_setting, grey
                                       grey_window_setting, image4_boundary, image4_window, paper_twin)
 
 import swcuts
-import swcuts.api
-from swcuts.graph import RegionGraph
-from swcuts.models import MixtureModel, PottsModel
-from swcuts.metrics import adjusted_rand_index
-from swcuts.partition import canonical
-from swcuts.samplers import KERNELS, TreeGuided, seed_compiled_rng
+import swcuts.segmentation.segment
+from swcuts.graph.region_graph import RegionGraph
+from swcuts.models.mixture.model import MixtureModel
+from swcuts.models.potts import PottsModel
+from swcuts.evaluation.metrics.regions import adjusted_rand_index
+from swcuts.models.partition import canonical
+from swcuts.samplers import KERNELS
+from swcuts.samplers.tree_guided.kernel import TreeGuided
+from swcuts.samplers.common import seed_compiled_rng
 
 BINARY = np.array([[1, 1, 0, 0], [1, 1, 0, 1], [1, 0, 0, 0],
                    [0, 0, 1, 1], [0, 1, 1, 1], [0, 0, 1, 0]])
@@ -502,7 +505,7 @@ def test_trees_are_functions_of_the_vertex_set_and_connected_on_graphs():
     rng = np.random.default_rng(0)
     img = rng.random((4, 5, 1))
     g = RegionGraph.from_labels(atoms)
-    from swcuts.models import ImageModel
+    from swcuts.models.image import ImageModel
 
     model = ImageModel(img, atoms, g, bins=4, a0=0.5, a1=0.5, a2=0.1, kappa=0.05)
     k1 = TreeGuided(model)
@@ -596,7 +599,7 @@ def test_balanced_global_tree_is_shallow_and_a_function_of_the_data(neighbours, 
     "matching" (the greedy joins by matching rounds): a tree over all items
     (every node's leaves are its children's), the same compiled and in
     plain Python, and shallow where the greedy tree is a near-caterpillar (DP score: the largest cluster absorbs items one by one)."""
-    from swcuts.models.mixture import lee_choi_gaussians
+    from swcuts.evaluation.synthetic.clusters import lee_choi_gaussians
     data, _ = lee_choi_gaussians(400, seed=3)
     model = MixtureModel(data, "gaussian", alpha=1.0, preset="lee-choi")
     kernel = TreeGuided(model, neighbours=neighbours, tree_build=build)
@@ -654,8 +657,8 @@ def test_member_index_follows_every_move():
     """The kernel keeps its member index current through global and local
     moves (no pass over all items per move), and exact after another
     kernel moved items (the stale entries are detected and rebuilt)."""
-    from swcuts.models.mixture import lee_choi_gaussians
-    from swcuts.samplers import Gibbs
+    from swcuts.evaluation.synthetic.clusters import lee_choi_gaussians
+    from swcuts.samplers.gibbs import Gibbs
 
     data, truth = lee_choi_gaussians(260, seed=3)
     model = MixtureModel(data, "gaussian", alpha=1.0, preset="lee-choi")
@@ -763,7 +766,7 @@ def test_mixture_cluster_score_is_the_dp_potential():
 
 
 def test_single_item_label_cannot_split():
-    from swcuts.models import ImageModel
+    from swcuts.models.image import ImageModel
 
     atoms = np.zeros((2, 2), np.int64)
     model = ImageModel(np.full((2, 2), 0.5), atoms, RegionGraph.from_labels(atoms), bins=4)
@@ -781,7 +784,7 @@ def test_single_item_label_cannot_split():
 def test_registered():
     assert KERNELS["tree-guided"] is TreeGuided
     assert "tree-guided" in swcuts.SAMPLERS
-    assert "tree-guided" in swcuts.api.STEPS_PER_ATOM
+    assert "tree-guided" in swcuts.segmentation.segment.STEPS_PER_ATOM
 
 
 def test_segment_smoke():
@@ -798,7 +801,7 @@ def test_segment_smoke():
 
 
 def test_cluster_smoke():
-    from swcuts.models.mixture import lee_choi_gaussians
+    from swcuts.evaluation.synthetic.clusters import lee_choi_gaussians
 
     data, truth = lee_choi_gaussians(n=260, seed=1)
     res = swcuts.cluster(data, model="gaussian", sampler="tree-guided", steps=300, seed=0)

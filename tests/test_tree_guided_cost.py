@@ -14,12 +14,14 @@ item path (the same seeded chain, step by step).
 import numpy as np
 import pytest
 
-from swcuts.models import MixtureModel
-from swcuts.models.mixture import lee_choi_gaussians
+from swcuts.models.mixture.model import MixtureModel
+from swcuts.evaluation.synthetic.clusters import lee_choi_gaussians
 from swcuts.models.mixture.likelihoods import BetaBernoulli
-from swcuts.partition import Partition
-from swcuts.samplers import TreeGuided, seed_compiled_rng
-from swcuts.samplers.tree_guided.moves import _free_list_as_if_undone, _uniforms
+from swcuts.models.partition import Partition
+from swcuts.samplers.tree_guided.kernel import TreeGuided
+from swcuts.samplers.common import seed_compiled_rng
+from swcuts.samplers.tree_guided.freelist import _free_list_as_if_undone
+from swcuts.samplers.tree_guided.walks import _uniforms
 from swcuts.samplers.tree_guided.trees import _leaf_groups
 
 

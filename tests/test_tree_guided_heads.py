@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from swcuts.samplers.tree_guided.heads import merge_set, np_sum
-from swcuts.samplers.tree_guided.moves import _free_list_after_merge, _free_list_as_if_undone
+from swcuts.samplers.tree_guided.freelist import _free_list_after_merge, _free_list_as_if_undone
 
 
 def _bits(x):

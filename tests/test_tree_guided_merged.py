@@ -13,11 +13,12 @@ import math
 import numpy as np
 import pytest
 
-from swcuts.models import MixtureModel
-from swcuts.models.mixture import lee_choi_gaussians
-from swcuts.samplers import TreeGuided, seed_compiled_rng
+from swcuts.models.mixture.model import MixtureModel
+from swcuts.evaluation.synthetic.clusters import lee_choi_gaussians
+from swcuts.samplers.tree_guided.kernel import TreeGuided
+from swcuts.samplers.common import seed_compiled_rng
 from swcuts.samplers.tree_guided.merged import _boundaries, _gp_of, merged_tree
-from swcuts.samplers.tree_guided.moves import _replay_record, _stopped_at
+from swcuts.samplers.tree_guided.merged import _replay_record, _stopped_at
 
 
 def _kernel(build, compiled=None, n=200):

@@ -41,13 +41,17 @@ from test_enumeration_kernels import (colour_setting, grey_setting, grey_window_
                                       image4_boundary, image4_window, paper_twin, plain_rows_twin)
 
 import swcuts
-import swcuts.api
-from swcuts.graph import RegionGraph
-from swcuts.models import ImageModel, PottsModel
-from swcuts.models.mixture import MixtureModel, jain_neal_bernoulli
-from swcuts.partition import canonical
-from swcuts.samplers import KERNELS, Gibbs, Triadic
-from swcuts.samplers.triadic import MOVES
+import swcuts.segmentation.segment
+from swcuts.graph.region_graph import RegionGraph
+from swcuts.models.image import ImageModel
+from swcuts.models.potts import PottsModel
+from swcuts.models.mixture.model import MixtureModel
+from swcuts.evaluation.synthetic.clusters import jain_neal_bernoulli
+from swcuts.models.partition import canonical
+from swcuts.samplers import KERNELS
+from swcuts.samplers.gibbs import Gibbs
+from swcuts.samplers.triadic.kernel import Triadic
+from swcuts.samplers.triadic.kernel import MOVES
 
 _LOG2, _LOG3 = math.log(2.0), math.log(3.0)
 
@@ -384,7 +388,7 @@ def test_member_index_survives_other_kernels():
 def test_options_and_registry():
     model = grey_setting()[0]
     assert KERNELS["triadic"] is Triadic and "triadic" in swcuts.SAMPLERS
-    assert "triadic" in swcuts.api.STEPS_PER_ATOM and "triadic" in swcuts.api.DEFAULT_T0
+    assert "triadic" in swcuts.segmentation.segment.STEPS_PER_ATOM and "triadic" in swcuts.segmentation.segment.DEFAULT_T0
     kernel = Triadic(model, None, beta=0.2, compiled=None)
     assert kernel.name == "triadic" and kernel.compiled is False and kernel.anchors == "edge"
     assert Triadic(model, anchors="uniform").anchors == "uniform"

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from swcuts.graph import RegionGraph
-from swcuts.models import ImageModel
+from swcuts.graph.region_graph import RegionGraph
+from swcuts.models.image import ImageModel
 from swcuts.models.vertex_stats import add_vertex, label_sums, row_source, sum_stats
 
 

@@ -5,11 +5,12 @@ import numpy as np
 import pytest
 
 import swcuts
-from swcuts.graph import RegionGraph
-from swcuts.imageio import InputError
+from swcuts.graph.region_graph import RegionGraph
+from swcuts.io.errors import InputError
 from swcuts.models.image import ImageModel
 from swcuts.models.vertex_stats import window_histograms
-from swcuts.options import BINS, MODELS, model_bins, model_window, resolve_options
+from swcuts.segmentation.image_models import BINS, MODELS, model_bins, model_window
+from swcuts.segmentation.options import resolve_options
 
 
 def _brute_force(features, atoms, n, bins, radius):

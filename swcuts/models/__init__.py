@@ -1,8 +1,8 @@
 """Target distributions over partitions of a graph."""
 
-from .base import ModelState
-from .image import ImageModel
-from .mixture import MixtureModel
-from .potts import PottsModel
+from swcuts.models.base import ModelState
+from swcuts.models.image import ImageModel
+from swcuts.models.mixture.model import MixtureModel
+from swcuts.models.potts import PottsModel
 
 __all__ = ["ModelState", "ImageModel", "PottsModel"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..partition import Partition
+from swcuts.models.partition import Partition
 
 __all__ = ["ModelState", "Workspace", "SCORE_IMAGE", "SCORE_MIXTURE"]
 

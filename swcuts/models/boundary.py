@@ -37,11 +37,10 @@ so that log p_b(X) = −λ Σ_{(i,j): X_i ≠ X_j} w_ij.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 from scipy import ndimage as ndi
 
-from ..graph import pixel_pairs
-from ..primitives import compiled_only
+from swcuts.graph.region_graph import pixel_pairs
+from swcuts._numba.compiled_only import compiled_only
 
 __all__ = ["contrast_weights", "pair_weights", "edge_weights", "boundary_change", "boundary_delta",
            "cut_weight", "histogram_gradient", "texture_pair_weights", "evidence_pairs",
@@ -66,7 +65,7 @@ def pair_weights(features, sigma=SMOOTHING_SIGMA):
     -------
     float64 array
         One weight per pixel pair, in the order of
-        :func:`swcuts.graph.pixel_pairs` (horizontal pairs first): 1 across
+        :func:`swcuts.graph.region_graph.pixel_pairs` (horizontal pairs first): 1 across
         a flat area, near 0 across a strong edge.
 
     Examples
@@ -132,7 +131,7 @@ def histogram_gradient(features, radius=5, bins=8):
     -------
     float64 array
         One distance per pixel pair, in the order of
-        :func:`swcuts.graph.pixel_pairs` (horizontal pairs first): the sum
+        :func:`swcuts.graph.region_graph.pixel_pairs` (horizontal pairs first): the sum
         over channels of χ²(h, h') = ½ Σ_b (h_b − h'_b)² / (h_b + h'_b) of
         the normalised half-window histograms, in [0, C].
 
@@ -200,7 +199,7 @@ def texture_pair_weights(features, radius=5, bins=8, sigma=SMOOTHING_SIGMA):
     -------
     float64 array
         One weight in (0, 1] per pixel pair, in the order of
-        :func:`swcuts.graph.pixel_pairs`.
+        :func:`swcuts.graph.region_graph.pixel_pairs`.
 
     Examples
     --------
@@ -221,7 +220,7 @@ def texture_pair_weights(features, radius=5, bins=8, sigma=SMOOTHING_SIGMA):
 
 
 #: Pixel-pair evidence of the boundary term by name (``evidence`` of
-#: :class:`~swcuts.models.image.ImageModel` and of :data:`swcuts.options.MODELS`).
+#: :class:`~swcuts.models.image.ImageModel` and of :data:`swcuts.segmentation.options.MODELS`).
 PAIR_EVIDENCE = {"contrast": pair_weights, "texture": texture_pair_weights}
 
 
@@ -249,7 +248,7 @@ def edge_weights(pairs, atoms, graph):
     Examples
     --------
     >>> import numpy as np
-    >>> from swcuts.graph import RegionGraph
+    >>> from swcuts.graph.region_graph import RegionGraph
     >>> atoms = np.array([[0, 0, 1]] * 2)
     >>> edge_weights(np.arange(7.0), atoms, RegionGraph.from_labels(atoms))   # pairs 1 and 3
     array([4.])
@@ -290,7 +289,7 @@ def contrast_weights(features, atoms, graph, sigma=SMOOTHING_SIGMA, evidence="co
     Examples
     --------
     >>> import numpy as np
-    >>> from swcuts.graph import RegionGraph
+    >>> from swcuts.graph.region_graph import RegionGraph
     >>> image = np.zeros((4, 6)); image[:, 3:] = 1.0     # an edge between columns 2 and 3
     >>> atoms = np.repeat([[0, 1, 1, 2, 2, 3]], 4, axis=0)
     >>> graph = RegionGraph.from_labels(atoms)

@@ -39,14 +39,15 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..partition import Partition
-from .base import SCORE_IMAGE, ModelState
-from .boundary import PAIR_EVIDENCE, boundary_delta, contrast_weights, cut_weight
-from .image_kernels import (FP_A0, FP_A1, FP_A2, FP_BOUNDARY, FP_EXP, FP_KAPPA, FP_RIDGE,
-                            N_MODEL_PARAMS, label_loglik)
-from .regions import refresh_regions, region_change, region_cache, region_terms
-from .vertex_stats import (add_vertex, label_sums, n_stats, pixel_source, row_offsets, row_source,
-                           vertex_rows, window_histograms)
+from swcuts.models.partition import Partition
+from swcuts.models.base import SCORE_IMAGE, ModelState
+from swcuts.models.boundary import PAIR_EVIDENCE, boundary_delta, contrast_weights, cut_weight
+from swcuts.models.image_kernels import (
+    FP_A0, FP_A1, FP_A2, FP_BOUNDARY, FP_EXP, FP_KAPPA, FP_RIDGE, N_MODEL_PARAMS, label_loglik)
+from swcuts.models.regions import refresh_regions, region_change, region_cache, region_terms
+from swcuts.models.vertex_stats import (
+    add_vertex, label_sums, n_stats, pixel_source, row_offsets, row_source, vertex_rows,
+    window_histograms)
 
 __all__ = ["ImageModel", "ImageState", "FAMILIES"]
 
@@ -224,7 +225,7 @@ class ImageModel:
         Examples
         --------
         >>> import numpy as np
-        >>> from swcuts.graph import RegionGraph
+        >>> from swcuts.graph.region_graph import RegionGraph
         >>> atoms = np.array([[0, 0, 1]] * 2)
         >>> m = ImageModel(np.full((2, 3), 0.5), atoms, RegionGraph.from_labels(atoms))
         >>> before = m.log_target(np.array([0, 1]))
@@ -389,7 +390,7 @@ class ImageModel:
         Examples
         --------
         >>> import numpy as np
-        >>> from swcuts.graph import RegionGraph
+        >>> from swcuts.graph.region_graph import RegionGraph
         >>> pixels = np.arange(6).reshape(2, 3)
         >>> image = np.array([[0.0, 0.0, 1.0], [0.0, 0.0, 1.0]])
         >>> model = ImageModel(image, pixels, RegionGraph.from_labels(pixels), a0=1.0, a1=0.0)

@@ -14,7 +14,7 @@ kernel here) to a label ℓ'; its Δ log π has four parts:
 
 :func:`join_delta` sums all but the last; :func:`relabel_delta_bounded`
 adds it only when the bound does not already reject (the bound-first MH
-shortcut, see :func:`swcuts.primitives.mh_threshold`). Applying a move:
+shortcut, see :func:`swcuts._numba.primitives.mh_threshold`). Applying a move:
 :func:`move_regions` (statistics, labels and the region index that the
 runs keep, see below), :func:`apply_move_cached` (the per-vertex region
 cache of the state), :func:`relabel` (no Δ needed).
@@ -41,12 +41,13 @@ import math
 import numpy as np
 from numba import njit
 
-from ..partition import relabel_vertices
-from ..primitives import compiled_only, find
-from .boundary import boundary_delta
-from .regions import (pieces_interleaved, refresh_regions, search_pieces, touching_regions,  # noqa: F401
-                      vertex_leave_pieces)
-from .vertex_stats import row_offsets, sum_stats
+from swcuts.models.partition import relabel_vertices
+from swcuts._numba.compiled_only import compiled_only
+from swcuts._numba.primitives import find
+from swcuts.models.boundary import boundary_delta
+from swcuts.models.regions import (
+    pieces_interleaved, refresh_regions, search_pieces, touching_regions, vertex_leave_pieces)
+from swcuts.models.vertex_stats import row_offsets, sum_stats
 
 # fp: the model's parameters (FP_BOUNDARY: λ of the boundary term, models/boundary.py)
 FP_KAPPA, FP_RIDGE, FP_A0, FP_A1, FP_A2, FP_EXP, FP_BOUNDARY = range(7)
@@ -412,7 +413,7 @@ def relabel_delta_bounded(R, n_r, ell, new, threshold, labels, size, lstats, llo
                           comp_area, vsrc, indptr, indices, area, bw, use_family, n_channels,
                           n_bins, fp, in_r, mark, roots, sR, tmp, pws):
     """Δ log π of relabelling the connected set R: ell -> new when it is
-    above ``threshold`` (:func:`swcuts.primitives.mh_threshold`), else NaN.
+    above ``threshold`` (:func:`swcuts._numba.primitives.mh_threshold`), else NaN.
     The search of C \\ R is skipped when :func:`leave_bound` already puts Δ
     at or below the threshold (the same decision as with the exact Δ).
 

@@ -38,12 +38,12 @@ import math
 import cv2
 import numpy as np
 
-from ..errors import check_number
-from ..graph import pixel_pairs
-from ..partition import Partition
-from .base import ModelState
-from ..motion_metrics import frame_gradient, warp_frame1
-from .motion_kernels import N_STATS, object_score, object_scores
+from swcuts.io.errors import check_number
+from swcuts.graph.region_graph import pixel_pairs
+from swcuts.models.partition import Partition
+from swcuts.models.base import ModelState
+from swcuts.evaluation.motion_metrics import frame_gradient, warp_frame1
+from swcuts.models.motion_kernels import N_STATS, object_score, object_scores
 
 __all__ = ["MotionPosterior", "ObjectModel", "velocity_grid", "noise_sigma", "check_weights", "MOTION_DEFAULTS"]
 
@@ -74,11 +74,11 @@ def check_weights(weights) -> None:
     Raises
     ------
     TypeError
-        An unknown name, or (:class:`~swcuts.errors.InputTypeError`) a
+        An unknown name, or (:class:`~swcuts.io.errors.InputTypeError`) a
         value that is not a number: a string, a bool, an array.
     InputError
         A number out of range, NaN or infinite
-        (:func:`~swcuts.errors.check_number`).
+        (:func:`~swcuts.io.errors.check_number`).
     """
     unknown = set(weights) - set(MOTION_DEFAULTS)
     if unknown:

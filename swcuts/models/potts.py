@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..partition import Partition
-from .base import ModelState
+from swcuts.models.partition import Partition
+from swcuts.models.base import ModelState
 
 __all__ = ["PottsModel"]
 

@@ -16,7 +16,8 @@ from numba import njit
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from ..primitives import compiled_only, find
+from swcuts._numba.compiled_only import compiled_only
+from swcuts._numba.primitives import find
 
 __all__ = ["region_change", "region_terms", "region_cache", "region_cache_terms", "refresh_regions",
            "touching_regions", "search_pieces", "pieces_interleaved", "vertex_leave_pieces"]

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..primitives import compiled_only
+from swcuts._numba.compiled_only import compiled_only
 
 __all__ = ["pixel_source", "row_source", "sum_stats", "add_vertex", "label_sums", "vertex_rows",
            "window_histograms"]

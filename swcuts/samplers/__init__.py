@@ -1,16 +1,16 @@
 """Kernels: each has ``step(state, rng, temperature) -> StepInfo``."""
 
-from .common import StepInfo, TargetProposal, metropolis_hastings, seed_compiled_rng
-from .gibbs import Gibbs
-from .sw_potts import SwendsenWang
-from .swc import SWC, SWC1, SWC2, ClusterGibbs
-from .split_merge import RandomSplit, SplitMerge
-from .reconfiguration import SRM, Reconfiguration
-from .tree_guided import TreeGuided
-from .triadic import Triadic
-from .multiflip import Multiflip
-from .multigrid import Multigrid
-from .registry import REGISTRY, SamplerSpec, sampler_spec
+from swcuts.samplers.common import StepInfo, TargetProposal, metropolis_hastings, seed_compiled_rng
+from swcuts.samplers.gibbs import Gibbs
+from swcuts.samplers.sw_potts import SwendsenWang
+from swcuts.samplers.swc import SWC, SWC1, SWC2, ClusterGibbs
+from swcuts.samplers.split_merge import RandomSplit, SplitMerge
+from swcuts.samplers.reconfiguration.kernel import SRM, Reconfiguration
+from swcuts.samplers.tree_guided.kernel import TreeGuided
+from swcuts.samplers.triadic.kernel import Triadic
+from swcuts.samplers.multiflip import Multiflip
+from swcuts.samplers.multigrid import Multigrid
+from swcuts.samplers.registry import REGISTRY, SamplerSpec, sampler_spec
 
 #: Kernel classes by the names users type (the single-kernel samplers of
 #: :data:`~.registry.REGISTRY`).

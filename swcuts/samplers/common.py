@@ -17,8 +17,9 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from ..partition import MemberIndex
-from ..primitives import compiled_only, find
+from swcuts.models.partition import MemberIndex
+from swcuts._numba.compiled_only import compiled_only
+from swcuts._numba.primitives import find
 
 __all__ = [
     "StepInfo",
@@ -45,8 +46,8 @@ class StepInfo:
 def metropolis_hastings(log_alpha: float, rng) -> bool:
     """The Metropolis-Hastings decision: accept with probability min(1, e^log_alpha).
 
-    Its compiled twins: :func:`swcuts.primitives.mh_accept` (the same rule)
-    and :func:`swcuts.primitives.mh_threshold` (uniform first, for the
+    Its compiled twins: :func:`swcuts._numba.primitives.mh_accept` (the same rule)
+    and :func:`swcuts._numba.primitives.mh_threshold` (uniform first, for the
     bound-first shortcut)."""
     if log_alpha >= 0.0:
         return True
@@ -380,7 +381,7 @@ def repeat_move(move, n, state, rng, temperature):
 
 
 def state_member_index(cache, state) -> MemberIndex:
-    """The :class:`~swcuts.partition.MemberIndex` a kernel keeps for
+    """The :class:`~swcuts.models.partition.MemberIndex` a kernel keeps for
     ``state`` in ``cache`` (a ``weakref.WeakKeyDictionary``), made on first use.
 
     Examples

@@ -32,18 +32,20 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..models.boundary import boundary_delta
-from ..models.image_kernels import (FP_A0, FP_A1, FP_A2, FP_BOUNDARY, FP_EXP, FP_KAPPA, FP_RIDGE,
-                                    N_MODEL_PARAMS, REG_AREA, REG_RID, label_join_delta, label_leave_delta,
-                                    label_loglik, leave_regions, load_regions, move_regions,
-                                    new_region_index, region_join_delta, relabel_delta_bounded,
-                                    stats_with, stats_without, store_regions, touching_regions)
-from ..models.vertex_stats import sum_stats
-from ..primitives import compiled_only, draw_log_weights, mh_threshold
-from .common import clear_cut_sums as _clear_cuts
-from .common import cut_sums as _cuts
-from .common import grow_into as _grow
-from .common import propose_target, sample_components
+from swcuts.models.boundary import boundary_delta
+from swcuts.models.image_kernels import (
+    FP_A0, FP_A1, FP_A2, FP_BOUNDARY, FP_EXP, FP_KAPPA, FP_RIDGE, N_MODEL_PARAMS, REG_AREA,
+    REG_RID, label_join_delta, label_leave_delta, label_loglik, leave_regions, load_regions,
+    move_regions, new_region_index, region_join_delta, relabel_delta_bounded, stats_with,
+    stats_without, store_regions)
+from swcuts.models.regions import touching_regions
+from swcuts.models.vertex_stats import sum_stats
+from swcuts._numba.compiled_only import compiled_only
+from swcuts._numba.primitives import draw_log_weights, mh_threshold
+from swcuts.samplers.common import clear_cut_sums as _clear_cuts
+from swcuts.samplers.common import cut_sums as _cuts
+from swcuts.samplers.common import grow_into as _grow
+from swcuts.samplers.common import propose_target, sample_components
 
 KIND_GIBBS = 0
 KIND_SWC1 = 1

@@ -1,5 +1,5 @@
 """SW cuts under the constraint that every label is one connected region
-(the levels below the top of :mod:`swcuts.multilevel`).
+(the levels below the top of :mod:`swcuts.samplers.multilevel`).
 
 :func:`connected_step` is the move, :func:`run_connected` a run of moves in
 attention windows as :mod:`.multigrid`'s, :class:`ConnectedMultigrid` the
@@ -11,13 +11,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..graph import RegionGraph
-from ..models.image_kernels import join_delta, leave_bound, pieces_interleaved
-from ..partition import relabel_vertices
-from ..primitives import mh_threshold
-from .common import StepInfo, clear_cut_sums, cut_sums, propose_target
-from .flips import FW_ADJ, FW_FLOOR, FW_FRESH, model_params
-from .multigrid import Multigrid, window_component
+from swcuts.graph.region_graph import RegionGraph
+from swcuts.models.image_kernels import join_delta, leave_bound
+from swcuts.models.regions import pieces_interleaved
+from swcuts.models.partition import relabel_vertices
+from swcuts._numba.primitives import mh_threshold
+from swcuts.samplers.common import StepInfo, clear_cut_sums, cut_sums, propose_target
+from swcuts.samplers.flips import FW_ADJ, FW_FLOOR, FW_FRESH, model_params
+from swcuts.samplers.multigrid import Multigrid, window_component
 
 __all__ = ["ConnectedMultigrid", "ConnectedWorkspace", "connected_step", "run_connected",
            "label_regions", "restrict_graph"]

@@ -38,11 +38,11 @@ import math
 import numpy as np
 from numba import njit
 
-from ..models.image_kernels import (N_MODEL_PARAMS, REG_AREA, REG_RID, join_delta, leave_regions,
-                                    load_regions, move_regions, new_region_index, relabel,
-                                    relabel_delta_bounded, store_regions)
-from ..primitives import mh_accept, mh_threshold
-from .common import StepInfo, TargetProposal, edge_arrays, target_weight
+from swcuts.models.image_kernels import (
+    N_MODEL_PARAMS, REG_AREA, REG_RID, join_delta, leave_regions, load_regions, move_regions,
+    new_region_index, relabel, relabel_delta_bounded, store_regions)
+from swcuts._numba.primitives import mh_accept, mh_threshold
+from swcuts.samplers.common import StepInfo, TargetProposal, edge_arrays, target_weight
 
 # fp layout of the proposal weights (after the model's own entries)
 FW_ADJ, FW_FLOOR, FW_FRESH, FW_FAR = range(N_MODEL_PARAMS, N_MODEL_PARAMS + 4)

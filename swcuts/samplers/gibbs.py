@@ -15,11 +15,11 @@ import math
 
 import numpy as np
 
-from ..models.mixture import gibbs_run, gibbs_sweep
-from . import compiled as _c
-from .common import StepInfo, TargetProposal
-from .swc import CompiledRunMixin
-from .targets import gibbs_relabel
+from swcuts.models.mixture.moves import gibbs_run, gibbs_sweep
+from swcuts.samplers import compiled as _c
+from swcuts.samplers.common import StepInfo, TargetProposal
+from swcuts.samplers.swc import CompiledRunMixin
+from swcuts.samplers.targets import gibbs_relabel
 
 __all__ = ["Gibbs"]
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .common import sample_components
-from .flips import FlipKernel, finish_best, flip_set, model_params, record_move
+from swcuts.samplers.common import sample_components
+from swcuts.samplers.flips import FlipKernel, finish_best, flip_set, model_params, record_move
 
 __all__ = ["Multiflip"]
 

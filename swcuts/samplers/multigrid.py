@@ -33,8 +33,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .common import grow_into
-from .flips import FlipKernel, finish_best, flip_set, model_params, record_move, vertex_coordinates
+from swcuts.samplers.common import grow_into
+from swcuts.samplers.flips import (
+    FlipKernel, finish_best, flip_set, model_params, record_move, vertex_coordinates)
 
 __all__ = ["Multigrid", "window_pyramid", "default_window_weights"]
 

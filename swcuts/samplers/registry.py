@@ -5,7 +5,7 @@ how long and how hot it runs by default (start temperature, budget per
 atom and per pixel), what it runs on (atoms, pixels, or a hierarchy it
 forms itself), what the posterior and the state must offer it (every
 vertex's statistics row, a graph) and which options apply to it (attention windows, a start from
-SLIC atoms). Every table of :mod:`swcuts.options` (``STEPS_PER_ATOM``,
+SLIC atoms). Every table of :mod:`swcuts.segmentation.options` (``STEPS_PER_ATOM``,
 ``DEFAULT_T0``, ``PIXEL_SAMPLERS``, ...) and :data:`~swcuts.samplers.KERNELS`
 is read off :data:`REGISTRY`, so a new sampler is one record here.
 """
@@ -15,29 +15,29 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-from ..atoms import DEFAULT_ATOMS
-from .gibbs import Gibbs
-from .multiflip import Multiflip
-from .multigrid import Multigrid
-from .reconfiguration import SRM, Reconfiguration
-from .split_merge import RandomSplit, SplitMerge
-from .swc import SWC, SWC1, SWC2, ClusterGibbs
-from .tree_guided import TreeGuided
-from .triadic import Triadic
+from swcuts.image.atoms import DEFAULT_ATOMS
+from swcuts.samplers.gibbs import Gibbs
+from swcuts.samplers.multiflip import Multiflip
+from swcuts.samplers.multigrid import Multigrid
+from swcuts.samplers.reconfiguration.kernel import SRM, Reconfiguration
+from swcuts.samplers.split_merge import RandomSplit, SplitMerge
+from swcuts.samplers.swc import SWC, SWC1, SWC2, ClusterGibbs
+from swcuts.samplers.tree_guided.kernel import TreeGuided
+from swcuts.samplers.triadic.kernel import Triadic
 
 __all__ = ["SamplerSpec", "REGISTRY", "sampler_spec", "find_spec", "RUNS_ON"]
 
 #: What a sampler runs on: the atoms of ``segment(atoms=...)``
-#: (:data:`~swcuts.atoms.DEFAULT_ATOMS` by default), the pixels (by default;
+#: (:data:`~swcuts.image.atoms.DEFAULT_ATOMS` by default), the pixels (by default;
 #: it also runs on atoms), or a hierarchy of groupings of the pixels that it
 #: forms itself by cluster sampling.
 RUNS_ON = ("atoms", "pixels", "hierarchy")
 
 
 def _multilevel(model, q, features, **options):
-    """:class:`swcuts.multilevel.MultiLevel` (imported on first use: it
+    """:class:`swcuts.samplers.multilevel.MultiLevel` (imported on first use: it
     builds on the kernels of this package)."""
-    from ..multilevel import MultiLevel
+    from swcuts.samplers.multilevel import MultiLevel
 
     return MultiLevel(model, q, features, **options)
 
@@ -52,9 +52,9 @@ class SamplerSpec:
         The name users type (``segment(sampler=name)``).
     kernel : callable
         The factory: ``kernel(model, q, **options)`` returns the kernel
-        (``step(state, rng, temperature)``, :class:`swcuts.protocols.Kernel`);
+        (``step(state, rng, temperature)``, :class:`swcuts.models.protocols.Kernel`);
         for a hierarchical sampler ``kernel(model, q, features, **options)``
-        returns the :class:`~swcuts.multilevel.MultiLevel` driver.
+        returns the :class:`~swcuts.samplers.multilevel.MultiLevel` driver.
     steps_per_atom : int
         Default budget in steps per vertex, on atoms.
     t0 : float
@@ -183,7 +183,7 @@ def sampler_spec(name) -> SamplerSpec:
     Raises
     ------
     KeyError
-        For an unknown name (:func:`swcuts.options.check_options` says
+        For an unknown name (:func:`swcuts.segmentation.options.check_options` says
         which names there are).
     """
     spec = find_spec(name)

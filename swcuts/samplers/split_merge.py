@@ -97,15 +97,16 @@ import weakref
 import numpy as np
 from numba import njit
 
-from ..errors import check_number
-from ..models.boundary import boundary_delta
-from ..models.image_kernels import (FP_BOUNDARY, apply_move_cached, join_label, join_regions,
-                                    leave_label, vertex_leave_regions)
-from ..models.mixture import item_join, item_leave, item_move
-from ..partition import MemberIndex
-from .common import (StepInfo, acceptance_rates, check_anchors, draw_anchor_pair, metropolis_hastings,
-                     refuse_fixed_labels, repeat_move, seed_compiled_rng, state_member_index)
-from .compiled import CompiledWorkspace
+from swcuts.io.errors import check_number
+from swcuts.models.boundary import boundary_delta
+from swcuts.models.image_kernels import (
+    FP_BOUNDARY, apply_move_cached, join_label, join_regions, leave_label, vertex_leave_regions)
+from swcuts.models.mixture.moves import item_join, item_leave, item_move
+from swcuts.models.partition import MemberIndex
+from swcuts.samplers.common import (
+    StepInfo, acceptance_rates, check_anchors, draw_anchor_pair, metropolis_hastings,
+    refuse_fixed_labels, repeat_move, seed_compiled_rng, state_member_index)
+from swcuts.samplers.compiled import CompiledWorkspace
 
 __all__ = ["SplitMerge", "RandomSplit"]
 
@@ -525,7 +526,7 @@ class SplitMerge:
             self.model.gibbs_sweep(state, rng, temperature)
             return
         if self._gibbs is None:
-            from .gibbs import Gibbs
+            from swcuts.samplers.gibbs import Gibbs
 
             self._gibbs = Gibbs(self.model, compiled=self._gibbs_compiled)
         n = self.model.n_vertices

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .common import StepInfo, sample_components
+from swcuts.samplers.common import StepInfo, sample_components
 
 __all__ = ["SwendsenWang"]
 

@@ -16,10 +16,11 @@ import math
 
 import numpy as np
 
-from . import compiled as _c
-from .common import (CutScratch, StepInfo, TargetProposal, cuts_of, edge_arrays, grow_component,
-                     metropolis_hastings, sample_components)
-from .targets import gibbs_relabel
+from swcuts.samplers import compiled as _c
+from swcuts.samplers.common import (
+    CutScratch, StepInfo, TargetProposal, cuts_of, edge_arrays, grow_component,
+    metropolis_hastings, sample_components)
+from swcuts.samplers.targets import gibbs_relabel
 
 __all__ = ["SWC1", "SWC2", "SWC", "ClusterGibbs"]
 

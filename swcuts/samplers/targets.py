@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .common import StepInfo
+from swcuts.samplers.common import StepInfo
 
 __all__ = ["targets_of", "gibbs_relabel"]
 

@@ -22,10 +22,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..models.motion_kernels import N_STATS, cluster_log_pi, move_object_stats
-from ..primitives import draw_log_weights
-from .common import seed_compiled_rng
-from .multigrid import default_window_weights, window_component, window_pyramid
+from swcuts.models.motion_kernels import N_STATS, cluster_log_pi, move_object_stats
+from swcuts._numba.primitives import draw_log_weights
+from swcuts.samplers.common import seed_compiled_rng
+from swcuts.samplers.multigrid import default_window_weights, window_component, window_pyramid
 
 __all__ = ["VelocityGibbs"]
 

@@ -17,8 +17,9 @@ import math
 
 import numpy as np
 
-from ...errors import InputError, InputTypeError, check_number, describe
-from .marginals import KIND_BETA_BERNOULLI, KIND_LINES, KIND_MULTINOMIAL, KIND_NIW, log_marginal
+from swcuts.io.errors import InputError, InputTypeError, check_number, describe
+from swcuts.models.mixture.marginals import (
+    KIND_BETA_BERNOULLI, KIND_LINES, KIND_MULTINOMIAL, KIND_NIW, log_marginal)
 
 
 def _data_matrix(data, allow_1d=True) -> np.ndarray:
@@ -46,8 +47,8 @@ def _data_matrix(data, allow_1d=True) -> np.ndarray:
 
 def _positive(value, name) -> float:
     """``value`` as a float, a finite number > 0
-    (:func:`~swcuts.errors.check_number`: a string, a bool or an array is
-    an :class:`~swcuts.errors.InputTypeError`)."""
+    (:func:`~swcuts.io.errors.check_number`: a string, a bool or an array is
+    an :class:`~swcuts.io.errors.InputTypeError`)."""
     return float(check_number(name, value, minimum=0.0, exclusive=True, what="a finite number > 0"))
 
 
@@ -307,7 +308,7 @@ class NormalInverseWishart(ConjugateLikelihood):
 
 
 #: Default prior standard deviation of line slopes and intercepts, shared
-#: by :class:`LineMixture` and :func:`~swcuts.synthetic_clusters.rossum_lines`.
+#: by :class:`LineMixture` and :func:`~swcuts.evaluation.synthetic.clusters.rossum_lines`.
 LINE_PRIOR_SD = 3.0
 #: Default vertical noise of points about their line.
 LINE_NOISE_SD = 0.5
@@ -330,13 +331,13 @@ class LineMixture(ConjugateLikelihood):
     sigma : float
         Known noise standard deviation σ > 0 (vertical distance to the line).
         Default :data:`LINE_NOISE_SD`, the noise of
-        :func:`~swcuts.synthetic_clusters.rossum_lines`.
+        :func:`~swcuts.evaluation.synthetic.clusters.rossum_lines`.
     prior_mean : scalar or (2,) array
         m0 = (slope, intercept) prior mean.
     prior_cov : scalar, (2,) or (2, 2) array, optional
         S0 (scalar: times the identity; vector: diagonal). Default
         ``LINE_PRIOR_SD**2 * I``, the generating prior of
-        :func:`~swcuts.synthetic_clusters.rossum_lines`.
+        :func:`~swcuts.evaluation.synthetic.clusters.rossum_lines`.
 
     Notes
     -----

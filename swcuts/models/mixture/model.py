@@ -13,15 +13,16 @@ import math
 
 import numpy as np
 
-from ...errors import InputError, InputTypeError
-from ...partition import Partition
-from ...protocols import is_compiled
-from ..base import SCORE_MIXTURE, ModelState
-from .likelihoods import LIKELIHOODS, _data_matrix
-from .marginals import log_marginal
-from .moves import (_gather, _prior_change, _store, gibbs_sweep, mixture_delta,
-                    regroup_delta)
-from .priors import DirichletProcess, make_prior, prior_log_factor, prior_size_change
+from swcuts.io.errors import InputError, InputTypeError
+from swcuts.models.partition import Partition
+from swcuts.models.protocols import is_compiled
+from swcuts.models.base import SCORE_MIXTURE, ModelState
+from swcuts.models.mixture.likelihoods import LIKELIHOODS, _data_matrix
+from swcuts.models.mixture.marginals import log_marginal
+from swcuts.models.mixture.moves import (
+    _gather, _prior_change, _store, gibbs_sweep, mixture_delta, regroup_delta)
+from swcuts.models.mixture.priors import (
+    DirichletProcess, make_prior, prior_log_factor, prior_size_change)
 
 
 def crp_log_prior(sizes, alpha: float) -> float:
@@ -261,7 +262,7 @@ class MixtureModel:
         items = rng.integers(0, self.n_vertices, size=n)
         u = rng.random(n)
         if not self.compiled_likelihood:
-            from ...samplers.targets import gibbs_relabel
+            from swcuts.samplers.targets import gibbs_relabel
 
             before = state.log_pi
             for s in range(n):

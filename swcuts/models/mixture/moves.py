@@ -14,9 +14,9 @@ import math
 import numpy as np
 from numba import njit
 
-from ...partition import relabel_vertices
-from .marginals import log_marginal
-from .priors import prior_item_join, prior_item_leave, prior_size_change
+from swcuts.models.partition import relabel_vertices
+from swcuts.models.mixture.marginals import log_marginal
+from swcuts.models.mixture.priors import prior_item_join, prior_item_leave, prior_size_change
 
 
 # ---------------------------------------------------------------------------

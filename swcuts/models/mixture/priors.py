@@ -32,8 +32,8 @@ import math
 import numpy as np
 from numba import njit
 
-from ...errors import InputError, check_number
-from .likelihoods import _positive
+from swcuts.io.errors import InputError, check_number
+from swcuts.models.mixture.likelihoods import _positive
 
 __all__ = ["PartitionPrior", "DirichletProcess", "NGGP", "make_prior", "prior_item_join",
            "prior_item_leave", "prior_size_change", "prior_log_factor", "PRIORS"]

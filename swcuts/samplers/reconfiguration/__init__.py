@@ -25,8 +25,8 @@ Modules
     The same procedure compiled with numba for mixture models.
 """
 
-from .history import HISTORY_BYTES, History
-from .kernel import SRM, Reconfiguration
-from .passes import _Order, _Pass  # noqa: F401 (the tests use them as rc._Order, rc._Pass)
+from swcuts.samplers.reconfiguration.history import HISTORY_BYTES, History
+from swcuts.samplers.reconfiguration.kernel import SRM, Reconfiguration
+from swcuts.samplers.reconfiguration.passes import _Order, _Pass  # noqa: F401
 
 __all__ = ["Reconfiguration", "SRM", "History"]

@@ -17,9 +17,10 @@ import math
 import numpy as np
 from numba import njit
 
-from ...models.mixture import _sorted_insert, _sorted_remove, log_marginal
-from ...models.mixture.priors import prior_item_join, prior_item_leave, prior_size_change
-from ...partition import relabel_vertices
+from swcuts.models.mixture.moves import _sorted_insert, _sorted_remove
+from swcuts.models.mixture.marginals import log_marginal
+from swcuts.models.mixture.priors import prior_item_join, prior_item_leave, prior_size_change
+from swcuts.models.partition import relabel_vertices
 
 # Returned by a forced target that no label fits.
 _FAIL = -3

@@ -15,11 +15,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ...models.mixture import _sorted_insert
-from .compiled_moves import (_C_BI, _C_BJ, _C_EVALS, _C_NITEMS, _C_NLOG, _C_NUSED, _C_POS, _F_LI,
-                             _F_LJ, _F_ZI, _F_ZJ, _FAIL, _choose_c, _logged_move, _set_join,
-                             _set_leave, _set_stats, _stack_positions, _undo_log)
-from .passes import _NEG_INF, _RngChooser
+from swcuts.models.mixture.moves import _sorted_insert
+from swcuts.samplers.reconfiguration.compiled_moves import (
+    _C_BI, _C_BJ, _C_EVALS, _C_NITEMS, _C_NLOG, _C_NUSED, _C_POS, _F_LI, _F_LJ, _F_ZI, _F_ZJ,
+    _FAIL, _choose_c, _logged_move, _set_join, _set_leave, _set_stats, _stack_positions, _undo_log)
+from swcuts.samplers.reconfiguration.passes import _NEG_INF, _RngChooser
 
 
 @njit(cache=True, inline="always")

@@ -23,12 +23,13 @@ import weakref
 import numpy as np
 from numba import njit
 
-from ...errors import check_number
-from ..common import (StepInfo, acceptance_rates, check_anchors, draw_anchor_pair, refuse_fixed_labels,
-                      seed_compiled_rng)
-from .compiled_pass import _CompiledPass
-from .history import HISTORY_BYTES, History
-from .passes import _NEG_INF, _Order, _Pass, _RngChooser, _ranges
+from swcuts.io.errors import check_number
+from swcuts.samplers.common import (
+    StepInfo, acceptance_rates, check_anchors, draw_anchor_pair, refuse_fixed_labels,
+    seed_compiled_rng)
+from swcuts.samplers.reconfiguration.compiled_pass import _CompiledPass
+from swcuts.samplers.reconfiguration.history import HISTORY_BYTES, History
+from swcuts.samplers.reconfiguration.passes import _NEG_INF, _Order, _Pass, _RngChooser, _ranges
 
 
 def _next_prime(n: int) -> int:
@@ -219,7 +220,7 @@ class Reconfiguration:
         self.outside = outside
         # The graph of the frontier: the model's, or k nearest neighbours.
         if outside == "knn":
-            from ..tree_guided.trees import _knn_csr
+            from swcuts.samplers.tree_guided.trees import _knn_csr
 
             self._fgraph = _knn_csr(model.data, int(neighbours))
         elif self.graph is not None:
@@ -495,7 +496,7 @@ class Reconfiguration:
             self.model.gibbs_sweep(state, rng, temperature)
             return
         if self._gibbs is None:
-            from ..gibbs import Gibbs
+            from swcuts.samplers.gibbs import Gibbs
 
             self._gibbs = Gibbs(self.model, compiled=self._gibbs_compiled)
         n = self.n

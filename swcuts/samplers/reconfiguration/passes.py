@@ -22,7 +22,7 @@ from collections import deque
 
 import numpy as np
 
-from ..common import metropolis_hastings
+from swcuts.samplers.common import metropolis_hastings
 
 _NEG_INF = -math.inf
 

@@ -40,7 +40,7 @@ Modules
     its heavy paths rebalanced; ``"matching"``: joins by matching rounds).
 """
 
-from .kernel import TreeGuided
-from .trees import Tree
+from swcuts.samplers.tree_guided.kernel import TreeGuided
+from swcuts.samplers.tree_guided.trees import Tree
 
 __all__ = ["TreeGuided", "Tree"]

@@ -26,13 +26,15 @@ import types
 import numpy as np
 from numba import njit
 
-from . import balanced, pairs, scores, walks
-from .balanced import (_build_balanced, _build_balanced_impl, _join_round_impl, _rebalance,
-                       _rebalance_impl)
-from .trees import leaf_order, range_min
-from .scores import _logd_matrix, _logd_matrix_impl, _same_stats, _score_any, _scores, _scores_impl
-from .walks import (_replay_impl, _split_logsum, _split_logsum_impl, _walk, _walk_groups,
-                    _walk_groups_impl, _walk_impl)
+from swcuts.samplers.tree_guided import balanced, pairs, scores, walks
+from swcuts.samplers.tree_guided.balanced import (
+    _build_balanced, _build_balanced_impl, _join_round_impl, _rebalance, _rebalance_impl)
+from swcuts.samplers.tree_guided.trees import leaf_order, range_min
+from swcuts.samplers.tree_guided.scores import (
+    _logd_matrix, _logd_matrix_impl, _same_stats, _score_any, _scores, _scores_impl)
+from swcuts.samplers.tree_guided.walks import (
+    _replay_impl, _split_logsum, _split_logsum_impl, _walk, _walk_groups, _walk_groups_impl,
+    _walk_impl)
 
 
 # ---------------------------------------------------------------------------

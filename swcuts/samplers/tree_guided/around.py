@@ -21,7 +21,8 @@ import weakref
 
 import numpy as np
 
-from .merged import _entry_bytes, _gp_of, _replay_record, _stopped_at, merged_tree
+from swcuts.samplers.tree_guided.merged import (
+    _entry_bytes, _gp_of, _replay_record, _stopped_at, merged_tree)
 
 
 class _AroundMerges:

@@ -26,8 +26,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .scores import _score_any
-from .trees import leaf_order
+from swcuts.samplers.tree_guided.scores import _score_any
+from swcuts.samplers.tree_guided.trees import leaf_order
 
 
 def _join_round_impl(sp, ea, eb, stats, size, sc, left, right, parent, up, n, next_id, tmp):

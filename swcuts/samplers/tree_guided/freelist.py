@@ -4,7 +4,7 @@ The tree-guided kernel prices a merge or a split from statistics and
 applies it only when it is accepted (:mod:`.moves`). Applying a rejected
 multi-part proposal item by item and undoing it used to permute the
 partition's free list of label names (the swaps of
-:func:`swcuts.partition.relabel_vertices`); names carry no meaning, but
+:func:`swcuts.models.partition.relabel_vertices`); names carry no meaning, but
 they decide which label later draws pick, so these functions make the
 same swaps (O(k L), no item) and seeded chains stay the same
 (docs/algorithms/tree_guided.md, "The cost of a move").
@@ -15,14 +15,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ...partition import _stack_index, _swap_in_stack
+from swcuts.models.partition import _stack_index, _swap_in_stack
 
 
 @njit(cache=True)
 def _free_list_as_if_undone(stack, n_free, labels, k):
     """Leave the partition's free list of labels (``stack``, ``n_free``) as
     applying a rejected multi-part move item by item and undoing it would
-    have (the swaps of :func:`swcuts.partition.relabel_vertices`): a
+    have (the swaps of :func:`swcuts.models.partition.relabel_vertices`): a
     split's ``k`` fresh labels taken from the top and given back (``labels``
     empty), or a merge's emptied ``labels`` freed and taken back, in that
     order. Label names carry no meaning, but they decide which label later

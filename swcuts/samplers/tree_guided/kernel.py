@@ -27,16 +27,17 @@ from collections import OrderedDict
 
 import numpy as np
 
-from ...errors import check_number
-from ...partition import MemberIndex, _version
-from ..common import StepInfo
-from ..targets import gibbs_relabel
-from .algorithms import _Fns
-from .moves import _GlobalMoves
-from .pairs import LabelPairs
-from .rebuild import induced_near, max_depth, set_changes
-from .ratio import _ProposalProbabilities
-from .trees import Tree, _floored_log_softmax, _knn_csr, _lifting_tables, _Rest, _SetInfo
+from swcuts.io.errors import check_number
+from swcuts.models.partition import MemberIndex, _version
+from swcuts.samplers.common import StepInfo
+from swcuts.samplers.targets import gibbs_relabel
+from swcuts.samplers.tree_guided.algorithms import _Fns
+from swcuts.samplers.tree_guided.moves import _GlobalMoves
+from swcuts.samplers.tree_guided.pairs import LabelPairs
+from swcuts.samplers.tree_guided.rebuild import induced_near, max_depth, set_changes
+from swcuts.samplers.tree_guided.ratio import _ProposalProbabilities
+from swcuts.samplers.tree_guided.trees import (
+    Tree, _floored_log_softmax, _knn_csr, _lifting_tables, _Rest, _SetInfo)
 
 
 class TreeGuided(_GlobalMoves, _ProposalProbabilities):
@@ -46,7 +47,7 @@ class TreeGuided(_GlobalMoves, _ProposalProbabilities):
     ----------
     model : partition model
         Needs ``vstats`` (per-vertex sufficient statistics) and a cluster
-        score: the model's ``cluster_score()`` (:class:`swcuts.protocols.Model`;
+        score: the model's ``cluster_score()`` (:class:`swcuts.models.protocols.Model`;
         :class:`~swcuts.models.ImageModel` and :class:`~swcuts.models.MixtureModel`
         have one), else ``score``. Models with a fixed label set (Potts) are refused.
     q : array, optional

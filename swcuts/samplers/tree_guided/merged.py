@@ -53,8 +53,9 @@ import math
 import numpy as np
 from numba import njit
 
-from .ratio import _logsumexp
-from .trees import floored_log_weights, mark_ancestors, node_logd, range_min
+from swcuts.samplers.tree_guided.ratio import _logsumexp
+from swcuts.samplers.tree_guided.trees import (
+    floored_log_weights, mark_ancestors, node_logd, range_min)
 
 
 @njit(cache=True)

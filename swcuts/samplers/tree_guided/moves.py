@@ -31,15 +31,15 @@ import math
 
 import numpy as np
 
-from ...partition import _version
-from ..common import StepInfo, metropolis_hastings_bound_first
-from .freelist import _free_list_after_merge, _free_list_as_if_undone
-from .heads import merge_set
-from .around import _AroundMerges
-from .merged import _replay_record, _stopped_at  # noqa: F401 (tests import them from here)
-from .ratio import merge_anchor_sum
-from .trees import _leaf_groups, _Rest
-from .walks import _uniforms
+from swcuts.models.partition import _version
+from swcuts.samplers.common import StepInfo, metropolis_hastings_bound_first
+from swcuts.samplers.tree_guided.freelist import _free_list_after_merge, _free_list_as_if_undone
+from swcuts.samplers.tree_guided.heads import merge_set
+from swcuts.samplers.tree_guided.around import _AroundMerges
+from swcuts.samplers.tree_guided.merged import _replay_record, _stopped_at  # noqa: F401
+from swcuts.samplers.tree_guided.ratio import merge_anchor_sum
+from swcuts.samplers.tree_guided.trees import _leaf_groups, _Rest
+from swcuts.samplers.tree_guided.walks import _uniforms
 
 
 class _Summary:
@@ -92,7 +92,7 @@ class _GlobalMoves(_AroundMerges):
         first bound does not reject it (:meth:`_merge_reverse`). The member
         index stays known exact across the move (every move of this kernel
         updates it), so that its entries are used without their O(|label|)
-        check (:class:`swcuts.partition.MemberIndex`).
+        check (:class:`swcuts.models.partition.MemberIndex`).
         """
         part = state.partition
         since = _version(part)

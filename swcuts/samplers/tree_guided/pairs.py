@@ -20,8 +20,8 @@ import math
 import numpy as np
 from numba import njit
 
-from .ratio import merge_lp1
-from .scores import _logd_pair, _same_stats, _score_any
+from swcuts.samplers.tree_guided.ratio import merge_lp1
+from swcuts.samplers.tree_guided.scores import _logd_pair, _same_stats, _score_any
 
 
 def _refresh_impl(sp, labs, S, n, klabs, kS, kn, old_sc, old_ld, old_lp, old_l1p, inv_t, eps,

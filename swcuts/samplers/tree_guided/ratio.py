@@ -19,7 +19,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .trees import _Rest
+from swcuts.samplers.tree_guided.trees import _Rest
 
 
 @njit(cache=True)

@@ -12,10 +12,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ...models.base import SCORE_IMAGE
-from ...models.image_kernels import set_score
-from ...models.mixture import log_marginal
-from ...models.mixture.priors import prior_log_factor
+from swcuts.models.base import SCORE_IMAGE
+from swcuts.models.image_kernels import set_score
+from swcuts.models.mixture.marginals import log_marginal
+from swcuts.models.mixture.priors import prior_log_factor
 
 
 @njit(cache=True)

@@ -27,10 +27,10 @@ import math
 import numpy as np
 from numba import njit
 
-from ...primitives import log_sum_exp
-from .merged import _root_sides
-from .scores import _score_inline
-from .trees import _depth_of, mark_ancestors, path_siblings
+from swcuts._numba.primitives import log_sum_exp
+from swcuts.samplers.tree_guided.merged import _root_sides
+from swcuts.samplers.tree_guided.scores import _score_inline
+from swcuts.samplers.tree_guided.trees import _depth_of, mark_ancestors, path_siblings
 
 
 def _walk_impl(sp, left, right, parent, stats, size, sc, n, nu, inv_t, log_wnew, u, assign):

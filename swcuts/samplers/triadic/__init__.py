@@ -22,7 +22,7 @@ Modules
     The sequential allocation compiled with numba for mixture models.
 """
 
-from .allocation import _allocate_mixture  # noqa: F401 (the compiled path of Triadic._allocate)
-from .kernel import MOVES, Proposal, Triadic
+from swcuts.samplers.triadic.allocation import _allocate_mixture  # noqa: F401
+from swcuts.samplers.triadic.kernel import MOVES, Proposal, Triadic
 
 __all__ = ["Triadic", "Proposal", "MOVES"]

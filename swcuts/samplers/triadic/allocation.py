@@ -9,8 +9,8 @@ import math
 import numpy as np
 from numba import njit
 
-from ...models.mixture import item_join, item_leave, item_move
-from ..common import draw_normalized
+from swcuts.models.mixture.moves import item_join, item_leave, item_move
+from swcuts.samplers.common import draw_normalized
 
 
 @njit(cache=True)

@@ -10,11 +10,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...errors import check_number
-from ...partition import MemberIndex
-from ..common import (StepInfo, acceptance_rates, check_anchors, draw_anchor_pair, draw_normalized,
-                      metropolis_hastings, refuse_fixed_labels, state_member_index)
-from .allocation import _allocate_mixture
+from swcuts.io.errors import check_number
+from swcuts.models.partition import MemberIndex
+from swcuts.samplers.common import (
+    StepInfo, acceptance_rates, check_anchors, draw_anchor_pair, draw_normalized,
+    metropolis_hastings, refuse_fixed_labels, state_member_index)
+from swcuts.samplers.triadic.allocation import _allocate_mixture
 
 __all__ = ["Triadic", "Proposal", "MOVES"]
 

@@ -1,0 +1,1 @@
+"""Numba plumbing: the safe on-disk cache, compiled-only helpers and the shared compiled primitives."""

@@ -1,0 +1,89 @@
+"""Compiled primitives that models and samplers share, written once.
+
+* :func:`find` — the root of a union-find forest, with path halving;
+* :func:`mh_accept` — the Metropolis-Hastings decision of compiled code,
+  the twin of :func:`swcuts.samplers.common.metropolis_hastings` (no
+  uniform is drawn when the ratio is at least 1);
+* :func:`mh_threshold` — the bound-first form of that decision: the
+  uniform is drawn first and turned into the smallest Δ log π that is
+  accepted, so that a model can reject from an upper bound of Δ without
+  computing it exactly (the decision is the same as with the exact ratio);
+* :func:`draw_log_weights` — a draw from weights given by their logarithms
+  (the Gibbs draw over labels);
+* :func:`log_sum_exp` — log Σ exp of the first entries of an array;
+* :func:`compiled_only` — the decorator of kernels that compiled code calls.
+
+This module depends on numpy and numba only, so that both
+:mod:`swcuts.models` and :mod:`swcuts.samplers` can import it.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from swcuts._numba.compiled_only import compiled_only
+
+__all__ = ["find", "mh_accept", "mh_threshold", "draw_log_weights", "log_sum_exp", "compiled_only"]
+
+
+@njit(cache=True, inline="always")
+def find(parent, g):
+    """Root of ``g`` in the union-find forest ``parent`` (path halving)."""
+    while parent[g] != g:
+        parent[g] = parent[parent[g]]
+        g = parent[g]
+    return g
+
+
+@njit(cache=True, inline="always")
+def mh_accept(log_alpha):
+    """Accept with probability min(1, e^log_alpha); a uniform is drawn only
+    when log_alpha < 0. Unlike :func:`~swcuts.samplers.common.metropolis_hastings`
+    it draws one also at log_alpha = −inf or NaN (and rejects), which keeps
+    the random stream of the compiled kernels as it has always been."""
+    return log_alpha >= 0.0 or np.random.random() < math.exp(log_alpha)
+
+
+@njit(cache=True, inline="always")
+def mh_threshold(T, log_rest):
+    """The bound-first MH decision: draws the uniform u now and returns
+    T · (log u − log_rest). A move whose Δ log π is ``d`` is accepted iff
+    ``d > threshold`` (⇔ u < e^(d/T + log_rest)), so any upper bound of d
+    at or below the threshold rejects it with the same decision."""
+    return T * (math.log(np.random.random()) - log_rest)
+
+
+@compiled_only
+def draw_log_weights(logw, n, best):
+    """Draw an index of ``logw[:n]`` with probability ∝ exp(logw), ``best``
+    the largest of them. Overwrites ``logw[:n]`` with exp(logw − best);
+    draws one uniform."""
+    z = 0.0
+    for t in range(n):
+        logw[t] = math.exp(logw[t] - best)
+        z += logw[t]
+    u = np.random.random() * z
+    pick = n - 1
+    for t in range(n):
+        if u < logw[t]:
+            pick = t
+            break
+        u -= logw[t]
+    return pick
+
+
+@njit(cache=True)
+def log_sum_exp(logw, n):
+    """log Σ_{i<n} exp(logw[i]), with the largest term factored out."""
+    mx = logw[0]
+    for i in range(1, n):
+        if logw[i] > mx:
+            mx = logw[i]
+    acc = 0.0
+    for i in range(n):
+        acc += math.exp(logw[i] - mx)
+    return mx + math.log(acc)
+

@@ -1,0 +1,148 @@
+"""Files of a posterior-sampling run (:func:`write_posterior_outputs`):
+boundary probability map, segment stability, the posterior of the number
+of segments and the diagnostics, written as one unit
+(:func:`swcuts.io.output_set.write_output_set`). Independent of the command line."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+
+from swcuts.io.output_set import json_text, write_output_set
+
+__all__ = ["write_posterior_outputs", "posterior_output_files", "POSTERIOR_FILES"]
+
+#: The files :func:`write_posterior_outputs` writes.
+POSTERIOR_FILES = ("boundary_prob.png", "boundary_prob.npy", "stability.png", "segments_hist.png",
+                   "posterior_summary.json")
+
+
+def _figure(w_px, h_px, extra_w=1.4):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    dpi = 100
+    scale = min(1.0, 9.0 / max(w_px / dpi, 1e-9))
+    fig = Figure(figsize=(w_px / dpi * scale + extra_w, h_px / dpi * scale + 0.6), dpi=dpi)
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _png(fig) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    return buf.getvalue()
+
+
+def _map_plot(values, title, label, cmap, background=None) -> bytes:
+    """A [0, 1] map with a colour bar (over a faint grey image if given)."""
+    h, w = values.shape
+    fig = _figure(w, h)
+    ax = fig.add_subplot()
+    if background is not None:
+        g = background if background.ndim == 2 else background[..., :3].mean(axis=2)
+        ax.imshow(g, cmap="gray", vmin=0, vmax=1, interpolation="nearest")
+        shown = np.ma.masked_where(values <= 0, values)
+        im = ax.imshow(shown, cmap=cmap, vmin=0, vmax=1, interpolation="nearest", alpha=0.9)
+    else:
+        im = ax.imshow(values, cmap=cmap, vmin=0, vmax=1, interpolation="nearest")
+    ax.set_title(title, fontsize=10)
+    ax.set_axis_off()
+    cb = fig.colorbar(im, ax=ax, fraction=0.046, pad=0.03)
+    cb.set_label(label)
+    fig.tight_layout()
+    return _png(fig)
+
+
+def _stability_plot(samples) -> bytes:
+    """Segments of the best state coloured by stability, boundaries in black."""
+    from swcuts.evaluation.metrics.boundaries import boundary_map
+
+    stab = samples.stability_map()
+    seg = samples.best_segmentation
+    h, w = seg.shape
+    fig = _figure(w, h)
+    ax = fig.add_subplot()
+    im = ax.imshow(stab, cmap="RdYlGn", vmin=0, vmax=1, interpolation="nearest")
+    edges = boundary_map(seg)
+    ax.imshow(np.ma.masked_where(~edges, edges), cmap="gray_r", vmin=0, vmax=1, interpolation="nearest")
+    ax.set_title(f"segment stability (mean best-match IoU over {samples.n_samples} samples)", fontsize=10)
+    ax.set_axis_off()
+    cb = fig.colorbar(im, ax=ax, fraction=0.046, pad=0.03)
+    cb.set_label("stability")
+    fig.tight_layout()
+    return _png(fig)
+
+
+def _hist_plot(samples) -> bytes:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    k, p = samples.n_segments_distribution()
+    fig = Figure(figsize=(6, 3.5), dpi=100)
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    ax.bar(k, p, width=0.8, color="#4477aa")
+    best_k = int(samples.best_labels.max()) + 1
+    ax.axvline(best_k, color="#cc3311", lw=1.5, ls="--", label=f"best state ({best_k})")
+    ax.set_xlabel("number of segments")
+    ax.set_ylabel("posterior probability")
+    rh = samples.r_hat.get("n_segments", float("nan"))
+    flag = " (not mixed)" if rh > 1.1 else ""
+    ax.set_title(f"{samples.n_samples} samples, {samples.n_chains} chains, split R-hat {rh:.2f}{flag}",
+                 fontsize=10)
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3, axis="y")
+    fig.tight_layout()
+    return _png(fig)
+
+
+def posterior_output_files(samples) -> list:
+    """The files of :func:`write_posterior_outputs` as ``(name, writer)``
+    pairs for :func:`~swcuts.io.output_set.write_output_set` (so that a command
+    can write them in one unit with its own files)."""
+    bp = samples.boundary_probability()
+    return [
+        ("boundary_prob.png", lambda p: Path(p).write_bytes(_map_plot(
+            bp, f"boundary probability ({samples.n_samples} posterior samples)", "P(boundary)",
+            "magma", None))),
+        ("boundary_prob.npy", lambda p: np.save(p, bp.astype(np.float32))),
+        ("stability.png", lambda p: Path(p).write_bytes(_stability_plot(samples))),
+        ("segments_hist.png", lambda p: Path(p).write_bytes(_hist_plot(samples))),
+        ("posterior_summary.json", lambda p: Path(p).write_text(json_text(samples.summary()))),
+    ]
+
+
+def write_posterior_outputs(samples, outdir) -> list:
+    """Write the maps and summaries of posterior samples into ``outdir``.
+
+    Files (:data:`POSTERIOR_FILES`), written as one unit (none if any
+    fails): ``boundary_prob.png`` (the boundary probability map with a
+    colour bar), ``boundary_prob.npy`` (the map, float32 H x W),
+    ``stability.png`` (segments of the best state coloured by stability),
+    ``segments_hist.png`` (the posterior of the number of segments) and
+    ``posterior_summary.json`` (:meth:`PosteriorSamples.summary`:
+    diagnostics and warnings).
+
+    Parameters
+    ----------
+    samples : PosteriorSamples
+    outdir : str or Path
+        Created (with its parents) if missing.
+
+    Returns
+    -------
+    list of Path
+        The files written.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from swcuts.segmentation.posterior import _demo
+    >>> paths = write_posterior_outputs(_demo(), tempfile.mkdtemp())
+    >>> sorted(p.name for p in paths)[:2]
+    ['boundary_prob.npy', 'boundary_prob.png']
+    """
+    return write_output_set(outdir, posterior_output_files(samples))

@@ -1,0 +1,63 @@
+"""Standard metrics for comparing a segmentation with a ground truth.
+
+Every function takes integer label images of equal shape. Labels are names
+only: they may be any integers (not necessarily consecutive or starting at
+0), and every metric here is invariant under a renaming of the labels of
+either image. The region-based metrics (PRI, VoI, GCE, covering) are
+computed exactly from the contingency table
+``n[i, j] = #{p : seg[p] == i, truth[p] == j}``, built in one vectorised
+pass, so they cost O(n log n) in the number of pixels ``n``.
+
+Modules
+-------
+:mod:`.contingency`
+    Input checks and the contingency table.
+:mod:`.regions`
+    Rand index, adjusted Rand index, PRI, variation of information, GCE, covering.
+:mod:`.boundaries`
+    Boundary map, boundary precision / recall / F, BSDS boundary scores.
+:mod:`.scores`
+    Every score at once, against one ground truth or several annotators.
+
+References
+----------
+----------
+.. [1] R. Unnikrishnan, C. Pantofaru, M. Hebert, "Toward objective
+   evaluation of image segmentation algorithms", IEEE TPAMI 29(6), 2007.
+.. [2] M. Meila, "Comparing clusterings -- an information based distance",
+   J. Multivariate Analysis 98(5), 2007.
+.. [3] D. Martin, C. Fowlkes, D. Tal, J. Malik, "A database of human
+   segmented natural images and its application to evaluating segmentation
+   algorithms and measuring ecological statistics", ICCV 2001.
+.. [4] P. Arbelaez, M. Maire, C. Fowlkes, J. Malik, "Contour detection and
+   hierarchical image segmentation", IEEE TPAMI 33(5), 2011.
+.. [5] L. Hubert, P. Arabie, "Comparing partitions", Journal of
+   Classification 2(1), 1985.
+"""
+
+from swcuts.evaluation.metrics.boundaries import (
+    BSDS_MAX_DIST, _matched, boundary_f_measure, boundary_map, boundary_precision_recall,
+    boundary_scores)
+from swcuts.evaluation.metrics.contingency import (
+    _as_labels, _check_pair, _checked_truths, _Contingency, _contingency, _truth_list)  # noqa: F401
+from swcuts.evaluation.metrics.regions import (
+    _adjusted_rand_from_table, _covering_sums, _gce_from_table, _rand_from_table, _voi_from_table,
+    adjusted_rand_index, global_consistency_error, mean_variation_of_information,
+    probabilistic_rand_index, rand_index, segmentation_covering, variation_of_information)
+from swcuts.evaluation.metrics.scores import benchmark_scores, segmentation_scores
+
+__all__ = [
+    "probabilistic_rand_index",
+    "rand_index",
+    "adjusted_rand_index",
+    "variation_of_information",
+    "global_consistency_error",
+    "boundary_map",
+    "boundary_precision_recall",
+    "boundary_f_measure",
+    "segmentation_scores",
+    "mean_variation_of_information",
+    "segmentation_covering",
+    "boundary_scores",
+    "benchmark_scores",
+]

@@ -1,0 +1,195 @@
+"""Writing output files so that none is ever left half-written:
+:func:`atomic_write` and the ``save_*`` helpers built on it."""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import secrets
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from swcuts.io.errors import InputError, _show
+
+__all__ = ["atomic_write", "save_label_png", "save_rgb_png", "save_npy"]
+
+
+def atomic_write(path, write_fn: Callable[[str], object]) -> Path:
+    """Write a file so that `path` is either untouched or completely written.
+
+    `write_fn` is called with a temporary path in the same directory as
+    `path`, named ``.<name>.tmp-<random><suffix>`` (e.g.
+    ``.labels.png.tmp-3f9a1c0b2d4e6f70.png``) so that writers which infer
+    the format from the suffix still work.  When it returns, the temporary
+    file is flushed to disk and moved onto `path` with :func:`os.replace`
+    (atomic on POSIX and Windows).  On any exception the temporary file is
+    removed and the exception re-raised; `path` is left as it was.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        Final destination.  Its directory must exist.
+    write_fn : callable
+        ``write_fn(tmp_path: str)`` must create the file at ``tmp_path``.
+
+    Returns
+    -------
+    pathlib.Path
+        `path`.
+
+    Raises
+    ------
+    InputError
+        If the destination directory does not exist or `path` is a directory.
+    """
+    dest = Path(os.fspath(path))
+    parent = dest.parent
+    if not parent.is_dir():
+        raise InputError(f"output directory '{_show(parent)}' does not exist; create it or choose another output path")
+    if dest.is_dir():
+        raise InputError(f"output path '{_show(dest)}' is a directory; give a file name instead")
+    tmp = parent / f".{dest.name}.tmp-{secrets.token_hex(8)}{dest.suffix}"
+    try:
+        write_fn(str(tmp))
+        _fsync(tmp)
+        os.replace(tmp, dest)
+    except BaseException as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if _short_write(exc):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(dest)) from None
+        raise
+    return dest
+
+
+def _short_write(exc: BaseException) -> bool:
+    """numpy's "N requested and M written" (no errno): the disk is full."""
+    return (isinstance(exc, OSError) and exc.errno is None
+            and re.fullmatch(r"\d+ requested and \d+ written", str(exc)) is not None)
+
+
+def _fsync(p: Path) -> None:
+    try:
+        fd = os.open(p, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def save_label_png(path, labels) -> Path:
+    """Save a label image as a 16-bit greyscale PNG, atomically.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        Destination; PNG format is written whatever the suffix.
+    labels : array_like of int or bool, shape (H, W)
+        Non-negative labels no larger than 65535.
+
+    Returns
+    -------
+    pathlib.Path
+        `path`.
+
+    Raises
+    ------
+    TypeError
+        If `labels` is not an integer (or bool) array.
+    InputError
+        If `labels` is not 2-D, is empty, or has values outside 0..65535.
+    """
+    arr = np.asarray(labels)
+    if arr.dtype.kind not in "biu":
+        raise TypeError(f"labels must be an integer array, got dtype {arr.dtype}; convert with labels.astype(int)")
+    if arr.ndim != 2 or arr.size == 0:
+        raise InputError(f"labels must be a non-empty 2-D (H, W) array, got shape {arr.shape}")
+    lo, hi = int(arr.min()), int(arr.max())
+    if lo < 0 or hi > 65535:
+        raise InputError(
+            f"labels range {lo}..{hi} does not fit in a 16-bit PNG (0..65535); "
+            f"relabel consecutively or save with save_npy instead"
+        )
+    data = np.ascontiguousarray(arr, dtype=np.uint16)
+
+    def write(tmp):
+        import imageio.v3 as iio
+
+        iio.imwrite(tmp, data, extension=".png")
+
+    return atomic_write(path, write)
+
+
+def save_rgb_png(path, rgb_float01) -> Path:
+    """Save an RGB (or grey/RGBA) image as an 8-bit PNG, atomically.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        Destination; PNG format is written whatever the suffix.
+    rgb_float01 : array_like, shape (H, W), (H, W, 3) or (H, W, 4)
+        Float values in ``[0, 1]`` (clipped; NaN -> 0), or ``uint8`` values
+        written unchanged.
+
+    Returns
+    -------
+    pathlib.Path
+        `path`.
+
+    Raises
+    ------
+    InputError
+        If the array has the wrong shape.
+    """
+    arr = np.asarray(rgb_float01)
+    if not (arr.ndim == 2 or (arr.ndim == 3 and arr.shape[2] in (3, 4))) or arr.size == 0:
+        raise InputError(f"RGB image must have shape (H, W), (H, W, 3) or (H, W, 4), got {arr.shape}")
+    if arr.dtype == np.uint8:
+        data = np.ascontiguousarray(arr)
+    elif arr.dtype.kind in "biuf":
+        f = np.nan_to_num(arr.astype(np.float64), nan=0.0, posinf=1.0, neginf=0.0)
+        data = np.ascontiguousarray(np.round(np.clip(f, 0.0, 1.0) * 255.0).astype(np.uint8))
+    else:
+        raise TypeError(f"RGB image must be a numeric array, got dtype {arr.dtype}")
+
+    def write(tmp):
+        import imageio.v3 as iio
+
+        iio.imwrite(tmp, data, extension=".png")
+
+    return atomic_write(path, write)
+
+
+def save_npy(path, array) -> Path:
+    """Save an array in ``.npy`` format, atomically.
+
+    Unlike :func:`numpy.save`, no ``.npy`` suffix is appended to `path`.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        Destination.
+    array : array_like
+        Array to save (object arrays are refused, as pickling is disabled).
+
+    Returns
+    -------
+    pathlib.Path
+        `path`.
+    """
+    arr = np.asarray(array)
+
+    def write(tmp):
+        with open(tmp, "wb") as fh:
+            np.save(fh, arr, allow_pickle=False)
+
+    return atomic_write(path, write)

@@ -1,0 +1,195 @@
+"""The named image posteriors of ``segment(model=...)`` and their
+parameters on one image: the prior weights for its size and channels
+(:func:`posterior_weights`), the likelihood's bins (:func:`model_bins`),
+the window radius (:func:`model_window`) and the boundary evidence
+(:func:`model_evidence`). :mod:`swcuts.segmentation.options` resolves a run's options
+with them (and re-exports every name here).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["MODELS", "BINS", "ONE_CHANNEL_WEIGHT", "DEFAULT_MODEL", "PIXEL_MODEL", "VARYING_RANGE",
+           "MIN_WEIGHT_PIXELS", "varying_channels", "posterior_weights", "model_window", "model_bins",
+           "model_evidence"]
+
+#: Histogram bins of the likelihood (per channel) of a model that names none
+#: in :data:`MODELS` (``bins=None``: the model's, :func:`model_bins`).
+BINS = 32
+#: The named image posteriors of ``segment(model=...)``. ``a0``, ``a1``: the
+#: prior weights per label and per region for an image of 10^5 pixels,
+#: scaled in proportion to the pixel count so that the prior keeps pace
+#: with the likelihood, which grows with the pixels (``a0``/``a1`` None);
+#: ``boundary``: λ of the boundary term (models/boundary.py) per pixel of
+#: boundary at 10^5 pixels, scaled by sqrt(pixels / 10^5), as boundary
+#: lengths grow. "paper" is section 5 of Barbu & Zhu; "contrast" adds the
+#: contrast-sensitive boundary term and drops the per-region weight (the
+#: boundary term does its work), chosen on the tuning half of the 30 BSDS
+#: development photos (see the README and benchmarks/boundary_term.py); its
+#: a0 (50 -> 200) by benchmarks/photo_sweep.py on the same half: with a1 = 0
+#: the per-label weight is what sets the number of segments (39.5 -> 26.8 per
+#: photo), and 200 was the one value of a0, a1 and λ tried that lowered VoI
+#: without losing PRI or covering there. "texture" is "contrast" with the
+#: texture-robust boundary weights (models/boundary.py,
+#: texture_pair_weights: a cut is cheap only where the pixel contrast and the
+#: half-window histogram gradient both mark an edge; Martin, Fowlkes & Malik
+#: 2004; Arbelaez et al. 2011) and a0 = 100, the best of 18 settings of λ,
+#: a0, window radius, bins and scale on the tuning half: at the number of
+#: segments of "contrast" it lowers VoI and raises covering, but loses PRI
+#: where two materials interleave finely (lichen on rock), so by the
+#: selection rule it does not beat "contrast" (README). "window" is
+#: "contrast" whose histogram likelihood counts each pixel through the
+#: histogram of the window around it (ImageModel's ``window``; radius in
+#: pixels at 10^5 pixels, scaled by sqrt(pixels / 10^5) like the boundary
+#: weight), with a0 = a1 = 100: over three seeds it scores better than
+#: "contrast" on both BSDS halves by the selection rule (README); it needs
+#: atoms larger than pixels, so it is the default on atoms only
+#: (:func:`swcuts.segmentation.options.default_model`). Its likelihood has 24 bins per channel on colour
+#: images (the other models :data:`BINS`, 32; grey images too,
+#: :func:`model_bins`): of 32, 28, 24 and 20, 24 scored best by the selection
+#: rule on the 100 BSDS500 validation photos at seeds 0 and 1
+#: (benchmarks/photo_sweep.py; coarser bins make the iid likelihood split
+#: smooth shading and texture less), and on the 170 other training photos,
+#: held out, it leads every peer on PRI, VoI and covering where 32 trailed
+#: felzenszwalb on VoI (README, "Likelihood bins").
+MODELS = {
+    "paper": {"a0": 250.0, "a1": 2500.0, "a2": 5.0, "boundary": 0.0},
+    "contrast": {"a0": 200.0, "a1": 0.0, "a2": 5.0, "boundary": 10.0},
+    "texture": {"a0": 100.0, "a1": 0.0, "a2": 5.0, "boundary": 10.0, "evidence": "texture"},
+    "window": {"a0": 100.0, "a1": 100.0, "a2": 5.0, "boundary": 10.0, "window": 12.0, "bins": 24},
+}
+#: The weights of MODELS were chosen on colour photos, whose three feature
+#: channels each add their evidence to the likelihood. An image with one
+#: channel that varies (grey, or colour without chroma) has less evidence
+#: per pixel and, with the colour weights, far fewer segments (9 per photo
+#: against 27 on the grey versions of the BSDS tuning half): its default
+#: weights, a0, a1, a2 and λ, are multiplied by this. 0.35 was chosen on
+#: the grey tuning half against the peers tuned there (of 1, 1/1.5, 1/√3,
+#: 1/2, 1/2.5 on SLIC atoms, where 0.5 won; then 0.5, 0.35, 0.25 on the
+#: watershed atoms; benchmarks/grey_photos.py); it also ends the
+#: undersegmented grey scenes of benchmarks/synthetic_scenes.py.
+ONE_CHANNEL_WEIGHT = 0.35
+#: The posterior of a run without ``model``: "window" on atoms (watershed,
+#: SLIC and the other over-segmentations), where over three seeds it scores better
+#: than "contrast" on both BSDS halves by the selection rule (README), and
+#: ``PIXEL_MODEL`` on pixels, where windows cannot be counted (a row per
+#: pixel). Every sampler's moves include the boundary term, and those of
+#: the samplers on atoms the window counts, proved by exact enumeration.
+DEFAULT_MODEL = "window"
+#: The posterior of a run on pixels without ``model`` (multigrid,
+#: multi-level, ``atoms="pixels"``; ``init="atoms"``'s two phases).
+PIXEL_MODEL = "contrast"
+
+
+#: The range above which a feature channel varies (:func:`varying_channels`).
+#: rgb2lab of a grey RGB image leaves a* and b* within 0.005 units of 0
+#: (1.8e-5 once scaled by 1/256, see :func:`swcuts.image.prepare.prepare_image`),
+#: while one 8-bit step of one RGB channel moves a* or b* by 0.37 units or
+#: more (0.0015 scaled): 5e-4 tells them apart. (At 1e-6 a grey photo saved
+#: as RGB counted as colour and got the colour weights.)
+VARYING_RANGE = 5e-4
+
+
+def varying_channels(features) -> int:
+    """How many channels of an (H, W, C) feature image vary (a grey photo
+    saved as RGB has one: its chroma channels are constant).
+
+    A channel varies when its range exceeds :data:`VARYING_RANGE`.
+
+    Examples
+    --------
+    >>> from swcuts.io.memory import prepare_image
+    >>> grey = np.linspace(0, 255, 48).reshape(6, 8).astype(np.uint8)
+    >>> varying_channels(prepare_image(np.dstack([grey] * 3))[0])
+    1
+    >>> tinted = np.dstack([grey, grey, grey]); tinted[0, 0, 2] += 1
+    >>> varying_channels(prepare_image(tinted)[0])
+    3
+    """
+    f = np.asarray(features)
+    f = f.reshape(-1, f.shape[-1] if f.ndim == 3 else 1)
+    return int(np.count_nonzero(np.ptp(f, axis=0) > VARYING_RANGE)) if f.size else 0
+
+
+#: The weights of an image smaller than this many pixels are those of an
+#: image of this size. A label of one pixel pays no complexity cost (the
+#: log |V_k| of eq. 58's prior is 0), so when a0 and a1, which scale with
+#: the pixel count, fall near zero on a tiny image the posterior prefers a
+#: label per pixel: a constant 3x3 image got 9 segments, a 4x4 image of two
+#: halves 9. From 1,000 pixels (about 32x32) both get what they show.
+MIN_WEIGHT_PIXELS = 1000
+
+
+def posterior_weights(model_name, h, w, a0=None, a1=None, a2=None, channels=3):
+    """(a0, a1, a2, boundary) of the posterior ``model_name`` on an h x w
+    image with ``channels`` varying feature channels.
+
+    The model's weights (:data:`MODELS`): a0 and a1 in proportion to the
+    pixel count, λ to its square root (per 10^5 pixels; at least those of
+    :data:`MIN_WEIGHT_PIXELS`), all of them times :data:`ONE_CHANNEL_WEIGHT`
+    when fewer than two channels vary. ``a0``, ``a1``, ``a2`` given: used as
+    they are.
+
+    Examples
+    --------
+    >>> posterior_weights("contrast", 400, 250)                 # 10^5 pixels, colour
+    (200.0, 0.0, 5.0, 10.0)
+    >>> posterior_weights("contrast", 400, 250, channels=1)     # grey
+    (70.0, 0.0, 1.75, 3.5)
+    >>> posterior_weights("contrast", 400, 250, a2=1.0, channels=1)
+    (70.0, 0.0, 1.0, 3.5)
+    >>> posterior_weights("contrast", 3, 3) == posterior_weights("contrast", 20, 50)
+    True
+    """
+    m = MODELS[model_name]
+    scale = max(h * w, MIN_WEIGHT_PIXELS) / 1e5
+    evidence = ONE_CHANNEL_WEIGHT if channels < 2 else 1.0
+    return (m["a0"] * scale * evidence if a0 is None else a0,
+            m["a1"] * scale * evidence if a1 is None else a1,
+            m["a2"] * evidence if a2 is None else a2,
+            m["boundary"] * math.sqrt(scale) * evidence)
+
+
+def model_window(model_name, h, w) -> int:
+    """The window radius in pixels of the posterior ``model_name`` on an
+    h x w image (``window`` of :class:`~swcuts.models.image.ImageModel`;
+    0: none).
+
+    Examples
+    --------
+    >>> model_window("window", 321, 481), model_window("contrast", 321, 481)
+    (15, 0)
+    """
+    radius = MODELS[model_name].get("window", 0.0)
+    return max(1, round(radius * math.sqrt(h * w / 1e5))) if radius else 0
+
+
+def model_bins(model_name, bins=None, channels=3) -> int:
+    """The likelihood's histogram bins per channel: ``bins``, or with None
+    the posterior ``model_name``'s (:data:`MODELS`; :data:`BINS` where it
+    names none) on an image with ``channels`` varying channels. The
+    models' bins were chosen on colour photos; an image with one varying
+    channel keeps :data:`BINS`, which scored better on both halves of the
+    grey photos (benchmarks/grey_photos.py: at 24 bins fewer segments and a
+    lower PRI).
+
+    Examples
+    --------
+    >>> model_bins("window"), model_bins("paper"), model_bins("window", 64)
+    (24, 32, 64)
+    >>> model_bins("window", channels=1)
+    32
+    """
+    if bins is not None:
+        return bins
+    return int(MODELS[model_name].get("bins", BINS)) if channels >= 2 else BINS
+
+
+def model_evidence(model_name) -> str:
+    """The boundary evidence of the posterior ``model_name`` (``evidence``
+    of :class:`~swcuts.models.image.ImageModel`): "contrast" unless
+    :data:`MODELS` names another."""
+    return MODELS[model_name].get("evidence", "contrast")

@@ -1,0 +1,590 @@
+"""Posterior samples of a segmentation: how sure is the answer?
+
+:func:`sample_posterior` anneals several chains of a partition sampler down
+to temperature 1 (not below), then keeps sampling the image posterior at
+T = 1 exactly, thinned by the measured integrated autocorrelation time of
+label-invariant statistics (−log π and the number of segments). The result,
+:class:`PosteriorSamples`, holds the sampled atom labellings and answers,
+with no Python loop over pixels:
+
+* :meth:`PosteriorSamples.boundary_probability` — for every pixel, the
+  fraction of samples in which a segment boundary passes there;
+* :meth:`PosteriorSamples.segment_stability` — for every segment of the
+  best state, its mean best-match IoU across the samples;
+* :meth:`PosteriorSamples.coassignment` — the probability that each atom
+  shares a segment with a chosen atom;
+* :meth:`PosteriorSamples.n_segments_distribution` — the posterior of the
+  number of segments;
+
+with the convergence diagnostics of :mod:`swcuts.inference.diagnostics` (split R-hat
+and ESS of the label-invariant statistics across chains, acceptance) and
+warnings when they say the chains have not mixed.
+
+Every estimate is a Monte Carlo average over states drawn at T = 1 by
+kernels that leave π invariant (the enumeration tests), after burn-in, so
+it is consistent for the posterior expectation; annealing (T > 1) only
+moves the chains to where π has its mass faster.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
+
+import numpy as np
+
+from swcuts.inference import diagnostics as dg
+from swcuts.inference.budget import Budget, phase_of
+from swcuts.io.errors import InputError, check_number
+from swcuts.inference.posterior_samples import (
+    ESS_WARN, R_HAT_WARN, PosteriorSamples, pixel_boundary_probability)
+from swcuts.models.protocols import is_compiled
+
+__all__ = ["sample_posterior", "sample_model", "PosteriorSamples", "pixel_boundary_probability",
+           "R_HAT_WARN"]
+
+#: Start temperature of the annealing to T = 1 (SW cuts: T0 <= 15, section 5).
+T0 = 10.0
+#: Default annealing budget per chain, in steps per atom (10 -> 1).
+ANNEAL_STEPS_PER_ATOM = 40
+#: Pilot run at T = 1 per chain (burn-in and autocorrelation estimate), in steps per atom.
+PILOT_STEPS_PER_ATOM = 40
+#: Records of the pilot run per chain (the autocorrelation time is measured on them).
+PILOT_RECORDS = 200
+#: Trace rows of each chain's annealing (one compiled call per row; the
+#: trace is not kept, so few and long calls).
+ANNEAL_RECORDS = 20
+#: Share of a ``time_budget`` spent annealing and in the pilot run.
+ANNEAL_TIME_SHARE = 0.3
+PILOT_TIME_SHARE = 0.2
+
+
+
+def _make_kernel(sampler, model, q):
+    """(name, kernel) for a sampler name or a factory ``(model, q) -> kernel``."""
+    from swcuts.samplers import ALIASES, KERNELS
+
+    if callable(sampler) and not isinstance(sampler, str):
+        kernel = sampler(model, q)
+        return getattr(kernel, "name", type(kernel).__name__), kernel
+    name = ALIASES.get(sampler, sampler)
+    if name not in KERNELS:
+        raise InputError(f"unknown sampler '{sampler}' for posterior sampling; choose one of "
+                         f"{', '.join(sorted(KERNELS))}")
+    return name, KERNELS[name](model, q)
+
+
+class _Chain:
+    """One chain: its state, the kernel's way of running steps, its best state."""
+
+    def __init__(self, kernel, state, rng):
+        self.kernel = kernel
+        self.state = state
+        self.rng = rng
+        self.compiled = is_compiled(kernel)
+        self.best_labels = state.partition.labels.copy()
+        self.best_log_pi = state.log_pi
+        self.accepted = 0
+        self.steps = 0
+
+    def advance(self, n_steps, temperature=1.0):
+        """Run ``n_steps`` kernel steps at ``temperature``; returns accepted moves."""
+        from swcuts.samplers.common import seed_compiled_rng
+
+        if n_steps <= 0:
+            return 0
+        # The compiled kernels draw from numba's global generator: reseed it
+        # from this chain's generator so chains interleave reproducibly.
+        seed_compiled_rng(self.rng)
+        if self.compiled:
+            acc, best, _ = self.kernel.run(self.state, self.rng, np.full(int(n_steps), float(temperature)),
+                                           self.best_labels, self.best_log_pi)
+            self.best_log_pi = max(self.best_log_pi, best)
+        else:
+            acc = 0
+            for _ in range(int(n_steps)):
+                info = self.kernel.step(self.state, self.rng, float(temperature))
+                acc += bool(info.accepted and info.moved)
+                if self.state.log_pi > self.best_log_pi + 1e-9:
+                    self.best_log_pi = self.state.log_pi
+                    self.best_labels[:] = self.state.partition.labels
+        self.steps += int(n_steps)
+        return int(acc)
+
+
+def _starts(n, chains, rng):
+    """Different starts: one label, then random labellings with sqrt(n), 2
+    and 2 sqrt(n) labels (in turn). Starts with hundreds of labels (n/4)
+    were tried: at ~1,000 atoms they were still far from the others' level
+    of −log π after the default annealing."""
+    out = [np.zeros(n, dtype=np.int64)]
+    root = max(2, int(round(np.sqrt(n))))
+    ks = [root, 2, 2 * root]
+    for c in range(1, chains):
+        k = min(ks[(c - 1) % len(ks)], n)
+        out.append(rng.integers(0, k, size=n).astype(np.int64))
+    return out
+
+
+def _default_workers(chains) -> int:
+    """Threads that run chains at once: the processors this process may use,
+    at most ``chains``."""
+    try:
+        n_cpu = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        n_cpu = os.cpu_count() or 1
+    return max(1, min(int(chains), n_cpu))
+
+
+class _Pool:
+    """Runs a function on every chain, in threads when there is more than one
+    worker and every kernel is compiled (the compiled kernels release the
+    GIL); a chain's steps depend only on its own state and generator, so the
+    result does not depend on the number of workers."""
+
+    def __init__(self, runs, workers):
+        parallel = workers > 1 and all(ch.compiled for ch in runs)
+        self.executor = ThreadPoolExecutor(max_workers=workers) if parallel else None
+
+    def map(self, fn, items):
+        if self.executor is None:
+            return [fn(x) for x in items]
+        return list(self.executor.map(fn, items))
+
+    def close(self):
+        if self.executor is not None:
+            self.executor.shutdown()
+
+
+def _progress_bar(progress, total, chains):
+    """A tqdm bar over the kept samples on stderr when ``progress`` and stderr
+    is a terminal, else a stand-in that does nothing."""
+    if not (progress and sys.stderr.isatty()):
+        return nullcontext(None)
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="sample", desc=f"annealing {chains} chains", leave=False,
+                dynamic_ncols=True, file=sys.stderr)
+
+
+def _tau_of(series) -> float:
+    """Largest per-chain-median integrated autocorrelation time (in records)
+    over the statistics in ``series`` ((chains, records) arrays); nan when
+    every statistic is constant, or not finite (an infinite energy under an
+    extreme prior weight)."""
+    taus = []
+    for arr in series:
+        per_chain = [dg.integrated_autocorrelation_time(row) for row in arr
+                     if row.size >= 4 and np.isfinite(row).all()]
+        per_chain = [t for t in per_chain if math.isfinite(t)]
+        if per_chain:
+            taus.append(float(np.median(per_chain)))
+    return max(taus) if taus else math.nan
+
+
+def _diagnose(energies, n_segs):
+    """(r_hat, ess) dicts of the label-invariant statistics (nan for a
+    statistic with an infinite value: an extreme prior weight)."""
+    r, e = {}, {}
+    for name, arr in (("energy", energies), ("n_segments", n_segs.astype(np.float64))):
+        if not np.isfinite(arr).all():
+            r[name] = e[name] = math.nan
+            continue
+        r[name] = dg.r_hat(arr) if arr.shape[1] >= 4 else math.nan
+        e[name] = dg.effective_sample_size(arr) if arr.shape[1] >= 2 else math.nan
+    return r, e
+
+
+def _run_phases(model, runs, pool, bar, phases, warnings, clock, *, thin, t0, anneal_steps,
+                pilot_steps, share, time_budget, samples, energies, n_segs, accepted, steps_t1):
+    """The phases of :func:`sample_model`, every chain through ``pool``:
+    annealing, the pilot and the sampling (one task per chain and phase;
+    with a time budget, the pilot and the sampling in rounds of one record
+    or kept sample per chain). Fills the arrays, ``phases`` and
+    ``warnings``; returns (thin, τ in steps, kept samples per chain)."""
+    from swcuts.inference.anneal import Schedule, anneal
+
+    chains, per_chain = samples.shape[:2]
+
+    # 1. Anneal every chain to T = 1 (not below).
+    def anneal_chain(ch):
+        if t0 > 1.0 and anneal_steps > 0:
+            res = anneal(ch.kernel, ch.state, Schedule(t0, 1.0), rng=ch.rng,
+                         steps=None if share else anneal_steps,
+                         time_budget=ANNEAL_TIME_SHARE * share if share else None, keep_best=False,
+                         n_records=ANNEAL_RECORDS)
+            ch.steps += res.steps
+            if -res.best_energy > ch.best_log_pi:
+                ch.best_log_pi = -res.best_energy
+                ch.best_labels[:] = res.best_labels
+            # Exact cached log π before sampling (the driver keeps it exact; cheap to be sure).
+            ch.state.log_pi = model.log_target(ch.state.partition.labels)
+
+    pool.map(anneal_chain, runs)
+    phases["anneal"] = time.perf_counter() - clock
+    if bar is not None:
+        bar.set_description("pilot at T = 1")
+
+    def pilot_records(c, r0, r1):  # records r0..r1-1 of chain c
+        ch = runs[c]
+        for r in range(r0, r1):
+            ch.advance(rec)
+            pilot_e[c, r], pilot_k[c, r] = -ch.state.log_pi, ch.state.partition.n_labels
+
+    def keep_samples(c, i0, i1):  # kept samples i0..i1-1 of chain c
+        ch = runs[c]
+        for i in range(i0, i1):
+            accepted[c] += ch.advance(thin)
+            steps_t1[c] += thin
+            samples[c, i] = ch.state.partition.compact_labels()
+            energies[c, i], n_segs[c, i] = -ch.state.log_pi, ch.state.partition.n_labels
+            if bar is not None:
+                bar.update(1)
+
+    # Without a time budget every chain runs each phase as one task (the
+    # threads take the next chain as they finish); with one, the chains
+    # advance in rounds so that they share the budget evenly.
+    # 2. Pilot at T = 1: burn-in, and the autocorrelation time in steps,
+    # measured on its second half (the first half is burn-in).
+    n_rec = PILOT_RECORDS if pilot_steps > 0 else 0
+    rec = max(1, pilot_steps // max(n_rec, 1))
+    pilot_e = np.zeros((chains, n_rec))
+    pilot_k = np.zeros((chains, n_rec))
+    pilot_end = None if share is None else PILOT_TIME_SHARE * share * chains
+    start = time.perf_counter()
+    rec_done = _on_chains(pool, chains, n_rec, pilot_records, None if pilot_end is None else
+                          lambda r: r >= 8 and time.perf_counter() - start > pilot_end)
+    half = rec_done // 2
+    pilot_e, pilot_k = pilot_e[:, half:rec_done], pilot_k[:, half:rec_done]
+    rec_done -= half
+    tau_rec = _tau_of([pilot_e, pilot_k]) if rec_done >= 4 else math.nan
+    tau_steps = tau_rec * rec if math.isfinite(tau_rec) else math.nan
+    if thin is None:
+        if n_rec == 0:
+            raise ValueError("without a pilot run (pilot_steps=0) give thin")
+        thin = max(1, int(math.ceil(tau_steps))) if math.isfinite(tau_steps) else rec
+        if math.isfinite(tau_rec) and tau_rec * 20 > rec_done:
+            warnings.append(f"the pilot run ({rec_done} records) is short for the measured "
+                            f"autocorrelation time ({tau_rec:.1f} records): thin={thin} steps "
+                            f"may be too small; use a longer pilot or a larger thin")
+    phases["pilot"] = time.perf_counter() - clock - phases["anneal"]
+    if bar is not None:
+        bar.set_description(f"sampling {chains} chains at T = 1")
+
+    # 3. Sample at T = 1, chains in rounds.
+    t_start = time.perf_counter()
+    kept = _on_chains(pool, chains, per_chain, keep_samples, None if time_budget is None else
+                      lambda i: i >= 4 and time.perf_counter() - clock > time_budget)
+    if kept < per_chain:
+        warnings.append(f"the time budget ran out after {kept} samples per chain "
+                        f"({kept * chains} of {per_chain * chains})")
+    phases["sampling"] = time.perf_counter() - t_start
+    return thin, tau_steps, kept
+
+
+def _on_chains(pool, chains, n_rounds, task, out_of_time=None):
+    """Run ``task(c, 0, n_rounds)`` on every chain c at once, or, with a
+    clock ``out_of_time``, in rounds (:func:`_in_rounds`); returns the rounds run."""
+    if out_of_time is None:
+        pool.map(lambda c: task(c, 0, n_rounds), range(chains))
+        return n_rounds
+    return _in_rounds(pool, chains, n_rounds, task, out_of_time)
+
+
+def _in_rounds(pool, chains, n_rounds, task, out_of_time):
+    """Run ``task(c, i, i + 1)`` on every chain c, round by round
+    (i = 0, 1, ...), until ``out_of_time(i)``; returns the rounds run."""
+    for i in range(n_rounds):
+        if out_of_time(i):
+            return i
+        pool.map(lambda c: task(c, i, i + 1), range(chains))
+    return n_rounds
+
+
+def _check_sampling(*, n_samples, thin, chains, t0, time_budget, anneal_steps, pilot_steps, workers):
+    """The options of :func:`sample_model` (and :func:`sample_posterior`),
+    before any work (:func:`~swcuts.io.errors.check_number`: a wrong type is an
+    :class:`~swcuts.io.errors.InputTypeError`, a bad value an
+    :class:`~swcuts.io.errors.InputError`)."""
+    check_number("n_samples", n_samples, integer=True, minimum=1)
+    check_number("chains", chains, integer=True, minimum=1)
+    check_number("thin", thin, integer=True, minimum=1, allow_none=True)
+    check_number("t0", t0, minimum=1, what="at least 1 (sampling is at T = 1)")
+    check_number("time_budget", time_budget, minimum=0, exclusive=True, allow_none=True,
+                 what="a positive number of seconds")
+    check_number("anneal_steps", anneal_steps, integer=True, minimum=0, allow_none=True)
+    check_number("pilot_steps", pilot_steps, integer=True, minimum=0, allow_none=True)
+    check_number("workers", workers, integer=True, minimum=1, allow_none=True)
+    if pilot_steps == 0 and thin is None:
+        raise InputError("without a pilot run (pilot_steps=0) give thin")
+
+
+def sample_model(model, q, *, atoms, n_samples=100, thin=None, chains=4, sampler="swc", seed=None,
+                 time_budget=None, t0=T0, anneal_steps=None, pilot_steps=None, starts=None,
+                 image=None, posterior=None, workers=None, progress=False) -> PosteriorSamples:
+    """Sample a built posterior (model, edge probabilities) at T = 1.
+
+    The engine of :func:`sample_posterior`, usable on any partition model
+    with ``new_state``/``log_target`` and a graph (the tests run it on
+    exactly enumerable posteriors). Each chain is annealed from ``t0`` to
+    T = 1 (never below), runs a pilot at T = 1 (burn-in; the autocorrelation
+    time of −log π and the number of segments is measured on it), and then
+    keeps one state every ``thin`` steps at T = 1. Chains advance in turn,
+    one kept sample each per round.
+
+    Parameters
+    ----------
+    model : partition model
+        With ``graph``, ``n_vertices``, ``new_state`` and ``log_target``.
+    q : (n_edges,) float array
+        Edge probabilities of the SW-cut kernels.
+    atoms : (H, W) int array
+        Atom of every pixel (for the pixel maps).
+    n_samples : int
+        Kept samples over all chains (split evenly; at least 4 per chain,
+        for the split R-hat).
+    thin : int, optional
+        Kernel steps between kept samples. Default: the measured integrated
+        autocorrelation time in steps (at least 1).
+    chains : int
+        Number of chains, from different starts (one label; random
+        labellings).
+    sampler : str or callable
+        A kernel name of :data:`swcuts.samplers.KERNELS` (``"swc"``
+        default) or a factory ``(model, q) -> kernel``.
+    seed : int or numpy.random.Generator, optional
+    time_budget : float or Budget, optional
+        Seconds for the whole run: :data:`ANNEAL_TIME_SHARE` for annealing,
+        :data:`PILOT_TIME_SHARE` for the pilot, the rest for sampling;
+        when it runs out before ``n_samples``, fewer are kept (a warning).
+        A :class:`~swcuts.inference.budget.Budget`: what the run it belongs to has
+        left once the chains are made (:meth:`~swcuts.inference.budget.Budget.allot`).
+    t0 : float
+        Start temperature of the annealing (1: no annealing).
+    anneal_steps, pilot_steps : int, optional
+        Steps per chain (default :data:`ANNEAL_STEPS_PER_ATOM`,
+        :data:`PILOT_STEPS_PER_ATOM` per atom). ``pilot_steps=0``: no
+        pilot (then ``thin`` must be given).
+    starts : list of (n_atoms,) int arrays, optional
+        The chains' starts (default: one label, then random labellings).
+    workers : int, optional
+        Threads running chains at once (default:
+        the processors available, at most ``chains``). The samples do not
+        depend on it: each chain draws from its own generator.
+    progress : bool
+        A progress bar over the kept samples on stderr, when it is a terminal.
+
+    Returns
+    -------
+    PosteriorSamples
+
+    Examples
+    --------
+    >>> ps = _demo()
+    >>> ps.labels.shape[0], ps.n_chains
+    (40, 2)
+    """
+    _check_sampling(n_samples=n_samples, thin=thin, chains=chains, t0=t0,
+                    time_budget=Budget.seconds_of(time_budget), anneal_steps=anneal_steps,
+                    pilot_steps=pilot_steps, workers=workers)
+    budget = time_budget if isinstance(time_budget, Budget) else None
+    time_budget = Budget.seconds_of(time_budget)
+    clock = time.perf_counter()
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    n = model.n_vertices
+    per_chain = max(4, int(math.ceil(n_samples / chains)))
+    if starts is None:
+        starts = _starts(n, chains, rng)
+    if len(starts) != chains:
+        raise ValueError(f"starts must hold one labelling per chain ({chains}), got {len(starts)}")
+    name = None
+    runs = []
+    child = rng.spawn(chains)
+    for c in range(chains):
+        name, kernel = _make_kernel(sampler, model, q)
+        state = model.new_state(np.asarray(starts[c], dtype=np.int64))
+        runs.append(_Chain(kernel, state, child[c]))
+    warnings = []
+    anneal_steps = ANNEAL_STEPS_PER_ATOM * n if anneal_steps is None else int(anneal_steps)
+    pilot_steps = PILOT_STEPS_PER_ATOM * n if pilot_steps is None else int(pilot_steps)
+    run_clock = clock
+    if budget is not None and budget.timed:  # what the run has left, from now
+        time_budget, run_clock = budget.allot(), time.perf_counter()
+    share = None if time_budget is None else time_budget / chains
+    samples = np.zeros((chains, per_chain, n), dtype=np.int16 if n < 32768 else np.int32)
+    energies = np.zeros((chains, per_chain))
+    n_segs = np.zeros((chains, per_chain), dtype=np.int64)
+    accepted = np.zeros(chains)
+    steps_t1 = np.zeros(chains)
+
+    phases = {}
+    pool = _Pool(runs, _default_workers(chains) if workers is None else int(workers))
+    bar_cm = _progress_bar(progress, per_chain * chains, chains)
+    try:
+        with bar_cm as bar, phase_of(budget, "sampling", f"{chains} chains"):
+            thin, tau_steps, kept = _run_phases(
+                model, runs, pool, bar, phases, warnings, run_clock, thin=thin, t0=t0,
+                anneal_steps=anneal_steps, pilot_steps=pilot_steps, share=share,
+                time_budget=time_budget, samples=samples, energies=energies, n_segs=n_segs,
+                accepted=accepted, steps_t1=steps_t1)
+    finally:
+        pool.close()
+    samples, energies, n_segs = samples[:, :kept], energies[:, :kept], n_segs[:, :kept]
+    r_hat, ess = _diagnose(energies, n_segs)
+    for stat, value in r_hat.items():
+        if math.isfinite(value) and value > R_HAT_WARN or value == math.inf:
+            warnings.append(f"split R-hat of {stat} is {value:.3g} > {R_HAT_WARN}: the chains have "
+                            f"not mixed; run longer (larger thin or more samples)")
+    finite_ess = [v for v in ess.values() if math.isfinite(v)]
+    if finite_ess and min(finite_ess) < ESS_WARN:
+        warnings.append(f"effective sample size {min(finite_ess):.1f} < {ESS_WARN:g}: the estimates "
+                        f"are noisy; take more samples")
+    best_c = int(np.argmax([ch.best_log_pi for ch in runs]))
+    best = runs[best_c].best_labels
+    from swcuts.models.partition import canonical
+
+    best_labels = np.asarray(canonical(best), dtype=np.int64)
+    return PosteriorSamples(
+        labels=samples.reshape(-1, n),
+        chain=np.repeat(np.arange(chains), kept),
+        atoms=np.asarray(atoms),
+        graph=model.graph,
+        best_labels=best_labels,
+        best_energy=-float(model.log_target(best)),
+        energies=energies,
+        n_segments=n_segs,
+        thin=int(thin),
+        tau_steps=float(tau_steps),
+        acceptance=accepted / np.maximum(steps_t1, 1),
+        r_hat=r_hat,
+        ess=ess,
+        warnings=warnings,
+        sampler=name,
+        seconds=time.perf_counter() - clock,
+        steps=int(sum(ch.steps for ch in runs)),
+        seed=seed,
+        posterior=posterior,
+        image=image,
+        model=model,
+        phase_seconds=phases,
+    )
+
+
+def sample_posterior(image, *, n_samples=100, thin=None, chains=4, sampler="swc", seed=None,
+                     time_budget=None, channel_axis=-1, model=None, atoms=None, n_atoms=None,
+                     t0=T0, anneal_steps=None, pilot_steps=None, edge_scale=None, q_max=None,
+                     bins=None, a0=None, a1=None, a2=None, kappa=None, workers=None,
+                     progress=False) -> PosteriorSamples:
+    """Samples of the posterior over segmentations of ``image``.
+
+    The image, its atoms, edge probabilities and posterior are prepared as
+    :func:`swcuts.segment` prepares them (the same functions: the
+    ``model`` default for the sampler, the prior weights scaled with the
+    image size). Each of ``chains`` chains, from a different start, is
+    annealed from ``t0`` to T = 1 (not below), runs a pilot at T = 1
+    (burn-in and autocorrelation estimate), then keeps one state every
+    ``thin`` steps at T = 1 exactly, so that averages over the samples
+    estimate posterior expectations.
+
+    Parameters
+    ----------
+    image : (H, W) or (H, W, C) array
+        As for :func:`swcuts.segment` (an array; a file name is refused
+        with a :class:`TypeError` naming :func:`swcuts.load_image`).
+    n_samples : int
+        Kept samples over all chains (at least 4 per chain).
+    thin : int, optional
+        Kernel steps between kept samples; default the measured integrated
+        autocorrelation time (in steps) of −log π and the number of
+        segments (the larger).
+    chains : int
+        Number of chains (split R-hat needs at least one; use 2 or more to
+        detect chains stuck in different modes).
+    sampler : str
+        A kernel (``"swc"`` default; ``"swc2"``, ``"gibbs"``, ...).
+    seed : int or numpy.random.Generator, optional
+        The same seed gives the same samples.
+    time_budget : float or Budget, optional
+        Wall seconds of the whole call: preparing the image, the atoms and
+        the posterior come out of it, and the chains get what is left, at
+        least :data:`~swcuts.inference.budget.MIN_SAMPLING_SHARE` of it (see
+        :func:`sample_model`, :func:`swcuts.segment`).
+    channel_axis : int or None
+        Axis of the channels, as in scikit-image.
+    model : {"contrast", "texture", "window", "paper"}, optional
+        The image posterior (default as :func:`swcuts.segment`).
+    atoms : str, optional
+        Over-segmentation method (default as :func:`swcuts.segment`:
+        ``"watershed"``; not ``"pixels"``).
+    n_atoms : int, optional
+        Approximate number of atoms (default as :func:`swcuts.segment`).
+    t0, anneal_steps, pilot_steps
+        The annealing to T = 1 and the pilot, see :func:`sample_model`.
+    edge_scale, q_max, bins, a0, a1, a2, kappa : optional
+        Posterior parameters, as for :func:`swcuts.segment` (None: its defaults).
+    workers : int, optional
+        Threads running chains at once (default: the processors available,
+        at most ``chains``); the samples do not depend on it.
+    progress : bool
+        On a terminal, the phases on stderr and a progress bar over the sampling.
+
+    Returns
+    -------
+    PosteriorSamples
+
+    Examples
+    --------
+    >>> import numpy as np, swcuts
+    >>> image = np.zeros((24, 24)); image[:, 12:] = 1.0
+    >>> ps = swcuts.segmentation.posterior.sample_posterior(image, n_samples=8, chains=2, n_atoms=16, seed=0)
+    >>> ps.boundary_probability().shape
+    (24, 24)
+    """
+    from swcuts.segmentation.segment import build_posterior
+    from swcuts.image.atoms import DEFAULT_ATOMS
+    from swcuts.image.prepare import prepare_image, refuse_path
+    from swcuts.segmentation.options import DEFAULTS, resolve_options
+
+    refuse_path(image, "sample_posterior")
+    _check_sampling(n_samples=n_samples, thin=thin, chains=chains, t0=t0,
+                    time_budget=Budget.seconds_of(time_budget), anneal_steps=anneal_steps,
+                    pilot_steps=pilot_steps, workers=workers)
+    called = time.perf_counter()
+    opts = dict(edge_scale=edge_scale, q_max=q_max, bins=bins, a0=a0, a1=a1, a2=a2, kappa=kappa)
+    opts = {k: (DEFAULTS[k] if v is None else v) for k, v in opts.items()}  # a0, a1, a2: None
+    atoms = DEFAULT_ATOMS if atoms is None else atoms
+    if atoms == "pixels":
+        raise InputError("posterior sampling runs on atoms; choose atoms other than 'pixels'")
+    sampler_name = sampler if isinstance(sampler, str) else "swc"
+    resolved = resolve_options(sampler=sampler_name, atoms=atoms, n_atoms=n_atoms, seed=seed,
+                               time_budget=Budget.seconds_of(time_budget), model=model, **opts)
+    budget = Budget.of(time_budget, progress=progress, start=called)
+    with budget.phase("preparing"):
+        features, display = prepare_image(image, channel_axis=channel_axis)
+        run = resolved.on_image(features)  # the posterior of segment() on this image
+    model_name = run.posterior
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    atom_seed = seed if not isinstance(seed, np.random.Generator) else int(rng.integers(2**31))
+    atom_labels, graph, q, post = build_posterior(features, atoms, run.n_atoms, seed=atom_seed,
+                                                  budget=budget, **run.posterior_params())
+    result = sample_model(post, q, atoms=atom_labels, n_samples=n_samples, thin=thin, chains=chains,
+                          sampler=sampler, seed=rng, time_budget=budget, t0=t0,
+                          anneal_steps=anneal_steps, pilot_steps=pilot_steps, image=display,
+                          posterior=model_name, workers=workers, progress=progress)
+    result.seed = seed
+    if budget is not time_budget:
+        budget.check_end()
+    return result
+
+
+def _demo() -> PosteriorSamples:
+    """A small run for the examples: two halves of a grey image, 16 atoms."""
+    image = np.zeros((24, 24))
+    image[:, 12:] = 1.0
+    image += 0.05 * np.random.default_rng(1).standard_normal(image.shape)
+    return sample_posterior(image, n_samples=40, chains=2, n_atoms=16, seed=0, anneal_steps=200,
+                            pilot_steps=400)

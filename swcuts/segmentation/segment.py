@@ -1,0 +1,602 @@
+"""The segmentation API: ``swcuts.segment(image, ...) -> Segmentation``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import time
+import warnings
+
+import numpy as np
+
+from swcuts import __version__
+from swcuts.inference.anneal import TRACE_COLUMNS, AnnealResult, Schedule, Trace, anneal
+from swcuts.image.atoms import compute_atoms
+from swcuts.inference.budget import Budget, phase_of
+from swcuts.graph.edge_probabilities import (
+    kl_edge_probabilities, patch_histograms, vertex_histograms)
+from swcuts.graph.region_graph import RegionGraph
+from swcuts.io.errors import check_number
+from swcuts.image.prepare import ImageScaleWarning, prepare_image, refuse_path
+from swcuts.io.errors import InputError
+from swcuts.io.memory import check_memory  # noqa: F401
+from swcuts.models.image import ImageModel
+from swcuts.segmentation.options import (
+    SAMPLERS, DEFAULTS, DEFAULT_T0_SWC, INITS, ATOMS_INIT_T0, ATOMS_INIT_SMALLEST_WINDOW,
+    ATOMS_INIT_TIME_SHARE, _check_positive_int, _check_real, _check_window_sizes, _raw_hw, _check_windows_fit, default_steps,
+    resolve_options)
+from swcuts.segmentation.image_models import (
+    model_evidence)
+from swcuts.segmentation.costs import check_cost
+from swcuts.samplers import KERNELS  # noqa: F401
+from swcuts.samplers.registry import sampler_spec
+from swcuts.samplers.multigrid import Multigrid, window_pyramid
+from swcuts.segmentation.energy import energy  # noqa: F401
+
+__all__ = ["segment", "energy", "Segmentation", "SAMPLERS", "DEFAULTS", "INITS", "multigrid_from_atoms"]
+
+@dataclass
+class Segmentation:
+    """Result of :func:`segment`.
+
+    Attributes
+    ----------
+    labels : (H, W) int array
+        Segment of every pixel, 0..K-1.
+    atoms : (H, W) int array
+        Atom of every pixel, 0..N-1.
+    graph : RegionGraph
+        Adjacency graph of the atoms.
+    vertex_labels : (N,) int array
+        Segment of every atom.
+    trace : Trace
+        Record of the annealing run.
+    energy : float
+        −log π of the result (unnormalised).
+    init : str
+        The start: ``"atoms"`` (multigrid on pixels from SW cuts on SLIC
+        atoms, the trace covering both), ``"uniform"`` or ``"random"``.
+    levels : list of (H, W) int arrays or None
+        ``multilevel`` only: the label image of every level, level 0 (the
+        atoms it formed) first and the segments last; each level's labels
+        are unions of the previous level's.
+    posterior : str
+        The image posterior sampled (``segment(model=...)``, :data:`MODELS`).
+    samples : PosteriorSamples or None
+        With ``segment(posterior_samples=N)``: N samples of the posterior at
+        T = 1 (:func:`swcuts.sample_posterior`, its own chains), with the
+        boundary probability and segment stability maps.
+    phase_seconds : dict
+        Wall seconds of every phase of the run (preparing, atoms, graph,
+        edges, model, compiling, sampling; from the CLI also reading),
+        by name (:class:`~swcuts.inference.budget.Budget`).
+
+    Examples
+    --------
+    >>> import numpy as np, swcuts
+    >>> image = np.zeros((24, 32)); image[:, 16:] = 1.0
+    >>> seg = swcuts.segment(image, seed=0, steps=100, n_atoms=20)
+    >>> seg.sampler, seg.steps, seg.n_labels
+    ('swc', 100, 2)
+    >>> sorted(seg.summary())[:4]
+    ['acceptance_rate', 'atoms', 'energy', 'init']
+    """
+
+    labels: np.ndarray
+    atoms: np.ndarray
+    graph: RegionGraph
+    vertex_labels: np.ndarray
+    trace: Trace
+    energy: float
+    sampler: str
+    atom_method: str
+    steps: int
+    seconds: float
+    accepted: int
+    seed: object
+    image: np.ndarray = field(repr=False, default=None)
+    edge_probabilities: np.ndarray = field(repr=False, default=None)
+    model: object = field(repr=False, default=None)
+    levels: list = field(repr=False, default=None)
+    init: str = None
+    posterior: str = None
+    samples: object = field(repr=False, default=None)
+    phase_seconds: dict = field(repr=False, default_factory=dict)
+
+    @property
+    def n_labels(self) -> int:
+        """Number of segments K."""
+        return int(self.vertex_labels.max()) + 1
+
+    @property
+    def acceptance_rate(self) -> float:
+        """Accepted moves per step."""
+        return self.accepted / self.steps if self.steps else 0.0
+
+    def summary(self) -> dict:
+        """The fields of ``summary.json``."""
+        return {
+            "sampler": self.sampler,
+            **({"model": self.posterior} if self.posterior is not None else {}),
+            "atoms": self.atom_method,
+            "n_atoms": int(self.graph.n_vertices),
+            "steps": int(self.steps),
+            "seconds": round(float(self.seconds), 4),
+            "energy": float(self.energy),
+            "labels": int(self.n_labels),
+            "acceptance_rate": float(self.acceptance_rate),
+            **({"init": self.init} if self.init is not None else {}),
+            "seed": self.seed if isinstance(self.seed, (int, type(None))) else str(self.seed),
+            "version": __version__,
+            **({"level_labels": [int(lv.max()) + 1 for lv in self.levels]}
+               if self.levels is not None else {}),
+            **({"phase_seconds": {k: round(float(v), 3) for k, v in self.phase_seconds.items()}}
+               if self.phase_seconds else {}),
+        }
+
+
+def build_posterior(features, atoms, n_atoms, *, seed, bins, a0, a1, a2, kappa, edge_scale, q_max,
+                    boundary=0.0, evidence="contrast", window=0, budget=None):
+    """Atoms, their graph, edge probabilities and the image posterior of
+    prepared ``features``: ``(atom label image, RegionGraph, q, ImageModel)``.
+    ``edge_scale`` is used as given: the noise rule is applied once per image
+    before (:meth:`swcuts.segmentation.options.RunOptions.on_image`). ``budget``: the
+    :class:`~swcuts.inference.budget.Budget` of the run, which records the phases
+    ``atoms``, ``graph``, ``edges`` and ``model``."""
+    h, w = features.shape[:2]
+    with phase_of(budget, "atoms", f"{atoms} on {w}x{h} pixels"):
+        atom_labels = compute_atoms(features, atoms, n_atoms, seed=seed)
+    with phase_of(budget, "graph"):
+        graph = RegionGraph.from_labels(atom_labels)
+    with phase_of(budget, "edges", f"{graph.n_edges:,} edges"):
+        if atoms == "pixels":
+            hist = patch_histograms(features, radius=1, bins=15)
+        else:
+            hist = vertex_histograms(features, atom_labels, graph.n_vertices, bins=15)
+        q = np.minimum(kl_edge_probabilities(hist, graph.edges, scale=edge_scale), q_max)
+    with phase_of(budget, "model", f"statistics of {graph.n_vertices:,} atoms"):
+        model = ImageModel(features, atom_labels, graph, bins=bins, a0=a0, a1=a1, a2=a2, kappa=kappa,
+                           boundary=boundary, evidence=evidence, window=window)
+    return atom_labels, graph, q, model
+
+
+def _anneal_atoms(features, n_atoms, seed, rng, posterior, *, total_steps, budget, t_final, progress):
+    """Phase 1 of :func:`multigrid_from_atoms`: the ``swc`` kernel on SLIC
+    atoms from one label, for its default budget, or :data:`ATOMS_INIT_TIME_SHARE`
+    of what a timed ``budget`` has left, or its share of ``total_steps``
+    (split in the proportion of the two phases' defaults). Returns
+    (segment of every pixel, AnnealResult), or (one label, None) when the
+    share rounds to no step."""
+    atom_labels, graph, q, model = build_posterior(features, "slic", n_atoms, seed=seed, budget=budget,
+                                                   **posterior)
+    n = graph.n_vertices
+    timed = budget.timed and total_steps is None
+    steps = None if timed else default_steps("swc", n)
+    if total_steps is not None:
+        n_pixels = features.shape[0] * features.shape[1]
+        other = default_steps("multigrid", n_pixels, pixels=True)
+        steps = min(int(round(total_steps * steps / (steps + other))), total_steps - 1)
+        if steps < 1:
+            return np.zeros(atom_labels.size, dtype=np.int64), None
+    state = model.new_state(np.zeros(n, dtype=np.int64))
+    schedule = Schedule(max(DEFAULT_T0_SWC, t_final), t_final)
+    result = anneal(sampler_spec("swc").kernel(model, q), state, schedule, rng=rng, steps=steps,
+                    time_budget=budget.share(ATOMS_INIT_TIME_SHARE) if timed else budget, progress=progress)
+    return state.partition.labels[atom_labels].ravel(), result
+
+
+def _join_traces(first, second) -> AnnealResult:
+    """One AnnealResult for two runs in a row: the second's steps and
+    seconds follow the first's; its first trace row (its start, the first
+    run's best state) is left out. ``best_energy`` and ``best_labels`` are
+    the second's (it starts from the first's best state and keeps the best)."""
+    if first is None:
+        return second
+    trace = Trace()
+    for row in zip(*(getattr(first.trace, c) for c in TRACE_COLUMNS)):
+        trace.append(*row)
+    for step, sec, temp, energy, labels, acc in list(zip(*(getattr(second.trace, c)
+                                                             for c in TRACE_COLUMNS)))[1:]:
+        trace.append(first.steps + step, first.seconds + sec, temp, energy, labels, acc)
+    return AnnealResult(second.best_energy, trace, first.steps + second.steps,
+                        first.seconds + second.seconds, first.accepted + second.accepted,
+                        second.best_labels)
+
+
+def multigrid_from_atoms(features, *, n_atoms, posterior, seed=None, rng=None, steps=None,
+                         time_budget=None, t0=ATOMS_INIT_T0, t_final=DEFAULTS["t_final"],
+                         window_sizes=None, progress=False):
+    """Multigrid on the pixels started from SW cuts on SLIC atoms
+    (``segment(sampler="multigrid", init="atoms")``, the default on pixels).
+
+    Phase 1 anneals ``n_atoms`` SLIC atoms with the ``swc`` kernel from one
+    label, exactly as ``segment(sampler="swc")`` does; phase 2 anneals the
+    pixel posterior with :class:`~swcuts.samplers.multigrid.Multigrid` from
+    phase 1's segmentation, from ``t0`` (default 1: the start is already
+    annealed) to ``t_final``, with ``window_sizes`` (default 2, 4, 8, ...
+    up to the longer side, frequencies ∝ 1/side²). Starting from one label
+    the chain must build every region in windows large enough to pay a
+    region's prior cost, which takes long at pixel scale; from the atoms'
+    segmentation it only moves boundaries inside atoms, which small windows
+    do well. Both phases anneal the same posterior (a union of atoms has
+    the statistics of its pixels), so their −log π values are comparable.
+
+    Budget: with neither ``steps`` nor ``time_budget``, each phase's default
+    (:func:`default_steps` of ``swc`` on the atoms, of ``multigrid`` on the
+    pixels); ``steps`` is split between the phases in that proportion (the
+    atoms' share may round to none); a ``time_budget`` (seconds from the
+    call, or the :class:`~swcuts.inference.budget.Budget` of a run) gives the atoms'
+    sampling :data:`ATOMS_INIT_TIME_SHARE` of what is left when it starts,
+    and the pixels' sampling what is left after the pixel posterior is built.
+
+    Parameters
+    ----------
+    features : (H, W, C) array
+        Prepared image (:func:`~swcuts.image.prepare.prepare_image`).
+    n_atoms : int
+        Approximate number of SLIC atoms.
+    posterior : dict
+        ``bins, a0, a1, a2, kappa, edge_scale, q_max`` (see :func:`segment`).
+    seed, rng
+        Seed of the atoms, and the generator of both runs (default
+        ``numpy.random.default_rng(seed)``).
+
+    Returns
+    -------
+    (atoms, graph, q, model, vertex_labels, result)
+        The pixel level (atom label image, graph, edge probabilities,
+        posterior), the segment of every pixel vertex (0..K-1), and an
+        AnnealResult whose trace, steps, seconds and accepted count cover
+        both phases and whose ``best_energy`` is −log π on the pixels.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from swcuts.io.memory import prepare_image
+    >>> image = np.zeros((24, 32)); image[:, 16:] = 1.0
+    >>> features, _ = prepare_image(image)
+    >>> posterior = dict(bins=32, a0=0.5, a1=5.0, a2=5.0, kappa=1.0, edge_scale=1.0, q_max=0.95)
+    >>> atoms, graph, q, model, labels, result = multigrid_from_atoms(
+    ...     features, n_atoms=20, posterior=posterior, seed=0, steps=2000)
+    >>> atoms.shape, graph.n_vertices, int(labels.max()) + 1, result.steps
+    ((24, 32), 768, 2, 2000)
+    """
+    _check_positive_int("n_atoms", n_atoms, allow_none=False)
+    _check_positive_int("steps", steps)
+    _check_real("time_budget", time_budget, what="a positive number of seconds", allow_none=True)
+    _check_real("t0", t0, what="a positive temperature")
+    _check_real("t_final", t_final, what="a positive temperature")
+    window_sizes = _check_window_sizes(window_sizes)
+    rng = np.random.default_rng(seed) if rng is None else rng
+    budget = Budget.of(time_budget)
+    h, w = features.shape[:2]
+    start, first = _anneal_atoms(features, n_atoms, seed, rng, posterior, budget=budget, t_final=t_final,
+                                 total_steps=None if steps is None else int(steps), progress=progress)
+    atom_labels, graph, q, model = build_posterior(features, "pixels", h * w, seed=seed, budget=budget,
+                                                   **posterior)
+    init_labels = np.empty(graph.n_vertices, dtype=np.int64)
+    init_labels[atom_labels.ravel()] = start
+    state = model.new_state(init_labels)
+    if window_sizes is None:
+        window_sizes = window_pyramid((h, w), ATOMS_INIT_SMALLEST_WINDOW)
+    kernel = Multigrid(model, q, window_sizes=window_sizes)
+    steps2 = None
+    if steps is not None:
+        steps2 = int(steps) - (first.steps if first is not None else 0)
+    elif not budget.timed:
+        steps2 = default_steps("multigrid", graph.n_vertices, pixels=True)
+    # A timed budget: what the run has left (at least its minimum).
+    second = anneal(kernel, state, Schedule(t0, t_final), rng=rng, steps=steps2, time_budget=budget,
+                    progress=progress)
+    result = _join_traces(first, second)
+    return atom_labels, graph, q, model, state.partition.compact_labels(), result
+
+
+def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], seed=None,
+            steps=None, time_budget=None, t0=None, t_final=DEFAULTS["t_final"], init=None,
+            channel_axis=-1, edge_scale=DEFAULTS["edge_scale"], q_max=DEFAULTS["q_max"],
+            bins=DEFAULTS["bins"], a0=DEFAULTS["a0"], a1=DEFAULTS["a1"], a2=DEFAULTS["a2"],
+            kappa=DEFAULTS["kappa"], window_sizes=None, levels=DEFAULTS["levels"], model=None,
+            progress=False, posterior_samples=None) -> Segmentation:
+    """Segment an image by annealing its posterior with a partition sampler.
+
+    Parameters
+    ----------
+    image : (H, W) or (H, W, C) array
+        Grey, grey+alpha, RGB or RGBA image of any integer or float dtype,
+        scaled to [0, 1] by its type (:func:`swcuts.image.prepare.prepare_image`;
+        10-, 12- and 14-bit data in a 16-bit image by its sample depth,
+        with a warning). An array, not a file name: read a file with
+        :func:`swcuts.load_image`.
+    sampler : str
+        One of :data:`SAMPLERS`; ``"swc"`` is the default SW-cut kernel
+        (SWC-2 mixed with single-vertex steps). ``"multigrid"`` samples in
+        attention windows (Props. 9-11), ``"multiflip"`` relabels several
+        components per step (Prop. 8), ``"multilevel"`` forms the atoms by
+        cluster sampling on pixels and the segments on those atoms
+        (Prop. 12); the split-merge family (``"split-merge"``,
+        ``"triadic"``, ...) runs on the same posterior for comparison.
+    atoms : str, optional
+        Over-segmentation method: ``slic``, ``felzenszwalb``, ``watershed``,
+        ``edges`` or ``pixels``. Default: ``pixels`` for ``multigrid`` and
+        ``multilevel``, ``watershed`` (atoms that follow the image's
+        gradient) for every other sampler.
+    n_atoms : int, optional
+        Approximate number of atoms (default: one per 80 pixels, between
+        100 and 1000); with ``init="atoms"``, of the SLIC atoms of the start.
+    seed : int or numpy.random.Generator, optional
+        The same seed gives the same result.
+    steps : int, optional
+        Budget in kernel steps (default: a sampler-specific number per atom;
+        on pixels, per pixel up to a cap: :data:`STEPS_PER_PIXEL`,
+        :data:`MAX_PIXEL_STEPS`).
+    time_budget : float or Budget, optional
+        Wall seconds of the whole call, instead of ``steps``: preparing the
+        image, the atoms, graph, edge probabilities and model come out of
+        it, and the sampler gets what is left, at least
+        :data:`~swcuts.inference.budget.MIN_SAMPLING_SHARE` of it (a
+        :class:`~swcuts.inference.budget.BudgetWarning` says when the earlier phases
+        left less, and the call then takes longer). A
+        :class:`~swcuts.inference.budget.Budget` counts from its own start (the CLI:
+        from the start of the process, less a reserve for writing).
+    t0, t_final : float
+        Start and final temperature of the geometric schedule (default t0:
+        10 for SW-cut kernels, 100 for Gibbs, 1 for multigrid from atoms).
+    init : {"atoms", "uniform", "random"}, optional
+        Start from one label (``"uniform"``), from a random labelling of
+        the atoms (``"random"``), or, for ``multigrid`` on pixels only
+        (where it is the default), from a segmentation of SLIC atoms
+        (``"atoms"``): ``swc`` anneals ``n_atoms`` SLIC atoms first (its
+        default budget, or 10 % of a ``time_budget``), then multigrid
+        refines that segmentation on the pixels from t0 = 1 with windows
+        of side 2, 4, 8, ...; ``steps``, ``time_budget``, the result's
+        ``trace``, ``steps``, ``seconds`` and ``accepted`` cover both
+        phases (see :func:`multigrid_from_atoms`). Default: ``"atoms"``
+        for ``multigrid`` on pixels, ``"uniform"`` otherwise.
+    channel_axis : int or None
+        Axis of the channels, as in scikit-image.
+    edge_scale, q_max : float
+        Scale of the KL divergence in the edge probabilities (eq. 53; on
+        noisy images times :func:`swcuts.graph.edge_probabilities.noise_edge_scale`), and the
+        ceiling of q that keeps every partition reachable.
+    bins, a0, a1, a2, kappa : float
+        Posterior parameters: likelihood histogram bins per channel, prior
+        weights of eq. 59 and the weight of the complexity prior. ``bins``
+        defaults to the model's (24 for "window", 32 for the others;
+        :func:`swcuts.segmentation.options.model_bins`); ``a0``, ``a1`` and
+        ``a2`` to the model's weights (:data:`MODELS`; a0 and a1 per
+        10^5 pixels of the image, at least those of 1,000 pixels), times 0.35
+        on an image with one varying channel (grey), which has less evidence
+        per pixel than a colour one (:data:`swcuts.segmentation.options.ONE_CHANNEL_WEIGHT`).
+    model : {"contrast", "texture", "window", "paper"}, optional
+        The image posterior. "paper": section 5 of Barbu & Zhu (region
+        likelihoods, eq. 59 prior). "contrast": the same plus a
+        contrast-sensitive boundary term that pays for boundaries across
+        flat areas and little along image edges (:mod:`swcuts.models.boundary`;
+        Boykov & Jolly 2001), with no per-region weight. "texture": "contrast"
+        with texture-robust boundary evidence (a cut is cheap only where
+        the pixel contrast and a half-window histogram gradient both mark
+        an edge; Martin, Fowlkes & Malik 2004). "window": "contrast" whose
+        histogram likelihood counts each pixel through the histogram of the
+        window around it (about 31x31 pixels on a 481x321 photo), so that
+        textures look alike from atom to atom, with a per-region weight;
+        samplers on atoms only. Default: "window" on atoms (it scores
+        better than "contrast" on real photos), "contrast" on pixels
+        (``atoms="pixels"``, the multigrid and multi-level samplers;
+        :func:`swcuts.segmentation.options.default_model`). Every sampler's moves
+        include the boundary term, and those of the samplers on atoms
+        the window counts, proved by exact enumeration.
+    window_sizes : sequence of int, optional
+        ``multigrid`` and ``multilevel``: sides of the square attention
+        windows (default 8, 16, 32, ... up to the image's longer side;
+        2, 4, 8, ... with ``init="atoms"``). A window larger than the
+        image is refused.
+    levels : int
+        ``multilevel``: number of levels of the hierarchy above the pixels
+        (1: segments sampled on pixels; 2: atoms on pixels and segments on
+        atoms). Must be at least 1.
+    progress : bool
+        On a terminal, name each phase on stderr while it runs (preparing,
+        atoms, graph, edges, model, compiling) and show a progress bar
+        while sampling.
+    posterior_samples : int, optional
+        Also draw this many samples of the posterior at T = 1 with the same
+        sampler and posterior (:func:`swcuts.sample_posterior`; samplers on
+        atoms only), in :attr:`Segmentation.samples`; with a
+        ``time_budget``, the segmentation samples for half of what is left
+        and the posterior samples get the rest.
+
+    Returns
+    -------
+    Segmentation
+
+    Raises
+    ------
+    ValueError
+        For a bad image or bad options (the message says how to fix it).
+    TypeError
+        For arguments of the wrong type, e.g. a file name for ``image``
+        (swcuts takes arrays; read a file with :func:`swcuts.load_image`).
+
+    Examples
+    --------
+    Two halves of a noisy grey image, on 20 SLIC atoms, with a budget of
+    300 steps of the default SW-cut kernel:
+
+    >>> import numpy as np, swcuts
+    >>> image = np.zeros((24, 32)); image[:, 16:] = 1.0
+    >>> image += 0.05 * np.random.default_rng(0).standard_normal(image.shape)
+    >>> seg = swcuts.segment(image, seed=0, steps=300, n_atoms=20)
+    >>> seg.labels.shape, seg.n_labels, bool(seg.labels[0, 0] != seg.labels[0, -1])
+    ((24, 32), 2, True)
+    >>> seg.energy == -seg.model.log_target(seg.vertex_labels)  # −log π of the result
+    True
+
+    Every pixel a vertex, multigrid from the atoms' segmentation (two large
+    segments; on pixels a noisy pixel may also get a label of its own):
+
+    >>> seg = swcuts.segment(image, sampler="multigrid", seed=0, steps=2000, n_atoms=20)
+    >>> seg.init, seg.graph.n_vertices, int((np.bincount(seg.labels.ravel()) > 300).sum())
+    ('atoms', 768, 2)
+    """
+    refuse_path(image, "segment")
+    called = time.perf_counter()
+    options = resolve_options(sampler=sampler, atoms=atoms, n_atoms=n_atoms, seed=seed, steps=steps,
+                              time_budget=Budget.seconds_of(time_budget), t0=t0, t_final=t_final, init=init,
+                              edge_scale=edge_scale, q_max=q_max, bins=bins, a0=a0, a1=a1, a2=a2,
+                              kappa=kappa, window_sizes=window_sizes, levels=levels, model=model)
+    _check_posterior_samples(posterior_samples, options)
+    budget = Budget.of(time_budget, progress=progress, start=called)
+    with budget.phase("preparing"):
+        features, display = _prepare(image, channel_axis, options)
+        options = options.on_image(features)  # the weights for its size, its noise
+    rng = np.random.default_rng(seed)
+    # With posterior samples to draw after it, the segmentation samples for half of what is left.
+    own = budget.share(0.5) if posterior_samples and budget.timed else budget
+    if options.init == "atoms":  # two runs, each on its own posterior
+        run = _Run(*multigrid_from_atoms(
+            features, n_atoms=options.n_atoms, seed=seed, rng=rng, posterior=options.posterior_params(),
+            steps=options.steps, time_budget=own, t0=options.t0,
+            t_final=options.t_final, window_sizes=options.window_sizes, progress=progress))
+    else:
+        posterior = build_posterior(features, options.atoms, options.n_atoms, seed=seed, budget=budget,
+                                    **options.posterior_params())
+        run = _run_sampler(options, features, posterior, rng, progress, own)
+    seg = _segmentation(options, run, display)
+    seg.phase_seconds = dict(budget.phases)
+    if posterior_samples:
+        from swcuts.segmentation.posterior import sample_posterior
+
+        # The posterior of the segmentation: the same atoms and parameters
+        # (and the same image, whose scale was said above).
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ImageScaleWarning)
+            seg.samples = sample_posterior(image, n_samples=posterior_samples, sampler=sampler,
+                                           seed=seed, model=model, atoms=options.atoms,
+                                           n_atoms=n_atoms, channel_axis=channel_axis,
+                                           edge_scale=edge_scale, q_max=q_max, bins=bins, a0=a0,
+                                           a1=a1, a2=a2, kappa=kappa, progress=progress,
+                                           time_budget=budget)
+    if budget is not time_budget:
+        budget.check_end()
+    return seg
+
+
+def _check_posterior_samples(n, options) -> None:
+    """``posterior_samples``: None, or a count from 1 to 10000 with a sampler on atoms."""
+    if n is None:
+        return
+    check_number("posterior_samples", n, integer=True, minimum=1, maximum=10_000,
+                 what="an integer from 1 to 10000")
+    if options.spec.runs_on != "atoms" or options.atoms == "pixels" or options.init == "atoms":
+        raise InputError("posterior_samples samples on atoms: use a sampler on atoms (e.g. swc), "
+                         f"not '{options.name}' on {options.atoms} atoms")
+
+
+class _Run(NamedTuple):
+    """What a run of :func:`segment` produced, before it is a Segmentation."""
+
+    atoms: np.ndarray
+    graph: RegionGraph
+    q: object
+    model: object
+    vertex_labels: np.ndarray
+    result: AnnealResult
+    levels: list = None
+
+
+def _prepare(image, channel_axis, options):
+    """The image as features and for display (:func:`~swcuts.image.prepare.prepare_image`),
+    refused if too large for memory or for the attention windows.
+
+    The memory check runs first on the raw shape, before the conversion
+    (which itself takes several copies of the image)."""
+    hw = _raw_hw(image, channel_axis)
+    if hw is not None and min(hw) >= 2:
+        check_cost(hw, sampler=options.name, atoms=options.atoms, n_atoms=options.n_atoms,
+                   bins=options.bins, levels=options.levels)
+    if hw is not None and options.window_sizes is not None:
+        _check_windows_fit(options.window_sizes, hw)
+    features, display = prepare_image(image, channel_axis=channel_axis)
+    h, w = features.shape[:2]
+    if options.window_sizes is not None:
+        _check_windows_fit(options.window_sizes, (h, w))
+    check_cost((h, w), sampler=options.name, atoms=options.atoms, n_atoms=options.n_atoms,
+               bins=options.bins, levels=options.levels, channels=features.shape[-1])
+    return features, display
+
+
+def _run_sampler(options, features, posterior, rng, progress, budget) -> _Run:
+    """Anneal ``posterior`` (:func:`build_posterior`'s tuple) with the
+    sampler of ``options`` from its start, for its steps or what the run's
+    ``budget`` has left."""
+    atom_labels, graph, q, model = posterior
+    n = graph.n_vertices
+    steps = options.steps
+    if steps is None and options.time_budget is None:
+        steps = options.default_steps(n)
+    schedule = Schedule(options.t0, options.t_final)
+    if options.spec.hierarchical:
+        return _run_multilevel(options, features, posterior, schedule, rng, steps, progress, budget)
+    if options.init == "uniform":
+        init_labels = np.zeros(n, dtype=np.int64)
+    else:
+        k = max(2, int(round(np.sqrt(n))))
+        init_labels = rng.integers(0, min(k, n), size=n)
+    state = model.new_state(init_labels)
+    kwargs = {"window_sizes": options.window_sizes} if options.window_sizes is not None else {}
+    kernel = options.spec.kernel(model, q, **kwargs)
+    result = anneal(kernel, state, schedule, rng=rng, steps=steps, time_budget=budget, progress=progress)
+    return _Run(atom_labels, graph, q, model, state.partition.compact_labels(), result)
+
+
+def _run_multilevel(options, features, posterior, schedule, rng, steps, progress, budget) -> _Run:
+    """The hierarchical sampler: levels of atoms formed by cluster sampling
+    on the pixels of ``posterior``, the segments on the top level."""
+    from swcuts.inference.multilevel_anneal import anneal_multilevel
+
+    atom_labels, graph, q, model = posterior
+    sampler = options.spec.kernel(model, q, features, window_sizes=options.window_sizes,
+                                  n_levels=options.levels, q_max=options.q_max,
+                                  edge_scale=options.edge_scale)
+    result = anneal_multilevel(sampler, schedule, rng=rng, steps=steps, time_budget=budget, progress=progress)
+    levels = [np.asarray(lv) for lv in sampler.best_levels]
+    if len(levels) > 1:
+        # The atoms of this run are the ones it sampled (level 0): the
+        # result describes the segments on them, with their own graph
+        # and the same posterior (a union of atoms has the pixel statistics).
+        atom_labels = levels[0]
+        graph = RegionGraph.from_labels(atom_labels)
+        model = ImageModel(features, atom_labels, graph, bins=options.bins, a0=options.a0,
+                           a1=options.a1, a2=options.a2, kappa=options.kappa,
+                           boundary=options.boundary, evidence=model_evidence(options.posterior),
+                           window=options.window)
+    vertex_labels = np.zeros(graph.n_vertices, dtype=np.int64)
+    vertex_labels[atom_labels.ravel()] = levels[-1].ravel()
+    return _Run(atom_labels, graph, None, model, vertex_labels, result, levels)
+
+
+def _segmentation(options, run: _Run, display) -> Segmentation:
+    """The :class:`Segmentation` of a run."""
+    result = run.result
+    return Segmentation(
+        levels=run.levels,
+        init=options.init,
+        posterior=options.posterior,
+        labels=run.vertex_labels[run.atoms],
+        atoms=run.atoms,
+        graph=run.graph,
+        vertex_labels=run.vertex_labels,
+        trace=result.trace,
+        energy=result.best_energy,
+        sampler=options.sampler,
+        atom_method=options.atoms,
+        steps=result.steps,
+        seconds=result.seconds,
+        accepted=result.accepted,
+        seed=options.seed,
+        image=display,
+        edge_probabilities=run.q,
+        model=run.model,
+    )
