@@ -13,7 +13,8 @@ from swcuts.graph.region_graph import RegionGraph
 from swcuts.models.image import ImageModel
 from swcuts.models.boundary import contrast_weights
 from swcuts.samplers.connected import ConnectedMultigrid, restrict_graph
-from swcuts.samplers.multilevel import MultiLevel, TwoLevel, anneal_multilevel, compact
+from swcuts.inference.multilevel_anneal import anneal_multilevel
+from swcuts.samplers.multilevel import MultiLevel, TwoLevel, compact
 from swcuts.models.partition import canonical
 from swcuts.samplers.common import seed_compiled_rng
 from swcuts.samplers.multigrid import Multigrid

@@ -39,7 +39,7 @@ from swcuts.samplers.connected import (
     ConnectedMultigrid, restrict_graph)
 from swcuts.samplers.multigrid import Multigrid
 
-__all__ = ["MultiLevel", "TwoLevel", "Level", "ConnectedMultigrid", "anneal_multilevel", "MultiLevelKernel",
+__all__ = ["MultiLevel", "TwoLevel", "Level",
            "ATOM_DEFAULTS", "block_atoms"]
 
 #: Prior of the levels below the top: per label, on Σ area^0.9, complexity weight.
@@ -50,7 +50,7 @@ START_METHODS = ("slic", "blocks")
 PIXELS_PER_ATOM = 80
 #: ``start="blocks"``: level s < n − 1 starts from squares of side ``block * BLOCK_GROWTH**s``.
 BLOCK_GROWTH = 4
-#: Highest temperature of the levels below the top in :func:`anneal_multilevel`.
+#: Highest temperature of the levels below the top in :func:`~swcuts.inference.multilevel_anneal.anneal_multilevel`.
 ATOM_T_MAX = 1.0
 # Level states: up to date, to be restricted anew, to be rebuilt.
 _REBIND, _REBUILD = 1, 2
@@ -149,7 +149,7 @@ class MultiLevel:
         ``block * 4**s`` at level s < n − 1. Any start is a valid state of
         the chain; from blocks, level 1 sees atoms that straddle the image's
         edges, so its edge probabilities percolate and its SW cuts hardly
-        move until level 0 has reshaped the atoms (see :func:`anneal_multilevel`).
+        move until level 0 has reshaped the atoms (see :func:`~swcuts.inference.multilevel_anneal.anneal_multilevel`).
     start_atoms : int, optional
         Number of SLIC atoms of the ``"slic"`` start (default one per 80
         pixels).
@@ -186,7 +186,7 @@ class MultiLevel:
     segments : (H*W,) int array
         Segment of every pixel in the current state.
     best_levels : list of (H, W) int arrays
-        Set by :func:`anneal_multilevel`: the label images of every level at
+        Set by :func:`~swcuts.inference.multilevel_anneal.anneal_multilevel`: the label images of every level at
         the best segmentation found.
     """
 
@@ -455,7 +455,7 @@ class MultiLevel:
         return acc
 
     def default_steps(self, s) -> int:
-        """Steps of level s in one round of :func:`anneal_multilevel`."""
+        """Steps of level s in one round of :func:`~swcuts.inference.multilevel_anneal.anneal_multilevel`."""
         n = self._level(s).graph.n_vertices
         return max(2000, n // 4) if s == 0 else max(500, 20 * n)
 
@@ -474,12 +474,3 @@ class MultiLevel:
 #: The two-level sampler of the paper's Fig. 16 (``n_levels=2`` by default).
 TwoLevel = MultiLevel
 
-
-def __getattr__(name):
-    """``anneal_multilevel`` and ``MultiLevelKernel`` live in
-    :mod:`swcuts.inference.multilevel_anneal` (under the one driver); found here too."""
-    if name in ("anneal_multilevel", "MultiLevelKernel"):
-        from swcuts.inference import multilevel_anneal
-
-        return getattr(multilevel_anneal, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
