@@ -14,7 +14,7 @@ SWC-2 steps + one Gibbs sweep, in table 3 a kernel step is one SWC-2
 step.
 
 1. **Herlau et al. (seed 001) Table 2** -- Jain & Neal's Bernoulli data
-   (:func:`~swcuts.models.mixture.jain_neal_bernoulli`: n = 100, five
+   (:func:`~swcuts.evaluation.synthetic.clusters.jain_neal_bernoulli`: n = 100, five
    planted clusters of 20, d = 6, 8, 10 = their Examples 1-3), Beta-Bernoulli
    likelihood a = b = 1, CRP alpha = 1.
 
@@ -64,7 +64,7 @@ step.
    :mod:`papers_lee_choi` for the set-up.
 
 3. **van Rossum et al. (seed 000) Table 1** -- line extraction data
-   (:func:`~swcuts.models.mixture.rossum_lines`: 5 lines x 20 points, the
+   (:func:`~swcuts.evaluation.synthetic.clusters.rossum_lines`: 5 lines x 20 points, the
    sizes are guesses), the ``lines`` likelihood, alpha = 1. Dyadic =
    restricted-Gibbs split-merge (the paper's dyadic sampler used SAMS
    allocation), triadic with beta = 0.1 (the paper's setting), and the

@@ -1,7 +1,7 @@
 """Section 2 of ``benchmarks/papers.py``: Lee & Choi (seed 004), section 4.1.
 
 1,300 2-D points from 13 Gaussians
-(:func:`~swcuts.models.mixture.lee_choi_gaussians`; the paper does not
+(:func:`~swcuts.evaluation.synthetic.clusters.lee_choi_gaussians`; the paper does not
 publish its means and covariances, these are documented guesses), the
 Normal-Inverse-Wishart likelihood with the paper's base measure
 (``preset="lee-choi"``), under both of the paper's priors: DP(alpha = 1)

@@ -12,7 +12,7 @@ to set up: the start state's Gibbs sweeps visit 1,300 labels per item.)
 The target: the cost of a move is linear in the size of the
 labels it touches, not in the number of items n. Two data sets show it:
 
-* **toy** -- :func:`swcuts.models.mixture.lee_choi_gaussians` (13 Gaussian
+* **toy** -- :func:`swcuts.evaluation.synthetic.clusters.lee_choi_gaussians` (13 Gaussian
   clusters in 2-D) with n = 1,000 and n = 10,000, Normal-Inverse-Wishart
   likelihood (``preset="lee-choi"``), CRP alpha = 1. The 13 labels grow
   with n, so a split or merge touches about 10x more items at n = 10,000:

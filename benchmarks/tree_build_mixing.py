@@ -12,7 +12,7 @@ on a small model and building the global tree, both untimed); printed
 are the acceptance rates of splits and merges, the log posterior and the
 number of clusters reached, and the adjusted Rand index to the truth.
 The data are Lee & Choi's 13 Gaussian clusters
-(:func:`swcuts.models.mixture.lee_choi_gaussians`, seed 0), NIW
+(:func:`swcuts.evaluation.synthetic.clusters.lee_choi_gaussians`, seed 0), NIW
 ``preset="lee-choi"``, DP alpha = 1, as in ``benchmarks/sampler_speed.py``.
 """
 

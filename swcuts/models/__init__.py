@@ -5,4 +5,4 @@ from swcuts.models.image import ImageModel
 from swcuts.models.mixture.model import MixtureModel
 from swcuts.models.potts import PottsModel
 
-__all__ = ["ModelState", "ImageModel", "PottsModel"]
+__all__ = ["ModelState", "ImageModel", "MixtureModel", "PottsModel"]

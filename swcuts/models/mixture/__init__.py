@@ -25,25 +25,20 @@ Modules:
 * :mod:`.model` — :func:`crp_log_prior`, :class:`MixtureModel` and
   :class:`AuxiliaryCycle`.
 
-The papers' synthetic data sets (:func:`jain_neal_bernoulli`,
-:func:`lee_choi_gaussians`, :func:`rossum_lines`) live in
-:mod:`swcuts.evaluation.synthetic.clusters` and are re-exported here.
+The papers' synthetic data sets (``jain_neal_bernoulli``,
+``lee_choi_gaussians``, ``rossum_lines``) live in
+:mod:`swcuts.evaluation.synthetic.clusters`.
 """
 
 from __future__ import annotations
 
-from swcuts.evaluation.synthetic.clusters import (
-    JAIN_NEAL_PROBABILITIES, LEE_CHOI_MEANS, jain_neal_bernoulli, lee_choi_gaussians, rossum_lines)
 from swcuts.models.mixture.likelihoods import (
-    LIKELIHOODS, LINE_NOISE_SD, LINE_PRIOR_SD, BetaBernoulli, ConjugateLikelihood, LineMixture,
+    LIKELIHOODS, BetaBernoulli, ConjugateLikelihood, LineMixture,
     Multinomial, NormalInverseWishart)
-from swcuts.models.mixture.marginals import (
-    KIND_BETA_BERNOULLI, KIND_LINES, KIND_MULTINOMIAL, KIND_NIW, log_marginal)
+from swcuts.models.mixture.marginals import log_marginal
 from swcuts.models.mixture.model import AuxiliaryCycle, MixtureModel, crp_log_prior
 from swcuts.models.mixture.priors import NGGP, PRIORS, DirichletProcess, PartitionPrior, make_prior
-from swcuts.models.mixture.moves import (
-    _sorted_insert, _sorted_remove, gibbs_run, gibbs_sweep, item_join, item_leave, item_move,
-    mixture_delta)
+from swcuts.models.mixture.moves import gibbs_run, gibbs_sweep, item_join, item_leave, item_move
 
 __all__ = [
     "MixtureModel",
@@ -66,9 +61,4 @@ __all__ = [
     "item_move",
     "gibbs_run",
     "gibbs_sweep",
-    "jain_neal_bernoulli",
-    "lee_choi_gaussians",
-    "rossum_lines",
-    "JAIN_NEAL_PROBABILITIES",
-    "LEE_CHOI_MEANS",
 ]
