@@ -14,7 +14,7 @@ from swcuts.models.mixture.model import MixtureModel
 from swcuts.models.mixture.moves import item_join, item_leave, item_move
 from swcuts.evaluation.synthetic.clusters import (
     jain_neal_bernoulli, lee_choi_gaussians, rossum_lines)
-from swcuts.samplers.gibbs import Gibbs
+from swcuts.samplers.gibbs import Gibbs, random_scan
 from swcuts.samplers.split_merge import SplitMerge
 from swcuts.samplers.triadic.kernel import Triadic
 from swcuts.samplers.common import seed_compiled_rng
@@ -70,7 +70,7 @@ class _Sweep:
         self.n_updates = n_updates
 
     def step(self, state, rng, temperature=1.0):
-        self.model.gibbs_sweep(state, rng, temperature, n_updates=self.n_updates)
+        random_scan(self.model, state, rng, temperature, n_updates=self.n_updates)
 
 
 @pytest.mark.parametrize("name,temperature", [(n, 1.0) for n in NAMES] + [("gaussian", 2.0)])

@@ -21,7 +21,7 @@ from swcuts.samplers.common import StepInfo, TargetProposal
 from swcuts.samplers.swc import CompiledRunMixin
 from swcuts.samplers.targets import gibbs_relabel
 
-__all__ = ["Gibbs"]
+__all__ = ["Gibbs", "random_scan"]
 
 
 class Gibbs(CompiledRunMixin):
@@ -110,3 +110,33 @@ class Gibbs(CompiledRunMixin):
         state.log_pi += d
         moved = int(labels[v] != old)
         return StepInfo(True, 0.0, moved, float(d))
+
+
+def random_scan(model, state, rng, temperature=1.0, n_updates=None) -> float:
+    """Random-scan single-site Gibbs on a mixture model: ``n_updates``
+    (default n) updates at uniformly random items, compiled when the
+    likelihood is (:meth:`~swcuts.models.mixture.model.MixtureModel.gibbs_sweep_items`).
+
+    Each update draws the item's label from π(x_v = k | rest)^(1/T) over
+    every label and a fresh one. Returns the Δ log π (also added to
+    ``state.log_pi``).
+    """
+    n = model.n_vertices if n_updates is None else int(n_updates)
+    items = rng.integers(0, model.n_vertices, size=n)
+    u = rng.random(n)
+    if not model.compiled_likelihood:
+        before = state.log_pi
+        for s in range(n):
+            gibbs_relabel(model, state, items[s:s + 1], _FixedUniform(u[s]), temperature)
+        return state.log_pi - before
+    return model.gibbs_sweep_items(state, items, u, temperature)
+
+
+class _FixedUniform:
+    """A stand-in generator whose ``random()`` returns one given uniform."""
+
+    def __init__(self, u):
+        self.u = float(u)
+
+    def random(self):
+        return self.u

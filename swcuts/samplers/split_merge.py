@@ -107,6 +107,7 @@ from swcuts.samplers.common import (
     StepInfo, acceptance_rates, check_anchors, draw_anchor_pair, metropolis_hastings,
     refuse_fixed_labels, repeat_move, seed_compiled_rng, state_member_index)
 from swcuts.samplers.compiled import CompiledWorkspace
+from swcuts.samplers.gibbs import random_scan
 
 __all__ = ["SplitMerge", "RandomSplit"]
 
@@ -523,7 +524,7 @@ class SplitMerge:
         and a fresh one. The paper's scans are systematic; a random scan
         leaves π^(1/T) invariant just the same."""
         if self._mixture:
-            self.model.gibbs_sweep(state, rng, temperature)
+            random_scan(self.model, state, rng, temperature)
             return
         if self._gibbs is None:
             from swcuts.samplers.gibbs import Gibbs

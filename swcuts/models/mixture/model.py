@@ -44,16 +44,6 @@ def crp_log_prior(sizes, alpha: float) -> float:
     return DirichletProcess(alpha).log_prior(sizes)
 
 
-class _FixedUniform:
-    """A stand-in generator whose ``random()`` returns one given uniform."""
-
-    def __init__(self, u):
-        self.u = float(u)
-
-    def random(self):
-        return self.u
-
-
 class MixtureModel:
     """Mixture posterior over partitions of data items, under a Dirichlet
     process or an NGGP prior.
@@ -250,30 +240,10 @@ class MixtureModel:
         return (part.labels, part.size, part.free_stack, part.n_free, state.stats, state.loglik,
                 self.vstats, self._kind, self._params, state.prior)
 
-    def gibbs_sweep(self, state, rng, temperature=1.0, n_updates=None) -> float:
-        """Random-scan single-site Gibbs: ``n_updates`` (default n) updates
-        at uniformly random items, compiled when the likelihood is.
-
-        Each update draws the item's label from π(x_v = k | rest)^(1/T) over
-        every label and a fresh one. Returns the Δ log π (also added to
-        ``state.log_pi``).
-        """
-        n = self.n_vertices if n_updates is None else int(n_updates)
-        items = rng.integers(0, self.n_vertices, size=n)
-        u = rng.random(n)
-        if not self.compiled_likelihood:
-            from swcuts.samplers.targets import gibbs_relabel
-
-            before = state.log_pi
-            for s in range(n):
-                gibbs_relabel(self, state, items[s:s + 1], _FixedUniform(u[s]), temperature)
-            return state.log_pi - before
-        return self.gibbs_sweep_items(state, items, u, temperature)
-
     def gibbs_sweep_items(self, state, items, u, temperature=1.0) -> float:
         """Single-site Gibbs updates of ``items`` in the given order, with
         one uniform of ``u`` per update (compiled likelihoods only; see
-        :meth:`gibbs_sweep`). Returns the Δ log π (also added to
+        :func:`swcuts.samplers.gibbs.random_scan`). Returns the Δ log π (also added to
         ``state.log_pi``)."""
         d, evals = gibbs_sweep(np.ascontiguousarray(items, dtype=np.int64),
                                np.ascontiguousarray(u, dtype=np.float64),

@@ -27,6 +27,7 @@ from swcuts.io.errors import check_number
 from swcuts.samplers.common import (
     StepInfo, acceptance_rates, check_anchors, draw_anchor_pair, refuse_fixed_labels,
     seed_compiled_rng)
+from swcuts.samplers.gibbs import random_scan
 from swcuts.samplers.reconfiguration.compiled_pass import _CompiledPass
 from swcuts.samplers.reconfiguration.history import HISTORY_BYTES, History
 from swcuts.samplers.reconfiguration.passes import _NEG_INF, _Order, _Pass, _RngChooser, _ranges
@@ -493,7 +494,7 @@ class Reconfiguration:
         (the library's Gibbs kernel, compiled when the model offers it; on
         a mixture the model's compiled sweep)."""
         if self._mixture:
-            self.model.gibbs_sweep(state, rng, temperature)
+            random_scan(self.model, state, rng, temperature)
             return
         if self._gibbs is None:
             from swcuts.samplers.gibbs import Gibbs
