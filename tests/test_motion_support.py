@@ -15,8 +15,8 @@ from scipy import ndimage
 
 import swcuts
 from swcuts.evaluation.metrics.regions import variation_of_information
-from swcuts.evaluation.motion_metrics import (
-    angular_error, endpoint_error, object_voi, warp_frame1, warp_residual)
+from swcuts.evaluation.motion_metrics import angular_error, endpoint_error, object_voi, warp_residual
+from swcuts.image.warp import warp_frame1
 from swcuts.evaluation.motion_peers import dis_flow, farneback_flow, flow_objects, run_motion_peer
 from swcuts.evaluation.synthetic.motion import layered_pair, rectangles_pair
 

@@ -42,7 +42,7 @@ from swcuts.io.errors import check_number
 from swcuts.graph.region_graph import pixel_pairs
 from swcuts.models.partition import Partition
 from swcuts.models.base import ModelState
-from swcuts.evaluation.motion_metrics import frame_gradient, warp_frame1
+from swcuts.image.warp import frame_gradient, warp_frame1
 from swcuts.models.motion_kernels import N_STATS, object_score, object_scores
 
 __all__ = ["MotionPosterior", "ObjectModel", "velocity_grid", "noise_sigma", "check_weights", "MOTION_DEFAULTS"]

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from swcuts.evaluation.motion_metrics import frame_gradient, warp_frame1
+from swcuts.image.warp import frame_gradient, warp_frame1
 
 __all__ = ["refine_flow"]
 
