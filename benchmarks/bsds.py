@@ -85,7 +85,7 @@ def _remove(path: Path) -> None:
 
 
 def print_table(rows, title):
-    from swcuts.evaluation.report import method_table
+    from swcuts.evaluation.results import method_table
 
     table = method_table(rows)
     print(f"\n{title}")
@@ -124,7 +124,7 @@ def gibbs_from_random(out: Path, budget=10.0, limit=10) -> None:
     photos, so its final energy is its first; from random labels it moves.
     swc and gibbs from random labels, ``budget`` seconds, on ``limit``
     tuning images: how many times faster SW cuts reach Gibbs's final energy."""
-    from swcuts.evaluation.report import load_results, time_to_reach
+    from swcuts.evaluation.results import load_results, time_to_reach
 
     folder = out / "gibbs_random"
     swcuts.benchmark(out / "tune", output=folder, samplers=["swc", "gibbs"], peers=[], grid=["init=random"],
@@ -172,7 +172,8 @@ def main():
                          annotators=budget == max(budgets), report=False)
     if args.run_only:
         return
-    from swcuts.evaluation.report import build_report, energy_at_times, load_results, time_to_reach
+    from swcuts.evaluation.report import build_report
+    from swcuts.evaluation.results import energy_at_times, load_results, time_to_reach
 
     finals = {}
     for budget in budgets:

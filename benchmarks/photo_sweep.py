@@ -501,7 +501,7 @@ def print_margins(done, configs, names, peer_folder):
     of PRI, VoI and covering, in standard errors of the paired per-image
     difference (mean / (sd / sqrt(n))), and its score, the worst of the three
     (the target is to be ahead of every peer on all three); best first."""
-    from swcuts.evaluation.report import load_results
+    from swcuts.evaluation.results import load_results
 
     rows, _, _ = load_results(peer_folder)
     peer = {(r["method"], r["image"]): r for r in rows if r["kind"] == "peer"}

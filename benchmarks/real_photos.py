@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import swcuts  # noqa: E402
 from swcuts.evaluation.benchmarking.driver import tune_peers  # noqa: F401
-from swcuts.evaluation.report import load_results  # noqa: F401
+from swcuts.evaluation.results import load_results  # noqa: F401
 
 from bsds import DATA, PEERS, REST, VAL, print_table, split_halves  # noqa: E402
 

@@ -61,7 +61,7 @@ def _mean(v):
 
 
 def print_table(rows, title):
-    from swcuts.evaluation.report import method_table
+    from swcuts.evaluation.results import method_table
 
     table = method_table(rows)
     print(f"\n{title}")
@@ -101,7 +101,7 @@ def main():
 
     import swcuts
     from swcuts.evaluation.benchmarking.driver import tune_peers
-    from swcuts.evaluation.report import load_results
+    from swcuts.evaluation.results import load_results
 
     out = Path(args.out)
     start = time.perf_counter()

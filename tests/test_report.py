@@ -11,8 +11,8 @@ import pytest
 
 from swcuts.evaluation.benchmarking.runs import RESULT_COLUMNS, TRACE_FILE_COLUMNS
 from swcuts.io.errors import InputError
-from swcuts.evaluation.report import (
-    build_report, compare_page, energy_at_times, load_results, method_table, time_to_reach)
+from swcuts.evaluation.report import build_report, compare_page
+from swcuts.evaluation.results import energy_at_times, load_results, method_table, time_to_reach
 
 #: (run_id, image, method, kind, seed, status, energy, covering, match_p, total_p, match_r, total_r)
 RUNS = [

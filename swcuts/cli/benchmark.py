@@ -77,7 +77,7 @@ def cmd_benchmark(args) -> int:
 
     from swcuts.evaluation.benchmarking.failures import (
         RunsFailed, RunsFailedWarning, failure_reasons, reason_lines)
-    from swcuts.evaluation.report import method_table
+    from swcuts.evaluation.results import method_table
 
     try:
         with warnings.catch_warnings():

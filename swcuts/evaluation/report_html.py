@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from swcuts.evaluation.report import (
+from swcuts.evaluation.results import (
     CHECK_TIMES, COLOURS, SCORES, methods_of, ok_runs, energy_at_times, time_to_reach)
 
 # ---------------------------------------------------------------------------

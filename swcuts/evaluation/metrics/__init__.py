@@ -36,12 +36,8 @@ References
 """
 
 from swcuts.evaluation.metrics.boundaries import (
-    BSDS_MAX_DIST, _matched, boundary_f_measure, boundary_map, boundary_precision_recall,
-    boundary_scores)
-from swcuts.evaluation.metrics.contingency import (
-    _as_labels, _check_pair, _checked_truths, _Contingency, _contingency, _truth_list)  # noqa: F401
+    boundary_f_measure, boundary_map, boundary_precision_recall, boundary_scores)
 from swcuts.evaluation.metrics.regions import (
-    _adjusted_rand_from_table, _covering_sums, _gce_from_table, _rand_from_table, _voi_from_table,
     adjusted_rand_index, global_consistency_error, mean_variation_of_information,
     probabilistic_rand_index, rand_index, segmentation_covering, variation_of_information)
 from swcuts.evaluation.metrics.scores import benchmark_scores, segmentation_scores
