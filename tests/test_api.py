@@ -348,7 +348,7 @@ def test_multigrid_on_pixels_other_starts(init):
 
 
 def test_pixel_default_budget_is_capped():
-    api = swcuts.segmentation.segment
+    api = swcuts.segmentation.options
     n = 154_401
     assert api.default_steps("multigrid", n, pixels=True) == api.STEPS_PER_PIXEL["multigrid"] * n
     big = 100 * api.MAX_PIXEL_STEPS["multigrid"]
@@ -485,10 +485,10 @@ def test_bad_options(case, monkeypatch):
 
 
 def test_check_options_matches_segment():
-    name, t0 = swcuts.segmentation.segment.check_options(sampler="swc")
+    name, t0 = swcuts.segmentation.options.check_options(sampler="swc")
     assert name in swcuts.segmentation.segment.KERNELS and t0 > 0
     with pytest.raises(ValueError, match="unknown sampler"):
-        swcuts.segmentation.segment.check_options(sampler="nope")
+        swcuts.segmentation.options.check_options(sampler="nope")
 
 
 def _must_not_run(*args, **kwargs):

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 _SCRIPT = r"""
 import json, sys
 import numpy as np
-from swcuts import prewarm
+from swcuts.cli import prewarm
 from swcuts.cli.app import main
 from swcuts.samplers.compiled import run_swc
 mode, png, out = sys.argv[1:]

@@ -538,7 +538,7 @@ def test_options_and_errors():
     assert KERNELS["reconfiguration"] is Reconfiguration and KERNELS["srm"] is SRM
     for name in ("reconfiguration", "srm"):
         assert name in swcuts.SAMPLERS
-        assert name in swcuts.segmentation.segment.STEPS_PER_ATOM and name in swcuts.segmentation.segment.DEFAULT_T0
+        assert name in swcuts.segmentation.options.STEPS_PER_ATOM and name in swcuts.segmentation.options.DEFAULT_T0
     k = Reconfiguration(model)
     assert k.compiled is False and k.name == "reconfiguration"
     assert k.anchors == "edge" and k.outside == "frontier"

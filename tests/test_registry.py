@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import swcuts
-from swcuts.segmentation import segment as api, options
+from swcuts.segmentation import image_models, options
 from swcuts.graph.region_graph import RegionGraph
 from swcuts.models.image import ImageModel
 from swcuts.models.mixture.model import MixtureModel
@@ -37,8 +37,8 @@ def test_tables_are_read_off_the_registry():
         assert (spec.name in options.PIXEL_SAMPLERS) == (spec.default_atoms == "pixels")
         assert (spec.name in options.HIERARCHICAL) == spec.hierarchical
         assert (spec.name in options.ROW_SAMPLERS) == spec.needs_rows
-        assert api.default_steps(spec.name, 1000) == spec.steps_per_atom * 1000
-        name, t0 = api.check_options(sampler=spec.name)
+        assert options.default_steps(spec.name, 1000) == spec.steps_per_atom * 1000
+        name, t0 = options.check_options(sampler=spec.name)
         assert name == spec.name and t0 == (options.ATOMS_INIT_T0 if spec.starts_from_atoms else spec.t0)
 
 
@@ -58,17 +58,17 @@ def test_resolve_options_fills_the_records_defaults():
     opts = options.resolve_options(sampler="split-merge", window_sizes=None).on_image(colour)
     assert (opts.atoms, opts.init, opts.posterior) == ("watershed", "uniform", "window")
     assert opts.n_atoms == options.default_n_atoms(100 * 200)
-    assert opts.posterior_params()["a0"] == pytest.approx(options.MODELS["window"]["a0"] * 0.2)
-    assert opts.posterior_params()["a2"] == options.MODELS["window"]["a2"]
+    assert opts.posterior_params()["a0"] == pytest.approx(image_models.MODELS["window"]["a0"] * 0.2)
+    assert opts.posterior_params()["a2"] == image_models.MODELS["window"]["a2"]
     assert opts.window == options.model_window("window", 100, 200) > 0
     # One varying channel (grey, or colour without chroma): the weights times ONE_CHANNEL_WEIGHT.
     grey = colour.copy()
     grey[..., 1:] = 0.5
     params = options.resolve_options(sampler="swc", model="contrast").on_image(grey).posterior_params()
-    w = options.ONE_CHANNEL_WEIGHT
-    assert params["a0"] == pytest.approx(options.MODELS["contrast"]["a0"] * 0.2 * w)
-    assert params["a2"] == pytest.approx(options.MODELS["contrast"]["a2"] * w)
-    assert params["boundary"] == pytest.approx(options.MODELS["contrast"]["boundary"] * np.sqrt(0.2) * w)
+    w = image_models.ONE_CHANNEL_WEIGHT
+    assert params["a0"] == pytest.approx(image_models.MODELS["contrast"]["a0"] * 0.2 * w)
+    assert params["a2"] == pytest.approx(image_models.MODELS["contrast"]["a2"] * w)
+    assert params["boundary"] == pytest.approx(image_models.MODELS["contrast"]["boundary"] * np.sqrt(0.2) * w)
     # Weights given are used as they are.
     assert options.resolve_options(sampler="swc", a2=1.5).on_image(grey).posterior_params()["a2"] == 1.5
     with pytest.raises(ValueError, match="window_sizes is an option of the multigrid and multilevel"):

@@ -493,7 +493,7 @@ def test_options_and_registry():
     assert KERNELS["split-merge"] is SplitMerge and KERNELS["random-split"] is RandomSplit
     for name in ("split-merge", "random-split"):
         assert name in swcuts.SAMPLERS
-        assert name in swcuts.segmentation.segment.STEPS_PER_ATOM and name in swcuts.segmentation.segment.DEFAULT_T0
+        assert name in swcuts.segmentation.options.STEPS_PER_ATOM and name in swcuts.segmentation.options.DEFAULT_T0
     assert SplitMerge(model, random_split=True).name == "random-split"
     assert SplitMerge(model).compiled is False  # the driver calls step()
     assert SplitMerge(model, anchors="pair").anchors == "pair"

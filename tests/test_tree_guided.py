@@ -784,7 +784,7 @@ def test_single_item_label_cannot_split():
 def test_registered():
     assert KERNELS["tree-guided"] is TreeGuided
     assert "tree-guided" in swcuts.SAMPLERS
-    assert "tree-guided" in swcuts.segmentation.segment.STEPS_PER_ATOM
+    assert "tree-guided" in swcuts.segmentation.options.STEPS_PER_ATOM
 
 
 def test_segment_smoke():

@@ -388,7 +388,7 @@ def test_member_index_survives_other_kernels():
 def test_options_and_registry():
     model = grey_setting()[0]
     assert KERNELS["triadic"] is Triadic and "triadic" in swcuts.SAMPLERS
-    assert "triadic" in swcuts.segmentation.segment.STEPS_PER_ATOM and "triadic" in swcuts.segmentation.segment.DEFAULT_T0
+    assert "triadic" in swcuts.segmentation.options.STEPS_PER_ATOM and "triadic" in swcuts.segmentation.options.DEFAULT_T0
     kernel = Triadic(model, None, beta=0.2, compiled=None)
     assert kernel.name == "triadic" and kernel.compiled is False and kernel.anchors == "edge"
     assert Triadic(model, anchors="uniform").anchors == "uniform"

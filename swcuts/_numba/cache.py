@@ -76,7 +76,7 @@ def _under_lock(method, exclusive: bool):
     return locked
 
 
-PACKAGE = Path(__file__).resolve().parent
+PACKAGE = Path(__file__).resolve().parents[1]  # swcuts/
 
 
 @functools.lru_cache(maxsize=1)

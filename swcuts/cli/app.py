@@ -71,7 +71,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 # Option values are only parsed here; their ranges are checked by
-# swcuts.segmentation.segment.check_options, so the CLI and the API report the same message.
+# swcuts.segmentation.options.check_options, so the CLI and the API report the same message.
 def _int(text):
     try:
         return int(text)

@@ -257,7 +257,7 @@ def _launch():
     else a new interpreter (it loads numba and the kernels first)."""
     if sys.platform == "linux" and threading.active_count() == 1:
         return _Forked()
-    root = str(Path(__file__).resolve().parents[1])
+    root = str(Path(__file__).resolve().parents[2])  # the folder that holds swcuts/
     code = f"import sys; sys.path.insert(0, {root!r}); from swcuts.cli.prewarm import _helper_main; _helper_main()"
     return subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, text=True, bufsize=1)

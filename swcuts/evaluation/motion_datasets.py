@@ -46,7 +46,7 @@ def middlebury_root(root=None) -> Path:
     elif os.environ.get("SWCUTS_MIDDLEBURY"):
         candidates.append(Path(os.environ["SWCUTS_MIDDLEBURY"]))
     else:
-        here = Path(__file__).resolve().parent.parent  # the repository / worktree
+        here = Path(__file__).resolve().parents[2]  # the repository / worktree
         candidates += [here.parent / "shared" / "data" / "middlebury", here / "data" / "middlebury"]
     for c in candidates:
         if c.is_dir():

@@ -75,7 +75,7 @@ def run_cost(hw, *, sampler="swc", atoms=None, n_atoms=None, bins=None,
         ``(H, W)`` of the image.
     sampler, atoms, n_atoms, bins, levels :
         The options of :func:`~swcuts.segment` (``atoms`` and ``n_atoms``
-        None: their defaults; ``bins`` None: :data:`~swcuts.segmentation.options.BINS`,
+        None: their defaults; ``bins`` None: :data:`~swcuts.segmentation.image_models.BINS`,
         the most any model has by default).
     channels : int
         Feature channels (1 grey, 3 colour; 3 when unknown errs large).

@@ -368,7 +368,7 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
         ``a2`` to the model's weights (:data:`MODELS`; a0 and a1 per
         10^5 pixels of the image, at least those of 1,000 pixels), times 0.35
         on an image with one varying channel (grey), which has less evidence
-        per pixel than a colour one (:data:`swcuts.segmentation.options.ONE_CHANNEL_WEIGHT`).
+        per pixel than a colour one (:data:`swcuts.segmentation.image_models.ONE_CHANNEL_WEIGHT`).
     model : {"contrast", "texture", "window", "paper"}, optional
         The image posterior. "paper": section 5 of Barbu & Zhu (region
         likelihoods, eq. 59 prior). "contrast": the same plus a
