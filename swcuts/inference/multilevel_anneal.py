@@ -140,7 +140,7 @@ class MultiLevelKernel:
     >>> from swcuts.inference.anneal import Schedule, anneal
     >>> from swcuts.graph.region_graph import RegionGraph
     >>> from swcuts.models import ImageModel
-    >>> from swcuts.samplers.multilevel import MultiLevel, MultiLevelKernel
+    >>> from swcuts.samplers.multilevel import MultiLevel
     >>> img = np.zeros((12, 16)); img[:, 8:] = 1.0
     >>> img += np.random.default_rng(0).normal(0, 0.05, img.shape)
     >>> atoms = np.arange(img.size).reshape(img.shape)
