@@ -16,12 +16,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from swcuts.inference.anneal import Schedule, Trace, anneal
-from swcuts.io.errors import InputTypeError, describe
-from swcuts.io.errors import InputError
+from swcuts.inference.budget import check_budget
+from swcuts.io.errors import InputError, InputTypeError, check_number, describe
 from swcuts.models.mixture.model import AuxiliaryCycle, MixtureModel
 from swcuts.models.partition import canonical
 from swcuts.samplers import KERNELS
 from swcuts.samplers.registry import REGISTRY, find_spec
+from swcuts.segmentation.costs import check_alpha, check_cluster_cost, check_sampler_options
+from swcuts.segmentation.options import _check_positive_int, _check_real, _check_seed
 
 __all__ = ["cluster", "Clustering", "MIXTURE_MODELS", "MIXTURE_SAMPLERS"]
 
@@ -165,8 +167,6 @@ def cluster(data, *, model="gaussian", sampler="split-merge", alpha=1.0, prior="
         sampler_options = {}
     if not isinstance(sampler_options, dict) or not all(isinstance(k, str) for k in sampler_options):
         raise TypeError(f"sampler_options must be a dict of keyword arguments, got {sampler_options!r}")
-    from swcuts.segmentation.options import _check_positive_int, _check_real
-    from swcuts.io.errors import check_number
 
     _check_positive_int("steps", steps)  # the same checks as segment()
     _check_real("time_budget", time_budget, what="a positive, finite number of seconds", allow_none=True)
@@ -175,10 +175,6 @@ def cluster(data, *, model="gaussian", sampler="split-merge", alpha=1.0, prior="
     check_number("temperature", temperature, minimum=0, exclusive=True, what="a positive temperature")
     if init not in ("one", "singletons", "random"):
         raise InputError(f"unknown init '{init}'; choose 'one', 'singletons' or 'random'")
-    from swcuts.segmentation.costs import (
-        check_alpha, check_budget, check_cluster_cost, check_sampler_options)
-    from swcuts.segmentation.options import _check_seed
-
     _check_seed(seed)
     check_alpha(alpha)
     check_budget(steps, time_budget)

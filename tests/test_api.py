@@ -486,7 +486,7 @@ def test_bad_options(case, monkeypatch):
 
 def test_check_options_matches_segment():
     name, t0 = swcuts.segmentation.options.check_options(sampler="swc")
-    assert name in swcuts.segmentation.segment.KERNELS and t0 > 0
+    assert name in swcuts.samplers.KERNELS and t0 > 0
     with pytest.raises(ValueError, match="unknown sampler"):
         swcuts.segmentation.options.check_options(sampler="nope")
 

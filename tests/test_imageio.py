@@ -635,7 +635,7 @@ def test_very_large_image_is_refused_for_its_size_not_as_unreadable(tmp_path, mo
     assert load_image(tmp_path / "big.png").shape == (60, 80)
     assert PIL.Image.MAX_IMAGE_PIXELS == 100
     monkeypatch.setattr(sio, "available_memory", lambda: 1000)
-    with pytest.raises(sio.InputError, match="60x80 pixels.*downscale"):
+    with pytest.raises(InputError, match="60x80 pixels.*downscale"):
         load_image(tmp_path / "big.png")
 
 

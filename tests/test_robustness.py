@@ -82,12 +82,12 @@ def test_unknown_attribute_is_an_attribute_error():
 
 def test_a_full_disk_says_so(tmp_path, small_image, capsys, monkeypatch):
     # numpy reports a short write on a full disk as "N requested and M written".
-    import swcuts.io.memory
+    import swcuts.io.image_write
 
     def full(file, array, **kwargs):
         raise OSError("26600 requested and 14304 written")
 
-    monkeypatch.setattr(swcuts.io.memory.np, "save", full)
+    monkeypatch.setattr(swcuts.io.image_write.np, "save", full)
     path = tmp_path / "in.png"
     iio.imwrite(path, small_image)
     out = tmp_path / "out"

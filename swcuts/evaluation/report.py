@@ -12,6 +12,7 @@ drawing from :mod:`swcuts.evaluation.report_html`.
 from __future__ import annotations
 
 import html
+import math
 from pathlib import Path
 
 import numpy as np

@@ -36,7 +36,10 @@ import time
 import warnings
 from contextlib import contextmanager, nullcontext
 
-__all__ = ["Budget", "BudgetWarning", "phase_of", "write_reserve", "MIN_SAMPLING_SHARE", "WRITE_SECONDS",
+from swcuts.io.errors import InputError
+from swcuts.io.memory import _memory_limit, _size
+
+__all__ = ["Budget", "BudgetWarning", "check_budget", "MAX_TIME_BUDGET", "phase_of", "write_reserve", "MIN_SAMPLING_SHARE", "WRITE_SECONDS",
            "WRITE_SECONDS_PER_MEGAPIXEL",
            "PHASE_LINE_SECONDS", "OVERRUN", "mark_process_start", "process_start"]
 
@@ -279,3 +282,35 @@ class Budget:
             sys.stderr.write("\r" + " " * _STATUS[0] + "\r")
             sys.stderr.flush()
         _STATUS[0] = 0
+
+
+#: Longest time budget in seconds (about 11.6 days); longer runs: ``steps``.
+MAX_TIME_BUDGET = 1e6
+#: Bytes of one trace row (six Python numbers in lists) and the most steps
+#: a trace row covers (:func:`~swcuts.inference.anneal.anneal` writes a row per chunk).
+TRACE_ROW_BYTES = 240
+STEPS_PER_TRACE_ROW = 4096
+
+
+def check_budget(steps=None, time_budget=None, *, limit_bytes=None) -> None:
+    """Refuse a budget whose run could not end or whose trace would not fit.
+
+    ``time_budget`` at most :data:`MAX_TIME_BUDGET` seconds; ``steps`` at
+    most what a trace of one row per :data:`STEPS_PER_TRACE_ROW` steps
+    holds in the memory available (about 10**11 steps per GB).
+
+    Raises
+    ------
+    InputError
+        One line naming the option, the estimate and what fits.
+    """
+    if time_budget is not None and isinstance(time_budget, numbers.Real) and time_budget > MAX_TIME_BUDGET:
+        raise InputError(f"time_budget={time_budget:g} seconds is {time_budget / 86400:.3g} days; at most "
+                         f"{MAX_TIME_BUDGET:g} s (11.6 days) is accepted; for longer runs give steps")
+    if steps is not None and isinstance(steps, numbers.Integral):
+        need = steps / STEPS_PER_TRACE_ROW * TRACE_ROW_BYTES
+        have = _memory_limit(limit_bytes)
+        if have is not None and need > have / 2:
+            fit = int(have / 2 / TRACE_ROW_BYTES * STEPS_PER_TRACE_ROW)
+            raise InputError(f"steps={steps} needs about {_size(need)} for its trace; at most "
+                             f"{fit:.3g} steps fit in the {_size(have)} available")

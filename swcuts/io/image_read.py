@@ -154,8 +154,8 @@ def _check_npy_fits(p: Path) -> None:
 
 def _check_fits(p: Path, h: int, w: int) -> None:
     """Refuse, before decoding it, an image of ``h`` x ``w`` pixels too large
-    to segment in the memory available (:func:`swcuts.segmentation.costs.check_image_fits`)."""
-    from swcuts.segmentation.costs import check_image_fits
+    to segment in the memory available (:func:`swcuts.io.memory.check_image_fits`)."""
+    from swcuts.io.memory import check_image_fits
 
     check_image_fits(int(h), int(w), name=_show(p))
 

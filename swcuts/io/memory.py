@@ -1,51 +1,21 @@
-"""Reading, validating and writing images for swcuts.
+"""What this machine can hold: the memory a segmentation run needs, and the
+memory available to this process (cgroup limits included).
 
-This module is the boundary between user files/arrays and the rest of the
-package.  Everything a user can get wrong is checked here, before any
-expensive work starts, and reported as an :class:`InputError` whose message
-is a single line saying what is wrong and how to fix it.
-
-* :func:`load_image` reads PNG (8 and 16 bit), JPEG, TIFF and ``.npy`` files.
-* :func:`prepare_image` turns any numeric array into the float64 ``features``
-  the models use and a ``display`` image for drawing overlays.
-* :func:`check_memory` refuses jobs that would not fit in memory.
-* :func:`atomic_write` and the ``save_*`` helpers never leave a partial
-  output file behind.
-
-The work is done in modules with one job each, whose names are all
-importable from here: :mod:`swcuts.io.errors` (:class:`InputError`),
-:mod:`swcuts.io.image_read` (:func:`load_image`), :mod:`swcuts.image.prepare`
-(:func:`prepare_image`), :mod:`swcuts.io.image_write` (:func:`atomic_write`,
-``save_*``); the memory estimate is here.
+* :func:`estimate_memory` and :func:`check_memory` estimate a run's peak
+  memory from the image size and the number of graph vertices, and refuse,
+  in one line, a run that would not fit;
+* :func:`available_memory` reads what this process may still allocate.
 """
 
 from __future__ import annotations
 
+import math
 import os
 
-import numpy as np  # noqa: F401 - tests patch swcuts.io.memory.np
+from swcuts.io.errors import InputError
 
-from swcuts.io.errors import InputError, InputTypeError, _one_line, _show  # noqa: F401
-from swcuts.image.prepare import (
-    prepare_image)
-from swcuts.io.image_read import _NPY_MAGIC, _PNG_MAGIC, _READABLE, load_image  # noqa: F401
-from swcuts.io.image_write import (
-    _fsync, _short_write, atomic_write, save_label_png, save_npy, save_rgb_png)  # noqa: F401
-
-
-__all__ = [
-    "InputError",
-    "InputTypeError",
-    "load_image",
-    "prepare_image",
-    "check_memory",
-    "estimate_memory",
-    "available_memory",
-    "atomic_write",
-    "save_label_png",
-    "save_rgb_png",
-    "save_npy",
-]
+__all__ = ["check_memory", "estimate_memory", "available_memory", "check_image_fits", "too_large_message", "BYTES_PER_PIXEL", "BYTES_PER_VERTEX",
+           "BYTES_PER_PIXEL_VERTEX"]
 
 #: Default estimate of the memory segmentation needs per image pixel (bytes).
 BYTES_PER_PIXEL = 200
@@ -183,7 +153,7 @@ def check_memory(shape, n_atoms_or_pixels, *, bytes_per_pixel=BYTES_PER_PIXEL,
         h, w = _hw(shape)
         raise InputError(
             f"image of {h}x{w} pixels with {int(n_atoms_or_pixels)} atoms needs about "
-            f"{_gb(need)} GB but only {_gb(have)} GB is available; "
+            f"{_size(need)} but only {_size(have)} is available; "
             f"downscale the image or use fewer atoms"
         )
     return need
@@ -199,10 +169,38 @@ def _hw(shape) -> tuple[int, int]:
     return dims[0], dims[1]
 
 
-def _gb(n_bytes: float) -> str:
+def _size(n_bytes: float) -> str:
+    """``n_bytes`` in GB for a message: "18 GB", "1.2 GB", "0.00035 GB"."""
     gb = n_bytes / 1e9
-    if gb >= 10:
-        return f"{gb:.0f}"
-    if gb >= 0.1:
-        return f"{gb:.1f}"
-    return f"{gb:.2g}"
+    return f"{gb:.0f} GB" if gb >= 10 else f"{gb:.1f} GB" if gb >= 0.1 else f"{gb:.2g} GB"
+
+
+def _memory_limit(limit_bytes=None):
+    """Bytes available to a run: ``limit_bytes``, else what the system has free
+    (:func:`~swcuts.io.memory.available_memory`; None when unknown)."""
+    if limit_bytes is not None:
+        return int(limit_bytes)
+    return available_memory()
+
+
+def too_large_message(h, w, need, have, *, per_pixel, n_vertices=None, name=None) -> str:
+    """One line for an image too large for memory: its size, the estimate,
+    what is available and how many pixels fit (with a size of the same shape)."""
+    fit = max(int(have // per_pixel), 0)
+    side = math.sqrt(fit / (h * w)) if h * w else 0.0
+    shape = f" (e.g. {int(h * side)}x{int(w * side)})" if int(h * side) >= 2 and int(w * side) >= 2 else ""
+    what = (f"'{name}' is an image of {h}x{w} pixels, too large: segmenting it" if name
+            else f"image of {h}x{w} pixels with {n_vertices} atoms")
+    return (f"{what} needs about {_size(need)} but only {_size(have)} is available; at most about "
+            f"{fit / 1e6:.3g} megapixels{shape} fit; downscale the image or use fewer atoms")
+
+
+def check_image_fits(h, w, name=None, *, limit_bytes=None) -> None:
+    """Refuse, before decoding it, an image too large for any run (the
+    image's own cost, with the fewest atoms: what ``swcuts.segmentation.costs.run_cost``
+    gives for two atoms; used by :func:`~swcuts.io.image_read.load_image` for
+    images above Pillow's decompression-bomb limit)."""
+    need = estimate_memory((h, w), 2)  # the image itself, whatever the atoms
+    have = _memory_limit(limit_bytes)
+    if have is not None and need > have:
+        raise InputError(too_large_message(h, w, need, have, per_pixel=need / max(h * w, 1), name=name))

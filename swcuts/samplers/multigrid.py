@@ -30,14 +30,17 @@ start temperature (T0 = 1) do best (benchmarks/pixel_scale.py).
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 from numba import njit
 
+from swcuts.io.errors import InputError
 from swcuts.samplers.common import grow_into
 from swcuts.samplers.flips import (
     FlipKernel, finish_best, flip_set, model_params, record_move, vertex_coordinates)
 
-__all__ = ["Multigrid", "window_pyramid", "default_window_weights"]
+__all__ = ["Multigrid", "window_pyramid", "default_window_weights", "check_window_count", "MAX_WINDOW_SIZES"]
 
 
 def window_pyramid(shape, smallest=8):
@@ -291,3 +294,18 @@ class Multigrid(FlipKernel):
                              ws.inside, ws.inside_list, ws.acc_q, ws.acc_n, ws.adj, ws.new_lab,
                              ws.old_lab, ws.in_r, ws.mark, ws.visited, ws.roots, ws.sR, ws.tmp,
                              ws.pws)
+
+
+#: Most window sides ``window_sizes`` may list.
+MAX_WINDOW_SIZES = 64
+
+
+def check_window_count(window_sizes) -> None:
+    """At most :data:`MAX_WINDOW_SIZES` window sides (each is a pass of work per cycle)."""
+    if window_sizes is not None and not isinstance(window_sizes, numbers.Integral):
+        try:
+            count = len(window_sizes)
+        except TypeError:
+            return
+        if count > MAX_WINDOW_SIZES:
+            raise InputError(f"window_sizes lists {count} window sides; at most {MAX_WINDOW_SIZES} are accepted")

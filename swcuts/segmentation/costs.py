@@ -13,29 +13,20 @@ import math
 import numbers
 
 from swcuts.io.errors import check_number
-from swcuts.io.memory import BYTES_PER_PIXEL_VERTEX
+from swcuts.io.memory import BYTES_PER_PIXEL_VERTEX, _memory_limit, _size, too_large_message
 from swcuts.io.errors import InputError
 from swcuts.segmentation.image_models import BINS
 from swcuts.segmentation.options import (
     DEFAULTS, HIERARCHICAL, MAX_BINS, _resolve_sampler, default_n_atoms, resolve_atoms,
     vertex_bytes)
 
-__all__ = ["run_cost", "check_cost", "too_large_message", "check_image_fits", "check_budget",
-           "check_alpha", "check_window_count", "check_sampler_options", "mixture_row_length",
-           "check_cluster_cost", "MAX_ALPHA", "MAX_TIME_BUDGET", "MAX_WINDOW_SIZES", "MAX_SCANS"]
+__all__ = ["run_cost", "check_cost", "check_alpha", "check_sampler_options", "mixture_row_length",
+           "check_cluster_cost", "MAX_ALPHA", "MAX_SCANS"]
 
 
 #: Largest CRP concentration of :func:`~swcuts.cluster` (``lgamma`` of it
 #: must stay finite, and 1e100 already puts every item in its own cluster).
 MAX_ALPHA = 1e100
-#: Longest time budget in seconds (about 11.6 days); longer runs: ``steps``.
-MAX_TIME_BUDGET = 1e6
-#: Most window sides ``window_sizes`` may list.
-MAX_WINDOW_SIZES = 64
-#: Bytes of one trace row (six Python numbers in lists) and the most steps
-#: a trace row covers (:func:`~swcuts.inference.anneal.anneal` writes a row per chunk).
-TRACE_ROW_BYTES = 240
-STEPS_PER_TRACE_ROW = 4096
 #: Statistics rows of ``C * bins`` histogram counts held per graph vertex:
 #: on atoms the vertices' own rows, the bincount result and its float copy,
 #: the labels' rows, the scratch rows and a move's rows (measured: bins=10**6
@@ -47,22 +38,6 @@ ROWS_PER_PIXEL_VERTEX = 2
 #: statistics and window bookkeeping (measured on a 240x320 colour image:
 #: levels=8 took 58 MB more than levels=2, about 125 bytes a pixel a level).
 BYTES_PER_LEVEL_PIXEL = 160
-
-
-def _size(n_bytes: float) -> str:
-    """``n_bytes`` in GB for a message: "18 GB", "1.2 GB", "0.00035 GB"."""
-    gb = n_bytes / 1e9
-    return f"{gb:.0f} GB" if gb >= 10 else f"{gb:.1f} GB" if gb >= 0.1 else f"{gb:.2g} GB"
-
-
-def _memory_limit(limit_bytes=None):
-    """Bytes available to a run: ``limit_bytes``, else what the system has free
-    (:func:`~swcuts.io.memory.available_memory`; None when unknown)."""
-    if limit_bytes is not None:
-        return int(limit_bytes)
-    from swcuts.io.memory import available_memory
-
-    return available_memory()
 
 
 def run_cost(hw, *, sampler="swc", atoms=None, n_atoms=None, bins=None,
@@ -185,69 +160,11 @@ def check_cost(hw, *, sampler="swc", atoms=None, n_atoms=None, bins=None,
     raise InputError(too_large_message(h, w, need, have, per_pixel=need / (h * w), n_vertices=n))
 
 
-def too_large_message(h, w, need, have, *, per_pixel, n_vertices=None, name=None) -> str:
-    """One line for an image too large for memory: its size, the estimate,
-    what is available and how many pixels fit (with a size of the same shape)."""
-    fit = max(int(have // per_pixel), 0)
-    side = math.sqrt(fit / (h * w)) if h * w else 0.0
-    shape = f" (e.g. {int(h * side)}x{int(w * side)})" if int(h * side) >= 2 and int(w * side) >= 2 else ""
-    what = (f"'{name}' is an image of {h}x{w} pixels, too large: segmenting it" if name
-            else f"image of {h}x{w} pixels with {n_vertices} atoms")
-    return (f"{what} needs about {_size(need)} but only {_size(have)} is available; at most about "
-            f"{fit / 1e6:.3g} megapixels{shape} fit; downscale the image or use fewer atoms")
-
-
-def check_image_fits(h, w, name=None, *, limit_bytes=None) -> None:
-    """Refuse, before decoding it, an image too large for any run (the
-    image's own cost, with the fewest atoms; used by :func:`~swcuts.io.image_read.load_image` for images
-    above Pillow's decompression-bomb limit)."""
-    cost = run_cost((h, w), n_atoms=2)  # the image itself, whatever the atoms
-    have = _memory_limit(limit_bytes)
-    if have is not None and cost["total"] > have:
-        raise InputError(too_large_message(h, w, cost["total"], have,
-                                           per_pixel=cost["total"] / max(h * w, 1), name=name))
-
-
-def check_budget(steps=None, time_budget=None, *, limit_bytes=None) -> None:
-    """Refuse a budget whose run could not end or whose trace would not fit.
-
-    ``time_budget`` at most :data:`MAX_TIME_BUDGET` seconds; ``steps`` at
-    most what a trace of one row per :data:`STEPS_PER_TRACE_ROW` steps
-    holds in the memory available (about 10**11 steps per GB).
-
-    Raises
-    ------
-    InputError
-        One line naming the option, the estimate and what fits.
-    """
-    if time_budget is not None and isinstance(time_budget, numbers.Real) and time_budget > MAX_TIME_BUDGET:
-        raise InputError(f"time_budget={time_budget:g} seconds is {time_budget / 86400:.3g} days; at most "
-                         f"{MAX_TIME_BUDGET:g} s (11.6 days) is accepted; for longer runs give steps")
-    if steps is not None and isinstance(steps, numbers.Integral):
-        need = steps / STEPS_PER_TRACE_ROW * TRACE_ROW_BYTES
-        have = _memory_limit(limit_bytes)
-        if have is not None and need > have / 2:
-            fit = int(have / 2 / TRACE_ROW_BYTES * STEPS_PER_TRACE_ROW)
-            raise InputError(f"steps={steps} needs about {_size(need)} for its trace; at most "
-                             f"{fit:.3g} steps fit in the {_size(have)} available")
-
-
 def check_alpha(alpha) -> None:
     """The CRP concentration of :func:`~swcuts.cluster`: a finite number in (0, MAX_ALPHA]
     (:func:`~swcuts.io.errors.check_number`)."""
     check_number("alpha (the concentration of the clusters' prior)", alpha, minimum=0, exclusive=True,
                  maximum=MAX_ALPHA, what=f"a number in (0, {MAX_ALPHA:.0e}]")
-
-
-def check_window_count(window_sizes) -> None:
-    """At most :data:`MAX_WINDOW_SIZES` window sides (each is a pass of work per cycle)."""
-    if window_sizes is not None and not isinstance(window_sizes, numbers.Integral):
-        try:
-            count = len(window_sizes)
-        except TypeError:
-            return
-        if count > MAX_WINDOW_SIZES:
-            raise InputError(f"window_sizes lists {count} window sides; at most {MAX_WINDOW_SIZES} are accepted")
 
 
 #: Options of the mixture samplers (``cluster(sampler_options=...)``) whose

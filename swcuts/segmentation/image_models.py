@@ -101,7 +101,7 @@ def varying_channels(features) -> int:
 
     Examples
     --------
-    >>> from swcuts.io.memory import prepare_image
+    >>> from swcuts.image.prepare import prepare_image
     >>> grey = np.linspace(0, 255, 48).reshape(6, 8).astype(np.uint8)
     >>> varying_channels(prepare_image(np.dstack([grey] * 3))[0])
     1

@@ -17,10 +17,12 @@ import numpy as np
 from swcuts.image.atoms import ATOM_METHODS
 from swcuts.segmentation.image_models import (
     DEFAULT_MODEL, MODELS, PIXEL_MODEL, model_bins, model_evidence, model_window, posterior_weights, varying_channels)
-from swcuts.io.errors import InputTypeError, check_number, describe, is_integer, is_real  # noqa: F401
+from swcuts.io.errors import InputTypeError, check_number, describe, is_integer
 from swcuts.io.memory import BYTES_PER_PIXEL_VERTEX, BYTES_PER_VERTEX
 from swcuts.io.errors import InputError
 from swcuts.samplers.registry import REGISTRY, SamplerSpec, find_spec
+from swcuts.inference.budget import check_budget
+from swcuts.samplers.multigrid import check_window_count
 
 #: Samplers that are not a single kernel but a schedule over a hierarchy of graphs.
 HIERARCHICAL = tuple(spec.name for spec in REGISTRY if spec.hierarchical)
@@ -397,8 +399,6 @@ def resolve_options(*, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], s
     _check_real("kappa", kappa, what="a non-negative number", allow_zero=True)
     # What the options cost (see below); prior weights are not bounded: an
     # extreme one (a0=1e308) gives results and a warning for the plot.
-    from swcuts.segmentation.costs import check_budget, check_window_count
-
     check_budget(steps, time_budget)
     check_window_count(window_sizes)
     return RunOptions(spec=spec, sampler=sampler, atoms=atoms, n_atoms=n_atoms, seed=seed, steps=steps,
@@ -455,21 +455,4 @@ def default_steps(sampler_name, n_vertices, *, pixels=False) -> int:
     the pixel-scale samplers :data:`STEPS_PER_PIXEL` per pixel, at most
     :data:`MAX_PIXEL_STEPS`."""
     return _sampler_spec(sampler_name).default_steps(n_vertices, pixels=pixels)
-
-
-#: Names that live in :mod:`swcuts.segmentation.costs` (what an option costs), importable
-#: from here as before; loaded on first use, since costs imports this module.
-_COST_NAMES = frozenset({
-    "MAX_ALPHA", "MAX_TIME_BUDGET", "MAX_WINDOW_SIZES", "TRACE_ROW_BYTES", "STEPS_PER_TRACE_ROW",
-    "ROWS_PER_VERTEX", "ROWS_PER_PIXEL_VERTEX", "BYTES_PER_LEVEL_PIXEL", "run_cost", "check_cost",
-    "too_large_message", "check_image_fits", "check_budget", "check_alpha", "check_window_count",
-    "MAX_SCANS", "SCAN_OPTIONS", "DEFAULT_MAX_HISTORY", "check_sampler_options", "MIXTURE_ROWS",
-    "MIXTURE_ITEM_BYTES", "mixture_row_length", "check_cluster_cost", "_size", "_memory_limit"})
-
-
-def __getattr__(name):
-    if name in _COST_NAMES:
-        from swcuts.segmentation import costs
-        return getattr(costs, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 

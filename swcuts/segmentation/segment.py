@@ -20,7 +20,6 @@ from swcuts.graph.region_graph import RegionGraph
 from swcuts.io.errors import check_number
 from swcuts.image.prepare import ImageScaleWarning, prepare_image, refuse_path
 from swcuts.io.errors import InputError
-from swcuts.io.memory import check_memory  # noqa: F401
 from swcuts.models.image import ImageModel
 from swcuts.segmentation.options import (
     SAMPLERS, DEFAULTS, DEFAULT_T0_SWC, INITS, ATOMS_INIT_T0, ATOMS_INIT_SMALLEST_WINDOW,
@@ -29,10 +28,9 @@ from swcuts.segmentation.options import (
 from swcuts.segmentation.image_models import (
     model_evidence)
 from swcuts.segmentation.costs import check_cost
-from swcuts.samplers import KERNELS  # noqa: F401
 from swcuts.samplers.registry import sampler_spec
 from swcuts.samplers.multigrid import Multigrid, window_pyramid
-from swcuts.segmentation.energy import energy  # noqa: F401
+from swcuts.segmentation.energy import energy
 
 __all__ = ["segment", "energy", "Segmentation", "SAMPLERS", "DEFAULTS", "INITS", "multigrid_from_atoms"]
 
@@ -253,7 +251,7 @@ def multigrid_from_atoms(features, *, n_atoms, posterior, seed=None, rng=None, s
     Examples
     --------
     >>> import numpy as np
-    >>> from swcuts.io.memory import prepare_image
+    >>> from swcuts.image.prepare import prepare_image
     >>> image = np.zeros((24, 32)); image[:, 16:] = 1.0
     >>> features, _ = prepare_image(image)
     >>> posterior = dict(bins=32, a0=0.5, a1=5.0, a2=5.0, kappa=1.0, edge_scale=1.0, q_max=0.95)

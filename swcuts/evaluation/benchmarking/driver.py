@@ -188,7 +188,7 @@ def _failed(task: Task, error: str) -> RunResult:
 
 
 def _budget(steps, time_budget) -> str:
-    from swcuts.segmentation.costs import check_budget
+    from swcuts.inference.budget import check_budget
     from swcuts.segmentation.options import _check_positive_int, _check_real
 
     _check_positive_int("steps", steps)

@@ -36,7 +36,6 @@ from swcuts.samplers.common import StepInfo, metropolis_hastings_bound_first
 from swcuts.samplers.tree_guided.freelist import _free_list_after_merge, _free_list_as_if_undone
 from swcuts.samplers.tree_guided.heads import merge_set
 from swcuts.samplers.tree_guided.around import _AroundMerges
-from swcuts.samplers.tree_guided.merged import _replay_record, _stopped_at  # noqa: F401
 from swcuts.samplers.tree_guided.ratio import merge_anchor_sum
 from swcuts.samplers.tree_guided.trees import _leaf_groups, _Rest
 from swcuts.samplers.tree_guided.walks import _uniforms
