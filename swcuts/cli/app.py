@@ -41,11 +41,11 @@ from swcuts.cli.benchmark import cmd_benchmark, cmd_report
 from swcuts.cli.motion import add_parser as add_motion_parser
 from swcuts.cli.motion import cmd_motion
 from swcuts.io.output_set import json_text, missing_dirs, signals_deferred, write_output_set
-from swcuts.io.figures import plottable
+from swcuts.io.figures import figure, plottable, png_bytes
 from swcuts.evaluation.report import compare_page
 from swcuts.io.errors import InputError, _one_line, _show
-from swcuts.io.image_write import atomic_write, save_label_png, save_npy, save_rgb_png
-from swcuts.io.image_read import load_image
+from swcuts.io.image_write import save_label_png, save_npy, save_rgb_png
+from swcuts.cli.common import _check_posterior_samples, _drawn, _energy_plot, _load_checked, _write_bytes
 
 __all__ = ["main"]
 
@@ -177,56 +177,6 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _energy_plot(trace) -> bytes:
-    """energy.png: −log π over seconds. Uses the Agg canvas directly; pyplot
-    would add most of a second of import time to every run."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(6, 3.5), dpi=100)
-    FigureCanvasAgg(fig)
-    ax = fig.add_subplot()
-    (energy,), unit, note = plottable(trace.energy)
-    ax.plot(np.asarray(trace.seconds, dtype=np.float64), energy, lw=1.2)
-    ax.set_xlabel("seconds")
-    ax.set_ylabel(f"−log π (energy){unit}")
-    ax.set_title(f"annealing ({note})" if note else "annealing", fontsize=10 if note else None)
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    return buf.getvalue()
-
-
-def _drawn(draw, *args, name):
-    """``draw(*args)``, rendered before anything is written.
-
-    Plots draw any energies (:func:`swcuts.io.figures.plottable`: scaled
-    when huge, infinite values left out and said so in the title); if one
-    still cannot be drawn, the run fails in one line rather than leave a
-    set without it.
-
-    Raises
-    ------
-    InputError
-        If the plot ``name`` cannot be drawn.
-    """
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return draw(*args)
-    except (ValueError, OverflowError, ArithmeticError) as exc:
-        raise InputError(f"{name} cannot be drawn ({_one_line(exc)[:120]}); no output written") from None
-
-
-def _write_bytes(path, data: bytes):
-    def write(tmp):
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-
-    atomic_write(path, write)
-
-
 def output_files(seg, options=None) -> list:
     """The output files of ``swcuts segment``, as ``(name, writer)`` pairs
     for :func:`~swcuts.io.output_set.write_output_set` (everything is rendered
@@ -331,42 +281,9 @@ def _default_kernel_run(options) -> bool:
     return run.name == "swc" and run.posterior == DEFAULT_MODEL and run.init != "atoms"
 
 
-def _check_posterior_samples(args):
-    """``--posterior-samples``, checked before the image is read (the
-    message names the flag; :func:`segment` checks it again)."""
-    from swcuts.segmentation.segment import _check_posterior_samples as check
-    from swcuts.segmentation.options import resolve_options
-
-    if args.posterior_samples is None:
-        return
-    options = resolve_options(sampler=args.sampler, atoms=args.atoms, n_atoms=args.n_atoms,
-                              init=args.init, model=args.model)
-    try:
-        check(args.posterior_samples, options)
-    except InputError as exc:
-        raise InputError(str(exc).replace("posterior_samples", "--posterior-samples", 1)) from None
-
-
-def _load_checked(path):
-    """The image of ``path`` and its channel axis (one-line errors for bad files).
-    An interrupt ends the run after the read, not inside the image reader."""
-    with signals_deferred():
-        image = load_image(path)
-    if image.dtype.kind not in "biuf":
-        raise InputError(f"'{_show(path)}' holds {image.dtype} values, not pixel values; "
-                         f"swcuts needs a numeric (bool, integer or float) image")
-    if image.ndim == 3 and image.shape[-1] > 4 and image.shape[0] <= 4:
-        return image, 0
-    return image, -1
-
-
 def _comparison_plot(runs) -> bytes:
     """comparison.png: −log π over seconds, one line per sampler."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(7, 4), dpi=100)
-    FigureCanvasAgg(fig)
+    fig = figure(7, 4)
     ax = fig.add_subplot()
     energies, unit, note = plottable(*(seg.trace.energy for _, seg in runs))
     for (name, seg), energy in zip(runs, energies):
@@ -379,10 +296,7 @@ def _comparison_plot(runs) -> bytes:
         ax.set_title(note, fontsize=10)
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    return buf.getvalue()
+    return png_bytes(fig)
 
 
 def _cmd_compare(args) -> int:

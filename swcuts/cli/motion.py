@@ -17,7 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
+from swcuts.cli.common import _drawn, _energy_plot, _load_checked, _write_bytes
 from swcuts.io.errors import InputError
+from swcuts.io.figures import figure, png_bytes
 from swcuts.io.image_write import save_npy, save_rgb_png
 from swcuts.io.output_set import (
     check_signals, json_text, missing_dirs, signals_deferred, write_output_set)
@@ -61,15 +63,9 @@ def add_parser(sub, *, int_type, float_type, dir_type) -> None:
 def _spread_plot(res) -> bytes:
     """flow_spread.png: the posterior flow spread (pixels) and the nil
     probability, each with a colour bar."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    from swcuts.cli.posterior_outputs import _png
-
     h, w = res.flow_spread.shape
     panel_h = min(4.0 * h / w, 6.0)  # 4-inch panels, whatever the frame size
-    fig = Figure(figsize=(2 * 4.0 + 2.2, panel_h + 1.0), dpi=100)
-    FigureCanvasAgg(fig)
+    fig = figure(2 * 4.0 + 2.2, panel_h + 1.0)
     finite = res.flow_spread[np.isfinite(res.flow_spread)]
     top = max(float(finite.max()), 1e-6) if finite.size else 1.0
     panels = ((res.flow_spread, "flow spread (label level)", "RMS end-point spread (px)", "viridis", top),
@@ -82,8 +78,7 @@ def _spread_plot(res) -> bytes:
         cb = fig.colorbar(im, ax=ax, fraction=0.046, pad=0.03)
         cb.set_label(label)
     fig.suptitle(f"{res.posterior_samples} posterior samples at T = 1", fontsize=10)
-    fig.tight_layout()
-    return _png(fig)
+    return png_bytes(fig)
 
 
 def output_files(res, frame2) -> list:
@@ -92,7 +87,6 @@ def output_files(res, frame2) -> list:
     from skimage.color import label2rgb
     from skimage.segmentation import mark_boundaries
 
-    from swcuts.cli.app import _drawn, _energy_plot, _write_bytes
     from swcuts.io.flow import flow_to_color, write_flo
 
     grey = frame2 if frame2.ndim == 2 else frame2[..., :3]
@@ -142,7 +136,6 @@ def output_files(res, frame2) -> list:
 def cmd_motion(args) -> int:
     """Run ``swcuts motion``."""
     from swcuts.inference.budget import Budget, process_start, write_reserve
-    from swcuts.cli.app import _load_checked
     from swcuts.motion.segment import ROUNDS, _as_frames, _check_options, segment_motion
 
     from swcuts.motion.segment import _check_posterior_samples

@@ -5,11 +5,11 @@ of segments and the diagnostics, written as one unit
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 import numpy as np
 
+from swcuts.io.figures import figure, png_bytes
 from swcuts.io.output_set import json_text, write_output_set
 
 __all__ = ["write_posterior_outputs", "posterior_output_files", "POSTERIOR_FILES"]
@@ -20,20 +20,9 @@ POSTERIOR_FILES = ("boundary_prob.png", "boundary_prob.npy", "stability.png", "s
 
 
 def _figure(w_px, h_px, extra_w=1.4):
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    dpi = 100
-    scale = min(1.0, 9.0 / max(w_px / dpi, 1e-9))
-    fig = Figure(figsize=(w_px / dpi * scale + extra_w, h_px / dpi * scale + 0.6), dpi=dpi)
-    FigureCanvasAgg(fig)
-    return fig
-
-
-def _png(fig) -> bytes:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    return buf.getvalue()
+    """A figure for a map of ``w_px`` x ``h_px`` pixels (at most 9 inches wide) and its colour bar."""
+    scale = min(1.0, 9.0 / max(w_px / 100, 1e-9))
+    return figure(w_px / 100 * scale + extra_w, h_px / 100 * scale + 0.6)
 
 
 def _map_plot(values, title, label, cmap, background=None) -> bytes:
@@ -52,8 +41,7 @@ def _map_plot(values, title, label, cmap, background=None) -> bytes:
     ax.set_axis_off()
     cb = fig.colorbar(im, ax=ax, fraction=0.046, pad=0.03)
     cb.set_label(label)
-    fig.tight_layout()
-    return _png(fig)
+    return png_bytes(fig)
 
 
 def _stability_plot(samples) -> bytes:
@@ -72,17 +60,12 @@ def _stability_plot(samples) -> bytes:
     ax.set_axis_off()
     cb = fig.colorbar(im, ax=ax, fraction=0.046, pad=0.03)
     cb.set_label("stability")
-    fig.tight_layout()
-    return _png(fig)
+    return png_bytes(fig)
 
 
 def _hist_plot(samples) -> bytes:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
     k, p = samples.n_segments_distribution()
-    fig = Figure(figsize=(6, 3.5), dpi=100)
-    FigureCanvasAgg(fig)
+    fig = figure(6, 3.5)
     ax = fig.add_subplot()
     ax.bar(k, p, width=0.8, color="#4477aa")
     best_k = int(samples.best_labels.max()) + 1
@@ -95,8 +78,7 @@ def _hist_plot(samples) -> bytes:
                  fontsize=10)
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3, axis="y")
-    fig.tight_layout()
-    return _png(fig)
+    return png_bytes(fig)
 
 
 def posterior_output_files(samples) -> list:

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import base64
 import html
-import io
 from pathlib import Path
 
 import numpy as np
 
+from swcuts.io.figures import figure, png_bytes
 from swcuts.evaluation.results import (
     CHECK_TIMES, COLOURS, SCORES, methods_of, ok_runs, energy_at_times, time_to_reach)
 
@@ -21,20 +21,9 @@ from swcuts.evaluation.results import (
 # ---------------------------------------------------------------------------
 
 
-def figure(w, h):
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(w, h), dpi=100)
-    FigureCanvasAgg(fig)
-    return fig
-
-
 def png(fig) -> str:
-    buf = io.BytesIO()
-    fig.tight_layout()
-    fig.savefig(buf, format="png")
-    return img_tag(buf.getvalue(), "image/png")
+    """``fig`` as an embedded PNG ``<img>`` tag."""
+    return img_tag(png_bytes(fig), "image/png")
 
 
 def img_tag(data: bytes, mime: str, alt: str = "", width=None) -> str:

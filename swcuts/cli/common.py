@@ -1,0 +1,88 @@
+"""What the commands of the ``swcuts`` command line share: reading an image
+file, the energy plot, rendering a plot before anything is written, and
+``--posterior-samples`` checked before the image is read."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from swcuts.io.errors import InputError, _one_line, _show
+from swcuts.io.figures import figure, plottable, png_bytes
+from swcuts.io.image_read import load_image
+from swcuts.io.image_write import atomic_write
+from swcuts.io.output_set import signals_deferred
+
+__all__ = ["_energy_plot", "_drawn", "_write_bytes", "_check_posterior_samples", "_load_checked"]
+
+
+def _energy_plot(trace) -> bytes:
+    """energy.png: −log π over seconds."""
+    fig = figure(6, 3.5)
+    ax = fig.add_subplot()
+    (energy,), unit, note = plottable(trace.energy)
+    ax.plot(np.asarray(trace.seconds, dtype=np.float64), energy, lw=1.2)
+    ax.set_xlabel("seconds")
+    ax.set_ylabel(f"−log π (energy){unit}")
+    ax.set_title(f"annealing ({note})" if note else "annealing", fontsize=10 if note else None)
+    ax.grid(alpha=0.3)
+    return png_bytes(fig)
+
+
+def _drawn(draw, *args, name):
+    """``draw(*args)``, rendered before anything is written.
+
+    Plots draw any energies (:func:`swcuts.io.figures.plottable`: scaled
+    when huge, infinite values left out and said so in the title); if one
+    still cannot be drawn, the run fails in one line rather than leave a
+    set without it.
+
+    Raises
+    ------
+    InputError
+        If the plot ``name`` cannot be drawn.
+    """
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return draw(*args)
+    except (ValueError, OverflowError, ArithmeticError) as exc:
+        raise InputError(f"{name} cannot be drawn ({_one_line(exc)[:120]}); no output written") from None
+
+
+def _write_bytes(path, data: bytes):
+    def write(tmp):
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+
+    atomic_write(path, write)
+
+
+def _check_posterior_samples(args):
+    """``--posterior-samples``, checked before the image is read (the
+    message names the flag; :func:`segment` checks it again)."""
+    from swcuts.segmentation.segment import _check_posterior_samples as check
+    from swcuts.segmentation.options import resolve_options
+
+    if args.posterior_samples is None:
+        return
+    options = resolve_options(sampler=args.sampler, atoms=args.atoms, n_atoms=args.n_atoms,
+                              init=args.init, model=args.model)
+    try:
+        check(args.posterior_samples, options)
+    except InputError as exc:
+        raise InputError(str(exc).replace("posterior_samples", "--posterior-samples", 1)) from None
+
+
+def _load_checked(path):
+    """The image of ``path`` and its channel axis (one-line errors for bad files).
+    An interrupt ends the run after the read, not inside the image reader."""
+    with signals_deferred():
+        image = load_image(path)
+    if image.dtype.kind not in "biuf":
+        raise InputError(f"'{_show(path)}' holds {image.dtype} values, not pixel values; "
+                         f"swcuts needs a numeric (bool, integer or float) image")
+    if image.ndim == 3 and image.shape[-1] > 4 and image.shape[0] <= 4:
+        return image, 0
+    return image, -1
