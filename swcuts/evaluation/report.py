@@ -18,10 +18,11 @@ from pathlib import Path
 import numpy as np
 
 from swcuts.evaluation.report_html import (
-    CSS, box_plots, energy_plot, energy_table, figure, gallery, header, img_tag, method_colours,
-    overlay, png, reach_tables, score_table)
+    CSS, box_plots, energy_plot, energy_table, gallery, header, img_tag, method_colours, overlay, png,
+    reach_tables, score_table)
 from swcuts.evaluation.results import load_results, method_table, methods_of
 from swcuts.io.errors import InputError, _show
+from swcuts.io.figures import figure
 from swcuts.io.image_write import atomic_write
 from swcuts.io.output_set import refuse_inputs
 from swcuts.io.figures import plottable
