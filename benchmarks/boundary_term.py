@@ -29,7 +29,7 @@ import numpy as np
 from swcuts.inference.anneal import Schedule, anneal
 from swcuts.segmentation.options import DEFAULT_T0_SWC, DEFAULTS, default_n_atoms, default_steps
 from swcuts.segmentation.image_models import MODELS
-from swcuts.segmentation.segment import build_posterior
+from swcuts.segmentation.build import build_posterior
 from swcuts.evaluation.datasets import open_dataset
 from swcuts.segmentation.image_models import BINS
 from swcuts.image.prepare import prepare_image

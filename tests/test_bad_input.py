@@ -524,7 +524,7 @@ API_CASES = {
 
 @pytest.mark.parametrize("kwargs, exc, text", API_CASES.values(), ids=API_CASES.keys())
 def test_segment_api(kwargs, exc, text, monkeypatch):
-    monkeypatch.setattr(swcuts.segmentation.segment, "compute_atoms", _must_not_run)
+    monkeypatch.setattr(swcuts.segmentation.build, "compute_atoms", _must_not_run)
     kwargs = {"image": IMG, "steps": 20, **kwargs}
     with pytest.raises(exc) as info:
         swcuts.segment(**kwargs)
@@ -546,7 +546,7 @@ def test_segment_api_cost(kwargs, budget, words, monkeypatch):
         budget = (run_cost((24, 32), **kwargs)["total"] + run_cost((24, 32), sampler=kwargs.get("sampler", "swc"),
                                                                   n_atoms=20, levels=1)["total"]) // 2
     monkeypatch.setattr(swcuts.io.memory, "available_memory", lambda: budget)
-    monkeypatch.setattr(swcuts.segmentation.segment, "compute_atoms", _must_not_run)
+    monkeypatch.setattr(swcuts.segmentation.build, "compute_atoms", _must_not_run)
     monkeypatch.setattr(swcuts.segmentation.segment, "prepare_image", _must_not_run)
     with pytest.raises(InputError) as info:
         swcuts.segment(IMG, steps=20, **kwargs)

@@ -49,7 +49,7 @@ FRAME = np.tile(np.linspace(0, 1, 40), (40, 1))
 
 # ----------------------------------------------------- the public functions
 def _segment(mp, **kw):
-    mp.setattr(swcuts.segmentation.segment, "compute_atoms", _reached)
+    mp.setattr(swcuts.segmentation.build, "compute_atoms", _reached)
     swcuts.segment(IMG, **kw)
 
 

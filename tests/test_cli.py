@@ -503,7 +503,7 @@ def test_output_below_a_file(tiny_npy, tmp_path, capsys, monkeypatch):
     target = tmp_path / "taken"
     target.write_text("keep me")
     # Refused before any work starts.
-    monkeypatch.setattr(swcuts.segmentation.segment, "compute_atoms", _must_not_run)
+    monkeypatch.setattr(swcuts.segmentation.build, "compute_atoms", _must_not_run)
     rc, _, err = run_cli(capsys, "segment", tiny_npy, "-o", target / "sub" / "dir", *TINY)
     assert_one_line_error(rc, err)
     assert target.read_text() == "keep me"
@@ -532,7 +532,7 @@ def _must_not_run(*args, **kwargs):
 def test_image_too_large_for_memory(small_png, tmp_path, capsys, monkeypatch):
     # check_memory compares against swcuts.io.memory.available_memory(): make it tiny.
     monkeypatch.setattr(swcuts.io.memory, "available_memory", lambda: 100_000)
-    monkeypatch.setattr(swcuts.segmentation.segment, "compute_atoms", _must_not_run)
+    monkeypatch.setattr(swcuts.segmentation.build, "compute_atoms", _must_not_run)
     monkeypatch.setattr(swcuts.segmentation.segment, "prepare_image", _must_not_run)
     out = tmp_path / "out"
     rc, stdout, err = run_cli(capsys, "segment", small_png, "-o", out, *FAST)
@@ -576,7 +576,7 @@ def test_failed_rerun_keeps_the_earlier_outputs(tiny_npy, tmp_path, capsys, monk
     assert sorted(os.listdir(tmp_path)) == ["out"]  # no staging folder left
     (out / "energy.png").unlink()
     (out / "energy.png").mkdir()  # an output name taken by a folder: refused before any work
-    monkeypatch.setattr(swcuts.segmentation.segment, "compute_atoms", _must_not_run)
+    monkeypatch.setattr(swcuts.segmentation.build, "compute_atoms", _must_not_run)
     rc, _, err = run_cli(capsys, "segment", tiny_npy, "-o", out, *TINY)
     assert_one_line_error(rc, err)
     assert "energy.png" in err

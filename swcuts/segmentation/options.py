@@ -316,7 +316,7 @@ class RunOptions:
                        edge_scale=self.edge_scale * noise_edge_scale(features))
 
     def posterior_params(self) -> dict:
-        """Keyword arguments of :func:`swcuts.segmentation.segment.build_posterior` (after :meth:`on_image`)."""
+        """Keyword arguments of :func:`swcuts.segmentation.build.build_posterior` (after :meth:`on_image`)."""
         return dict(bins=self.bins, a0=self.a0, a1=self.a1, a2=self.a2, kappa=self.kappa,
                     edge_scale=self.edge_scale, q_max=self.q_max, boundary=self.boundary,
                     evidence=model_evidence(self.posterior), window=self.window)

@@ -544,7 +544,7 @@ def sample_posterior(image, *, n_samples=100, thin=None, chains=4, sampler="swc"
     >>> ps.boundary_probability().shape
     (24, 24)
     """
-    from swcuts.segmentation.segment import build_posterior
+    from swcuts.segmentation.build import build_posterior
     from swcuts.image.atoms import DEFAULT_ATOMS
     from swcuts.image.prepare import prepare_image, refuse_path
     from swcuts.segmentation.options import DEFAULTS, resolve_options

@@ -12,10 +12,7 @@ import numpy as np
 
 from swcuts import __version__
 from swcuts.inference.anneal import TRACE_COLUMNS, AnnealResult, Schedule, Trace, anneal
-from swcuts.image.atoms import compute_atoms
-from swcuts.inference.budget import Budget, phase_of
-from swcuts.graph.edge_probabilities import (
-    kl_edge_probabilities, patch_histograms, vertex_histograms)
+from swcuts.inference.budget import Budget
 from swcuts.graph.region_graph import RegionGraph
 from swcuts.io.errors import check_number
 from swcuts.image.prepare import ImageScaleWarning, prepare_image, refuse_path
@@ -27,6 +24,7 @@ from swcuts.segmentation.options import (
     resolve_options)
 from swcuts.segmentation.image_models import (
     model_evidence)
+from swcuts.segmentation.build import build_posterior
 from swcuts.segmentation.costs import check_cost
 from swcuts.samplers.registry import sampler_spec
 from swcuts.samplers.multigrid import Multigrid, window_pyramid
@@ -132,31 +130,6 @@ class Segmentation:
             **({"phase_seconds": {k: round(float(v), 3) for k, v in self.phase_seconds.items()}}
                if self.phase_seconds else {}),
         }
-
-
-def build_posterior(features, atoms, n_atoms, *, seed, bins, a0, a1, a2, kappa, edge_scale, q_max,
-                    boundary=0.0, evidence="contrast", window=0, budget=None):
-    """Atoms, their graph, edge probabilities and the image posterior of
-    prepared ``features``: ``(atom label image, RegionGraph, q, ImageModel)``.
-    ``edge_scale`` is used as given: the noise rule is applied once per image
-    before (:meth:`swcuts.segmentation.options.RunOptions.on_image`). ``budget``: the
-    :class:`~swcuts.inference.budget.Budget` of the run, which records the phases
-    ``atoms``, ``graph``, ``edges`` and ``model``."""
-    h, w = features.shape[:2]
-    with phase_of(budget, "atoms", f"{atoms} on {w}x{h} pixels"):
-        atom_labels = compute_atoms(features, atoms, n_atoms, seed=seed)
-    with phase_of(budget, "graph"):
-        graph = RegionGraph.from_labels(atom_labels)
-    with phase_of(budget, "edges", f"{graph.n_edges:,} edges"):
-        if atoms == "pixels":
-            hist = patch_histograms(features, radius=1, bins=15)
-        else:
-            hist = vertex_histograms(features, atom_labels, graph.n_vertices, bins=15)
-        q = np.minimum(kl_edge_probabilities(hist, graph.edges, scale=edge_scale), q_max)
-    with phase_of(budget, "model", f"statistics of {graph.n_vertices:,} atoms"):
-        model = ImageModel(features, atom_labels, graph, bins=bins, a0=a0, a1=a1, a2=a2, kappa=kappa,
-                           boundary=boundary, evidence=evidence, window=window)
-    return atom_labels, graph, q, model
 
 
 def _anneal_atoms(features, n_atoms, seed, rng, posterior, *, total_steps, budget, t_final, progress):

@@ -1,0 +1,40 @@
+"""The posterior of one image, built from its prepared features: atoms, their
+region graph, the edge probabilities q_ij (eq. 53) and the image model.
+:func:`swcuts.segment` and :func:`swcuts.sample_posterior` both start here."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from swcuts.graph.edge_probabilities import kl_edge_probabilities, patch_histograms, vertex_histograms
+from swcuts.graph.region_graph import RegionGraph
+from swcuts.image.atoms import compute_atoms
+from swcuts.inference.budget import phase_of
+from swcuts.models.image import ImageModel
+
+__all__ = ["build_posterior"]
+
+
+def build_posterior(features, atoms, n_atoms, *, seed, bins, a0, a1, a2, kappa, edge_scale, q_max,
+                    boundary=0.0, evidence="contrast", window=0, budget=None):
+    """Atoms, their graph, edge probabilities and the image posterior of
+    prepared ``features``: ``(atom label image, RegionGraph, q, ImageModel)``.
+    ``edge_scale`` is used as given: the noise rule is applied once per image
+    before (:meth:`swcuts.segmentation.options.RunOptions.on_image`). ``budget``: the
+    :class:`~swcuts.inference.budget.Budget` of the run, which records the phases
+    ``atoms``, ``graph``, ``edges`` and ``model``."""
+    h, w = features.shape[:2]
+    with phase_of(budget, "atoms", f"{atoms} on {w}x{h} pixels"):
+        atom_labels = compute_atoms(features, atoms, n_atoms, seed=seed)
+    with phase_of(budget, "graph"):
+        graph = RegionGraph.from_labels(atom_labels)
+    with phase_of(budget, "edges", f"{graph.n_edges:,} edges"):
+        if atoms == "pixels":
+            hist = patch_histograms(features, radius=1, bins=15)
+        else:
+            hist = vertex_histograms(features, atom_labels, graph.n_vertices, bins=15)
+        q = np.minimum(kl_edge_probabilities(hist, graph.edges, scale=edge_scale), q_max)
+    with phase_of(budget, "model", f"statistics of {graph.n_vertices:,} atoms"):
+        model = ImageModel(features, atom_labels, graph, bins=bins, a0=a0, a1=a1, a2=a2, kappa=kappa,
+                           boundary=boundary, evidence=evidence, window=window)
+    return atom_labels, graph, q, model
