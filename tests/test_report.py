@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import csv
 import json
 
@@ -111,6 +112,34 @@ def test_energy_at_times_and_time_to_reach_by_hand(outdir):
     reach = time_to_reach(rows, traces, reference="gibbs")
     assert reach["swc"]["reference_stuck"] == 1 and reach["swc"]["runs"] == 1
     assert reach["swc"]["median_speedup"] == pytest.approx(2.0)
+
+
+def test_a_sampler_that_never_reaches_the_level_says_never(outdir):
+    rows, traces, _ = load_results(outdir)
+    # swc ends at 80 (A) and 140 (B); gibbs stops at 85 and 180 after 2 s: never there.
+    reach = time_to_reach(rows, traces, reference="swc")["gibbs"]
+    assert reach["reached"] == 0 and reach["runs"] == 2
+    assert reach["median_speedup"] == 0.0 and reach["median_seconds"] == np.inf
+    assert reach["never_seconds"] == (2.0, 2.0)
+    # Half the runs reach it (B at 1 s, 1x): the median run is still one that never did, not the
+    # mean of 0 and 1.
+    traces["B_gibbs"]["energy"][1:] = 140.0
+    reach = time_to_reach(rows, traces, reference="swc")["gibbs"]
+    assert reach["reached"] == 1 and reach["median_speedup"] == 0.0 and reach["never_seconds"] == (2.0, 2.0)
+    page = build_report(outdir).read_text()
+    assert "never within its budget of 2 s" in page and "&gt; 2 s" in page
+    assert "0.0×" not in page and "1.5×" in page  # swc against gibbs's final energy, as before
+
+
+def test_the_gallery_enlarges_full_size_overlays_without_script(outdir):
+    page = build_report(outdir).read_text()
+    assert "<script" not in page.lower() and "figure.zoom:target" in page
+    # swc's best image is B (covering 0.8), its worst A; the median (B again) is not repeated.
+    assert 'id="gallery-best"' in page and 'id="gallery-worst"' in page and "Median image" not in page
+    for n in (1, 2):
+        assert f'<figure class="zoom" id="overlay-{n}"><a href="#overlay-{n}"' in page
+    jpeg = page.split('src="data:image/jpeg;base64,', 1)[1].split('"', 1)[0]
+    assert iio.imread(base64.b64decode(jpeg)).shape == (30, 40, 3)  # the image's own size
 
 
 def test_build_report_writes_a_self_contained_page(outdir):

@@ -1,7 +1,8 @@
 """The drawing half of :mod:`swcuts.evaluation.report`: plots, tables and overlays as HTML.
 
 Plots use matplotlib's Agg canvas (no pyplot, no display) and are embedded
-as base64 PNG; overlays as small JPEGs; so a page is one self-contained file.
+as base64 PNG; overlays as JPEGs; so a page is one self-contained file. The
+gallery's overlays enlarge on a click with CSS alone (``:target``): no script.
 """
 
 from __future__ import annotations
@@ -85,7 +86,10 @@ def box_plots(rows, colours) -> str:
 
 
 def overlay(outdir: Path, image: str, labels_file: str, cache: dict, width=220):
-    """JPEG bytes of the image with the segment boundaries drawn, or None."""
+    """JPEG bytes of the image with the segment boundaries drawn, or None.
+
+    ``width``: of the JPEG in pixels (resized), or None for the image's own
+    size, at most :data:`OVERLAY_MAX_WIDTH`."""
     from skimage.segmentation import find_boundaries
     from skimage.transform import resize
 
@@ -104,13 +108,24 @@ def overlay(outdir: Path, image: str, labels_file: str, cache: dict, width=220):
     if labels.shape == out.shape[:2]:
         edges = find_boundaries(labels, mode="thick")
         out[edges] = (255, 30, 30)
-    scale = width / out.shape[1]
-    small = resize(out, (max(1, round(out.shape[0] * scale)), width), order=1, anti_aliasing=True,
-                   preserve_range=True).astype(np.uint8)
-    return iio.imwrite("<bytes>", small, extension=".jpg", quality=85)
+    if width is None:
+        width = min(out.shape[1], OVERLAY_MAX_WIDTH)
+    if width != out.shape[1]:
+        scale = width / out.shape[1]
+        out = resize(out, (max(1, round(out.shape[0] * scale)), width), order=1, anti_aliasing=True,
+                     preserve_range=True).astype(np.uint8)
+    return iio.imwrite("<bytes>", out, extension=".jpg", quality=90)
+
+
+#: Widest overlay embedded in the gallery (its own size below that: enlarged, it shows every pixel).
+OVERLAY_MAX_WIDTH = 1000
 
 
 def gallery(rows) -> str:
+    """Overlays of every method on the best, median and worst image of the
+    first sampler (by covering). Each shows at :data:`CSS`'s thumbnail width;
+    a click enlarges it to the window (the figure becomes the ``:target``),
+    a second click or Back closes it."""
     samplers = [m for m in methods_of(rows) if any(r["kind"] == "sampler" for r in rows if r["method"] == m)]
     ref = samplers[0] if samplers else (methods_of(ok_runs(rows, "peer")) or [None])[0]
     if ref is None:
@@ -119,10 +134,14 @@ def gallery(rows) -> str:
                     key=lambda r: r["covering"])
     if not scored:
         return "<p>No scored runs to show.</p>"
-    picks = {"best": scored[-1], "median": scored[len(scored) // 2], "worst": scored[0]}
+    picks = {}
+    for tag, pick in (("best", scored[-1]), ("median", scored[len(scored) // 2]), ("worst", scored[0])):
+        if all(pick["image"] != p["image"] for p in picks.values()):  # each image once (few images)
+            picks[tag] = pick
     methods = methods_of(rows)  # "human": the first annotator's segmentation
     cache = {}
     parts = []
+    n = 0
     for tag, pick in picks.items():
         image = pick["image"]
         cells = []
@@ -131,18 +150,26 @@ def gallery(rows) -> str:
                       key=lambda r: r["seed"] or 0, default=None)
             if run is None:
                 continue
-            jpg = overlay(run["folder"], image, run["labels_file"], cache)
+            jpg = overlay(run["folder"], image, run["labels_file"], cache, width=None)
             if jpg is None:
                 continue
             name = "annotator 1" if m == "human" else m
-            cells.append(f'<figure>{img_tag(jpg, "image/jpeg", name)}<figcaption><b>{html.escape(name)}</b><br>'
+            n += 1
+            h, w = cache[image].shape[:2]  # --r: the aspect ratio the enlarged image keeps
+            cells.append(f'<figure class="zoom" id="overlay-{n}"><a href="#overlay-{n}" title="enlarge" '
+                         f'style="--r:{w / h:.4f}">'
+                         f'{img_tag(jpg, "image/jpeg", f"{name} on {image}")}</a>'
+                         f'<a class="close" href="#gallery-{tag}" title="close"></a>'
+                         f'<figcaption><b>{html.escape(name)}</b> on {html.escape(image)}<br>'
                          f'covering {fmt(run["covering"])}, {run["n_segments"]} segments</figcaption></figure>')
         if cells:
-            parts.append(f'<h3>{tag.capitalize()} image for {html.escape(ref)}: {html.escape(image)} '
-                         f'(covering {pick["covering"]:.3f})</h3><div class="gallery">{"".join(cells)}</div>')
+            parts.append(f'<h3 id="gallery-{tag}">{tag.capitalize()} image for {html.escape(ref)}: '
+                         f'{html.escape(image)} (covering {pick["covering"]:.3f})</h3>'
+                         f'<div class="gallery">{"".join(cells)}</div>')
     if not parts:
         return "<p>The images or label files are missing: no overlays.</p>"
-    return "".join(parts)
+    return ("<p class='note'>Segment boundaries in red. Click an image to enlarge it; click again "
+            "(or go back) to close it.</p>" + "".join(parts))
 
 
 # ---------------------------------------------------------------------------
@@ -160,6 +187,12 @@ td.l,th.l{text-align:left}tr.annotator td{color:#555;font-style:italic}
 .meta{color:#555}.gallery{display:flex;flex-wrap:wrap;gap:8px}
 figure{margin:0;font-size:0.8em;text-align:center}img{max-width:100%}
 .note{color:#555;font-size:0.9em}
+figure.zoom{width:376px}figure.zoom img{width:100%;height:auto;display:block;cursor:zoom-in}
+figure.zoom .close{display:none}
+figure.zoom:target{position:fixed;inset:0;z-index:10;width:auto;margin:0;background:rgba(0,0,0,.88);
+color:#fff;display:flex;flex-direction:column;align-items:center;justify-content:center;font-size:1em}
+figure.zoom:target img{width:min(96vw,calc(86vh * var(--r)));height:auto;image-rendering:pixelated}
+figure.zoom:target .close{display:block;position:absolute;inset:0;cursor:zoom-out}
 """
 
 
@@ -167,6 +200,25 @@ def fmt(v, digits=3):
     if v is None or (isinstance(v, float) and not np.isfinite(v)):
         return "–"
     return f"{v:.{digits}f}"
+
+
+def _sig(v, digits=2) -> str:
+    """``v`` to ``digits`` significant digits, without an exponent: 0.0049, 1, 120."""
+    return f"{float(f'{v:.{digits}g}'):g}" if abs(v) < 1e5 else f"{v:,.0f}"
+
+
+def _seconds(v) -> str:
+    """Seconds for a table: two decimals, or two significant digits below 0.1 s (not "0.00")."""
+    if v is None or not np.isfinite(v):
+        return "–"
+    return _sig(v) if abs(v) < 0.1 else f"{v:.2f}"
+
+
+def _times(v) -> str:
+    """A speed-up factor: 286×, 1.5×, 0.013× (a small factor keeps its digits, not "0.0×")."""
+    if v is None or not np.isfinite(v):
+        return "–"
+    return f"{v:.0f}×" if v >= 100 else f"{v:.1f}×" if v >= 1 else f"{_sig(v)}×"
 
 
 def score_table(table) -> str:
@@ -220,9 +272,15 @@ def reach_tables(rows, traces) -> str:
                      f'<table><tr><th class="l">sampler</th><th>runs reaching it</th><th>median seconds</th>'
                      f'<th>{html.escape(reference)} median seconds</th><th>median speed-up</th></tr>')
         for s, v in reach.items():
+            if v["runs"] and v["median_speedup"] == 0:  # the median run never got there
+                lo, hi = v["never_seconds"]
+                bound = f"{_sig(lo)} s" if _sig(lo) == _sig(hi) else f"{_sig(lo)}–{_sig(hi)} s"
+                seconds, speedup = f"&gt; {bound}", f"never within its budget of {bound}"
+            else:
+                seconds, speedup = _seconds(v["median_seconds"]), _times(v["median_speedup"])
             lines.append(f'<tr><td class="l">{html.escape(s)}</td><td>{v["reached"]} of {v["runs"]}</td>'
-                         f'<td>{fmt(v["median_seconds"], 2)}</td><td>{fmt(v["reference_median_seconds"], 2)}</td>'
-                         f'<td>{fmt(v["median_speedup"], 1)}×</td></tr>')
+                         f'<td>{seconds}</td><td>{_seconds(v["reference_median_seconds"])}</td>'
+                         f'<td>{speedup}</td></tr>')
         lines.append("</table>")
         stuck = max(v["reference_stuck"] for v in reach.values())
         if stuck:

@@ -242,9 +242,15 @@ def time_to_reach(rows, traces, *, reference="gibbs") -> dict:
     has no time to compare with (any sampler "reaches" its start at 0 s):
     it is counted in ``reference_stuck`` and left out. Returns
     ``{sampler: {"median_speedup", "runs", "reached", "median_seconds",
-    "reference_median_seconds", "reference_stuck"}}`` (speed-up =
-    reference's time / sampler's time; a run that never reaches the level
-    counts as speed-up 0).
+    "reference_median_seconds", "reference_stuck", "never_seconds"}}``
+    (speed-up = reference's time / sampler's time). A run that never
+    reaches the level ranks below every run that does (speed-up 0, time
+    inf); when at least half the runs never reach it, the median run is one
+    of them and ``median_speedup`` is 0 and ``median_seconds`` inf: "never"
+    (the mean of a 0 and a real speed-up would mean nothing).
+    ``never_seconds``: ``(shortest, longest)`` time the runs that never
+    reached it ran (their traces' last second: the bound of "never"), or
+    None when every run reached it.
     """
     runs = [r for r in ok_runs(rows, "sampler") if r["run_id"] in traces]
     ref = {(r["image"], r["seed"]): traces[r["run_id"]] for r in runs if r["method"] == reference}
@@ -252,7 +258,7 @@ def time_to_reach(rows, traces, *, reference="gibbs") -> dict:
     for s in methods_of(runs):
         if s == reference:
             continue
-        speedups, times, ref_times, stuck = [], [], [], 0
+        speedups, times, ref_times, never, stuck = [], [], [], [], 0
         for r in runs:
             key = (r["image"], r["seed"])
             if r["method"] != s or key not in ref:
@@ -262,14 +268,21 @@ def time_to_reach(rows, traces, *, reference="gibbs") -> dict:
                 stuck += 1
                 continue
             t_ref = max(_first_time_at_or_below(ref[key], level), 1e-6)
-            t = _first_time_at_or_below(traces[r["run_id"]], level)
+            trace = traces[r["run_id"]]
+            t = _first_time_at_or_below(trace, level)
             times.append(t)
             ref_times.append(t_ref)
             speedups.append(t_ref / max(t, 1e-6) if np.isfinite(t) else 0.0)
+            if not np.isfinite(t):
+                never.append(float(trace["seconds"][-1]))
         if speedups or stuck:
-            out[s] = {"median_speedup": float(np.median(speedups)) if speedups else math.nan,
-                      "runs": len(speedups), "reached": int(np.sum(np.isfinite(times))),
-                      "median_seconds": float(np.median(times)) if times else math.nan,
+            median_never = 2 * len(never) >= len(speedups) > 0
+            out[s] = {"median_speedup": (0.0 if median_never else float(np.median(speedups))) if speedups
+                      else math.nan,
+                      "runs": len(speedups), "reached": len(speedups) - len(never),
+                      "median_seconds": (math.inf if median_never else float(np.median(times))) if times
+                      else math.nan,
                       "reference_median_seconds": float(np.median(ref_times)) if ref_times else math.nan,
-                      "reference_stuck": stuck}
+                      "reference_stuck": stuck,
+                      "never_seconds": (min(never), max(never)) if never else None}
     return out
