@@ -7,12 +7,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+from swcuts.evaluation.metrics.contingency import _contingency
 from swcuts.evaluation.metrics.regions import (
-    adjusted_rand_index, global_consistency_error, probabilistic_rand_index, rand_index,
-    variation_of_information)
+    adjusted_rand_index, global_consistency_error, mean_variation_of_information,
+    probabilistic_rand_index, rand_index, segmentation_covering, variation_of_information)
 from swcuts.evaluation.metrics.boundaries import (
     boundary_f_measure, boundary_map, boundary_precision_recall)
-from swcuts.evaluation.metrics.scores import segmentation_scores
+from swcuts.evaluation.metrics.scores import benchmark_scores, segmentation_scores
 
 # ---------------------------------------------------------------------------
 # Brute-force references
@@ -455,3 +456,108 @@ def test_large_image_runs_vectorised():
     assert 0 < scores["pri"] < 1
     # VoI = H(seg | truth) here: each truth label splits into 5 ~equal parts
     assert scores["voi"] == pytest.approx(math.log(5), abs=0.01)
+
+
+# ---------------------------------------------------------------------------
+# Against scikit-image, on seeded random label images
+# ---------------------------------------------------------------------------
+
+
+def _random_label_images(seed, count=40):
+    """(seg, truths) pairs of 1-D to 3-D label images with 1..12 labels."""
+    rng = np.random.default_rng(seed)
+    for _ in range(count):
+        shape = tuple(int(s) for s in rng.integers(1, 25, size=rng.integers(1, 4)))
+        ks, kt = rng.integers(1, 13, size=2)
+        seg = rng.integers(0, ks, shape)
+        yield seg, [rng.integers(0, kt, shape) for _ in range(int(rng.integers(1, 6)))]
+
+
+def _renamed(labels, rng):
+    """``labels`` (0..11) under arbitrary names, negative and huge ones included."""
+    names = np.array([-7, 0, 10**12, 3, -2**40, 99, 5, 6, 8, 11, 13, 17])
+    return rng.permutation(names)[labels]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_voi_equals_scikit_image(seed):
+    from skimage.metrics import variation_of_information as sk_voi
+
+    rng = np.random.default_rng(100 + seed)
+    for seg, truths in _random_label_images(seed):
+        for truth in truths:
+            # skimage: (H(truth | seg), H(seg | truth)) in bits; swcuts: their sum in nats
+            expected = float(np.sum(sk_voi(truth, seg))) * math.log(2)
+            assert variation_of_information(seg, truth) == pytest.approx(expected, rel=0, abs=1e-12)
+            assert variation_of_information(truth, seg) == pytest.approx(expected, rel=0, abs=1e-12)
+            got = variation_of_information(_renamed(seg, rng), _renamed(truth, rng))
+            assert got == pytest.approx(expected, rel=0, abs=1e-12)
+        expected = np.mean([np.sum(sk_voi(t, seg)) for t in truths]) * math.log(2)
+        assert mean_variation_of_information(seg, truths) == pytest.approx(expected, rel=0, abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_contingency_table_equals_scikit_image(seed):
+    from skimage.metrics import contingency_table
+
+    for seg, truths in _random_label_images(seed):
+        truth = truths[0]
+        # skimage indexes its table by the labels themselves: drop the empty rows / columns
+        dense = contingency_table(seg, truth).toarray()
+        dense = dense[np.unique(seg)][:, np.unique(truth)]
+        # names in increasing order (negative and huge ones too) keep the rows' order
+        sorted_names = np.array([-2**40, -7, 0, 3, 5, 6, 8, 11, 13, 17, 99, 10**12])
+        t = _contingency(sorted_names[seg] if seed % 2 else seg, truth)
+        ours = np.zeros((t.a.size, t.b.size))
+        ours[t.row, t.col] = t.nij
+        assert np.array_equal(ours, dense)
+        assert np.array_equal(t.a, dense.sum(axis=1)) and np.array_equal(t.b, dense.sum(axis=0))
+        assert t.n == seg.size
+
+
+def _pair_counts_from_scikit_image(seg, truth):
+    """(s(n_ij), s(a), s(b), C(n, 2)) with s(n_ij), the pairs together in both
+    images, from skimage's adapted Rand precision ``s(n_ij) / s(truth sizes)``
+    (no label ignored: skimage ignores label 0 of the truth by default)."""
+    from skimage.metrics import adapted_rand_error
+
+    pairs = lambda x: int(np.sum(x * (x - 1) // 2))  # noqa: E731
+    sa = pairs(np.unique(seg, return_counts=True)[1])
+    sb = pairs(np.unique(truth, return_counts=True)[1])
+    _, precision, _ = adapted_rand_error(truth, seg, ignore_labels=())
+    n = seg.size
+    return precision * sb, sa, sb, n * (n - 1) // 2
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_rand_and_ari_agree_with_scikit_image_pair_counts(seed):
+    for seg, truths in _random_label_images(300 + seed):
+        truth = truths[0]
+        if np.unique(truth).size == seg.size:  # no pair together in truth: skimage divides by 0
+            continue
+        both, sa, sb, total = _pair_counts_from_scikit_image(seg, truth)
+        if total == 0:
+            continue
+        assert rand_index(seg, truth) == pytest.approx(
+            (total + 2 * both - sa - sb) / total, rel=0, abs=1e-12)
+        expected = sa * sb / total
+        spread = 0.5 * (sa + sb) - expected
+        if spread != 0:
+            assert adjusted_rand_index(seg, truth) == pytest.approx(
+                (both - expected) / spread, rel=1e-10, abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_shared_tables_equal_the_metric_functions(seed):
+    """benchmark_scores / segmentation_scores share one table per annotator;
+    they give exactly what the metric functions give one at a time."""
+    for seg, truths in _random_label_images(400 + seed, count=20):
+        s = benchmark_scores(seg, truths, max_dist=0.05)
+        assert s["pri"] == probabilistic_rand_index(seg, truths)
+        assert s["voi"] == mean_variation_of_information(seg, truths)
+        assert s["covering"] == segmentation_covering(seg, truths)
+        assert s["covering_best"] == segmentation_covering(seg, truths, reduce="best")
+        one = segmentation_scores(seg, truths[0])
+        assert one["pri"] == rand_index(seg, truths[0])
+        assert one["voi"] == variation_of_information(seg, truths[0])
+        assert one["gce"] == global_consistency_error(seg, truths[0])

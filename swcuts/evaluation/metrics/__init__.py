@@ -5,8 +5,11 @@ only: they may be any integers (not necessarily consecutive or starting at
 0), and every metric here is invariant under a renaming of the labels of
 either image. The region-based metrics (PRI, VoI, GCE, covering) are
 computed exactly from the contingency table
-``n[i, j] = #{p : seg[p] == i, truth[p] == j}``, built in one vectorised
-pass, so they cost O(n log n) in the number of pixels ``n``.
+``n[i, j] = #{p : seg[p] == i, truth[p] == j}`` (scikit-image's, on the
+labels renamed ``0 .. k - 1``), so they cost O(n log n) in the number of
+pixels ``n``. The variation of information is scikit-image's; scikit-image
+has no Rand index, PRI, GCE, covering or BSDS boundary matching, which are
+written here.
 
 Modules
 -------
@@ -20,7 +23,6 @@ Modules
     Every score at once, against one ground truth or several annotators.
 
 References
-----------
 ----------
 .. [1] R. Unnikrishnan, C. Pantofaru, M. Hebert, "Toward objective
    evaluation of image segmentation algorithms", IEEE TPAMI 29(6), 2007.

@@ -1,9 +1,12 @@
 """Checked label images and their contingency table, shared by the metrics.
 
 The contingency table of two label images is ``n[i, j] = #{p : seg[p] == i,
-truth[p] == j}``, built in one vectorised pass (``np.unique`` +
-``scipy.sparse.coo_matrix``) in O(n log n) for ``n`` pixels; the
-region-based metrics are exact functions of it.
+truth[p] == j}``. It is scikit-image's
+:func:`skimage.metrics.contingency_table`, built on the images relabelled
+to ``0 .. k - 1`` by ``np.unique`` (skimage indexes the table by the label
+values themselves, so negative labels would fail and large ones would give
+a table of that many rows). That is O(n log n) for ``n`` pixels; the
+region-based metrics are exact functions of the table.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.sparse import coo_matrix
+from skimage.metrics import contingency_table
 
 __all__: list = []
 
@@ -41,7 +44,10 @@ class _Contingency:
 
     ``nij[k]`` pixels have seg label index ``row[k]`` and truth label index
     ``col[k]``; ``a`` and ``b`` are the row and column sums (region sizes of
-    seg and truth); ``n`` is the number of pixels.
+    seg and truth, exact int64); ``n`` is the number of pixels. ``table``
+    is skimage's sparse table (float64 counts, CSR) and ``si``, ``ti`` the
+    relabelled images it was built from, for the skimage metrics that take
+    a table.
     """
 
     row: np.ndarray
@@ -50,21 +56,35 @@ class _Contingency:
     a: np.ndarray
     b: np.ndarray
     n: int
+    table: object
+    si: np.ndarray
+    ti: np.ndarray
+
+
+def _relabel(image: np.ndarray) -> np.ndarray:
+    """``image`` flattened, its labels renamed ``0 .. k - 1`` in sorted order."""
+    return np.unique(image.ravel(), return_inverse=True)[1].ravel()
+
+
+def _table(si: np.ndarray, ti: np.ndarray) -> _Contingency:
+    """Contingency table of two relabelled images (see :func:`_relabel`)."""
+    table = contingency_table(si, ti)  # rows: si, columns: ti; no label ignored
+    cells = table.tocoo()
+    # counts are float64 in skimage: exact integers below 2**53 pixels
+    nij = cells.data.astype(np.int64)
+    a = np.bincount(si).astype(np.int64)
+    b = np.bincount(ti).astype(np.int64)
+    return _Contingency(cells.row, cells.col, nij, a, b, si.size, table, si, ti)
 
 
 def _contingency(seg: np.ndarray, truth: np.ndarray) -> _Contingency:
-    _, si = np.unique(seg.ravel(), return_inverse=True)
-    _, ti = np.unique(truth.ravel(), return_inverse=True)
-    si = si.ravel()
-    ti = ti.ravel()
-    n = si.size
-    shape = (int(si.max()) + 1, int(ti.max()) + 1)
-    table = coo_matrix((np.ones(n, dtype=np.int64), (si, ti)), shape=shape)
-    table.sum_duplicates()
-    nij = table.data.astype(np.int64)
-    a = np.bincount(si, minlength=shape[0]).astype(np.int64)
-    b = np.bincount(ti, minlength=shape[1]).astype(np.int64)
-    return _Contingency(table.row, table.col, nij, a, b, n)
+    return _table(_relabel(seg), _relabel(truth))
+
+
+def _contingencies(seg: np.ndarray, truths: list) -> list:
+    """The tables of ``seg`` against each ground truth, ``seg`` relabelled once."""
+    si = _relabel(seg)
+    return [_table(si, _relabel(t)) for t in truths]
 
 
 def _truth_list(seg: np.ndarray, truths) -> list:

@@ -1,9 +1,16 @@
 """Region-based metrics: Rand index, PRI, variation of information, global
 consistency error and segmentation covering, each exact from the
-contingency table (:mod:`.contingency`).
+contingency table (:mod:`.contingency`, scikit-image's).
+
+The variation of information is scikit-image's
+(:func:`skimage.metrics.variation_of_information`, in bits, converted to
+nats). scikit-image has no Rand index, adjusted Rand index, PRI, GCE or
+covering -- its :func:`skimage.metrics.adapted_rand_error` is the SNEMI3D
+F-score of pair precision and recall, which by default ignores label 0 of
+the ground truth -- so those are written here, in closed form over the
+table's cells.
 
 References
-----------
 ----------
 .. [1] R. Unnikrishnan, C. Pantofaru, M. Hebert, "Toward objective
    evaluation of image segmentation algorithms", IEEE TPAMI 29(6), 2007.
@@ -20,10 +27,14 @@ References
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+from skimage.metrics import variation_of_information as _skimage_voi
 
 from swcuts.evaluation.metrics.contingency import (
-    _as_labels, _check_pair, _checked_truths, _Contingency, _contingency, _truth_list)
+    _as_labels, _check_pair, _checked_truths, _Contingency, _contingencies, _contingency,
+    _truth_list)
 
 __all__ = [
     "rand_index",
@@ -187,24 +198,25 @@ def probabilistic_rand_index(seg, truths) -> float:
 
 
 def _voi_from_table(t: _Contingency) -> float:
-    # VoI = H(A) + H(B) - 2 I(A;B) = H(A|B) + H(B|A)
-    #     = sum_ij (n_ij / n) [log(a_i / n_ij) + log(b_j / n_ij)].
-    # Written this way it is exactly 0 for identical partitions and exactly
-    # symmetric term by term.
-    a = t.a[t.row].astype(np.float64)
-    b = t.b[t.col].astype(np.float64)
-    nij = t.nij.astype(np.float64)
-    voi = np.sum(nij * (np.log(a) + np.log(b) - 2.0 * np.log(nij))) / t.n
-    return max(float(voi), 0.0)
+    # skimage returns (H(truth | seg), H(seg | truth)) in bits; VoI is their
+    # sum. It is exactly 0 for identical partitions (every p_ij / p_i is
+    # exactly 1); clamping also turns skimage's -0.0 into 0.0. skimage
+    # reads only the table here, but (0.26) checks the images' shapes first,
+    # so they are passed too.
+    bits = _skimage_voi(t.si, t.ti, table=t.table / t.n)
+    voi = float(np.sum(bits)) * math.log(2.0)
+    return voi if voi > 0.0 else 0.0
 
 
 def variation_of_information(seg, truth) -> float:
     """Variation of information (VoI) between a segmentation and a ground truth.
 
-    ``VoI(A, B) = H(A) + H(B) - 2 I(A; B)`` in nats (natural log), where the
-    label of a uniformly drawn pixel is the random variable [2]_. It is a
-    metric on partitions: symmetric, zero iff the partitions coincide, and
-    bounded by ``log n``.
+    ``VoI(A, B) = H(A) + H(B) - 2 I(A; B) = H(A | B) + H(B | A)`` in nats
+    (natural log), where the label of a uniformly drawn pixel is the random
+    variable [2]_. It is a metric on partitions: symmetric, zero iff the
+    partitions coincide, and bounded by ``log n``. This is the sum of the two
+    conditional entropies of :func:`skimage.metrics.variation_of_information`
+    (which returns them separately, in bits) times ``log 2``.
 
     Parameters
     ----------
@@ -309,17 +321,16 @@ def mean_variation_of_information(seg, truths) -> float:
     0.3466
     """
     seg, truths = _checked_truths(seg, truths)
-    return float(np.mean([_voi_from_table(_contingency(seg, t)) for t in truths]))
+    return float(np.mean([_voi_from_table(t) for t in _contingencies(seg, truths)]))
 
 
-def _covering_sums(seg: np.ndarray, truth: np.ndarray) -> float:
-    """Σ over regions R of ``truth`` of |R| · max over regions R' of ``seg``
-    of |R ∩ R'| / |R ∪ R'| (the numerator of the covering of ``truth``)."""
-    t = _contingency(truth, seg)  # rows: truth regions, columns: seg regions
+def _covering_from_table(t: _Contingency) -> float:
+    """Covering of the truth by the seg of table ``t``: (1/n) Σ over regions
+    R of truth of |R| · max over regions R' of seg of |R ∩ R'| / |R ∪ R'|."""
     iou = t.nij / (t.a[t.row] + t.b[t.col] - t.nij)
-    best = np.zeros(t.a.size)
-    np.maximum.at(best, t.row, iou)
-    return float(np.sum(t.a * best))
+    best = np.zeros(t.b.size)
+    np.maximum.at(best, t.col, iou)  # per truth region (column), its best seg region
+    return float(np.sum(t.b * best)) / t.n
 
 
 def segmentation_covering(seg, truths, *, reduce="mean") -> float:
@@ -355,5 +366,5 @@ def segmentation_covering(seg, truths, *, reduce="mean") -> float:
     if reduce not in ("mean", "best"):
         raise ValueError(f"reduce must be 'mean' or 'best', got {reduce!r}")
     seg, truths = _checked_truths(seg, truths)
-    covers = [_covering_sums(seg, t) / seg.size for t in truths]
+    covers = [_covering_from_table(t) for t in _contingencies(seg, truths)]
     return float(np.mean(covers) if reduce == "mean" else np.max(covers))
