@@ -152,6 +152,98 @@ def test_rhat_constant_chains():
 
 
 # ---------------------------------------------------------------------------
+# Against ArviZ (test extra): ESS = arviz.ess(method="identity"),
+# R-hat = arviz.rhat(method="split"), to 1e-8 on the same seeded draws
+# ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def az():
+    """ArviZ, imported by the tests that use it only (about 1.6 s)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # its notice of a coming refactor
+        return pytest.importorskip("arviz")
+
+
+def _held(rng, shape, hold):
+    """0/1 draws that repeat the previous one with probability ``hold``:
+    an indicator chain like a co-assignment trace."""
+    fresh = rng.integers(0, 2, size=shape).astype(float)
+    keep = rng.random(shape) < hold
+    keep[:, 0] = False
+    idx = np.where(keep, 0, np.arange(shape[1]))
+    return np.take_along_axis(fresh, np.maximum.accumulate(idx, axis=1), axis=1)
+
+
+ARVIZ_CASES = {
+    "iid 4x1000": lambda rng: rng.standard_normal((4, 1000)),
+    "ar1 0.5 4x2000": lambda rng: ar1(0.5, 2000, rng, chains=4),
+    "ar1 0.9 4x2000": lambda rng: ar1(0.9, 2000, rng, chains=4),
+    "ar1 0.99 3x1001": lambda rng: ar1(0.99, 1001, rng, chains=3),
+    "ar1 -0.6 4x999": lambda rng: ar1(-0.6, 999, rng, chains=4),
+    "ar1 0.9 one chain": lambda rng: ar1(0.9, 3000, rng)[None, :],
+    "held indicators 4x500": lambda rng: _held(rng, (4, 500), 0.8),
+    # not mixing: chains that disagree, random walks, chains stuck at their starts
+    "shifted 4x500": lambda rng: rng.standard_normal((4, 500)) + np.array([0, 0, 3, 3])[:, None],
+    "random walks 3x300": lambda rng: np.cumsum(rng.standard_normal((3, 300)), axis=1),
+    "stuck 3x50": lambda rng: np.repeat(rng.standard_normal((3, 1)), 50, axis=1)
+    + 1e-3 * rng.standard_normal((3, 50)),
+    # short chains: Stan's pair loop stops at lag n - 2
+    "short 2x7": lambda rng: rng.standard_normal((2, 7)),
+    "short random walks 3x6": lambda rng: np.cumsum(rng.standard_normal((3, 6)), axis=1),
+    "short 5x4": lambda rng: rng.standard_normal((5, 4)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ARVIZ_CASES))
+@pytest.mark.parametrize("seed", range(3))
+def test_ess_and_tau_equal_arviz_identity(az, case, seed):
+    x = ARVIZ_CASES[case](np.random.default_rng(1000 + seed))
+    expected = az.ess(x, method="identity")
+    assert effective_sample_size(x) == pytest.approx(expected, rel=1e-8)
+    assert integrated_autocorrelation_time(x) == pytest.approx(x.size / expected, rel=1e-8)
+    if x.shape[0] == 1:  # a 1-D series is one chain
+        assert effective_sample_size(x[0]) == pytest.approx(expected, rel=1e-8)
+
+
+@pytest.mark.parametrize("case", sorted(c for c in ARVIZ_CASES if "one chain" not in c))
+@pytest.mark.parametrize("seed", range(3))
+def test_rhat_equals_arviz_split(az, case, seed):
+    x = ARVIZ_CASES[case](np.random.default_rng(2000 + seed))
+    assert r_hat(x) == pytest.approx(az.rhat(x, method="split"), rel=1e-8)
+
+
+def test_rhat_of_one_chain_compares_its_halves_as_arviz_would(az):
+    x = ar1(0.9, 3001, np.random.default_rng(3))  # odd: the middle draw is dropped
+    halves = np.stack([x[:1500], x[-1500:]])
+    assert r_hat(x[None, :]) == pytest.approx(az.rhat(halves, method="identity"), rel=1e-8)
+    drifting = x + np.linspace(0.0, 20.0, x.size)
+    halves = np.stack([drifting[:1500], drifting[-1500:]])
+    assert r_hat(drifting[None, :]) == pytest.approx(az.rhat(halves, method="identity"), rel=1e-8)
+    assert r_hat(drifting[None, :]) > 1.1
+
+
+def test_non_mixing_chains_flagged_like_arviz(az):
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((4, 1000)) + np.array([0.0, 0.0, 1.0, 1.0])[:, None]
+    assert r_hat(x) > 1.1 and az.rhat(x, method="split") > 1.1
+    assert effective_sample_size(x) < 0.1 * x.size
+    assert effective_sample_size(x) == pytest.approx(az.ess(x, method="identity"), rel=1e-8)
+
+
+def test_documented_differences_from_arviz(az):
+    """Constant draws: nan here, the draw count in ArviZ; fewer than 10 draws
+    in all: tau floored at 1 here (ESS <= N), at 1 / log10 N > 1 in ArviZ."""
+    flat = np.full((2, 20), 0.5)
+    assert math.isnan(effective_sample_size(flat)) and az.ess(flat, method="identity") == 40
+    anti = np.array([[1.0, -1.0, 1.0, -1.0], [-1.0, 1.0, -1.0, 1.0]])  # tau hits the floor
+    assert effective_sample_size(anti) == 8.0
+    assert az.ess(anti, method="identity") == pytest.approx(8 * math.log10(8))
+
+
+# ---------------------------------------------------------------------------
 # Label-invariant statistics
 # ---------------------------------------------------------------------------
 

@@ -30,8 +30,16 @@ Conventions
   the estimates reach (about) zero, detected on sums of adjacent pairs
   ``Gamma_m = rho_{2m} + rho_{2m+1}``, which are positive for any reversible
   chain; the sum stops before the first non-positive ``Gamma_m``, and the
-  kept ``Gamma_m`` are made non-increasing. This is the estimator of Stan
-  and ArviZ and is much less noisy than stopping at the first ``rho_k <= 0``.
+  kept ``Gamma_m`` are made non-increasing. This is much less noisy than
+  stopping at the first ``rho_k <= 0``.
+* The autocorrelation time and effective sample size are Stan's, step for
+  step as ArviZ computes them: :func:`effective_sample_size` equals
+  ``arviz.ess(x, method="identity")`` (no splitting, no rank
+  normalisation) and :func:`r_hat` equals ``arviz.rhat(x, method="split")``
+  (BDA3's split-R-hat, not ArviZ's default rank-normalised ``"rank"``);
+  ``tests/test_diagnostics.py`` checks both to 1e-8. They differ from ArviZ
+  only where ArviZ has no answer or a degenerate one: see the functions'
+  Notes.
 * A series whose values are all equal has no defined autocorrelation (its
   variance is 0, so ``rho_k = 0/0``). Such a series gives ``nan``
   autocorrelations, ``nan`` autocorrelation time and ``nan`` effective sample
@@ -190,50 +198,66 @@ def _tau_floor(n_total: int) -> float:
 
 
 def _geyer_tau(rho: np.ndarray, n_total: int) -> float:
-    """Geyer's initial monotone sequence estimate of ``1 + 2 sum_{k>=1} rho_k``."""
-    n_pairs = rho.size // 2
-    gamma = rho[0 : 2 * n_pairs : 2] + rho[1 : 2 * n_pairs : 2]
+    """Geyer's initial monotone sequence estimate of ``1 + 2 sum_{k>=1} rho_k``,
+    step for step as Stan and ArviZ compute it (see
+    :func:`integrated_autocorrelation_time`)."""
+    last = max((rho.size - 3) // 2, 0)  # the pairs examined reach lag n - 2 at most
+    gamma = rho[0 : 2 * last + 1 : 2] + rho[1 : 2 * last + 2 : 2]
     nonpos = np.flatnonzero(gamma <= 0.0)
-    m = nonpos[0] if nonpos.size else n_pairs
-    gamma = np.minimum.accumulate(gamma[:m])  # initial monotone sequence
-    tau = -1.0 + 2.0 * float(gamma.sum())
+    stop = int(nonpos[0]) if nonpos.size else last
+    kept = np.minimum.accumulate(gamma[:stop])  # initial monotone sequence
+    # Stan's "improved estimate": the stopping pair's first term is added,
+    # unless that pair is negative and the term not positive
+    even = float(rho[2 * stop])
+    tail = even if (even > 0.0 or gamma[stop] >= 0.0) else 0.0
+    tau = -1.0 + 2.0 * float(kept.sum()) + tail
     return max(tau, _tau_floor(n_total))
 
 
 def _combined_rho(chains: np.ndarray) -> np.ndarray:
-    """Multi-chain autocorrelation estimate of Stan / BDA3 (see effective_sample_size)."""
+    """Multi-chain autocorrelation estimate of Stan / ArviZ (see effective_sample_size)."""
     m, n = chains.shape
-    acov = _autocovariance(chains)  # (m, n), divisor n
-    mean_acov = acov.mean(axis=0)
-    between = chains.mean(axis=1).var(ddof=1) if m > 1 else 0.0  # B / n
-    var_plus = mean_acov[0] + between
-    return (between + mean_acov) / var_plus
+    mean_acov = _autocovariance(chains).mean(axis=0)  # divisor n, averaged over chains
+    w = mean_acov[0] * n / (n - 1)  # within-chain variance, divisor n - 1
+    var_plus = w * (n - 1) / n
+    if m > 1:
+        var_plus += chains.mean(axis=1).var(ddof=1)  # + B / n
+    rho = 1.0 - (w - mean_acov) / var_plus
+    rho[0] = 1.0
+    return rho
 
 
 def integrated_autocorrelation_time(x) -> float:
     """Integrated autocorrelation time ``tau = 1 + 2 sum_{k>=1} rho_k``.
 
-    The infinite sum is truncated where the autocorrelation estimates reach
-    about zero, by Geyer's initial monotone sequence rule [1]_: with
-    ``Gamma_m = rho_{2m} + rho_{2m+1}``, the sum runs over the pairs before
-    the first ``Gamma_m <= 0``, after replacing each kept ``Gamma_m`` by
-    ``min(Gamma_0, ..., Gamma_m)``; then ``tau = -1 + 2 sum_m Gamma_m``.
+    The autocorrelations ``rho_k`` are Stan's estimates described in
+    :func:`effective_sample_size`; for one series of length ``n`` they are
+    ``rho_k = c_k / c_0 - 1 / (n - 1)`` for ``k >= 1`` (``c_k`` the biased
+    autocovariance of :func:`autocorrelation`, ``c_0 n / (n - 1)`` the
+    unbiased variance). The infinite sum is truncated where they reach
+    about zero, by Geyer's initial monotone sequence rule [1]_ as Stan and
+    ArviZ apply it: with ``Gamma_m = rho_{2m} + rho_{2m+1}`` examined for
+    ``2m + 1 <= n - 2`` and ``M`` the first ``m`` with ``Gamma_M <= 0`` (or
+    the last examined), each ``Gamma_m`` with ``m < M`` is replaced by
+    ``min(Gamma_0, ..., Gamma_m)`` and
+    ``tau = -1 + 2 sum_{m<M} Gamma_m + rho_{2M}``, the last term left out
+    when ``Gamma_M < 0`` and ``rho_{2M} <= 0``.
     The result is floored at ``1 / log10(N)`` for ``N >= 10`` total draws and
     at 1 below that (so an ESS never exceeds ``max(N, N log10 N)``, as in Stan).
 
     Parameters
     ----------
     x : array_like, shape (n,) or (chains, n)
-        One series, or several chains of equal length (rows). For several
-        chains ``rho_k`` is the combined multi-chain estimate described in
-        :func:`effective_sample_size`.
+        One series, or several chains of equal length (rows). One series is
+        one chain: ``x`` and ``x[None, :]`` give the same ``tau``.
 
     Returns
     -------
     tau : float
         The autocorrelation time in units of draws: about 1 for independent
         draws, ``(1 + phi) / (1 - phi)`` for an AR(1) series. ``nan`` if every
-        value is equal (see the module notes).
+        value is equal (see the module notes). It is ``N / ESS`` with
+        :func:`effective_sample_size`.
 
     Raises
     ------
@@ -255,8 +279,7 @@ def integrated_autocorrelation_time(x) -> float:
         arr = _as_series(arr)
         if _is_constant(arr):
             return math.nan
-        acov = _autocovariance(arr)
-        return _geyer_tau(acov / acov[0], arr.size)
+        return _geyer_tau(_combined_rho(arr[None, :]), arr.size)
     if arr.ndim == 2:
         arr = _as_chains(arr, "x", min_draws=2)
         if _is_constant(arr):
@@ -268,20 +291,17 @@ def integrated_autocorrelation_time(x) -> float:
 def effective_sample_size(x) -> float:
     """Effective sample size ``N / tau`` of one series or several chains.
 
-    For a 1-D series of length ``n``, ``ESS = n / tau`` with ``tau`` from
-    :func:`integrated_autocorrelation_time`.
-
-    For a 2-D array of ``m`` chains by ``n`` draws this is the combined
-    estimator of Stan / BDA3 [2]_ (without rank normalisation or splitting):
-    with the biased within-chain autocovariances ``c_{k,j}``, their average
-    ``cbar_k`` over chains, ``W = cbar_0`` and ``B/n`` the variance (divisor
-    ``m - 1``) of the chain means,
-    ``var_plus = W + B/n`` and ``rho_k = 1 - (W - cbar_k) / var_plus``;
-    ``tau`` follows by Geyer's rule and ``ESS = m n / tau``. Chains that
-    disagree in location inflate ``var_plus`` and hence ``rho_k``, lowering
-    the ESS -- unlike averaging per-chain ``tau``. (Stan takes ``W`` with
-    divisor ``n - 1``; divisor ``n`` is used here so that one chain gives
-    exactly the 1-D answer.)
+    This is Stan's effective sample size [2]_, without splitting the chains
+    or rank normalisation: ``arviz.ess(x, method="identity")``. For ``m``
+    chains of ``n`` draws, with the biased within-chain autocovariances
+    ``c_{k,j}`` and their average ``cbar_k`` over chains, ``W = cbar_0 n /
+    (n - 1)`` the within-chain variance and ``B/n`` the variance (divisor
+    ``m - 1``) of the chain means, ``var_plus = (n - 1)/n W + B/n`` and
+    ``rho_k = 1 - (W - cbar_k) / var_plus`` (``rho_0 = 1``); ``tau`` follows
+    by Geyer's rule (:func:`integrated_autocorrelation_time`) and
+    ``ESS = m n / tau``. Chains that disagree in location inflate
+    ``var_plus`` and hence ``rho_k``, lowering the ESS -- unlike averaging
+    per-chain ``tau``. A 1-D series is one chain.
 
     Parameters
     ----------
@@ -291,14 +311,30 @@ def effective_sample_size(x) -> float:
     Returns
     -------
     ess : float
-        Effective number of independent draws; about ``m n`` for independent
-        draws. ``nan`` if every value is equal (see the module notes).
+        Effective number of independent draws for estimating the mean; about
+        ``m n`` for independent draws. ``nan`` if every value is equal (see
+        the module notes).
 
     Raises
     ------
     ValueError
         If ``x`` is not 1-D or 2-D, has fewer than 2 draws (per chain), or
         contains NaN/inf.
+
+    Notes
+    -----
+    Where this differs from ``arviz.ess(x, method="identity")``:
+
+    * every value equal: ``nan`` here, ``m n`` in ArviZ (also when the values
+      differ by less than ``1e-15``);
+    * fewer than 10 draws in all: ``tau`` is floored at 1 here and at
+      ``1 / log10(N) > 1`` in ArviZ, whose ESS would then stay below ``N``
+      even for independent draws;
+    * fewer than 4 draws per chain: a value here, ``nan`` in ArviZ.
+
+    ArviZ's default ``method="bulk"`` is this estimator applied to the
+    split, rank-normalised chains [3]_: the ESS of the ranks, robust to
+    heavy tails, rather than that of the mean.
 
     Examples
     --------
@@ -322,8 +358,12 @@ def r_hat(chains) -> float:
     the within-sequence variances and ``B/n`` the variance of the sequence
     means (both with divisor ``count - 1``),
     ``var_plus = (n - 1)/n W + B/n`` and ``R-hat = sqrt(var_plus / W)`` [2]_.
-    Values near 1 are consistent with convergence; a common threshold is
-    1.01 (strict, [3]_) or 1.1 (classic).
+    This is ``arviz.rhat(chains, method="split")``. Values near 1 are
+    consistent with convergence; the classic threshold is 1.1 [2]_. (The
+    stricter 1.01 of [3]_ is stated for their rank-normalised R-hat,
+    ArviZ's default ``method="rank"``: the larger of this statistic on the
+    rank-normalised draws and on their folded ranks, which also catches
+    chains that differ in scale or tails only.)
 
     Parameters
     ----------
@@ -342,6 +382,15 @@ def r_hat(chains) -> float:
     ValueError
         If ``chains`` is not 2-D, has rows of fewer than 4 draws, or contains
         NaN/inf.
+
+    Notes
+    -----
+    Where this differs from ``arviz.rhat(chains, method="split")``: one
+    chain gives a value here (its two halves compared; ArviZ returns
+    ``nan``, needing 2 chains before splitting -- the value equals
+    ``arviz.rhat(halves, method="identity")`` on the two halves as chains),
+    and constant split sequences give ``nan`` or ``inf`` exactly where
+    ArviZ divides by a zero or rounding-sized ``W``.
 
     Examples
     --------
