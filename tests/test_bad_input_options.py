@@ -53,6 +53,11 @@ def _segment(mp, **kw):
     swcuts.segment(IMG, **kw)
 
 
+def _read_flo(mp, **kw):
+    mp.setattr(swcuts.io.flow, "Path", _reached)  # the options are checked before the file
+    swcuts.read_flo("flow.flo", **kw)
+
+
 def _energy(mp, **kw):
     mp.setattr(swcuts.segmentation.energy, "ImageModel", _reached)
     swcuts.energy(IMG, LABELS, **kw)
@@ -78,7 +83,7 @@ def _sampler_option(sampler):
 
 
 def _sample_posterior(mp, **kw):
-    mp.setattr(swcuts.segmentation.segment, "build_posterior", _reached)
+    mp.setattr(swcuts.segmentation.build, "compute_atoms", _reached)
     swcuts.sample_posterior(IMG, **{"n_samples": 4, "chains": 1, "thin": 1, **kw})
 
 
@@ -111,6 +116,7 @@ def _tune_peers(mp, **kw):
 INT, REAL = "integer", "real"
 #: function -> {option: (kind, None accepted, a good value as a numpy scalar)}
 OPTIONS = {
+    "read_flo": (_read_flo, {"limit_bytes": (INT, True, np.int64(10**6))}),
     "segment": (_segment, {
         "n_atoms": (INT, True, np.int32(20)), "steps": (INT, True, np.int64(20)),
         "time_budget": (REAL, True, np.float32(1.5)), "t0": (REAL, True, np.float32(5.0)),

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from swcuts.io.errors import InputError, _show
+from swcuts.io.errors import check_number, InputError, _show
 
 __all__ = ["FLO_MAGIC", "UNKNOWN_FLOW", "UNKNOWN_FLOW_THRESH", "read_flo", "write_flo",
            "flow_to_color", "colour_wheel"]
@@ -89,6 +89,7 @@ def read_flo(path, *, limit_bytes=None) -> np.ndarray:
     >>> g.shape, bool(np.isnan(g[0, 0]).all())
     ((2, 3, 2), True)
     """
+    check_number("limit_bytes", limit_bytes, integer=True, minimum=1, allow_none=True)
     p = Path(path)
     if not stat.S_ISREG(p.stat().st_mode):  # a pipe would block, a device never end
         raise InputError(f"{_show(p)}: not a .flo file (not a regular file)")

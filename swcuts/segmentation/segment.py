@@ -235,7 +235,7 @@ def multigrid_from_atoms(features, *, n_atoms, posterior, seed=None, rng=None, s
     """
     _check_positive_int("n_atoms", n_atoms, allow_none=False)
     _check_positive_int("steps", steps)
-    _check_real("time_budget", time_budget, what="a positive number of seconds", allow_none=True)
+    _check_real("time_budget", Budget.seconds_of(time_budget), what="a positive number of seconds", allow_none=True)
     _check_real("t0", t0, what="a positive temperature")
     _check_real("t_final", t_final, what="a positive temperature")
     window_sizes = _check_window_sizes(window_sizes)
