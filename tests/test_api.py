@@ -417,8 +417,8 @@ BAD_OPTIONS = {
     "window_empty": (dict(sampler="multigrid", window_sizes=[]), ValueError, "at least one window"),
     "window_not_int": (dict(sampler="multigrid", window_sizes=[8.5]), TypeError, "integers"),
     "window_for_swc": (dict(sampler="swc", window_sizes=[8]), ValueError, "option of the multigrid"),
-    "zero_levels": (dict(sampler="multilevel", levels=0), ValueError, "levels must be a positive integer"),
-    "negative_levels": (dict(sampler="multilevel", levels=-2), ValueError, "levels must be a positive"),
+    "zero_levels": (dict(sampler="multilevel", levels=0), ValueError, "levels must be an integer from 1"),
+    "negative_levels": (dict(sampler="multilevel", levels=-2), ValueError, "levels must be an integer from 1"),
     "float_levels": (dict(sampler="multilevel", levels=1.5), TypeError, "levels must be an integer"),
     "multilevel_on_slic": (dict(sampler="multilevel", atoms="slic"), ValueError, "atoms='pixels'"),
     "negative_steps": (dict(steps=-1), ValueError, "steps must be a positive integer"),
@@ -498,7 +498,7 @@ def _must_not_run(*args, **kwargs):
 def test_too_large_for_memory(monkeypatch):
     monkeypatch.setattr(swcuts.io.memory, "available_memory", lambda: 50_000)
     monkeypatch.setattr(swcuts.segmentation.segment, "prepare_image", _must_not_run)
-    monkeypatch.setattr(swcuts.segmentation.segment, "compute_atoms", _must_not_run)
+    monkeypatch.setattr(swcuts.segmentation.build, "compute_atoms", _must_not_run)
     with pytest.raises(ValueError, match="downscale the image or use fewer atoms") as info:
         segment(rgb_image(200, 300), seed=0, **FAST)
     msg = _assert_one_line(info.value)

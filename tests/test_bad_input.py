@@ -213,7 +213,8 @@ def _must_not_run(*args, **kwargs):
 
 def no_work(monkeypatch):
     """Make the start of any work (atoms, a posterior, sampling) fail the test."""
-    for name in ("compute_atoms", "build_posterior", "multigrid_from_atoms"):
+    monkeypatch.setattr(swcuts.segmentation.build, "compute_atoms", _must_not_run)
+    for name in ("build_posterior", "multigrid_from_atoms"):
         monkeypatch.setattr(swcuts.segmentation.segment, name, _must_not_run)
 
 
@@ -348,7 +349,7 @@ def test_output_file_taken_by_a_folder(files, out, capsys, monkeypatch):
 
 # ------------------------------------------- command line: what options cost
 def test_atoms_beyond_memory(files, out, capsys, monkeypatch):
-    from swcuts.segmentation.options import run_cost
+    from swcuts.segmentation.costs import run_cost
 
     few = run_cost((24, 32), n_atoms=20)["total"]
     monkeypatch.setattr(swcuts.io.memory, "available_memory", lambda: few + 50_000)
@@ -540,7 +541,7 @@ def test_segment_api(kwargs, exc, text, monkeypatch):
 def test_segment_api_cost(kwargs, budget, words, monkeypatch):
     """Each option that multiplies memory is refused by its own estimate,
     naming the option and what fits."""
-    from swcuts.segmentation.options import run_cost
+    from swcuts.segmentation.costs import run_cost
 
     if budget is None:  # just below the estimate, above the default's
         budget = (run_cost((24, 32), **kwargs)["total"] + run_cost((24, 32), sampler=kwargs.get("sampler", "swc"),
@@ -555,7 +556,7 @@ def test_segment_api_cost(kwargs, budget, words, monkeypatch):
 
 
 def test_energy_label_count_beyond_memory(monkeypatch):
-    from swcuts.segmentation.options import run_cost
+    from swcuts.segmentation.costs import run_cost
 
     labels = np.arange(24 * 32).reshape(24, 32)
     need = run_cost((24, 32), sampler="multigrid", atoms="pixels", n_labels=labels.size)["total"]

@@ -80,7 +80,8 @@ def _must_not_run(*args, **kwargs):
 
 
 def no_work(monkeypatch):
-    for name in ("compute_atoms", "build_posterior", "multigrid_from_atoms"):
+    monkeypatch.setattr(swcuts.segmentation.build, "compute_atoms", _must_not_run)
+    for name in ("build_posterior", "multigrid_from_atoms"):
         monkeypatch.setattr(swcuts.segmentation.segment, name, _must_not_run)
 
 

@@ -235,7 +235,8 @@ def test_12bit_scale_is_said_once_per_call_and_run(tmp_path, capsys):
     iio.imwrite(tmp_path / "a.png", img)
     code, _, err = run_cli(capsys, ["compare", tmp_path / "a.png", "-o", tmp_path / "out", "--samplers",
                                     "swc,gibbs", "--time-budget", "0.05", "--n-atoms", "20"])
-    assert code == 0 and len(err) == 1 and "12-bit" in err[0], err  # one line, not one per sampler
+    # One line, not one per sampler (a 0.05 s whole-run budget also warns that it was exceeded).
+    assert code == 0 and len([line for line in err if "12-bit" in line]) == 1, err
 
 
 def test_12bit_png_on_the_cli(tmp_path, capsys):

@@ -63,13 +63,13 @@ def allotted(monkeypatch):
 
 def slow_atoms(monkeypatch, clock, seconds):
     """compute_atoms that takes ``seconds`` on ``clock``."""
-    real = swcuts.segmentation.segment.compute_atoms
+    real = swcuts.segmentation.build.compute_atoms
 
     def atoms(*args, **kwargs):
         clock.now += seconds
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(swcuts.segmentation.segment, "compute_atoms", atoms)
+    monkeypatch.setattr(swcuts.segmentation.build, "compute_atoms", atoms)
 
 
 # ------------------------------------------------------------------ the helper

@@ -71,7 +71,7 @@ def test_sample_posterior_uses_the_noise_scaled_edge_scale(monkeypatch):
         seen.update(kwargs)
         raise RuntimeError("stop")
 
-    monkeypatch.setattr(swcuts.segmentation.segment, "build_posterior", capture)
+    monkeypatch.setattr(swcuts.segmentation.build, "build_posterior", capture)
     img = noisy_halves()
     with pytest.raises(RuntimeError, match="stop"):
         sample_posterior(img, n_samples=2, seed=0)
