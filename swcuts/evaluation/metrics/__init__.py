@@ -22,19 +22,8 @@ Modules
 :mod:`.scores`
     Every score at once, against one ground truth or several annotators.
 
-References
-----------
-.. [1] R. Unnikrishnan, C. Pantofaru, M. Hebert, "Toward objective
-   evaluation of image segmentation algorithms", IEEE TPAMI 29(6), 2007.
-.. [2] M. Meila, "Comparing clusterings -- an information based distance",
-   J. Multivariate Analysis 98(5), 2007.
-.. [3] D. Martin, C. Fowlkes, D. Tal, J. Malik, "A database of human
-   segmented natural images and its application to evaluating segmentation
-   algorithms and measuring ecological statistics", ICCV 2001.
-.. [4] P. Arbelaez, M. Maire, C. Fowlkes, J. Malik, "Contour detection and
-   hierarchical image segmentation", IEEE TPAMI 33(5), 2011.
-.. [5] L. Hubert, P. Arabie, "Comparing partitions", Journal of
-   Classification 2(1), 1985.
+The papers each metric follows are listed in the References of
+:mod:`.regions` and :mod:`.boundaries`.
 """
 
 from swcuts.evaluation.metrics.boundaries import (

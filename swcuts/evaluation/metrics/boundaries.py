@@ -146,24 +146,12 @@ def boundary_f_measure(seg, truth, tolerance: float = 2) -> float:
     convention and the edge cases (both without boundaries -> 1.0, exactly
     one without -> 0.0).
 
-    Parameters
-    ----------
-    seg, truth : array_like of int
-        Label images of the same shape.
-    tolerance : float, default 2
-        Maximum Euclidean distance in pixels for a boundary match.
+    The parameters and errors are :func:`boundary_precision_recall`'s.
 
     Returns
     -------
     float
         F-measure in ``[0, 1]``; higher is better.
-
-    Raises
-    ------
-    ValueError
-        If the shapes differ, the images are empty or ``tolerance < 0``.
-    TypeError
-        If either image is not of integer (or bool) dtype.
 
     Examples
     --------
@@ -219,10 +207,8 @@ def boundary_scores(seg, truths, *, max_dist=BSDS_MAX_DIST) -> dict:
 
     Parameters
     ----------
-    seg : array_like of int
-        Segmentation label image.
-    truths : array_like of int, or sequence of array_like of int
-        Ground truths, as for :func:`probabilistic_rand_index`.
+    seg, truths
+        As for :func:`~swcuts.evaluation.metrics.regions.probabilistic_rand_index`.
     max_dist : float
         Tolerance as a fraction of the image diagonal (BSDS: 0.0075).
 

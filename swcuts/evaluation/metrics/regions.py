@@ -124,10 +124,7 @@ def adjusted_rand_index(seg, truth) -> float:
     any number of regions. It applies to any labelling of items (a 1-D
     array of cluster labels as well as a label image).
 
-    Parameters
-    ----------
-    seg, truth : array_like of int
-        Label arrays of the same shape.
+    The parameters and errors are :func:`rand_index`'s.
 
     Returns
     -------
@@ -135,13 +132,6 @@ def adjusted_rand_index(seg, truth) -> float:
         ARI, at most 1 (equal partitions up to a renaming of labels), about
         0 for chance agreement, possibly negative. When both images are one
         region, or both all singletons, it is 1.
-
-    Raises
-    ------
-    ValueError
-        If the shapes differ or the arrays are empty.
-    TypeError
-        If either array is not of integer (or bool) dtype.
 
     Examples
     --------
@@ -218,22 +208,12 @@ def variation_of_information(seg, truth) -> float:
     conditional entropies of :func:`skimage.metrics.variation_of_information`
     (which returns them separately, in bits) times ``log 2``.
 
-    Parameters
-    ----------
-    seg, truth : array_like of int
-        Label images of the same shape.
+    The parameters and errors are :func:`rand_index`'s.
 
     Returns
     -------
     float
         VoI >= 0; lower is better.
-
-    Raises
-    ------
-    ValueError
-        If the shapes differ or the images are empty.
-    TypeError
-        If either image is not of integer (or bool) dtype.
 
     Examples
     --------
@@ -269,23 +249,13 @@ def global_consistency_error(seg, truth) -> float:
     ``GCE = (1/n) min(sum_p LRE(S1, S2, p), sum_p LRE(S2, S1, p))``.
     Both sums are computed in closed form from the contingency table.
 
-    Parameters
-    ----------
-    seg, truth : array_like of int
-        Label images of the same shape.
+    The parameters and errors are :func:`rand_index`'s.
 
     Returns
     -------
     float
         GCE in ``[0, 1)``; 0 when one partition refines the other (in
         particular when they are equal). Lower is better.
-
-    Raises
-    ------
-    ValueError
-        If the shapes differ or the images are empty.
-    TypeError
-        If either image is not of integer (or bool) dtype.
 
     Examples
     --------
@@ -302,12 +272,7 @@ def global_consistency_error(seg, truth) -> float:
 def mean_variation_of_information(seg, truths) -> float:
     """Variation of information of ``seg`` averaged over several ground truths.
 
-    Parameters
-    ----------
-    seg : array_like of int
-        Segmentation label image.
-    truths : array_like of int, or sequence of array_like of int
-        Ground truths, as for :func:`probabilistic_rand_index`.
+    The parameters and errors are :func:`probabilistic_rand_index`'s.
 
     Returns
     -------
@@ -343,10 +308,8 @@ def segmentation_covering(seg, truths, *, reduce="mean") -> float:
 
     Parameters
     ----------
-    seg : array_like of int
-        Segmentation label image.
-    truths : array_like of int, or sequence of array_like of int
-        Ground truths, as for :func:`probabilistic_rand_index`.
+    seg, truths
+        As for :func:`probabilistic_rand_index`.
     reduce : {"mean", "best"}
         ``"mean"`` pools the annotators as the BSDS benchmark does (the sum
         of every annotator's numerator over the sum of their pixel counts,

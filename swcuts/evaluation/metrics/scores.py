@@ -33,8 +33,9 @@ def segmentation_scores(seg, truth, tolerance: float = 2) -> dict:
 
     Parameters
     ----------
-    seg, truth : array_like of int
-        Label images of the same shape.
+    seg, truth
+        As for :func:`~swcuts.evaluation.metrics.regions.rand_index`, which
+        also lists the errors raised.
     tolerance : float, default 2
         Boundary-matching tolerance for ``'bf'``.
 
@@ -44,13 +45,6 @@ def segmentation_scores(seg, truth, tolerance: float = 2) -> dict:
         ``{'pri': float, 'voi': float, 'gce': float, 'bf': float}``: the
         (probabilistic, here single-truth) Rand index, variation of
         information, global consistency error and boundary F-measure.
-
-    Raises
-    ------
-    ValueError
-        If the shapes differ or the images are empty.
-    TypeError
-        If either image is not of integer (or bool) dtype.
 
     Examples
     --------
