@@ -95,13 +95,9 @@ class Dataset:
 
     Examples
     --------
-    >>> import pathlib, tempfile
-    >>> from skimage.io import imsave
+    >>> import tempfile
     >>> tmp = tempfile.TemporaryDirectory()
-    >>> folder = pathlib.Path(tmp.name)
-    >>> picture = np.zeros((8, 10), np.uint8); picture[:, 5:] = 200
-    >>> imsave(folder / "halves.png", picture)
-    >>> np.save(folder / "halves_gt1.npy", (picture > 0).astype(int))  # one annotator
+    >>> folder = _example_folder(tmp.name)  # halves.png, 8 x 10, and halves_gt1.npy
     >>> ds = open_dataset(folder)
     >>> ds.layout, len(ds), ds.names
     ('folder', 1, ['halves'])
@@ -169,13 +165,9 @@ class Dataset:
 
         Examples
         --------
-        >>> import pathlib, tempfile
-        >>> from skimage.io import imsave
+        >>> import tempfile
         >>> tmp = tempfile.TemporaryDirectory()
-        >>> folder = pathlib.Path(tmp.name)
-        >>> picture = np.zeros((8, 10), np.uint8); picture[:, 5:] = 200
-        >>> imsave(folder / "halves.png", picture)
-        >>> np.save(folder / "halves_gt1.npy", (picture > 0).astype(int))  # one annotator
+        >>> folder = _example_folder(tmp.name)  # halves.png, 8 x 10, and halves_gt1.npy
         >>> s = open_dataset(folder).read("halves")
         >>> s.image.shape, len(s.truths), s.truths[0].tolist()[0]
         ((8, 10), 1, [0, 0, 0, 0, 0, 1, 1, 1, 1, 1])
@@ -284,13 +276,9 @@ def load(path, split=None) -> Iterator[Sample]:
 
     Examples
     --------
-    >>> import pathlib, tempfile
-    >>> from skimage.io import imsave
+    >>> import tempfile
     >>> tmp = tempfile.TemporaryDirectory()
-    >>> folder = pathlib.Path(tmp.name)
-    >>> picture = np.zeros((8, 10), np.uint8); picture[:, 5:] = 200
-    >>> imsave(folder / "halves.png", picture)
-    >>> np.save(folder / "halves_gt1.npy", (picture > 0).astype(int))  # one annotator
+    >>> folder = _example_folder(tmp.name)  # halves.png, 8 x 10, and halves_gt1.npy
     >>> for name, image, truths in load(folder):
     ...     print(name, image.shape, len(truths))
     halves (8, 10) 1
@@ -553,3 +541,17 @@ def _natural(p: Path):
 
 def _hw(shape) -> str:
     return f"{shape[0]}x{shape[1]}"
+
+
+def _example_folder(folder, shape=(8, 10)) -> Path:
+    """Write the one-image data set of the examples into `folder` (layout
+    ``folder``) and return its path: ``halves.png``, black on the left half
+    and grey (200) on the right, and its one annotator's ``halves_gt1.npy``."""
+    from skimage.io import imsave
+
+    folder = Path(folder)
+    picture = np.zeros(shape, np.uint8)
+    picture[:, shape[1] // 2:] = 200
+    imsave(folder / "halves.png", picture)
+    np.save(folder / "halves_gt1.npy", (picture > 0).astype(int))
+    return folder

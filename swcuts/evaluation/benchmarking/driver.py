@@ -319,13 +319,10 @@ def tune_peers(data, peers=DEFAULT_PEERS, *, split=None, limit=None, workers=Non
 
     Examples
     --------
-    >>> import pathlib, tempfile
-    >>> from skimage.io import imsave
+    >>> import tempfile
+    >>> from swcuts.evaluation.datasets import _example_folder
     >>> tmp = tempfile.TemporaryDirectory()
-    >>> folder = pathlib.Path(tmp.name)
-    >>> picture = np.zeros((16, 20), np.uint8); picture[:, 10:] = 200
-    >>> imsave(folder / "halves.png", picture)
-    >>> np.save(folder / "halves_gt1.npy", (picture > 0).astype(int))
+    >>> folder = _example_folder(tmp.name, (16, 20))  # halves.png and halves_gt1.npy
     >>> tuned = tune_peers(folder, ["felzenszwalb"], workers=1)["felzenszwalb"]
     >>> tuned["param"], tuned["value"], tuned["tuned_covering"]
     ('scale', 1600.0, 0.9)
@@ -470,13 +467,10 @@ def benchmark(data, *, output=None, samplers=DEFAULT_SAMPLERS, peers=DEFAULT_PEE
     A one-image data set (a folder with ``NAME.png`` and ``NAME_gt1.npy``),
     one sampler and one peer, in this process:
 
-    >>> import pathlib, tempfile
-    >>> from skimage.io import imsave
+    >>> import tempfile
+    >>> from swcuts.evaluation.datasets import _example_folder
     >>> tmp = tempfile.TemporaryDirectory()
-    >>> folder = pathlib.Path(tmp.name)
-    >>> picture = np.zeros((16, 20), np.uint8); picture[:, 10:] = 200
-    >>> imsave(folder / "halves.png", picture)
-    >>> np.save(folder / "halves_gt1.npy", (picture > 0).astype(int))
+    >>> folder = _example_folder(tmp.name, (16, 20))  # halves.png and halves_gt1.npy
     >>> rows = swcuts.benchmark(folder, samplers=["swc"], peers=["felzenszwalb"], steps=100,
     ...                         workers=1, annotators=False)
     >>> records = rows.to_dict("records") if hasattr(rows, "to_dict") else rows  # pandas or not
