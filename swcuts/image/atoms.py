@@ -88,8 +88,7 @@ def _subdivide(labels: np.ndarray, image: np.ndarray, n_atoms: int,
     region follow whatever weak edges it has. ``labels`` must be ``0..N-1``.
     """
     n = int(labels.max()) + 1
-    h, w = labels.shape
-    mean_area = h * w / n_atoms
+    mean_area = _mean_area(labels.shape, n_atoms)
     sizes = np.bincount(labels.ravel(), minlength=n)
     if n < n_atoms / 4:
         big = sizes > mean_area
@@ -103,6 +102,17 @@ def _subdivide(labels: np.ndarray, image: np.ndarray, n_atoms: int,
     m = int(cells.max()) + 1
     cut = np.where(big[labels], labels * m + cells, labels * m)
     return _finalize(_sequential(cut), image, n_atoms)
+
+
+def _mean_area(shape, n_atoms) -> float:
+    """The mean atom area ``A = H * W / n_atoms`` of an image of ``shape``."""
+    return shape[0] * shape[1] / n_atoms
+
+
+def _checked(image, n_atoms):
+    """``(image as float64 HxWxC, n_atoms as int)``, each checked: the
+    inputs of every method that reads the image's values."""
+    return _as_image(image), _check_n_atoms(n_atoms)
 
 
 # ---------------------------------------------------------------------------
@@ -147,28 +157,24 @@ def slic_atoms(image, n_atoms: int = 1000, *, compactness: float = SLIC_COMPACTN
 
     Parameters
     ----------
-    image : ndarray, shape (H, W, C)
-        Float image in [0, 1], C = 1 or 3.
-    n_atoms : int
-        Requested number of atoms (``n_segments``).
+    image, n_atoms, seed
+        As for :func:`compute_atoms` (``n_atoms`` is slic's ``n_segments``;
+        ``seed`` is ignored).
     compactness : float
         Weight of spatial against colour distance. The default 0.1 is the
         [0, 1] counterpart of skimage's CIELAB default of 10 (colours are
         about 100 times smaller).
     sigma : float
         Gaussian pre-smoothing passed to slic.
-    seed : optional
-        Ignored (SLIC is deterministic).
 
     Returns
     -------
     labels : ndarray of int64, shape (H, W)
-        Labels ``0..N-1``, every region 4-connected.
+        As for :func:`compute_atoms`.
     """
     from skimage.segmentation import slic
 
-    img = _as_image(image)
-    n_atoms = _check_n_atoms(n_atoms)
+    img, n_atoms = _checked(image, n_atoms)
     lab = slic(img, n_segments=n_atoms, compactness=compactness, sigma=sigma,
                convert2lab=False, enforce_connectivity=False, start_label=0,
                channel_axis=-1)
@@ -195,28 +201,22 @@ def felzenszwalb_atoms(image, n_atoms: int = 1000, *, sigma: float = 0.5,
 
     Parameters
     ----------
-    image : ndarray, shape (H, W, C)
-        Float image in [0, 1], C = 1 or 3.
-    n_atoms : int
-        Requested number of atoms.
+    image, n_atoms, seed
+        As for :func:`compute_atoms` (``seed`` is ignored).
     sigma : float
         Gaussian pre-smoothing passed to felzenszwalb.
     max_iter : int
         Maximum number of felzenszwalb runs in the scale search.
-    seed : optional
-        Ignored (the method is deterministic).
 
     Returns
     -------
     labels : ndarray of int64, shape (H, W)
-        Labels ``0..N-1``, every region 4-connected.
+        As for :func:`compute_atoms`.
     """
     from skimage.segmentation import felzenszwalb
 
-    img = _as_image(image)
-    n_atoms = _check_n_atoms(n_atoms)
-    h, w = img.shape[:2]
-    mean_area = h * w / n_atoms
+    img, n_atoms = _checked(image, n_atoms)
+    mean_area = _mean_area(img.shape, n_atoms)
     min_size = max(1, int(mean_area / 5))
     log_target = np.log(n_atoms)
     scale = 0.05 * mean_area
@@ -291,10 +291,9 @@ def watershed_atoms(image, n_atoms: int = 1000, *,
 
     Parameters
     ----------
-    image : ndarray, shape (H, W, C)
-        Float image in [0, 1], C = 1 or 3.
-    n_atoms : int
-        Requested number of atoms (number of seeds).
+    image, n_atoms, seed
+        As for :func:`compute_atoms` (``n_atoms`` is the number of seeds;
+        ``seed`` is ignored).
     compactness : float
         Compactness of :func:`skimage.segmentation.watershed`.
     refine : bool
@@ -302,16 +301,13 @@ def watershed_atoms(image, n_atoms: int = 1000, *,
         and its four neighbours', of the region of nearest mean colour
         (one pass), so that no region keeps the ridge pixels on the far
         side of a sharp edge.
-    seed : optional
-        Ignored (the method is deterministic).
 
     Returns
     -------
     labels : ndarray of int64, shape (H, W)
-        Labels ``0..N-1``, every region 4-connected.
+        As for :func:`compute_atoms`.
     """
-    img = _as_image(image)
-    n_atoms = _check_n_atoms(n_atoms)
+    img, n_atoms = _checked(image, n_atoms)
     lab = _watershed_cells(img, n_atoms, compactness)
     if refine:
         lab = _snap_boundaries(lab, img)
@@ -409,11 +405,10 @@ def edge_atoms(image, n_atoms: int = 1000, *, sigma: float = 1.0,
 
     Parameters
     ----------
-    image : ndarray, shape (H, W, C)
-        Float image in [0, 1], C = 1 or 3; channel 0 is the lightness.
-    n_atoms : int
-        Requested number of atoms (sets the fragment size, the link radius
-        and the cell size for large regions).
+    image, n_atoms, seed
+        As for :func:`compute_atoms` (``n_atoms`` sets the fragment size,
+        the link radius and the cell size for large regions; ``seed`` is
+        ignored).
     sigma : float
         Gaussian blur before Canny.
     link_radius : float, optional
@@ -422,21 +417,18 @@ def edge_atoms(image, n_atoms: int = 1000, *, sigma: float = 1.0,
     max_area_factor : float or None
         Regions larger than this many mean atom areas are always cut into
         cells; None keeps them whole (only the too-few rule applies).
-    seed : optional
-        Ignored (the method is deterministic).
 
     Returns
     -------
     labels : ndarray of int64, shape (H, W)
-        Labels ``0..N-1``, every region 4-connected.
+        As for :func:`compute_atoms`.
     """
     import cv2
     from skimage.segmentation import watershed
 
-    img = _as_image(image)
-    n_atoms = _check_n_atoms(n_atoms)
+    img, n_atoms = _checked(image, n_atoms)
     h, w = img.shape[:2]
-    spacing = np.sqrt(h * w / n_atoms)
+    spacing = np.sqrt(_mean_area(img.shape, n_atoms))
     if link_radius is None:
         link_radius = float(np.clip(spacing / 2, 2.0, 8.0))
 
