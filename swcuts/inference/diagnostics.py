@@ -504,8 +504,7 @@ def summarize_chain(samples, pairs=None) -> dict:
     Raises
     ------
     ValueError
-        If ``samples`` is not a non-empty 2-D integer array, or ``pairs`` is
-        not an integer (n, 2) array of valid item indices.
+        For the ``samples`` or ``pairs`` that :func:`coassignment` refuses.
 
     Examples
     --------

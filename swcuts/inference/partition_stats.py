@@ -90,20 +90,12 @@ def n_labels(samples) -> np.ndarray:
 def largest_label_fraction(samples) -> np.ndarray:
     """Fraction of items carrying the most frequent label, per draw.
 
-    Parameters
-    ----------
-    samples : array_like of int, shape (draws, n_items)
-        One label vector per row; labels are arbitrary integer names.
+    The parameter and the error are those of :func:`n_labels`.
 
     Returns
     -------
     frac : ndarray of float64, shape (draws,)
         ``max_l #{i : x_i = l} / n_items``, in ``[1/n_items, 1]``.
-
-    Raises
-    ------
-    ValueError
-        If ``samples`` is not a non-empty 2-D integer array.
 
     Examples
     --------
@@ -122,7 +114,7 @@ def coassignment(samples, pairs) -> np.ndarray:
     Parameters
     ----------
     samples : array_like of int, shape (draws, n_items)
-        One label vector per row; labels are arbitrary integer names.
+        As for :func:`n_labels`.
     pairs : array_like of int, shape (n_pairs, 2)
         Item index pairs ``(i, j)`` in ``0..n_items-1``. An empty list gives
         an empty result; ``i == j`` is allowed (always 1).
@@ -136,8 +128,8 @@ def coassignment(samples, pairs) -> np.ndarray:
     Raises
     ------
     ValueError
-        If ``samples`` is not a non-empty 2-D integer array, or ``pairs`` is
-        not an integer (n, 2) array of valid item indices.
+        As :func:`n_labels` for ``samples``, or if ``pairs`` is not an
+        integer (n, 2) array of valid item indices.
 
     Examples
     --------
@@ -155,22 +147,15 @@ def edge_boundary_probability(samples, edges) -> np.ndarray:
 
     Parameters
     ----------
-    samples : array_like of int, shape (draws, n_items)
-        One label vector per row; labels are arbitrary integer names.
-    edges : array_like of int, shape (n_edges, 2)
-        Item index pairs ``(i, j)``, e.g. ``RegionGraph.edges``.
+    samples, edges
+        As ``samples`` and ``pairs`` of :func:`coassignment` (the edges
+        are e.g. ``RegionGraph.edges``), which also lists the errors raised.
 
     Returns
     -------
     p : ndarray of float64, shape (n_edges,)
         The fraction of draws with ``x_i != x_j``, i.e. the Monte Carlo
         estimate of ``P(x_i != x_j)``.
-
-    Raises
-    ------
-    ValueError
-        If ``samples`` is not a non-empty 2-D integer array, or ``edges`` is
-        not an integer (n, 2) array of valid item indices.
 
     Examples
     --------
