@@ -86,13 +86,26 @@ def _fsync(p: Path) -> None:
         os.close(fd)
 
 
+def _write_png(path, data: np.ndarray) -> Path:
+    """Write ``data`` (a contiguous uint8 or uint16 image) to `path` as a
+    PNG, atomically."""
+
+    def write(tmp):
+        import imageio.v3 as iio
+
+        iio.imwrite(tmp, data, extension=".png")
+
+    return atomic_write(path, write)
+
+
 def save_label_png(path, labels) -> Path:
     """Save a label image as a 16-bit greyscale PNG, atomically.
 
     Parameters
     ----------
     path : str or os.PathLike
-        Destination; PNG format is written whatever the suffix.
+        Destination, as for :func:`atomic_write` (its directory must exist);
+        PNG format is written whatever the suffix.
     labels : array_like of int or bool, shape (H, W)
         Non-negative labels no larger than 65535.
 
@@ -106,7 +119,8 @@ def save_label_png(path, labels) -> Path:
     TypeError
         If `labels` is not an integer (or bool) array.
     InputError
-        If `labels` is not 2-D, is empty, or has values outside 0..65535.
+        If `labels` is not 2-D, is empty, or has values outside 0..65535, or
+        `path` is one :func:`atomic_write` refuses.
     """
     arr = np.asarray(labels)
     if arr.dtype.kind not in "biu":
@@ -119,14 +133,7 @@ def save_label_png(path, labels) -> Path:
             f"labels range {lo}..{hi} does not fit in a 16-bit PNG (0..65535); "
             f"relabel consecutively or save with save_npy instead"
         )
-    data = np.ascontiguousarray(arr, dtype=np.uint16)
-
-    def write(tmp):
-        import imageio.v3 as iio
-
-        iio.imwrite(tmp, data, extension=".png")
-
-    return atomic_write(path, write)
+    return _write_png(path, np.ascontiguousarray(arr, dtype=np.uint16))
 
 
 def save_rgb_png(path, rgb_float01) -> Path:
@@ -135,15 +142,10 @@ def save_rgb_png(path, rgb_float01) -> Path:
     Parameters
     ----------
     path : str or os.PathLike
-        Destination; PNG format is written whatever the suffix.
+        As for :func:`save_label_png`, which this returns likewise.
     rgb_float01 : array_like, shape (H, W), (H, W, 3) or (H, W, 4)
         Float values in ``[0, 1]`` (clipped; NaN -> 0), or ``uint8`` values
         written unchanged.
-
-    Returns
-    -------
-    pathlib.Path
-        `path`.
 
     Raises
     ------
@@ -160,13 +162,7 @@ def save_rgb_png(path, rgb_float01) -> Path:
         data = np.ascontiguousarray(np.round(np.clip(f, 0.0, 1.0) * 255.0).astype(np.uint8))
     else:
         raise TypeError(f"RGB image must be a numeric array, got dtype {arr.dtype}")
-
-    def write(tmp):
-        import imageio.v3 as iio
-
-        iio.imwrite(tmp, data, extension=".png")
-
-    return atomic_write(path, write)
+    return _write_png(path, data)
 
 
 def save_npy(path, array) -> Path:
