@@ -108,15 +108,7 @@ def farneback_flow(frame1, frame2) -> np.ndarray:
     Settings: pyramid scale 0.5, 4 levels, window 15, 3 iterations,
     polynomial neighbourhood 5 with sigma 1.2 (as in the OpenCV samples).
 
-    Parameters
-    ----------
-    frame1, frame2 : array_like, shape (H, W) or (H, W, 3)
-        uint8, or float in [0, 1].
-
-    Returns
-    -------
-    numpy.ndarray
-        ``(H, W, 2)`` float32 ``(u, v)`` with ``frame2(x) = frame1(x - flow(x))``.
+    The frames and the flow returned are as for :func:`dis_flow`.
 
     Examples
     --------

@@ -410,17 +410,8 @@ def resolve_options(*, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], s
 def check_options(**options):
     """Validate the options of :func:`segment` (everything but the image).
 
-    Cheap, so callers (the CLI) can refuse bad options before reading an
-    image. Takes the keyword arguments of :func:`resolve_options`. Returns
-    ``(kernel name, t0)``.
-
-    Raises
-    ------
-    ValueError
-        (:class:`~swcuts.io.errors.InputError`) for a bad value; the message
-        is one line that says what is wrong.
-    TypeError
-        For an argument of the wrong type.
+    :func:`resolve_options`, returning only ``(kernel name, t0)``: it takes
+    the same keyword arguments and raises the same errors.
     """
     resolved = resolve_options(**options)
     return resolved.name, resolved.t0
