@@ -43,7 +43,7 @@ from swcuts.cli.motion import cmd_motion
 from swcuts.io.output_set import json_text, missing_dirs, signals_deferred, write_output_set
 from swcuts.io.figures import figure, plottable, png_bytes
 from swcuts.evaluation.report import compare_page
-from swcuts.io.errors import InputError, _one_line, _show
+from swcuts.io.errors import InputError, one_line, show_path
 from swcuts.io.image_write import save_label_png, save_npy, save_rgb_png
 from swcuts.cli.common import _check_posterior_samples, _drawn, _energy_plot, _load_checked, _write_bytes
 
@@ -244,7 +244,7 @@ def _cmd_segment(args) -> int:
     # Every file the run will write, so that none replaces the image (refused before any work).
     missing_dirs(outdir, segment_outputs(options, args.posterior_samples), inputs=[args.image])
     budget = Budget(args.time_budget, start=started, progress=not args.no_progress)
-    with budget.phase("reading", _show(args.image)):
+    with budget.phase("reading", show_path(args.image)):
         image, channel_axis = _load_checked(args.image)
     if budget.timed:  # kept from the sampler's share
         budget.reserve = write_reserve(image.shape[1:3] if channel_axis == 0 else image.shape[:2])
@@ -311,7 +311,7 @@ def _cmd_compare(args) -> int:
     missing_dirs(outdir, COMPARE_OUTPUTS, inputs=[args.image])
     seconds = COMPARE_SECONDS * len(names) if args.time_budget is None else args.time_budget
     budget = Budget(seconds, start=started, progress=not args.no_progress)
-    with budget.phase("reading", _show(args.image)):
+    with budget.phase("reading", show_path(args.image)):
         image, channel_axis = _load_checked(args.image)
     budget.reserve = write_reserve(image.shape[1:3] if channel_axis == 0 else image.shape[:2], compare=len(names))
     runs = []
@@ -400,8 +400,8 @@ def main(argv=None) -> int:
     except OSError as exc:
         # A path the system refuses (a name too long, a folder without
         # permission, ...): the system's reason and the path, in one line.
-        where = f": '{_show(exc.filename)}'" if exc.filename else ""
-        print(f"swcuts: error: {exc.strerror or _one_line(exc)}{where}", file=sys.stderr)
+        where = f": '{show_path(exc.filename)}'" if exc.filename else ""
+        print(f"swcuts: error: {exc.strerror or one_line(exc)}{where}", file=sys.stderr)
         return 2
     except Terminated:
         print("swcuts: terminated", file=sys.stderr)

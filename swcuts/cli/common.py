@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 
-from swcuts.io.errors import InputError, _one_line, _show
+from swcuts.io.errors import InputError, one_line, show_path
 from swcuts.io.figures import figure, plottable, png_bytes
 from swcuts.io.image_read import load_image
 from swcuts.io.image_write import atomic_write
@@ -48,7 +48,7 @@ def _drawn(draw, *args, name):
             warnings.simplefilter("ignore")
             return draw(*args)
     except (ValueError, OverflowError, ArithmeticError) as exc:
-        raise InputError(f"{name} cannot be drawn ({_one_line(exc)[:120]}); no output written") from None
+        raise InputError(f"{name} cannot be drawn ({one_line(exc)[:120]}); no output written") from None
 
 
 def _write_bytes(path, data: bytes):
@@ -81,7 +81,7 @@ def _load_checked(path):
     with signals_deferred():
         image = load_image(path)
     if image.dtype.kind not in "biuf":
-        raise InputError(f"'{_show(path)}' holds {image.dtype} values, not pixel values; "
+        raise InputError(f"'{show_path(path)}' holds {image.dtype} values, not pixel values; "
                          f"swcuts needs a numeric (bool, integer or float) image")
     if image.ndim == 3 and image.shape[-1] > 4 and image.shape[0] <= 4:
         return image, 0

@@ -37,7 +37,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from swcuts.io.errors import InputError, _one_line, _show
+from swcuts.io.errors import InputError, one_line, show_path
 from swcuts.io.image_read import load_image
 
 __all__ = ["Sample", "Dataset", "open_dataset", "load"]
@@ -127,7 +127,7 @@ class Dataset:
 
     def __repr__(self) -> str:
         split = f", splits={list(self.splits)}" if self.splits else ""
-        return f"Dataset('{_show(self.root)}', layout='{self.layout}'{split}, {len(self)} images)"
+        return f"Dataset('{show_path(self.root)}', layout='{self.layout}'{split}, {len(self)} images)"
 
     def image_path(self, name: str) -> Path:
         """Path of the image called `name`."""
@@ -141,7 +141,7 @@ class Dataset:
         try:
             return self._items[name]
         except KeyError:
-            raise InputError(f"no image named '{name}' in data set '{_show(self.root)}'") from None
+            raise InputError(f"no image named '{name}' in data set '{show_path(self.root)}'") from None
 
     def read(self, name: str) -> Sample:
         """Read one image and its ground truths.
@@ -181,8 +181,8 @@ class Dataset:
                 if truth.shape != image.shape[:2]:
                     which = f" (annotator {k + 1})" if path.suffix == ".mat" else ""
                     raise InputError(
-                        f"ground truth '{_show(path)}'{which} is {_hw(truth.shape)} but image "
-                        f"'{_show(image_path)}' is {_hw(image.shape)} (height x width)")
+                        f"ground truth '{show_path(path)}'{which} is {_hw(truth.shape)} but image "
+                        f"'{show_path(image_path)}' is {_hw(image.shape)} (height x width)")
                 truths.append(_compact(truth))
         return Sample(name, image, truths)
 
@@ -238,9 +238,9 @@ def open_dataset(path, split=None) -> Dataset:
     """
     root = Path(os.fspath(path))
     if not root.exists():
-        raise InputError(f"data set folder '{_show(root)}' does not exist; check the path and spelling")
+        raise InputError(f"data set folder '{show_path(root)}' does not exist; check the path and spelling")
     if not root.is_dir():
-        raise InputError(f"'{_show(root)}' is not a folder; pass a data set folder ({_EXPECTED})")
+        raise InputError(f"'{show_path(root)}' is not a folder; pass a data set folder ({_EXPECTED})")
     if split is not None and not isinstance(split, str):
         raise InputError(f"split must be a string such as 'train', got {split!r}")
     for base in (root, root / "data", root / "BSDS500" / "data"):
@@ -299,7 +299,7 @@ def _open_bsds500(base: Path, split) -> Dataset:
                          | {d.name for d in _listdir(images) if d.is_dir() and _files(d, _IMAGE_SUFFIXES)})
     if not split_names:  # flat: images/*.jpg, groundTruth/*.mat
         if split is not None:
-            raise InputError(f"data set '{_show(base)}' has no splits (layout bsds500-flat); omit the split '{split}'")
+            raise InputError(f"data set '{show_path(base)}' has no splits (layout bsds500-flat); omit the split '{split}'")
         return Dataset(base, "bsds500-flat", (), _pair_mat(images, truths))
     chosen = _choose_split(base, split, split_names)
     items = {}
@@ -313,12 +313,12 @@ def _pair_mat(images: Path, truths: Path) -> dict:
     pics = _by_stem(_files(images, _IMAGE_SUFFIXES))
     for stem, p in sorted(mats.items()):
         if stem not in pics:
-            raise InputError(f"ground truth '{_show(p)}' has no image {stem}.jpg in '{_show(images)}'")
+            raise InputError(f"ground truth '{show_path(p)}' has no image {stem}.jpg in '{show_path(images)}'")
     for stem, p in sorted(pics.items()):
         if stem not in mats:
-            raise InputError(f"image '{_show(p)}' has no ground truth {stem}.mat in '{_show(truths)}'")
+            raise InputError(f"image '{show_path(p)}' has no ground truth {stem}.mat in '{show_path(truths)}'")
     if not pics:
-        raise InputError(f"no images and no .mat ground truths in '{_show(images)}' and '{_show(truths)}'")
+        raise InputError(f"no images and no .mat ground truths in '{show_path(images)}' and '{show_path(truths)}'")
     return {stem: (p, (mats[stem],)) for stem, p in pics.items()}
 
 
@@ -326,7 +326,7 @@ def _open_bsds300(base: Path, split) -> Dataset:
     images = base / "images"
     split_names = sorted(d.name for d in _listdir(images) if d.is_dir() and _files(d, (".jpg",)))
     if not split_names:
-        raise InputError(f"BSDS300 folder '{_show(images)}' holds no split folders with .jpg images "
+        raise InputError(f"BSDS300 folder '{show_path(images)}' holds no split folders with .jpg images "
                          f"(expected images/train and images/test)")
     all_stems = {p.stem for s in split_names for p in _files(images / s, (".jpg",))}
     segs = {}
@@ -335,8 +335,8 @@ def _open_bsds300(base: Path, split) -> Dataset:
             if user.is_dir():
                 for p in _files(user, (".seg",)):
                     if p.stem not in all_stems:
-                        raise InputError(f"ground truth '{_show(p)}' has no image {p.stem}.jpg in "
-                                         f"'{_show(images)}'")
+                        raise InputError(f"ground truth '{show_path(p)}' has no image {p.stem}.jpg in "
+                                         f"'{show_path(images)}'")
                     segs.setdefault(p.stem, {}).setdefault(colour, []).append(p)
     chosen = _choose_split(base, split, split_names)
     items = {}
@@ -345,8 +345,8 @@ def _open_bsds300(base: Path, split) -> Dataset:
             found = segs.get(stem, {})
             paths = found.get("color") or found.get("gray")
             if not paths:
-                raise InputError(f"image '{_show(p)}' has no ground truth human/color/*/{stem}.seg "
-                                 f"in '{_show(base)}'")
+                raise InputError(f"image '{show_path(p)}' has no ground truth human/color/*/{stem}.seg "
+                                 f"in '{show_path(base)}'")
             _merge(items, {stem: (p, tuple(sorted(paths)))})
     return Dataset(base, "bsds300", tuple(chosen), items)
 
@@ -360,19 +360,19 @@ def _open_folder(root: Path, split) -> Dataset:
     gt_set = set(gts)
     pics = _by_stem([p for p in files if p.suffix.lower() in _IMAGE_SUFFIXES and p not in gt_set])
     if not gts:
-        raise InputError(f"'{_show(root)}' matches no data set layout; {_EXPECTED}")
+        raise InputError(f"'{show_path(root)}' matches no data set layout; {_EXPECTED}")
     if split is not None:
-        raise InputError(f"data set '{_show(root)}' has no splits (layout folder); omit the split '{split}'")
+        raise InputError(f"data set '{show_path(root)}' has no splits (layout folder); omit the split '{split}'")
     truths = {}
     for p in gts:
         stem = _owner(p.stem, pics)
         if stem is None:
-            raise InputError(f"ground truth '{_show(p)}' has no image "
-                             f"{p.stem[:_GT_NAME.search(p.stem).start()]}.png|jpg|jpeg|tif|tiff in '{_show(root)}'")
+            raise InputError(f"ground truth '{show_path(p)}' has no image "
+                             f"{p.stem[:_GT_NAME.search(p.stem).start()]}.png|jpg|jpeg|tif|tiff in '{show_path(root)}'")
         truths.setdefault(stem, []).append(p)
     for stem, p in sorted(pics.items()):
         if stem not in truths:
-            raise InputError(f"image '{_show(p)}' has no ground truth {stem}_gt*.png|npy in '{_show(root)}'")
+            raise InputError(f"image '{show_path(p)}' has no ground truth {stem}_gt*.png|npy in '{show_path(root)}'")
     items = {stem: (p, tuple(sorted(truths[stem], key=_natural))) for stem, p in pics.items()}
     return Dataset(root, "folder", (), items)
 
@@ -390,7 +390,7 @@ def _by_stem(paths: list) -> dict:
     out = {}
     for p in paths:
         if p.stem in out:
-            raise InputError(f"images '{_show(out[p.stem])}' and '{_show(p)}' have the same name; "
+            raise InputError(f"images '{show_path(out[p.stem])}' and '{show_path(p)}' have the same name; "
                              f"rename or remove one")
         out[p.stem] = p
     return out
@@ -400,7 +400,7 @@ def _choose_split(base: Path, split, split_names: list) -> list:
     if split is None:
         return split_names
     if split not in split_names:
-        raise InputError(f"data set '{_show(base)}' has no split '{split}'; choose from {', '.join(split_names)}")
+        raise InputError(f"data set '{show_path(base)}' has no split '{split}'; choose from {', '.join(split_names)}")
     return [split]
 
 
@@ -409,7 +409,7 @@ def _merge(items: dict, new: dict) -> None:
     for name, entry in new.items():
         if name in items:
             first, second = (e[0] if isinstance(e, tuple) else e for e in (items[name], entry))
-            raise InputError(f"images '{_show(first)}' and '{_show(second)}' have the same name '{name}'; "
+            raise InputError(f"images '{show_path(first)}' and '{show_path(second)}' have the same name '{name}'; "
                              f"choose one split")
         items[name] = entry
 
@@ -435,7 +435,7 @@ def _read_truths(path: Path) -> list:
         truth = np.unique(flat, axis=0, return_inverse=True)[1].reshape(truth.shape[:2])
     if truth.ndim != 2 or truth.dtype.kind not in "biuf" or (
             truth.dtype.kind == "f" and not np.array_equal(truth, np.round(truth))):
-        raise InputError(f"ground truth '{_show(path)}' is not a label image (shape {truth.shape}, "
+        raise InputError(f"ground truth '{show_path(path)}' is not a label image (shape {truth.shape}, "
                          f"dtype {truth.dtype}); expected (H, W) integer labels")
     return [truth]
 
@@ -446,10 +446,10 @@ def _read_mat(path: Path) -> list:
     try:
         mat = loadmat(path)
     except Exception as exc:
-        raise InputError(f"ground truth '{_show(path)}' cannot be read as a .mat file ({_one_line(exc)})") from None
+        raise InputError(f"ground truth '{show_path(path)}' cannot be read as a .mat file ({one_line(exc)})") from None
     if "groundTruth" not in mat:
         keys = ", ".join(k for k in mat if not k.startswith("__")) or "none"
-        raise InputError(f"ground truth '{_show(path)}' has no 'groundTruth' variable (found: {keys})")
+        raise InputError(f"ground truth '{show_path(path)}' has no 'groundTruth' variable (found: {keys})")
     gt = mat["groundTruth"]
     truths = []
     try:
@@ -459,20 +459,20 @@ def _read_mat(path: Path) -> list:
                 raise ValueError(f"annotator {k + 1}'s Segmentation has shape {seg.shape}, dtype {seg.dtype}")
             truths.append(seg)
     except Exception as exc:
-        raise InputError(f"ground truth '{_show(path)}' is not a BSDS groundTruth cell of structs with a "
-                         f"'Segmentation' field ({_one_line(exc)})") from None
+        raise InputError(f"ground truth '{show_path(path)}' is not a BSDS groundTruth cell of structs with a "
+                         f"'Segmentation' field ({one_line(exc)})") from None
     if not truths:
-        raise InputError(f"ground truth '{_show(path)}' holds no segmentation (empty groundTruth)")
+        raise InputError(f"ground truth '{show_path(path)}' holds no segmentation (empty groundTruth)")
     return truths
 
 
 def _read_seg(path: Path) -> np.ndarray:
     """Read a BSDS300 ``.seg`` file (ascii, ``s r c1 c2`` runs, all counted from 0)."""
-    bad = f"ground truth '{_show(path)}' is not a valid .seg file"
+    bad = f"ground truth '{show_path(path)}' is not a valid .seg file"
     try:
         text = path.read_text(encoding="ascii", errors="replace")
     except OSError as exc:
-        raise InputError(f"ground truth '{_show(path)}' cannot be read ({_one_line(exc)})") from None
+        raise InputError(f"ground truth '{show_path(path)}' cannot be read ({one_line(exc)})") from None
     m = re.search(r"^[ \t]*data[ \t]*$", text, flags=re.MULTILINE)
     if m is None:
         raise InputError(f"{bad} (no 'data' line)")
@@ -490,7 +490,7 @@ def _read_seg(path: Path) -> np.ndarray:
         runs = np.array(data.split(), dtype=np.int64).reshape(-1, 4)
     except (KeyError, IndexError, ValueError) as exc:
         raise InputError(f"{bad} ({'missing header field ' if isinstance(exc, KeyError) else ''}"
-                         f"{_one_line(exc)})") from None
+                         f"{one_line(exc)})") from None
     s, r, c1, c2 = runs.T
     if width < 1 or height < 1 or not len(runs) or (s < 0).any() or (r < 0).any() or (r >= height).any() \
             or (c1 < 0).any() or (c2 < c1).any() or (c2 >= width).any():
@@ -520,7 +520,7 @@ def _listdir(folder: Path) -> list:
     except (FileNotFoundError, NotADirectoryError):
         return []
     except OSError as exc:
-        raise InputError(f"folder '{_show(folder)}' cannot be listed ({_one_line(exc)})") from None
+        raise InputError(f"folder '{show_path(folder)}' cannot be listed ({one_line(exc)})") from None
 
 
 def _files(folder: Path, suffixes: tuple) -> list:

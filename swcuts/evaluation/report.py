@@ -21,7 +21,7 @@ from swcuts.evaluation.report_html import (
     CSS, box_plots, energy_plot, energy_table, gallery, header, img_tag, method_colours, overlay, png,
     reach_tables, score_table)
 from swcuts.evaluation.results import load_results, method_table, methods_of
-from swcuts.io.errors import InputError, _show
+from swcuts.io.errors import InputError, show_path
 from swcuts.io.figures import figure
 from swcuts.io.image_write import atomic_write
 from swcuts.io.output_set import refuse_inputs
@@ -51,7 +51,7 @@ def build_report(outdir, *more) -> Path:
                                             for name in ("results.csv", "traces.csv", "summary.json")])
     rows, traces, summary = load_results(outdir, *more)
     if not rows:
-        raise InputError(f"'{_show(outdir / 'results.csv')}' holds no run yet")
+        raise InputError(f"'{show_path(outdir / 'results.csv')}' holds no run yet")
     methods = methods_of(rows)
     colours = method_colours(methods)
     missing = []

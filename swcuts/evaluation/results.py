@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from swcuts.io.errors import InputError, _show
+from swcuts.io.errors import InputError, show_path
 
 __all__ = ["load_results", "method_table", "energy_at_times", "time_to_reach", "ok_runs", "methods_of",
            "SCORES", "CHECK_TIMES", "COLOURS"]
@@ -87,7 +87,7 @@ def _load_folder(folder: Path):
 
     path = folder / "results.csv"
     if not path.is_file():
-        raise InputError(f"'{_show(folder)}' holds no results.csv; give the output folder of 'swcuts benchmark'")
+        raise InputError(f"'{show_path(folder)}' holds no results.csv; give the output folder of 'swcuts benchmark'")
     rows = []
     for r in read_rows(path):
         r = dict(r, folder=folder)

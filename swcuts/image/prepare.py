@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from swcuts.io.errors import InputError, InputTypeError, _one_line, _show, describe, is_integer
+from swcuts.io.errors import InputError, InputTypeError, one_line, show_path, describe, is_integer
 
 __all__ = ["prepare_image", "refuse_path", "image_scale", "ImageScale", "ImageScaleWarning"]
 
@@ -210,7 +210,7 @@ def refuse_path(value, caller: str, what: str = "the image") -> None:
     if not isinstance(value, (str, bytes, os.PathLike)):
         return
     try:
-        shown = _show(os.fsdecode(value))
+        shown = show_path(os.fsdecode(value))
     except (TypeError, ValueError):
         shown = ""
     if isinstance(value, bytes) and (len(value) > 200 or not shown.isprintable()):
@@ -226,7 +226,7 @@ def _as_numeric_array(image) -> np.ndarray:
     try:
         arr = np.asarray(image)
     except Exception as exc:
-        raise TypeError(f"image must be a numeric array; could not convert {type(image).__name__} ({_one_line(exc)})") from None
+        raise TypeError(f"image must be a numeric array; could not convert {type(image).__name__} ({one_line(exc)})") from None
     if arr.dtype.kind not in "biuf":
         raise TypeError(
             f"image must have a bool, integer or float dtype, got {arr.dtype} "

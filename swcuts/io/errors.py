@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import numbers
 
-__all__ = ["InputError", "InputTypeError", "is_real", "is_integer", "describe", "check_number"]
+__all__ = ["InputError", "InputTypeError", "is_real", "is_integer", "describe", "check_number", "show_path", "one_line"]
 
 
 class InputError(ValueError):
@@ -30,12 +30,13 @@ class InputTypeError(InputError, TypeError):
     """
 
 
-def _show(p) -> str:
+def show_path(p) -> str:
     """Render a path for a one-line message (control characters escaped)."""
     return "".join(repr(c)[1:-1] if ord(c) < 32 else c for c in str(p))
 
 
-def _one_line(exc: BaseException) -> str:
+def one_line(exc: BaseException) -> str:
+    """The message of ``exc`` on one line (white space folded, at most 200 characters)."""
     text = " ".join(str(exc).split())
     return text[:200] if text else type(exc).__name__
 

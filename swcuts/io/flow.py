@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from swcuts.io.errors import check_number, InputError, _show
+from swcuts.io.errors import check_number, InputError, show_path
 
 __all__ = ["FLO_MAGIC", "UNKNOWN_FLOW", "UNKNOWN_FLOW_THRESH", "read_flo", "write_flo",
            "flow_to_color", "colour_wheel"]
@@ -92,7 +92,7 @@ def read_flo(path, *, limit_bytes=None) -> np.ndarray:
     check_number("limit_bytes", limit_bytes, integer=True, minimum=1, allow_none=True)
     p = Path(path)
     if not stat.S_ISREG(p.stat().st_mode):  # a pipe would block, a device never end
-        raise InputError(f"{_show(p)}: not a .flo file (not a regular file)")
+        raise InputError(f"{show_path(p)}: not a .flo file (not a regular file)")
     with open(p, "rb", buffering=0) as fh:  # no read-ahead: 12 bytes, then the flow
         size = os.fstat(fh.fileno()).st_size
         header = fh.read(_HEADER)
@@ -101,7 +101,7 @@ def read_flo(path, *, limit_bytes=None) -> np.ndarray:
         n = 2 * width * height
         flow = np.fromfile(fh, dtype="<f4", count=n)
     if flow.size != n:  # the file shrank after its size was read
-        raise InputError(f"{_show(p)}: .flo file truncated while reading: {flow.size} of {n} values")
+        raise InputError(f"{show_path(p)}: .flo file truncated while reading: {flow.size} of {n} values")
     flow = flow.reshape(height, width, 2).astype(np.float32, copy=False)  # native byte order
     flow[np.abs(flow) > UNKNOWN_FLOW_THRESH] = np.nan  # (NaN stays NaN)
     return flow
@@ -111,18 +111,18 @@ def _check_header(p, header, size):
     """(width, height) of a ``.flo`` file's 12-byte ``header``, checked
     against the file's ``size`` in bytes; an InputError otherwise."""
     if len(header) < _HEADER:
-        raise InputError(f"{_show(p)}: not a .flo file (only {len(header)} bytes, the header needs {_HEADER})")
+        raise InputError(f"{show_path(p)}: not a .flo file (only {len(header)} bytes, the header needs {_HEADER})")
     magic = np.frombuffer(header, "<f4", 1, 0)[0]
     if magic != np.float32(FLO_MAGIC):
-        raise InputError(f"{_show(p)}: not a .flo file (magic number {magic!r}, expected {FLO_MAGIC})")
+        raise InputError(f"{show_path(p)}: not a .flo file (magic number {magic!r}, expected {FLO_MAGIC})")
     width, height = (int(x) for x in np.frombuffer(header, "<i4", 2, 4))
     if not (0 < width <= _MAX_SIDE and 0 < height <= _MAX_SIDE):
-        raise InputError(f"{_show(p)}: invalid .flo header (width {width}, height {height}; "
+        raise InputError(f"{show_path(p)}: invalid .flo header (width {width}, height {height}; "
                          f"each must be 1 to {_MAX_SIDE})")
     expected = _HEADER + 8 * width * height
     if size != expected:
         what = "truncated" if size < expected else "too long"
-        raise InputError(f"{_show(p)}: .flo file {what}: {size} bytes, expected {expected} "
+        raise InputError(f"{show_path(p)}: .flo file {what}: {size} bytes, expected {expected} "
                          f"for {width}x{height}")
     return width, height
 
@@ -135,7 +135,7 @@ def _check_fits(p, width, height, limit_bytes):
     need = _FLO_BYTES_PER_PIXEL * width * height
     have = available_memory() if limit_bytes is None else int(limit_bytes)
     if have is not None and need > have:
-        raise InputError(f"{_show(p)}: a {width}x{height} flow needs about {_size(need)} to read but "
+        raise InputError(f"{show_path(p)}: a {width}x{height} flow needs about {_size(need)} to read but "
                          f"only {_size(have)} is available")
 
 

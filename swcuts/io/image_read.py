@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from swcuts.io.errors import InputError, _one_line, _show
+from swcuts.io.errors import InputError, one_line, show_path
 
 __all__ = ["load_image"]
 
@@ -57,23 +57,23 @@ def load_image(path) -> np.ndarray:
     """
     p = Path(os.fspath(path))
     if not p.exists():
-        raise InputError(f"image file '{_show(p)}' does not exist; check the path and spelling")
+        raise InputError(f"image file '{show_path(p)}' does not exist; check the path and spelling")
     if p.is_dir():
-        raise InputError(f"'{_show(p)}' is a directory, not an image file; pass the path of a single image file")
+        raise InputError(f"'{show_path(p)}' is a directory, not an image file; pass the path of a single image file")
     if not stat.S_ISREG(p.stat().st_mode):
         # A pipe would block (or be read once by one reader, not the next).
-        raise InputError(f"'{_show(p)}' is not a regular file (a pipe, socket or device); save the image "
+        raise InputError(f"'{show_path(p)}' is not a regular file (a pipe, socket or device); save the image "
                          f"to a file and pass its path")
-    not_image = InputError(f"'{_show(p)}' is not an image file that swcuts can read ({_READABLE})")
+    not_image = InputError(f"'{show_path(p)}' is not an image file that swcuts can read ({_READABLE})")
     try:
         with open(p, "rb") as fh:
             head = fh.read(32)
     except PermissionError:
-        raise InputError(f"image file '{_show(p)}' cannot be read (permission denied); fix its permissions or copy it somewhere readable") from None
+        raise InputError(f"image file '{show_path(p)}' cannot be read (permission denied); fix its permissions or copy it somewhere readable") from None
     except OSError as exc:
-        raise InputError(f"image file '{_show(p)}' cannot be read ({_one_line(exc)})") from None
+        raise InputError(f"image file '{show_path(p)}' cannot be read ({one_line(exc)})") from None
     if not head:
-        raise InputError(f"image file '{_show(p)}' is empty; re-export or re-download the image")
+        raise InputError(f"image file '{show_path(p)}' is empty; re-export or re-download the image")
 
     suffix = p.suffix.lower()
     tiff = head[:4] in (b"II*\x00", b"MM\x00*")
@@ -87,7 +87,7 @@ def load_image(path) -> np.ndarray:
         elif head.startswith(_PNG_MAGIC):
             image = _read_png(p, head)
         elif suffix == ".npy":
-            raise InputError(f"'{_show(p)}' is named .npy but is not a NumPy .npy file (no .npy "
+            raise InputError(f"'{show_path(p)}' is named .npy but is not a NumPy .npy file (no .npy "
                              f"header); save it with numpy.save, or pass the image file itself")
         elif suffix in (".tif", ".tiff"):
             image = _read_tiff(p)
@@ -157,13 +157,13 @@ def _check_fits(p: Path, h: int, w: int) -> None:
     to segment in the memory available (:func:`swcuts.io.memory.check_image_fits`)."""
     from swcuts.io.memory import check_image_fits
 
-    check_image_fits(int(h), int(w), name=_show(p))
+    check_image_fits(int(h), int(w), name=show_path(p))
 
 
 def _warn_pages(p: Path, pages: int) -> None:
     import warnings
 
-    warnings.warn(f"'{_show(p)}' holds {pages} pages or frames; swcuts uses the first", UserWarning,
+    warnings.warn(f"'{show_path(p)}' holds {pages} pages or frames; swcuts uses the first", UserWarning,
                   stacklevel=3)
 
 
@@ -268,5 +268,5 @@ def _warn_grey_alpha(p: Path) -> None:
 
     # Two channels are grey + alpha for swcuts (and PNG); a file that does
     # not say so may hold two measurements: say which one is segmented.
-    warnings.warn(f"'{_show(p)}' has 2 channels, not marked as grey + alpha; swcuts reads them as "
+    warnings.warn(f"'{show_path(p)}' has 2 channels, not marked as grey + alpha; swcuts reads them as "
                   f"grey + alpha and segments the first channel only", UserWarning, stacklevel=4)

@@ -12,7 +12,7 @@ from typing import Callable
 
 import numpy as np
 
-from swcuts.io.errors import InputError, _show
+from swcuts.io.errors import InputError, show_path
 
 __all__ = ["atomic_write", "save_label_png", "save_rgb_png", "save_npy"]
 
@@ -48,9 +48,9 @@ def atomic_write(path, write_fn: Callable[[str], object]) -> Path:
     dest = Path(os.fspath(path))
     parent = dest.parent
     if not parent.is_dir():
-        raise InputError(f"output directory '{_show(parent)}' does not exist; create it or choose another output path")
+        raise InputError(f"output directory '{show_path(parent)}' does not exist; create it or choose another output path")
     if dest.is_dir():
-        raise InputError(f"output path '{_show(dest)}' is a directory; give a file name instead")
+        raise InputError(f"output path '{show_path(dest)}' is a directory; give a file name instead")
     tmp = parent / f".{dest.name}.tmp-{secrets.token_hex(8)}{dest.suffix}"
     try:
         write_fn(str(tmp))

@@ -32,7 +32,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
-from swcuts.io.errors import InputError, _show
+from swcuts.io.errors import InputError, show_path
 from swcuts.io.image_write import _short_write
 
 __all__ = ["write_output_set", "missing_dirs", "refuse_inputs", "signals_deferred", "check_signals",
@@ -114,9 +114,9 @@ def refuse_inputs(outdir, names: Iterable[str], inputs: Iterable = ()) -> None:
         if source is None:
             continue
         if os.path.abspath(source) == os.path.abspath(target):
-            raise InputError(f"input '{_show(source)}' is also an output of this run and would be "
+            raise InputError(f"input '{show_path(source)}' is also an output of this run and would be "
                              f"overwritten; choose another -o")
-        raise InputError(f"output '{_show(target)}' is the input '{_show(source)}' (the same file) and "
+        raise InputError(f"output '{show_path(target)}' is the input '{show_path(source)}' (the same file) and "
                          f"would overwrite it; choose another -o")
 
 
@@ -150,12 +150,12 @@ def missing_dirs(outdir, names=(), inputs=()) -> list:
         raise InputError("the output folder is empty; give a folder name with -o")
     if outdir.exists():
         if not outdir.is_dir():
-            raise InputError(f"output '{_show(outdir)}' exists and is not a directory; choose another -o")
+            raise InputError(f"output '{show_path(outdir)}' exists and is not a directory; choose another -o")
         if not os.access(outdir, os.W_OK | os.X_OK):
-            raise InputError(f"output directory '{_show(outdir)}' is not writable; choose another -o")
+            raise InputError(f"output directory '{show_path(outdir)}' is not writable; choose another -o")
         for name in names:
             if (outdir / name).is_dir():
-                raise InputError(f"'{_show(outdir / name)}' is a directory; remove it or choose another -o")
+                raise InputError(f"'{show_path(outdir / name)}' is a directory; remove it or choose another -o")
         refuse_inputs(outdir, names, inputs)
         return []
     missing = [outdir]
@@ -164,10 +164,10 @@ def missing_dirs(outdir, names=(), inputs=()) -> list:
         missing.append(anc)
         anc = anc.parent
     if not anc.is_dir():
-        raise InputError(f"cannot create output directory '{_show(outdir)}': '{_show(anc)}' is not a directory; "
+        raise InputError(f"cannot create output directory '{show_path(outdir)}': '{show_path(anc)}' is not a directory; "
                          f"choose another -o")
     if not os.access(anc, os.W_OK | os.X_OK):
-        raise InputError(f"cannot create output directory '{_show(outdir)}': '{_show(anc)}' is not writable; "
+        raise InputError(f"cannot create output directory '{show_path(outdir)}': '{show_path(anc)}' is not writable; "
                          f"choose another -o")
     return missing
 
@@ -381,7 +381,7 @@ def write_output_set(outdir, files: Sequence[tuple[str, Callable[[Path], object]
         except OSError as exc:
             # numpy's "N requested and M written" (no errno) is a full disk.
             reason = os.strerror(errno.ENOSPC) if _short_write(exc) else exc.strerror or exc
-            raise InputError(f"cannot write the output files in '{_show(outdir)}': {reason}") from None
+            raise InputError(f"cannot write the output files in '{show_path(outdir)}': {reason}") from None
         finally:
             if stage is not None:
                 shutil.rmtree(stage, ignore_errors=True)

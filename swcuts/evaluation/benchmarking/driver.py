@@ -21,7 +21,7 @@ import numpy as np
 
 from swcuts import __version__
 from swcuts.io.errors import InputTypeError, check_number, describe, is_integer
-from swcuts.io.errors import InputError, _show
+from swcuts.io.errors import InputError, show_path
 from swcuts.evaluation.benchmarking.runs import (
     DEFAULT_PEERS, DEFAULT_SAMPLERS, RESULT_COLUMNS, RunResult, Task, _empty_row, make_methods,
     run_id, run_task)
@@ -95,7 +95,7 @@ def _executor(workers: int, scheduler):
         try:
             client = Client(scheduler, timeout="10s")
         except (OSError, TimeoutError, ValueError) as exc:
-            raise InputError(f"cannot reach the Dask scheduler at '{_show(scheduler)}': {exc}") from None
+            raise InputError(f"cannot reach the Dask scheduler at '{show_path(scheduler)}': {exc}") from None
         try:
             yield client, max(1, sum(client.nthreads().values()))
         finally:
@@ -247,7 +247,7 @@ def _open(data, split, limit):
     if limit is not None:
         names = names[:int(limit)]
     if not names:
-        raise InputError(f"data set '{_show(data)}' holds no image")
+        raise InputError(f"data set '{show_path(data)}' holds no image")
     return ds, names
 
 
@@ -362,7 +362,7 @@ def tune_peers(data, peers=DEFAULT_PEERS, *, split=None, limit=None, workers=Non
                     for v in spec.grid}
         finite = [v for v in spec.grid if math.isfinite(by_value[v])]
         if not finite:
-            raise InputError(f"peer '{peer}' failed on every tuning image of '{_show(data)}'")
+            raise InputError(f"peer '{peer}' failed on every tuning image of '{show_path(data)}'")
         best = max(finite, key=lambda v: by_value[v])
         chosen[peer] = {"param": spec.param, "value": best, "tuned_on": str(data), "split": split,
                         "n_images": len(names), "tuned_covering": by_value[best],

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from swcuts.io.errors import InputError, _one_line
+from swcuts.io.errors import InputError, one_line
 
 __all__ = ["Method", "Task", "RunResult", "run_task", "annotator_row", "make_methods", "parse_grid",
            "run_id", "RESULT_COLUMNS", "TRACE_FILE_COLUMNS", "DEFAULT_SAMPLERS", "DEFAULT_PEERS"]
@@ -234,8 +234,8 @@ def _error(exc: BaseException) -> str:
     if isinstance(exc, MemoryError):
         return "out of memory"
     if isinstance(exc, InputError):
-        return _one_line(exc)
-    return f"{type(exc).__name__}: {_one_line(exc)}"
+        return one_line(exc)
+    return f"{type(exc).__name__}: {one_line(exc)}"
 
 
 def _thin_trace(trace) -> list:

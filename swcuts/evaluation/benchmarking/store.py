@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from swcuts.io.errors import InputError, _show
+from swcuts.io.errors import InputError, show_path
 from swcuts.io.image_write import atomic_write, save_label_png
 from swcuts.io.output_set import json_text, refuse_inputs
 from swcuts.evaluation.benchmarking.runs import RESULT_COLUMNS, TRACE_FILE_COLUMNS
@@ -55,10 +55,10 @@ def read_rows(path) -> list:
         with open(path, newline="", encoding="utf-8") as fh:
             reader = csv.DictReader(fh)
             if reader.fieldnames is None or "run_id" not in reader.fieldnames:
-                raise InputError(f"'{_show(path)}' is not a swcuts results file (no run_id column)")
+                raise InputError(f"'{show_path(path)}' is not a swcuts results file (no run_id column)")
             rows = {r["run_id"]: r for r in reader if r.get("run_id")}
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
-        raise InputError(f"cannot read '{_show(path)}': {getattr(exc, 'strerror', None) or exc}") from None
+        raise InputError(f"cannot read '{show_path(path)}': {getattr(exc, 'strerror', None) or exc}") from None
     return list(rows.values())
 
 
@@ -102,9 +102,9 @@ class OutputFolder:
         self.settings = dict(settings or {})
         results = self.path / "results.csv"
         if self.path.exists() and not self.path.is_dir():
-            raise InputError(f"output '{_show(self.path)}' exists and is not a directory; choose another -o")
+            raise InputError(f"output '{show_path(self.path)}' exists and is not a directory; choose another -o")
         if results.exists() and not resume:
-            raise InputError(f"'{_show(self.path)}' already holds benchmark results; pass --resume "
+            raise InputError(f"'{show_path(self.path)}' already holds benchmark results; pass --resume "
                              f"(resume=True) to continue them, or choose another output folder")
         self.done = set()
         self.rows = []
@@ -120,7 +120,7 @@ class OutputFolder:
                     self._append(name, _csv_lines([columns]))
             self.write_summary()
         except OSError as exc:
-            raise InputError(f"cannot write the benchmark in '{_show(self.path)}': "
+            raise InputError(f"cannot write the benchmark in '{show_path(self.path)}': "
                              f"{exc.strerror or exc}") from None
 
     def _check_resumable(self):
@@ -130,7 +130,7 @@ class OutputFolder:
             return
         for key in RESUME_KEYS:
             if key in old and key in self.settings and old[key] != self.settings[key]:
-                raise InputError(f"'{_show(self.path)}' holds a benchmark with {key} {old[key]}, not "
+                raise InputError(f"'{show_path(self.path)}' holds a benchmark with {key} {old[key]}, not "
                                  f"{self.settings[key]}; resume with the same {key} or choose another "
                                  f"output folder")
         self.settings.setdefault("started", old.get("started"))
