@@ -27,7 +27,8 @@ import numpy as np
 from numba import njit
 
 from swcuts.samplers.tree_guided.scores import _score_any
-from swcuts.samplers.tree_guided.trees import leaf_order, local_edges, no_links, node_rows
+from swcuts.samplers.tree_guided.trees import (
+    leaf_order, local_edges, no_links, node_rows)
 
 
 def _join_impl(sp, a, b, m, n, stats, size, sc, left, right, parent):

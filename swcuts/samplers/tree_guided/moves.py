@@ -191,7 +191,7 @@ class _GlobalMoves(_AroundMerges):
         n = tree.n
         if n < 2:
             return None
-        j, logw_j, nu, res, assign = self._draw_split(tree, rng, temperature)
+        _, logw_j, nu, res, assign = self._draw_split(tree, rng, temperature)
         path_lq = anchor_lq + logw_j + float(res[0])
         return n, nu, res, assign, int(res[2]), path_lq
 
@@ -237,7 +237,7 @@ class _GlobalMoves(_AroundMerges):
         drawn = self._start_split(tree, anchor_lq, rng, temperature)
         if drawn is None:
             return StepInfo(False, -math.inf, 0, 0.0, "split")
-        n, nu, res, assign, k, path_lq = drawn
+        n, nu, _, assign, k, path_lq = drawn
         parts = self._parts_of(tree, nu, assign, k)
         parts.sort(key=lambda p: int(p[0]))
         pinfos = [self._info(p) for p in parts]
