@@ -10,6 +10,7 @@
   computing it exactly (the decision is the same as with the exact ratio);
 * :func:`draw_log_weights` — a draw from weights given by their logarithms
   (the Gibbs draw over labels);
+* :func:`largest` — the largest of the first entries of an array;
 * :func:`log_sum_exp` — log Σ exp of the first entries of an array;
 * :func:`compiled_only` — the decorator of kernels that compiled code calls.
 
@@ -26,7 +27,8 @@ from numba import njit
 
 from swcuts._numba.compiled_only import compiled_only
 
-__all__ = ["find", "mh_accept", "mh_threshold", "draw_log_weights", "log_sum_exp", "compiled_only"]
+__all__ = ["find", "mh_accept", "mh_threshold", "draw_log_weights", "largest",
+           "log_sum_exp", "compiled_only"]
 
 
 @njit(cache=True, inline="always")
@@ -75,13 +77,20 @@ def draw_log_weights(logw, n, best):
     return pick
 
 
-@njit(cache=True)
-def log_sum_exp(logw, n):
-    """log Σ_{i<n} exp(logw[i]), with the largest term factored out."""
+@njit(cache=True, inline="always")
+def largest(logw, n):
+    """The largest of ``logw[:n]`` (the first of equals; ``logw[0]`` when n ≤ 1)."""
     mx = logw[0]
     for i in range(1, n):
         if logw[i] > mx:
             mx = logw[i]
+    return mx
+
+
+@njit(cache=True)
+def log_sum_exp(logw, n):
+    """log Σ_{i<n} exp(logw[i]), with the largest term factored out."""
+    mx = largest(logw, n)
     acc = 0.0
     for i in range(n):
         acc += math.exp(logw[i] - mx)

@@ -17,6 +17,7 @@ import math
 import numpy as np
 from numba import njit
 
+from swcuts._numba.primitives import largest
 from swcuts.models.mixture.moves import _sorted_insert, _sorted_remove
 from swcuts.models.mixture.marginals import log_marginal
 from swcuts.models.mixture.priors import prior_item_join, prior_item_leave, prior_size_change
@@ -150,10 +151,7 @@ def _choose_c(logw, nc, forced_k, mode, u, script, branch, cnt, fl):
     recording the branching factor). Adds its log probability to fl[0];
     returns the index, or -1 if it had probability 0. ``logw[nc:2 nc]``
     is scratch."""
-    m = logw[0]
-    for t in range(1, nc):
-        if logw[t] > m:
-            m = logw[t]
+    m = largest(logw, nc)
     z = 0.0
     for t in range(nc):
         w = math.exp(logw[t] - m)

@@ -19,7 +19,7 @@ from swcuts.models.mixture.moves import _sorted_insert
 from swcuts.samplers.reconfiguration.compiled_moves import (
     _C_BI, _C_BJ, _C_EVALS, _C_NITEMS, _C_NLOG, _C_NUSED, _C_POS, _F_LI, _F_LJ, _F_ZI, _F_ZJ,
     _FAIL, _choose_c, _logged_move, _set_join, _set_leave, _set_stats, _stack_positions, _undo_log)
-from swcuts.samplers.reconfiguration.passes import _NEG_INF, _RngChooser
+from swcuts.samplers.reconfiguration.passes import _NEG_INF, _PassArgs, _RngChooser
 
 
 @njit(cache=True, inline="always")
@@ -445,7 +445,7 @@ _NO_U = np.zeros(0)
 _NO_INT = np.zeros(0, np.int64)
 
 
-class _CompiledPass:
+class _CompiledPass(_PassArgs):
     """:class:`_Pass` run by the compiled :func:`_arm_pass` (mixture models
     with a built-in likelihood, every outside item visited). Same
     interface: :meth:`run`, :meth:`undo`, :meth:`moved_items`.
@@ -456,20 +456,8 @@ class _CompiledPass:
     probability of the path): the enumeration tests' scripted chooser.
     """
 
-    def __init__(self, kern, state, i, j, za, zb, order, temperature, chooser=None,
-                 target=None, target_size=None, changed=None):
-        self.kern = kern
-        self.model = kern.model
-        self.state = state
-        self.i, self.j = int(i), int(j)
-        self.za, self.zb = za, zb
-        self.order = order
-        self.inv_t = 1.0 / temperature
-        self.chooser = chooser
-        self.target = target
-        self.target_size = target_size
-        self.changed = changed
-        self.forced = target is not None
+    def __init__(self, *args, **kwargs):
+        _PassArgs.__init__(self, *args, **kwargs)
         self.cnt = np.zeros(7, np.int64)
         self.fl = np.zeros(2)
         self.log = None

@@ -106,7 +106,27 @@ class _RngChooser:
         return metropolis_hastings(log_alpha, self.rng)
 
 
-class _Pass:
+class _PassArgs:
+    """The arguments a pass keeps (:class:`_Pass`, and
+    :class:`.compiled_pass._CompiledPass`, which share its constructor)."""
+
+    def __init__(self, kern, state, i, j, za, zb, order, temperature, chooser=None,
+                 target=None, target_size=None, changed=None):
+        self.kern = kern
+        self.model = kern.model
+        self.state = state
+        self.i, self.j = int(i), int(j)
+        self.za, self.zb = za, zb
+        self.order = order
+        self.inv_t = 1.0 / temperature
+        self.chooser = chooser
+        self.target = target
+        self.target_size = target_size
+        self.changed = changed
+        self.forced = target is not None
+
+
+class _Pass(_PassArgs):
     """One run of the proposal procedure on the live state.
 
     Forward (``chooser`` given): draws z* and accumulates log T(z* | z).
@@ -118,21 +138,9 @@ class _Pass:
     of ``target``.
     """
 
-    def __init__(self, kern, state, i, j, za, zb, order, temperature, chooser=None,
-                 target=None, target_size=None, changed=None):
-        self.kern = kern
-        self.model = kern.model
-        self.state = state
-        self.part = state.partition
-        self.i, self.j = int(i), int(j)
-        self.za, self.zb = za, zb
-        self.order = order
-        self.inv_t = 1.0 / temperature
-        self.chooser = chooser
-        self.target = target
-        self.target_size = target_size
-        self.changed = changed
-        self.forced = target is not None
+    def __init__(self, *args, **kwargs):
+        _PassArgs.__init__(self, *args, **kwargs)
+        self.part = self.state.partition
         self.log = []
         self.logT = 0.0
         self.joined = {}

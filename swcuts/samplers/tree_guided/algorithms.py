@@ -28,8 +28,10 @@ from numba import njit
 
 from swcuts.samplers.tree_guided import balanced, pairs, scores, walks
 from swcuts.samplers.tree_guided.balanced import (
-    _build_balanced, _build_balanced_impl, _join_round_impl, _rebalance, _rebalance_impl)
-from swcuts.samplers.tree_guided.trees import leaf_order, range_min
+    _build_balanced, _build_balanced_impl, _join, _join_impl, _join_round_impl, _rebalance,
+    _rebalance_impl)
+from swcuts.samplers.tree_guided.trees import (
+    leaf_order, local_edges, no_links, node_rows, range_min)
 from swcuts.samplers.tree_guided.scores import (
     _logd_matrix, _logd_matrix_impl, _same_stats, _score_any, _scores, _scores_impl)
 from swcuts.samplers.tree_guided.walks import (
@@ -40,6 +42,26 @@ from swcuts.samplers.tree_guided.walks import (
 # ---------------------------------------------------------------------------
 # Tree construction (greedy agglomeration), plain Python; compiled below
 # ---------------------------------------------------------------------------
+
+
+def _next_join_impl(sp, heap, active, m, n, stats, size, sc, left, right, parent):
+    """Pops ``heap`` (log d, a, b) down to its first pair of clusters both
+    active and joins them as node m (:func:`.balanced._join_impl`); False
+    when the heap runs out first."""
+    while len(heap) > 0:
+        item = heapq.heappop(heap)
+        a = item[1]
+        b = item[2]
+        if active[a] and active[b]:
+            _join(sp, a, b, m, n, stats, size, sc, left, right, parent)
+            active[a] = False
+            active[b] = False
+            active[m] = True
+            return True
+    return False
+
+
+_next_join = njit(cache=True)(_next_join_impl)
 
 
 def _build_impl(sp, items, local, indptr, indices, use_graph, vstats):
@@ -61,12 +83,8 @@ def _build_impl(sp, items, local, indptr, indices, use_graph, vstats):
     n = items.shape[0]
     D = vstats.shape[1]
     nn = 2 * n - 1
-    stats = np.zeros((nn, D))
-    size = np.zeros(nn, np.int64)
-    sc = np.zeros(nn)
-    left = np.full(max(n - 1, 0), -1, np.int64)
-    right = np.full(max(n - 1, 0), -1, np.int64)
-    parent = np.full(nn, -1, np.int64)
+    stats, size, sc = node_rows(n, D)
+    left, right, parent = no_links(n)
     active = np.zeros(nn, np.bool_)
     for k in range(n):
         stats[k, :] = vstats[items[k]]
@@ -78,58 +96,30 @@ def _build_impl(sp, items, local, indptr, indices, use_graph, vstats):
     heap = [(0.0, 0, 0)]
     heap.pop()
     if use_graph and n > 1:
-        for k in range(n):
-            local[items[k]] = k
-        ne = 0
-        for k in range(n):
-            v = items[k]
-            for p in range(indptr[v], indptr[v + 1]):
-                u = local[indices[p]]
-                if u >= 0 and u != k:
-                    ne += 1
+        ek, eu = local_edges(items, local, indptr, indices)
+        ne = ek.shape[0]
         head = np.full(nn, -1, np.int64)
         nxt = np.empty(ne + 1, np.int64)
         val = np.empty(ne + 1, np.int64)
         free = np.empty(ne + 1, np.int64)
         buf = np.empty(ne + 1, np.int64)
         n_free = 0
-        top = 0
-        for k in range(n):
-            v = items[k]
-            for p in range(indptr[v], indptr[v + 1]):
-                u = local[indices[p]]
-                if u < 0 or u == k:
-                    continue
-                e = top
-                top += 1
-                val[e] = u
-                nxt[e] = head[k]
-                head[k] = e
-                if k < u:
-                    np.add(stats[k], stats[u], tmp)
-                    heapq.heappush(heap, (sc[k] + sc[u] - _score_any(tmp, 2, sp), k, u))
-        for k in range(n):
-            local[items[k]] = -1
+        for e in range(ne):
+            k = ek[e]
+            u = eu[e]
+            val[e] = u
+            nxt[e] = head[k]
+            head[k] = e
+            if k < u:
+                np.add(stats[k], stats[u], tmp)
+                heapq.heappush(heap, (sc[k] + sc[u] - _score_any(tmp, 2, sp), k, u))
         uf = np.arange(nn)
         stamp = np.full(nn, -1, np.int64)
-        while len(heap) > 0:
-            item = heapq.heappop(heap)
-            a = item[1]
-            b = item[2]
-            if not (active[a] and active[b]):
-                continue
+        while _next_join(sp, heap, active, next_id, n, stats, size, sc, left, right, parent):
             m = next_id
             next_id += 1
-            np.add(stats[a], stats[b], stats[m])
-            size[m] = size[a] + size[b]
-            sc[m] = _score_any(stats[m], size[m], sp)
-            left[m - n] = a
-            right[m - n] = b
-            parent[a] = m
-            parent[b] = m
-            active[a] = False
-            active[b] = False
-            active[m] = True
+            a = left[m - n]
+            b = right[m - n]
             uf[a] = m
             uf[b] = m
             # Neighbours of the new cluster: the current roots of the
@@ -178,24 +168,9 @@ def _build_impl(sp, items, local, indptr, indices, use_graph, vstats):
                 b = alive[j]
                 np.add(stats[a], stats[b], tmp)
                 heapq.heappush(heap, (sc[a] + sc[b] - _score_any(tmp, size[a] + size[b], sp), a, b))
-        while len(heap) > 0:
-            item = heapq.heappop(heap)
-            a = item[1]
-            b = item[2]
-            if not (active[a] and active[b]):
-                continue
+        while _next_join(sp, heap, active, next_id, n, stats, size, sc, left, right, parent):
             m = next_id
             next_id += 1
-            np.add(stats[a], stats[b], stats[m])
-            size[m] = size[a] + size[b]
-            sc[m] = _score_any(stats[m], size[m], sp)
-            left[m - n] = a
-            right[m - n] = b
-            parent[a] = m
-            parent[b] = m
-            active[a] = False
-            active[b] = False
-            active[m] = True
             w = 0
             for i in range(n_alive):
                 r = alive[i]
@@ -230,11 +205,7 @@ def _induced_impl(sp, items, gpos, hmin, lg, vstats, leaf_sc, split_at, c_size, 
     internal node (:func:`.trees._lifting_tables`).
     """
     m = items.shape[0]
-    D = vstats.shape[1]
-    nn = 2 * m - 1
-    stats = np.zeros((nn, D))
-    size = np.zeros(nn, np.int64)
-    sc = np.zeros(nn)
+    stats, size, sc = node_rows(m, vstats.shape[1])
     keys = np.empty(m, np.int64)
     for k in range(m):
         stats[k, :] = vstats[items[k]]
@@ -289,11 +260,8 @@ def _cartesian_impl(sp, dord, first, last, stats, size, sc, hmin, lg, split_at, 
     m = dord.shape[0]
     D = stats.shape[1]
     ng = hmin.shape[1]
-    nn = 2 * m - 1
-    left = np.full(max(m - 1, 0), -1, np.int64)
-    right = np.full(max(m - 1, 0), -1, np.int64)
-    parent = np.full(nn, -1, np.int64)
-    lo = np.zeros(nn, np.int64)
+    left, right, parent = no_links(m)
+    lo = np.zeros(2 * m - 1, np.int64)
     hkey = np.zeros(max(m - 1, 0), np.int64)
     if m == 1:
         return left, right, parent, lo, hkey
@@ -390,8 +358,8 @@ _induced = njit(cache=True)(_induced_impl)
 class _Fns:
     """The helpers: compiled (the numba functions, scores by ``_score_any``)
     or plain Python — the same functions with the global names
-    ``_score_any``, ``_walk_groups``, ``_replay``, ``_join_round``,
-    ``_cartesian`` and ``_logd_pair`` rebound, to a user's score if given."""
+    ``_score_any``, ``_walk_groups``, ``_replay``, ``_join_round``, ``_join``,
+    ``_next_join``, ``_cartesian`` and ``_logd_pair`` rebound, to a user's score if given."""
 
     def __init__(self, compiled, sp, score=None):
         self.sp = sp
@@ -415,6 +383,8 @@ class _Fns:
         g["_walk_groups"] = self.walk_groups = copy(_walk_groups_impl)
         g["_replay"] = copy(_replay_impl)
         g["_join_round"] = copy(_join_round_impl)
+        g["_join"] = copy(_join_impl)
+        g["_next_join"] = copy(_next_join_impl)
         g["_cartesian"] = self.cartesian = copy(_cartesian_impl)
         g["_logd_pair"] = copy(scores._logd_pair_impl)
         self.build_matching = copy(_build_balanced_impl)

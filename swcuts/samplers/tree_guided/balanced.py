@@ -27,7 +27,24 @@ import numpy as np
 from numba import njit
 
 from swcuts.samplers.tree_guided.scores import _score_any
-from swcuts.samplers.tree_guided.trees import leaf_order
+from swcuts.samplers.tree_guided.trees import (
+    leaf_order, local_edges, no_links, node_rows)
+
+
+def _join_impl(sp, a, b, m, n, stats, size, sc, left, right, parent):
+    """Node m := a ∪ b: its statistics, size and score, children (of
+    internal node m, row m - n of ``left``, ``right``) and the parents."""
+    for q in range(stats.shape[1]):
+        stats[m, q] = stats[a, q] + stats[b, q]
+    size[m] = size[a] + size[b]
+    sc[m] = _score_any(stats[m], size[m], sp)
+    left[m - n] = a
+    right[m - n] = b
+    parent[a] = m
+    parent[b] = m
+
+
+_join = njit(cache=True)(_join_impl)
 
 
 def _join_round_impl(sp, ea, eb, stats, size, sc, left, right, parent, up, n, next_id, tmp):
@@ -50,18 +67,10 @@ def _join_round_impl(sp, ea, eb, stats, size, sc, left, right, parent, up, n, ne
         b = eb[e]
         if up[a] != a or up[b] != b:
             continue
-        m = next_id
+        _join(sp, a, b, next_id, n, stats, size, sc, left, right, parent)
+        up[a] = next_id
+        up[b] = next_id
         next_id += 1
-        for q in range(tmp.shape[0]):
-            stats[m, q] = stats[a, q] + stats[b, q]
-        size[m] = size[a] + size[b]
-        sc[m] = _score_any(stats[m], size[m], sp)
-        left[m - n] = a
-        right[m - n] = b
-        parent[a] = m
-        parent[b] = m
-        up[a] = m
-        up[b] = m
     # Two-hop pairs: a cluster left out (every candidate of it was taken) is
     # paired with another left out whose best candidate is the same cluster
     # (the "hub"), in order of log d to the hub; else a hub with k satellites
@@ -89,18 +98,10 @@ def _join_round_impl(sp, ea, eb, stats, size, sc, left, right, parent, up, n, ne
         if hub[a] != hub[b]:
             t += 1
             continue
-        m = next_id
+        _join(sp, min(a, b), max(a, b), next_id, n, stats, size, sc, left, right, parent)
+        up[a] = next_id
+        up[b] = next_id
         next_id += 1
-        for q in range(tmp.shape[0]):
-            stats[m, q] = stats[a, q] + stats[b, q]
-        size[m] = size[a] + size[b]
-        sc[m] = _score_any(stats[m], size[m], sp)
-        left[m - n] = min(a, b)
-        right[m - n] = max(a, b)
-        parent[a] = m
-        parent[b] = m
-        up[a] = m
-        up[b] = m
         t += 2
     return next_id
 
@@ -116,12 +117,8 @@ def _build_balanced_impl(sp, items, local, indptr, indices, use_graph, vstats):
     n = items.shape[0]
     D = vstats.shape[1]
     nn = 2 * n - 1
-    stats = np.zeros((nn, D))
-    size = np.zeros(nn, np.int64)
-    sc = np.zeros(nn)
-    left = np.full(max(n - 1, 0), -1, np.int64)
-    right = np.full(max(n - 1, 0), -1, np.int64)
-    parent = np.full(nn, -1, np.int64)
+    stats, size, sc = node_rows(n, D)
+    left, right, parent = no_links(n)
     up = np.arange(nn)
     for k in range(n):
         stats[k, :] = vstats[items[k]]
@@ -130,26 +127,8 @@ def _build_balanced_impl(sp, items, local, indptr, indices, use_graph, vstats):
     tmp = np.empty(D)
     next_id = n
     if use_graph and n > 1:
-        for k in range(n):
-            local[items[k]] = k
-        ne = 0
-        for k in range(n):
-            v = items[k]
-            for p in range(indptr[v], indptr[v + 1]):
-                u = local[indices[p]]
-                if u >= 0 and u != k:
-                    ne += 1
-        keys = np.empty(ne, np.int64)
-        ne = 0
-        for k in range(n):
-            v = items[k]
-            for p in range(indptr[v], indptr[v + 1]):
-                u = local[indices[p]]
-                if u >= 0 and u != k:
-                    keys[ne] = min(k, u) * nn + max(k, u)
-                    ne += 1
-        for k in range(n):
-            local[items[k]] = -1
+        ek, eu = local_edges(items, local, indptr, indices)
+        keys = np.minimum(ek, eu) * nn + np.maximum(ek, eu)
         while keys.shape[0] > 0:
             keys = np.unique(keys)
             ea = keys // nn

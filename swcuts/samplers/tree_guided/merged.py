@@ -55,7 +55,7 @@ from numba import njit
 
 from swcuts.samplers.tree_guided.ratio import _logsumexp
 from swcuts.samplers.tree_guided.trees import (
-    floored_log_weights, mark_ancestors, node_logd, range_min)
+    floored_log_weights, mark_ancestors, node_logd, node_rows, range_min)
 
 
 @njit(cache=True)
@@ -161,10 +161,7 @@ def _merged_leaves(parent, left, right, lo, order, size, stats, sc, hkey, gp, ma
         hang = hang[np.argsort(starts)]
     E = nh + nb
     D = stats.shape[1]
-    nn = 2 * E - 1
-    vst = np.zeros((nn, D))
-    vsize = np.zeros(nn, np.int64)
-    vsc = np.zeros(nn)
+    vst, vsize, vsc = node_rows(E, D)
     first = np.empty(E, np.int64)
     last = np.empty(E, np.int64)
     bleaf = np.empty(nb, np.int64)

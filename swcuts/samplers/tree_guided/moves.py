@@ -183,18 +183,27 @@ class _GlobalMoves(_AroundMerges):
         bounds = np.cumsum(np.bincount(leafgroup, minlength=int(n_groups)))[:-1]
         return [tree.items[g] for g in np.split(order, bounds)]
 
+    def _start_split(self, tree, anchor_lq, rng, temperature):
+        """Counts a split attempt and draws it (:meth:`_draw_split`): None
+        when ``tree`` has a single item, else (n, ν, walk result, assign,
+        number of groups k, log q of the drawn path)."""
+        self.counts["split"][0] += 1
+        n = tree.n
+        if n < 2:
+            return None
+        _, logw_j, nu, res, assign = self._draw_split(tree, rng, temperature)
+        path_lq = anchor_lq + logw_j + float(res[0])
+        return n, nu, res, assign, int(res[2]), path_lq
+
     def _split_stats(self, state, c, rest, anchor_lq, rng, temperature) -> StepInfo:
         """A split priced from the groups' statistics; items are read only
         to move them, once the move is accepted."""
-        self.counts["split"][0] += 1
         tree = self._label_tree_of(state, c)
-        n = tree.n
-        if n < 2:
+        drawn = self._start_split(tree, anchor_lq, rng, temperature)
+        if drawn is None:
             return StepInfo(False, -math.inf, 0, 0.0, "split")
-        j, logw_j, nu, res, assign = self._draw_split(tree, rng, temperature)
-        lp_walk, _, k, gstats, gsize, gsc = res
-        k = int(k)
-        path_lq = anchor_lq + logw_j + float(lp_walk)
+        n, nu, res, assign, k, path_lq = drawn
+        gstats, gsize, gsc = res[3], res[4], res[5]
         firsts = tree.group_firsts(nu, assign, k)
         order = np.argsort(firsts, kind="stable")  # parts by smallest item
         pinfos = [_Summary(gstats[g], gsc[g], gsize[g], firsts[g]) for g in order.tolist()]
@@ -224,14 +233,11 @@ class _GlobalMoves(_AroundMerges):
     def _split_items(self, state, c, cinfo, rest, anchor_lq, rng, temperature) -> StepInfo:
         """A split applied to the state to price it (models without
         ``delta_regroup``), undone on rejection."""
-        self.counts["split"][0] += 1
         tree = self._label_tree(c, cinfo)
-        n = tree.n
-        if n < 2:
+        drawn = self._start_split(tree, anchor_lq, rng, temperature)
+        if drawn is None:
             return StepInfo(False, -math.inf, 0, 0.0, "split")
-        j, logw_j, nu, res, assign = self._draw_split(tree, rng, temperature)
-        lp_walk, k = res[0], int(res[2])
-        path_lq = anchor_lq + logw_j + float(lp_walk)
+        n, nu, _, assign, k, path_lq = drawn
         parts = self._parts_of(tree, nu, assign, k)
         parts.sort(key=lambda p: int(p[0]))
         pinfos = [self._info(p) for p in parts]

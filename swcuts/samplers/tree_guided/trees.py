@@ -342,3 +342,47 @@ def leaf_order(left, right, size, n):
         order[lo[k]] = k
     return lo, order
 
+
+
+@njit(cache=True)
+def node_rows(n, D):
+    """Zeroed statistics (D columns), sizes and scores of the 2n - 1 nodes
+    of a tree over n leaves."""
+    nn = 2 * n - 1
+    return np.zeros((nn, D)), np.zeros(nn, np.int64), np.zeros(nn)
+
+
+@njit(cache=True)
+def no_links(n):
+    """``left``, ``right`` (n - 1 internal nodes) and ``parent`` (2n - 1
+    nodes) of a tree over n leaves, all -1 (nothing joined yet)."""
+    left = np.full(max(n - 1, 0), -1, np.int64)
+    right = np.full(max(n - 1, 0), -1, np.int64)
+    return left, right, np.full(2 * n - 1, -1, np.int64)
+
+
+@njit(cache=True)
+def local_edges(items, local, indptr, indices):
+    """The edges of the CSR graph (indptr, indices) inside ``items``, by
+    leaf numbers: (ek[e], eu[e]) for k ascending, then the row of
+    ``items[k]`` in order, loops left out; an edge comes once each way.
+    ``local`` (size N, all -1) is scratch and is restored."""
+    n = items.shape[0]
+    cap = 0
+    for k in range(n):
+        local[items[k]] = k
+        cap += indptr[items[k] + 1] - indptr[items[k]]
+    ek = np.empty(cap, np.int64)
+    eu = np.empty(cap, np.int64)
+    ne = 0
+    for k in range(n):
+        v = items[k]
+        for p in range(indptr[v], indptr[v + 1]):
+            u = local[indices[p]]
+            if u >= 0 and u != k:
+                ek[ne] = k
+                eu[ne] = u
+                ne += 1
+    for k in range(n):
+        local[items[k]] = -1
+    return ek[:ne], eu[:ne]
