@@ -81,14 +81,10 @@ class Multiflip(FlipKernel):
 
     Parameters
     ----------
-    model : ImageModel
-        A model with the compiled fast path (``model.compiled``).
-    q : (E,) array
-        Edge probabilities.
+    model, q, proposal :
+        As for :class:`~swcuts.samplers.flips.FlipKernel`.
     n_flip : float or "all"
         Expected number of components relabelled per step.
-    proposal : TargetProposal, optional
-        Weights of the label proposal (adjacent, floor, fresh, far).
     """
 
     name = "multiflip"

@@ -65,14 +65,10 @@ class Triadic:
 
     Parameters
     ----------
-    model : partition model
-        Offers ``n_vertices``, ``graph`` (a RegionGraph or None),
-        ``delta(state, R, new_label)`` and ``apply(state, R, new_label, d)``.
-        Models whose labels are values rather than names (``fixed_labels``,
-        e.g. Potts) are refused: splits create fresh labels.
-    q : array, optional
-        Edge probabilities; accepted for a uniform kernel signature and
-        unused.
+    model, q :
+        As for :class:`~swcuts.samplers.split_merge.SplitMerge` (``q`` is
+        unused; models with ``fixed_labels`` are refused: splits create
+        fresh labels).
     beta : float
         Probability of a 2→1 merge (rather than a 2→3 split) when the
         anchors span two labels with c_i ≠ c_j; 0 < β < 1. The paper ran
@@ -450,24 +446,10 @@ class Triadic:
 
     # ----------------------------------------------------------------- step
     def step(self, state, rng, temperature=1.0) -> StepInfo:
-        """One triadic Metropolis-Hastings update at temperature T.
-
-        Parameters
-        ----------
-        state : ModelState
-            Mutated in place (left unchanged, with exact caches and the
-            same label names, on rejection).
-        rng : numpy.random.Generator
-        temperature : float
-            The target is π^(1/T).
-
-        Returns
-        -------
-        StepInfo
-            ``move`` is "split12", "merge21", "split23", "merge32" or
-            "noop"; ``moved`` the number of vertices whose label the
-            proposal changes; ``delta`` its Δ log π.
-        """
+        """One triadic Metropolis-Hastings update at temperature T, as
+        :meth:`SplitMerge.step <swcuts.samplers.split_merge.SplitMerge.step>`
+        (a rejection also keeps the label names); the StepInfo's ``move`` is
+        "split12", "merge21", "split23", "merge32" or "noop"."""
         temperature = float(temperature)
         if not temperature > 0.0:
             raise ValueError(f"temperature must be positive, got {temperature}")
