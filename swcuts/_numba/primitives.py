@@ -11,6 +11,8 @@
 * :func:`draw_log_weights` — a draw from weights given by their logarithms
   (the Gibbs draw over labels);
 * :func:`log_sum_exp` — log Σ exp of the first entries of an array;
+* :func:`gather_marked` — the entries of a list that a mark array flags,
+  in order;
 * :func:`compiled_only` — the decorator of kernels that compiled code calls.
 
 This module depends on numpy and numba only, so that both
@@ -26,7 +28,8 @@ from numba import njit
 
 from swcuts._numba.compiled_only import compiled_only
 
-__all__ = ["find", "mh_accept", "mh_threshold", "draw_log_weights", "log_sum_exp", "compiled_only"]
+__all__ = ["find", "mh_accept", "mh_threshold", "draw_log_weights", "log_sum_exp", "gather_marked",
+           "compiled_only"]
 
 
 @njit(cache=True, inline="always")
@@ -87,3 +90,16 @@ def log_sum_exp(logw, n):
         acc += math.exp(logw[i] - mx)
     return mx + math.log(acc)
 
+
+
+@njit(cache=True, inline="always")
+def gather_marked(items, n, marked, out):
+    """Copy the entries x of ``items[:n]`` with ``marked[x]`` set to the
+    front of ``out``, in order; returns how many."""
+    k = 0
+    for t in range(n):
+        x = items[t]
+        if marked[x]:
+            out[k] = x
+            k += 1
+    return k
