@@ -12,6 +12,8 @@
   (the Gibbs draw over labels);
 * :func:`largest` — the largest of the first entries of an array;
 * :func:`log_sum_exp` — log Σ exp of the first entries of an array;
+* :func:`gather_marked` — the entries of a list that a mark array flags,
+  in order;
 * :func:`compiled_only` — the decorator of kernels that compiled code calls.
 
 This module depends on numpy and numba only, so that both
@@ -27,8 +29,8 @@ from numba import njit
 
 from swcuts._numba.compiled_only import compiled_only
 
-__all__ = ["find", "mh_accept", "mh_threshold", "draw_log_weights", "largest",
-           "log_sum_exp", "compiled_only"]
+__all__ = ["find", "mh_accept", "mh_threshold", "draw_log_weights", "largest", "log_sum_exp",
+           "gather_marked", "compiled_only"]
 
 
 @njit(cache=True, inline="always")
@@ -96,3 +98,16 @@ def log_sum_exp(logw, n):
         acc += math.exp(logw[i] - mx)
     return mx + math.log(acc)
 
+
+
+@njit(cache=True, inline="always")
+def gather_marked(items, n, marked, out):
+    """Copy the entries x of ``items[:n]`` with ``marked[x]`` set to the
+    front of ``out``, in order; returns how many."""
+    k = 0
+    for t in range(n):
+        x = items[t]
+        if marked[x]:
+            out[k] = x
+            k += 1
+    return k

@@ -19,8 +19,8 @@ from scipy.sparse.csgraph import connected_components
 from swcuts._numba.compiled_only import compiled_only
 from swcuts._numba.primitives import find
 
-__all__ = ["region_change", "region_terms", "region_cache", "region_cache_terms", "refresh_regions",
-           "touching_regions", "search_pieces", "pieces_interleaved", "vertex_leave_pieces"]
+__all__ = ["region_change", "region_terms", "region_cache", "region_cache_terms", "grow_region",
+           "refresh_regions", "touching_regions", "search_pieces", "pieces_interleaved", "vertex_leave_pieces"]
 
 
 @njit(cache=True)
@@ -102,8 +102,8 @@ def region_change(labels, R, new_label, indptr, indices, area, exponent, in_r, m
     return m_after - m_before, s_after - s_before
 
 
-def region_terms(labels, edges, area, exponent):
-    """Slow reference: (m, Σ area^exponent) over all connected regions."""
+def _components(labels, edges, area):
+    """The regions of a labelling with scipy: (m, region of each vertex, area of each region)."""
     labels = np.asarray(labels)
     n = labels.size
     same = labels[edges[:, 0]] == labels[edges[:, 1]] if len(edges) else np.zeros(0, bool)
@@ -111,20 +111,52 @@ def region_terms(labels, edges, area, exponent):
     g = coo_matrix((np.ones(len(e)), (e[:, 0], e[:, 1])), shape=(n, n))
     m, comp = connected_components(g, directed=False)
     areas = np.bincount(comp, weights=np.asarray(area, np.float64), minlength=m)
+    return m, comp, areas
+
+
+def region_terms(labels, edges, area, exponent):
+    """Slow reference: (m, Σ area^exponent) over all connected regions."""
+    m, _, areas = _components(labels, edges, area)
     return int(m), float(np.sum(areas ** exponent))
 
 
 def region_cache(labels, edges, area):
     """Per vertex: a root vertex naming its region, and the region's area."""
-    labels = np.asarray(labels)
-    n = labels.size
-    same = labels[edges[:, 0]] == labels[edges[:, 1]] if len(edges) else np.zeros(0, bool)
-    e = edges[same]
-    g = coo_matrix((np.ones(len(e)), (e[:, 0], e[:, 1])), shape=(n, n))
-    m, comp = connected_components(g, directed=False)
+    _, comp, areas = _components(labels, edges, area)
     _, first = np.unique(comp, return_index=True)
-    areas = np.bincount(comp, weights=np.asarray(area, np.float64), minlength=m)
     return first[comp].astype(np.int64), areas[comp]
+
+
+@njit(cache=True)
+def grow_region(lab, labels, indptr, indices, area, mark, visited, head, n_vis, targets, n_targets,
+                found):
+    """Breadth-first search of label ``lab`` from the queue ``visited[head:n_vis]``
+    (marked in ``mark``): marks and queues every unmarked same-label
+    neighbour of a vertex it takes from the queue, and sums the ``area`` of
+    the vertices taken. Returns (that area, n_vis, found).
+
+    With ``n_targets`` > 0 it counts in ``found`` the vertices it queues that
+    ``targets`` flags and stops as soon as ``found`` reaches ``n_targets``
+    (the area is then partial); with 0 it grows the whole region."""
+    a = 0.0
+    last = n_targets > 0 and found == n_targets
+    while head < n_vis and not last:
+        v = visited[head]
+        head += 1
+        a += area[v]
+        for p in range(indptr[v], indptr[v + 1]):
+            u = indices[p]
+            if mark[u] or labels[u] != lab:
+                continue
+            mark[u] = 1
+            visited[n_vis] = u
+            n_vis += 1
+            if n_targets > 0 and targets[u]:
+                found += 1
+                if found == n_targets:
+                    last = True
+                    break
+    return a, n_vis, found
 
 
 @njit(cache=True)
@@ -143,20 +175,8 @@ def refresh_regions(labels, R, indptr, indices, area, comp_root, comp_area, mark
             mark[s] = 1
             visited[n_vis] = s
             n_vis += 1
-            head = start
-            a = 0.0
-            lab = labels[s]
-            while head < n_vis:
-                v = visited[head]
-                head += 1
-                a += area[v]
-                for p in range(indptr[v], indptr[v + 1]):
-                    u = indices[p]
-                    if mark[u] or labels[u] != lab:
-                        continue
-                    mark[u] = 1
-                    visited[n_vis] = u
-                    n_vis += 1
+            a, n_vis, _ = grow_region(labels[s], labels, indptr, indices, area, mark, visited, start,
+                                      n_vis, mark, 0, 0)
             for h in range(start, n_vis):
                 comp_root[visited[h]] = s
                 comp_area[visited[h]] = a
@@ -369,27 +389,9 @@ def vertex_leave_pieces(k, ell, labels, indptr, indices, area, comp_area, is_nb,
         mark[s] = 1
         visited[n_vis] = s
         n_vis += 1
-        found += 1
-        head = n_vis - 1
-        a = 0.0
-        last = found == n_nb
-        while head < n_vis and not last:
-            v = visited[head]
-            head += 1
-            a += area[v]
-            for p in range(indptr[v], indptr[v + 1]):
-                u = indices[p]
-                if mark[u] or labels[u] != ell:
-                    continue
-                mark[u] = 1
-                visited[n_vis] = u
-                n_vis += 1
-                if is_nb[u]:
-                    found += 1
-                    if found == n_nb:
-                        last = True
-                        break
-        if last:
+        a, n_vis, found = grow_region(ell, labels, indptr, indices, area, mark, visited, n_vis - 1,
+                                      n_vis, is_nb, n_nb, found + 1)
+        if found == n_nb:
             sp += (rest - done_area) ** ex
             break
         sp += a ** ex

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from swcuts.models.image_kernels import new_region_index
 from swcuts.models.partition import MemberIndex
 from swcuts._numba.compiled_only import compiled_only
 from swcuts._numba.primitives import find
@@ -418,6 +419,30 @@ class CutScratch:
         self.acc_q = np.zeros(n_slots)
         self.acc_n = np.zeros(n_slots, np.int64)
         self.out = np.empty(n_slots, np.int64)
+
+
+class RelabelScratch:
+    """The scratch arrays that the compiled relabelling runners share
+    (:class:`~swcuts.samplers.compiled.CompiledWorkspace`,
+    :class:`~swcuts.samplers.flips.FlipWorkspace`): marks, search buffers,
+    per-label cut sums, statistics rows, the pieces search and the region
+    index, zero (or −1) between calls."""
+
+    def __init__(self, n_vertices, n_slots, n_stats):
+        n = n_vertices
+        self.in_r = np.zeros(n, np.int8)
+        self.mark = np.zeros(n, np.int8)
+        self.visited = np.empty(n, np.int64)
+        self.roots = np.empty(n, np.int64)
+        self.acc_q = np.zeros(n_slots)
+        self.acc_n = np.zeros(n_slots, np.int64)
+        self.sR = np.empty(n_stats)
+        self.tmp = np.empty(n_stats)
+        # pieces_interleaved: owner, queue, parent, count, area of searches
+        self.pws = (-np.ones(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64),
+                    np.zeros(n, np.int64), np.zeros(n))
+        # The region index, loaded from the state's cache for every run.
+        self.regions = new_region_index(n)
 
 
 def cuts_of(state, R, graph, q, log1mq, scratch: CutScratch):

@@ -36,7 +36,7 @@ from swcuts.models.boundary import boundary_delta
 from swcuts.models.image_kernels import (
     FP_A0, FP_A1, FP_A2, FP_BOUNDARY, FP_EXP, FP_KAPPA, FP_RIDGE, N_MODEL_PARAMS, REG_AREA,
     REG_RID, label_join_delta, label_leave_delta, label_loglik, leave_regions, load_regions,
-    move_regions, new_region_index, region_join_delta, relabel_delta_bounded, stats_with,
+    move_regions, region_join_delta, relabel_delta_bounded, stats_with,
     stats_without, store_regions)
 from swcuts.models.regions import touching_regions
 from swcuts.models.vertex_stats import sum_stats
@@ -45,7 +45,7 @@ from swcuts._numba.primitives import draw_log_weights, mh_threshold
 from swcuts.samplers.common import clear_cut_sums as _clear_cuts
 from swcuts.samplers.common import cut_sums as _cuts
 from swcuts.samplers.common import grow_into as _grow
-from swcuts.samplers.common import propose_target, sample_components
+from swcuts.samplers.common import RelabelScratch, propose_target, sample_components
 
 KIND_GIBBS = 0
 KIND_SWC1 = 1
@@ -263,30 +263,18 @@ RUNNERS = {KIND_SWC1: run_swc, KIND_SWC2: run_swc, KIND_GIBBS: run_gibbs,
            KIND_CLUSTER_GIBBS: run_gibbs}
 
 
-class CompiledWorkspace:
+class CompiledWorkspace(RelabelScratch):
     """Scratch arrays of the runners (:data:`RUNNERS`; zero between calls)."""
 
     def __init__(self, n_vertices, n_slots, n_stats):
-        n = n_vertices
-        self.Rbuf = np.empty(n, np.int64)
-        self.in_r = np.zeros(n, np.int8)
-        self.mark = np.zeros(n, np.int8)
-        self.stack = np.empty(n, np.int64)
-        self.visited = np.empty(n, np.int64)
+        super().__init__(n_vertices, n_slots, n_stats)
+        self.Rbuf = np.empty(n_vertices, np.int64)
+        self.stack = np.empty(n_vertices, np.int64)
         self.acc_log = np.zeros(n_slots)
-        self.acc_q = np.zeros(n_slots)
-        self.acc_n = np.zeros(n_slots, np.int64)
         self.adj = np.empty(n_slots, np.int64)
-        self.roots = np.empty(n, np.int64)
-        self.sR = np.empty(n_stats)
-        self.tmp = np.empty(n_stats)
         self.tlab = np.empty(n_slots + 1, np.int64)
         self.tlogw = np.empty(n_slots + 1)
         self.tll = np.empty(n_slots + 1)
-        # pieces_interleaved: owner, queue, parent, count, area of searches
-        self.pws = (-np.ones(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64),
-                    np.zeros(n, np.int64), np.zeros(n))
-        self.regions = new_region_index(n)
 
 
 def run_compiled(kind, model, state, q, log1mq, proposal, temps, best_labels=None,

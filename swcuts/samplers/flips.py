@@ -40,9 +40,10 @@ from numba import njit
 
 from swcuts.models.image_kernels import (
     N_MODEL_PARAMS, REG_AREA, REG_RID, join_delta, leave_regions, load_regions, move_regions,
-    new_region_index, relabel, relabel_delta_bounded, store_regions)
-from swcuts._numba.primitives import mh_accept, mh_threshold
-from swcuts.samplers.common import StepInfo, TargetProposal, edge_arrays, target_weight
+    relabel, relabel_delta_bounded, store_regions)
+from swcuts._numba.primitives import gather_marked, mh_accept, mh_threshold
+from swcuts.samplers.common import (RelabelScratch, StepInfo, TargetProposal, edge_arrays,
+                                    target_weight)
 
 # fp layout of the proposal weights (after the model's own entries)
 FW_ADJ, FW_FLOOR, FW_FRESH, FW_FAR = range(N_MODEL_PARAMS, N_MODEL_PARAMS + 4)
@@ -89,12 +90,7 @@ def propose_labels(n_comp, ptr, Sbuf, sid, labels, size, free_stack, n_free, ind
         if acc_n[lab] == size[lab]:
             inside[lab] = 1
         acc_n[lab] = 0
-    n_inside = 0
-    for t in range(n_in):
-        lab = adj[t]
-        if inside[lab]:
-            inside_list[n_inside] = lab
-            n_inside += 1
+    n_inside = gather_marked(adj, n_in, inside, inside_list)
     k_out = (n_slots - n_free) - n_inside
     n_f = n_slots - k_out
     log_ratio = 0.0
@@ -341,32 +337,20 @@ def flip_set(n_comp, ptr, Sbuf, sid, T, labels, size, free_stack, n_free, lstats
     return np.nan
 
 
-class FlipWorkspace:
+class FlipWorkspace(RelabelScratch):
     """Scratch arrays of :func:`flip_set` (restored between calls)."""
 
     def __init__(self, n_vertices, n_slots, n_stats):
+        super().__init__(n_vertices, n_slots, n_stats)
         n = n_vertices
         self.Sbuf = np.empty(n, np.int64)
         self.ptr = np.zeros(n + 1, np.int64)
         self.sid = -np.ones(n, np.int64)
         self.inside = np.zeros(n_slots, np.int8)
         self.inside_list = np.empty(n_slots, np.int64)
-        self.acc_q = np.zeros(n_slots)
-        self.acc_n = np.zeros(n_slots, np.int64)
         self.adj = np.empty(max(n_slots, n), np.int64)
         self.new_lab = np.empty(n, np.int64)
         self.old_lab = np.empty(n, np.int64)
-        self.in_r = np.zeros(n, np.int8)
-        self.mark = np.zeros(n, np.int8)
-        self.visited = np.empty(n, np.int64)
-        self.roots = np.empty(n, np.int64)
-        self.sR = np.empty(n_stats)
-        self.tmp = np.empty(n_stats)
-        # pieces_interleaved: owner, queue, parent, count, area of searches
-        self.pws = (-np.ones(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64),
-                    np.zeros(n, np.int64), np.zeros(n))
-        # The region index, loaded from the state's cache for every run.
-        self.regions = new_region_index(n)
 
 
 class FlipKernel:

@@ -138,6 +138,16 @@ def _choose_side(x, a, forced, target, u, idx):
     return False, _log_sigmoid_c(-x)
 
 
+@njit(cache=True, inline="always")
+def _scan_item(S, side, labs, idx):
+    """Item ``idx`` of a restricted scan: (vertex k, its side a, the other
+    side b, their labels)."""
+    k = S[idx]
+    a = side[idx]
+    b = 1 - a
+    return k, a, b, labs[a], labs[b]
+
+
 @njit(cache=True)
 def _scan_image(S, side, labs, inv_t, u, target, f_state, labels, size, free_stack, n_free,
                 lstats, lloglik, comp_root, comp_area, vstats, indptr, indices, area, bw,
@@ -158,11 +168,7 @@ def _scan_image(S, side, labs, inv_t, u, target, f_state, labels, size, free_sta
     forced = target.size > 0
     log_q = 0.0
     for idx in range(S.size):
-        k = S[idx]
-        a = side[idx]
-        b = 1 - a
-        la = labs[a]
-        lb = labs[b]
+        k, a, b, la, lb = _scan_item(S, side, labs, idx)
         R1[0] = k
         sR = vstats[k]
         d, ll_rest = leave_label(la, 1, size, lstats, lloglik, sR, tmp_a, n_channels, n_bins,
@@ -207,11 +213,7 @@ def _scan_mixture(S, side, labs, inv_t, u, target, labels, size, free_stack, n_f
     log_q = 0.0
     total = 0.0
     for idx in range(S.size):
-        k = S[idx]
-        a = side[idx]
-        b = 1 - a
-        la = labs[a]
-        lb = labs[b]
+        k, a, b, la, lb = _scan_item(S, side, labs, idx)
         d_leave, ll_a = item_leave(k, la, size, lstats, lloglik, vstats, kind, params, prior,
                                    st_a)
         d_join, ll_b = item_join(k, lb, size, lstats, lloglik, vstats, kind, params, prior,
