@@ -99,7 +99,8 @@ def _write_png(path, data: np.ndarray) -> Path:
 
 
 def save_label_png(path, labels) -> Path:
-    """Save a label image as a 16-bit greyscale PNG, atomically.
+    """Save a label image as a 16-bit greyscale PNG, atomically; returns `path`
+    as a :class:`pathlib.Path`.
 
     Parameters
     ----------
@@ -108,11 +109,6 @@ def save_label_png(path, labels) -> Path:
         PNG format is written whatever the suffix.
     labels : array_like of int or bool, shape (H, W)
         Non-negative labels no larger than 65535.
-
-    Returns
-    -------
-    pathlib.Path
-        `path`.
 
     Raises
     ------
