@@ -32,6 +32,7 @@ import swcuts.cli.app
 from swcuts.cli.app import SEGMENT_OUTPUTS, main
 from swcuts.io.errors import InputError
 from swcuts.io.output_set import check_signals, refuse_inputs, signals_deferred, write_output_set
+from test_bad_input import _must_not_run, no_work  # the start of any work fails the test
 
 ROOT = Path(__file__).resolve().parents[1]
 RUN = ["--steps", "60", "--n-atoms", "20", "--no-progress"]
@@ -73,16 +74,6 @@ def snapshot(folder: Path):
         return None
     return {str(p.relative_to(folder)): os.readlink(p) if p.is_symlink() else
             (p.read_bytes() if p.is_file() else "folder") for p in sorted(folder.rglob("*"))}
-
-
-def _must_not_run(*args, **kwargs):
-    raise AssertionError("work started although the run should have been refused")
-
-
-def no_work(monkeypatch):
-    monkeypatch.setattr(swcuts.segmentation.build, "compute_atoms", _must_not_run)
-    for name in ("build_posterior", "multigrid_from_atoms"):
-        monkeypatch.setattr(swcuts.segmentation.segment, name, _must_not_run)
 
 
 def refused(capsys, argv, words, *folders, rc=2):
