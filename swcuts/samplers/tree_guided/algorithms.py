@@ -26,6 +26,7 @@ import types
 import numpy as np
 from numba import njit
 
+from swcuts._numba.primitives import gather_marked
 from swcuts.samplers.tree_guided import balanced, pairs, scores, walks
 from swcuts.samplers.tree_guided.balanced import (
     _build_balanced, _build_balanced_impl, _join, _join_impl, _join_round_impl, _rebalance,
@@ -171,13 +172,7 @@ def _build_impl(sp, items, local, indptr, indices, use_graph, vstats):
         while _next_join(sp, heap, active, next_id, n, stats, size, sc, left, right, parent):
             m = next_id
             next_id += 1
-            w = 0
-            for i in range(n_alive):
-                r = alive[i]
-                if active[r]:
-                    alive[w] = r
-                    w += 1
-            n_alive = w
+            n_alive = gather_marked(alive, n_alive, active, alive)  # in place: the live clusters
             for i in range(n_alive):
                 r = alive[i]
                 np.add(stats[r], stats[m], tmp)
