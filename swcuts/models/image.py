@@ -159,10 +159,12 @@ class ImageModel:
     boundary : float
         Weight λ of the contrast-sensitive boundary term
         −λ Σ_{cut edges} w_ij (:mod:`.boundary`); 0: the paper's model.
-    evidence : {"contrast", "texture"}
+    evidence : {"contrast", "texture", "learned"}
         The pixel-pair weights w of the boundary term
-        (:data:`.boundary.PAIR_EVIDENCE`): pixel contrast, or pixel
-        contrast and the half-window histogram gradient together.
+        (:data:`.boundary.PAIR_EVIDENCE`): pixel contrast, pixel
+        contrast and the half-window histogram gradient together, or the
+        log-odds of the learned boundary detector
+        (:func:`.boundary.learned_pair_weights`).
     window : int
         0: the histogram family counts each pixel's own value (the paper).
         r > 0: it counts the histogram of the (2r + 1)² window around each
@@ -176,6 +178,10 @@ class ImageModel:
         that are independent evidence
         (:func:`.coarsening.effective_pixel_fraction`). 1: every pixel is an
         independent draw (the paper).
+    boundary_map : (H, W) float array, optional
+        With ``evidence="learned"``: the detector's boundary probability of
+        ``features`` if already computed
+        (:func:`swcuts.image.boundary_detector.boundary_probability`).
     """
 
     #: Kernels may run this model's compiled fast path: its arithmetic is in
@@ -184,7 +190,7 @@ class ImageModel:
 
     def __init__(self, features, atoms, graph, *, bins=32, families=FAMILIES,
                  a0=50.0, a1=50.0, a2=1.0, kappa=1.0, exponent=0.9, boundary=0.0,
-                 evidence="contrast", window=0, likelihood_weight=1.0):
+                 evidence="contrast", window=0, likelihood_weight=1.0, boundary_map=None):
         features = np.asarray(features, dtype=np.float64)
         if features.ndim == 2:
             features = features[..., None]
@@ -219,8 +225,8 @@ class ImageModel:
         if evidence not in PAIR_EVIDENCE:
             raise ValueError(f"unknown boundary evidence {evidence!r}; choose from {', '.join(PAIR_EVIDENCE)}")
         self.evidence = str(evidence)
-        self.set_boundary(boundary, contrast_weights(features, atoms, graph, evidence=self.evidence)
-                          if boundary else None)
+        self.set_boundary(boundary, contrast_weights(features, atoms, graph, evidence=self.evidence,
+                                                     probability=boundary_map) if boundary else None)
 
     def set_boundary(self, boundary, weights=None) -> None:
         """Set the boundary term −λ Σ_{cut edges} w_ij (:mod:`.boundary`).

@@ -16,7 +16,7 @@ __all__ = ["build_posterior"]
 
 
 def build_posterior(features, atoms, n_atoms, *, seed, bins, a0, a1, a2, kappa, edge_scale, q_max,
-                    boundary=0.0, evidence="contrast", window=0, budget=None):
+                    boundary=0.0, evidence="contrast", window=0, likelihood_weight=1.0, budget=None):
     """Atoms, their graph, edge probabilities and the image posterior of
     prepared ``features``: ``(atom label image, RegionGraph, q, ImageModel)``.
     ``edge_scale`` is used as given: the noise rule is applied once per image
@@ -36,5 +36,6 @@ def build_posterior(features, atoms, n_atoms, *, seed, bins, a0, a1, a2, kappa, 
         q = np.minimum(kl_edge_probabilities(hist, graph.edges, scale=edge_scale), q_max)
     with phase_of(budget, "model", f"statistics of {graph.n_vertices:,} atoms"):
         model = ImageModel(features, atom_labels, graph, bins=bins, a0=a0, a1=a1, a2=a2, kappa=kappa,
-                           boundary=boundary, evidence=evidence, window=window)
+                           boundary=boundary, evidence=evidence, window=window,
+                           likelihood_weight=likelihood_weight)
     return atom_labels, graph, q, model

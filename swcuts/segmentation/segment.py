@@ -542,7 +542,7 @@ def _run_multilevel(options, features, posterior, schedule, rng, steps, progress
         model = ImageModel(features, atom_labels, graph, bins=options.bins, a0=options.a0,
                            a1=options.a1, a2=options.a2, kappa=options.kappa,
                            boundary=options.boundary, evidence=model_evidence(options.posterior),
-                           window=options.window)
+                           window=options.window, likelihood_weight=options.likelihood_weight)
     vertex_labels = np.zeros(graph.n_vertices, dtype=np.int64)
     vertex_labels[atom_labels.ravel()] = levels[-1].ravel()
     return _Run(atom_labels, graph, None, model, vertex_labels, result, levels)
