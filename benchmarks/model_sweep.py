@@ -91,6 +91,8 @@ def main():
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--no-humans", action="store_true", help="skip scoring the annotators")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "out" / "sweep"))
+    ap.add_argument("--against", default=None,
+                    help="a cache file of another setting on the same split: paired differences")
     args = ap.parse_args()
     setting = parse_set(args.set)
     base = SPLITS[args.split]
@@ -107,7 +109,7 @@ def main():
             rows[name] = row
             cache.write_text(json.dumps(rows, indent=1))
     got = [rows[n] for n in names]
-    print(f"{args.model} {setting or '(defaults)'} on {len(got)} {args.split} photos:")
+    print(f"{args.model} {setting or '(defaults)'} on {len(got)} {args.split} photos ({cache}):")
     for key in (*SCORES, "humans_lower"):
         values = [r[key] for r in got if key in r]
         if values:
@@ -117,6 +119,15 @@ def main():
     gaps = [r["gap"] for r in got if "gap" in r]
     if gaps:
         print(f"  {'gap (median %)':14s} {statistics.median(gaps):8.2f}")
+    if args.against:
+        other = json.loads(Path(args.against).read_text())
+        both = [n for n in names if n in other]
+        print(f"  paired against {Path(args.against).stem} on {len(both)} photos (this − that, "
+              "in paired standard errors):")
+        for key in ("pri", "voi", "covering_best", "bf", "n_segments"):
+            d = [rows[n][key] - other[n][key] for n in both]
+            se = statistics.stdev(d) / len(d) ** 0.5 if len(d) > 1 else float("nan")
+            print(f"    {key:14s} {statistics.mean(d):+8.4f}  ({statistics.mean(d) / se:+.1f} SE)")
 
 
 if __name__ == "__main__":

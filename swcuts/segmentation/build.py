@@ -24,6 +24,12 @@ def build_posterior(features, atoms, n_atoms, *, seed, bins, a0, a1, a2, kappa, 
     :class:`~swcuts.inference.budget.Budget` of the run, which records the phases
     ``atoms``, ``graph``, ``edges`` and ``model``."""
     h, w = features.shape[:2]
+    boundary_map = None
+    if evidence == "learned" and boundary:
+        from swcuts.image.boundary_detector import boundary_probability
+
+        with phase_of(budget, "boundaries", "the learned boundary detector"):
+            boundary_map = boundary_probability(features)
     with phase_of(budget, "atoms", f"{atoms} on {w}x{h} pixels"):
         atom_labels = compute_atoms(features, atoms, n_atoms, seed=seed)
     with phase_of(budget, "graph"):
@@ -37,5 +43,5 @@ def build_posterior(features, atoms, n_atoms, *, seed, bins, a0, a1, a2, kappa, 
     with phase_of(budget, "model", f"statistics of {graph.n_vertices:,} atoms"):
         model = ImageModel(features, atom_labels, graph, bins=bins, a0=a0, a1=a1, a2=a2, kappa=kappa,
                            boundary=boundary, evidence=evidence, window=window,
-                           likelihood_weight=likelihood_weight)
+                           likelihood_weight=likelihood_weight, boundary_map=boundary_map)
     return atom_labels, graph, q, model
