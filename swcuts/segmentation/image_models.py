@@ -14,7 +14,7 @@ import numpy as np
 
 __all__ = ["MODELS", "BINS", "ONE_CHANNEL_WEIGHT", "DEFAULT_MODEL", "PIXEL_MODEL", "VARYING_RANGE",
            "MIN_WEIGHT_PIXELS", "varying_channels", "posterior_weights", "model_window", "model_bins",
-           "model_evidence", "model_likelihood_weight"]
+           "model_evidence", "model_likelihood_weight", "model_edges"]
 
 #: Histogram bins of the likelihood (per channel) of a model that names none
 #: in :data:`MODELS` (``bins=None``: the model's, :func:`model_bins`).
@@ -216,3 +216,17 @@ def model_likelihood_weight(model_name, features) -> float:
     from swcuts.models.coarsening import effective_pixel_fraction
 
     return effective_pixel_fraction(features)
+
+
+def model_edges(model_name) -> str:
+    """The SW-cut edge probabilities of the posterior ``model_name``: "kl"
+    (eq. 53 of Barbu & Zhu, :func:`swcuts.graph.edge_probabilities.kl_edge_probabilities`)
+    unless :data:`MODELS` names "learned"
+    (:func:`swcuts.graph.learned_edges.learned_edge_probabilities`).
+
+    Examples
+    --------
+    >>> model_edges("window")
+    'kl'
+    """
+    return MODELS[model_name].get("edges", "kl")
