@@ -1,0 +1,263 @@
+"""Train the boundary detector (swcuts/image/boundary_detector.npz) from the
+shared BSDS500 photos, and print its validation figures.
+
+Usage: python benchmarks/train_boundaries.py [--out PATH] [--hidden 16] [--per-photo 4000]
+                                             [--skip-heldout] [--edges]
+
+Training photos: BSDS500 ``bsds500-train`` (30) and ``bsds500-val`` (100),
+every annotator. ``bsds500-train-rest`` (170) is held out: it is only read
+to print the figures below, never to fit or choose anything. The test
+split is never read.
+
+Target of a pixel: the share of the photo's annotators with a boundary
+pixel (:func:`swcuts.evaluation.metrics.boundary_map` of their
+segmentation) within one pixel of it (3x3 neighbourhood): the detector
+estimates P(an annotator draws a boundary within 1 px).
+
+Pixels: from each photo ``--per-photo`` pixels with a positive target and
+as many with target 0 (Pb's balancing), each weighted by its stratum's
+size over the number sampled, so that the weighted loss is that of every
+pixel and the output stays calibrated. Classifier: a network with one
+hidden layer of ``--hidden`` tanh units on the standardised features,
+soft-label cross-entropy plus a small L2 penalty, L-BFGS (scipy). Two
+detectors: "colour" on CIELAB features and "grey" on the grey photos
+(:func:`skimage.color.rgb2gray`), both through
+:func:`swcuts.image.prepare.prepare_image` as ``segment()`` sees them.
+
+Printed: the weighted log-loss (nats per pixel) and a reliability table
+(predicted vs observed share, in bins of the prediction) on training
+pixels and on held-out train-rest pixels, beside the log-loss of the
+constant prediction. ``--edges`` also trains the learned edge
+probabilities (:mod:`swcuts.graph.learned_edges`; see that module).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from swcuts.evaluation.datasets import open_dataset  # noqa: E402
+from swcuts.evaluation.metrics.boundaries import boundary_map  # noqa: E402
+from swcuts.image import boundary_detector as bd  # noqa: E402
+from swcuts.image.prepare import prepare_image  # noqa: E402
+
+DATA = ROOT.parent / "shared" / "data"
+TRAIN = ("bsds500-train", "bsds500-val")
+HELDOUT = ("bsds500-train-rest",)
+SETTINGS = {"n_bins": 12, "sigma": 2.0, "levels": 3, "texton_from": 1}
+N_TEXTONS = 24
+SEED = 0
+
+
+def photos(splits):
+    for split in splits:
+        ds = open_dataset(DATA / split)
+        for name in sorted(ds.names, key=int):
+            yield split, ds.read(name)
+
+
+def as_features(image, mode):
+    from skimage.color import rgb2gray
+
+    img = np.asarray(image)
+    if mode == "grey":
+        img = rgb2gray(img[..., :3]) if img.ndim == 3 else img
+    return prepare_image(img)[0]
+
+
+def target(truths):
+    from scipy import ndimage as ndi
+
+    share = np.zeros(truths[0].shape)
+    for t in truths:
+        share += ndi.binary_dilation(boundary_map(t), np.ones((3, 3), bool))
+    return share / len(truths)
+
+
+def sample_pixels(t, per_photo, rng):
+    """Indices and weights of a stratified sample of the pixels of target ``t``."""
+    flat = t.ravel()
+    idx, wts = [], []
+    for stratum in (np.flatnonzero(flat > 0), np.flatnonzero(flat == 0)):
+        if stratum.size == 0:
+            continue
+        k = min(per_photo, stratum.size)
+        pick = np.sort(rng.choice(stratum, k, replace=False))
+        idx.append(pick)
+        wts.append(np.full(k, stratum.size / k))
+    return np.concatenate(idx), np.concatenate(wts)
+
+
+def bin_ranges(mode, rng):
+    vals = []
+    for _, s in photos(TRAIN):
+        z = as_features(s.image, mode).reshape(-1, 1 if mode == "grey" else 3)
+        vals.append(z[rng.choice(len(z), 2000, replace=False)])
+    v = np.concatenate(vals)
+    lo, hi = np.percentile(v, 0.5, axis=0), np.percentile(v, 99.5, axis=0)
+    if mode == "colour":
+        lo[0], hi[0] = 0.0, 1.0
+    return lo, hi
+
+
+def textons(mode, rng):
+    from scipy.cluster.vq import kmeans2
+
+    resp = []
+    for _, s in photos(TRAIN):
+        z = as_features(s.image, mode)
+        f = bd.texton_responses(z[..., 0]).reshape(-1, 10)
+        resp.append(f[rng.choice(len(f), 1500, replace=False)])
+    data = np.concatenate(resp).astype(np.float64)
+    centres, _ = kmeans2(data, N_TEXTONS, iter=30, minit="++", seed=np.random.default_rng(SEED))
+    return centres
+
+
+def collect(det, mode, splits, per_photo, seed):
+    """Features, targets and weights of sampled pixels (cached in benchmarks/out/train_boundaries,
+    keyed by everything they depend on)."""
+    import hashlib
+
+    key = hashlib.sha1(repr((mode, splits, per_photo, seed, det["settings"],
+                             [np.asarray(det[mode][k]).tobytes() for k in ("lo", "hi", "centres")],
+                             Path(bd.__file__).read_bytes())).encode()).hexdigest()[:16]
+    cache = ROOT / "benchmarks" / "out" / "train_boundaries" / f"{mode}-{'+'.join(splits)}-{key}.npz"
+    if cache.exists():
+        with np.load(cache) as z:
+            return z["x"].astype(np.float64), z["y"], z["w"]
+    rng = np.random.default_rng(seed)
+    xs, ys, ws = [], [], []
+    t0 = time.perf_counter()
+    n = 0
+    for _, s in photos(splits):
+        z = as_features(s.image, mode)
+        f = bd.boundary_features(z, det)
+        t = target(s.truths)
+        idx, w = sample_pixels(t, per_photo, rng)
+        xs.append(f.reshape(-1, f.shape[2])[idx])
+        ys.append(t.ravel()[idx])
+        ws.append(w)
+        n += 1
+    print(f"  {mode}: features of {n} photos ({', '.join(splits)}) in {time.perf_counter() - t0:.0f} s", flush=True)
+    x, y, w = np.concatenate(xs).astype(np.float64), np.concatenate(ys), np.concatenate(ws)
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(cache, x=x.astype(np.float32), y=y, w=w)
+    return x, y, w
+
+
+def fit_network(x, y, w, hidden, seed, l2=1e-4, maxiter=300):
+    """Weights of a one-hidden-layer tanh network minimising the weighted
+    soft-label cross-entropy (L-BFGS)."""
+    from scipy.optimize import minimize
+
+    n, d = x.shape
+    w = w / w.sum()
+    rng = np.random.default_rng(seed)
+    shapes = [(d, hidden), (hidden,), (hidden,), ()]
+    sizes = [int(np.prod(s)) for s in shapes]
+
+    def unpack(theta):
+        out, k = [], 0
+        for s, m in zip(shapes, sizes):
+            out.append(theta[k:k + m].reshape(s))
+            k += m
+        return out
+
+    def loss(theta):
+        w1, b1, w2, b2 = unpack(theta)
+        hdn = np.tanh(x @ w1 + b1)
+        logit = hdn @ w2 + b2
+        # cross-entropy of soft labels: softplus(logit) - y logit
+        sp = np.logaddexp(0.0, logit)
+        val = float(np.dot(w, sp - y * logit)) + 0.5 * l2 * (float((w1 ** 2).sum()) + float((w2 ** 2).sum()))
+        g = w * (1.0 / (1.0 + np.exp(-logit)) - y)                  # dL/dlogit
+        gw2 = hdn.T @ g + l2 * w2
+        gb2 = g.sum()
+        gh = np.outer(g, w2) * (1.0 - hdn ** 2)
+        gw1 = x.T @ gh + l2 * w1
+        gb1 = gh.sum(0)
+        return val, np.concatenate([gw1.ravel(), gb1, gw2, [gb2]])
+
+    theta0 = np.concatenate([rng.normal(0, 1 / np.sqrt(d), d * hidden), np.zeros(hidden),
+                             rng.normal(0, 1 / np.sqrt(hidden), hidden), [0.0]])
+    res = minimize(loss, theta0, jac=True, method="L-BFGS-B", options={"maxiter": maxiter})
+    w1, b1, w2, b2 = unpack(res.x)
+    return {"w1": w1, "b1": b1, "w2": w2, "b2": np.asarray(b2)}, res
+
+
+def figures(label, p, y, w):
+    """Weighted log-loss and reliability table."""
+    eps = 1e-12
+    w = w / w.sum()
+    ll = -float(np.dot(w, y * np.log(p + eps) + (1 - y) * np.log(1 - p + eps)))
+    base = float(np.dot(w, y))
+    ll0 = -(base * np.log(base) + (1 - base) * np.log(1 - base))
+    print(f"  {label}: log-loss {ll:.4f} nats/pixel (constant {base:.3f}: {ll0:.4f})")
+    edges = np.array([0, 0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0])
+    print(f"    {'predicted':>12} {'share of px':>11} {'mean pred':>9} {'observed':>8}")
+    k = np.clip(np.searchsorted(edges, p, side="right") - 1, 0, len(edges) - 2)
+    for b in range(len(edges) - 1):
+        m = k == b
+        if not m.any():
+            continue
+        wb = w[m].sum()
+        print(f"    {edges[b]:5.2f}-{edges[b + 1]:<5.2f} {wb:11.4f} {np.dot(w[m], p[m]) / wb:9.3f} "
+              f"{np.dot(w[m], y[m]) / wb:8.3f}")
+    return ll
+
+
+def train_mode(mode, args, rng):
+    print(f"\n{mode} detector", flush=True)
+    lo, hi = bin_ranges(mode, rng)
+    centres = textons(mode, rng)
+    arrays = {"lo": lo, "hi": hi, "centres": centres}
+    det = {"settings": dict(SETTINGS), mode: arrays}
+    x, y, w = collect(det, mode, TRAIN, args.per_photo, SEED)
+    mean, std = x.mean(0), x.std(0) + 1e-6
+    t0 = time.perf_counter()
+    net, res = fit_network((x - mean) / std, y, w, args.hidden, SEED)
+    print(f"  network {x.shape[1]}-{args.hidden}-1 on {len(y)} pixels: {res.nit} L-BFGS iterations, "
+          f"{time.perf_counter() - t0:.0f} s ({res.message})")
+    arrays.update(mean=mean, std=std, **net)
+    p = bd._network(x.astype(np.float32), {k: np.asarray(v, dtype=np.float64) for k, v in arrays.items()})
+    figures("training pixels (train + val)", p, y, w)
+    return arrays
+
+
+def heldout(det, mode, args):
+    x, y, w = collect(det, mode, HELDOUT, args.per_photo, SEED + 1)
+    p = bd._network(x.astype(np.float32), det[mode])
+    figures("HELD-OUT pixels (train-rest, 170 photos)", p, y, w)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=str(bd.DEFAULT_PATH))
+    ap.add_argument("--hidden", type=int, default=16)
+    ap.add_argument("--per-photo", type=int, default=2000)
+    ap.add_argument("--skip-heldout", action="store_true")
+    args = ap.parse_args()
+    rng = np.random.default_rng(SEED)
+    modes = {m: train_mode(m, args, rng) for m in ("colour", "grey")}
+    training = (f"BSDS500 train (30 photos of bsds500-train) + val (100), every annotator; target: share of "
+                f"annotators with a boundary within 1 px; {args.per_photo}+{args.per_photo} weighted pixels per "
+                f"photo; network {args.hidden} tanh units; settings {SETTINGS}, {N_TEXTONS} textons; "
+                f"benchmarks/train_boundaries.py")
+    bd.save_detector(args.out, modes, SETTINGS, training)
+    print(f"\nwrote {args.out} ({Path(args.out).stat().st_size / 1024:.1f} KiB)")
+    if not args.skip_heldout:
+        det = bd.load_detector(args.out)
+        for m in modes:
+            print(f"\n{m} detector, held out")
+            heldout(det, m, args)
+
+
+if __name__ == "__main__":
+    main()
