@@ -224,11 +224,11 @@ def texture_pair_weights(features, radius=5, bins=8, sigma=SMOOTHING_SIGMA):
 MAX_LOG_ODDS = 9.2
 
 
-def learned_pair_weights(features, probability=None):
+def learned_pair_weights(features, probability=None, offset=0.0):
     """Boundary weights of every 4-adjacent pixel pair from the learned
     boundary detector (model "learned"):
 
-        w_pq = −log(p_pq / (1 − p_pq)),   p_pq = max(P(p), P(q))
+        w_pq = −log(p_pq / (1 − p_pq)) + c,   p_pq = max(P(p), P(q))
 
     with P the calibrated probability that an annotator draws a boundary at
     a pixel (:func:`swcuts.image.boundary_detector.boundary_probability`);
@@ -236,6 +236,10 @@ def learned_pair_weights(features, probability=None):
     separates, hence the max. −λ Σ_{cut pairs} w_pq is then λ times the
     log-odds of the cut pairs being boundaries: a cut where the detector
     sees no boundary costs, one along a detected boundary earns (w < 0).
+    The offset c is a cost per pixel pair of boundary whatever the evidence
+    (with c = log(π0 / (1 − π0)) the evidence is the log-likelihood ratio
+    of a boundary against the prior odds π0): λ c is the weight of the
+    boundary length.
 
     Parameters
     ----------
@@ -243,6 +247,8 @@ def learned_pair_weights(features, probability=None):
         The model's image features.
     probability : (H, W) float array, optional
         The detector's map of these features, if already computed.
+    offset : float
+        c, added to every pair's weight.
 
     Returns
     -------
@@ -267,7 +273,7 @@ def learned_pair_weights(features, probability=None):
     p = np.concatenate([hor, ver])
     with np.errstate(divide="ignore"):
         odds = np.log(p) - np.log1p(-p)
-    return -np.clip(odds, -MAX_LOG_ODDS, MAX_LOG_ODDS)
+    return offset - np.clip(odds, -MAX_LOG_ODDS, MAX_LOG_ODDS)
 
 
 #: Pixel-pair evidence of the boundary term by name (``evidence`` of
@@ -313,7 +319,8 @@ def edge_weights(pairs, atoms, graph):
                        minlength=graph.n_edges)
 
 
-def contrast_weights(features, atoms, graph, sigma=SMOOTHING_SIGMA, evidence="contrast", probability=None):
+def contrast_weights(features, atoms, graph, sigma=SMOOTHING_SIGMA, evidence="contrast", probability=None,
+                     offset=0.0):
     """Boundary weights w_ij of the edges of an atom graph.
 
     Parameters
@@ -331,6 +338,8 @@ def contrast_weights(features, atoms, graph, sigma=SMOOTHING_SIGMA, evidence="co
         :func:`texture_pair_weights` or :func:`learned_pair_weights`.
     probability : (H, W) float array, optional
         With ``evidence="learned"``: the detector's map, if already computed.
+    offset : float
+        With ``evidence="learned"``: the offset c of :func:`learned_pair_weights`.
 
     Returns
     -------
@@ -353,7 +362,7 @@ def contrast_weights(features, atoms, graph, sigma=SMOOTHING_SIGMA, evidence="co
     if evidence == "contrast":
         pairs = pair_weights(features, sigma)
     elif evidence == "learned":
-        pairs = learned_pair_weights(features, probability)
+        pairs = learned_pair_weights(features, probability, offset)
     else:
         pairs = evidence_pairs(features, evidence)
     return edge_weights(pairs, atoms, graph)

@@ -182,6 +182,9 @@ class ImageModel:
         With ``evidence="learned"``: the detector's boundary probability of
         ``features`` if already computed
         (:func:`swcuts.image.boundary_detector.boundary_probability`).
+    evidence_offset : float
+        With ``evidence="learned"``: the cost c added to every pixel pair's
+        weight (:func:`.boundary.learned_pair_weights`).
     """
 
     #: Kernels may run this model's compiled fast path: its arithmetic is in
@@ -190,7 +193,8 @@ class ImageModel:
 
     def __init__(self, features, atoms, graph, *, bins=32, families=FAMILIES,
                  a0=50.0, a1=50.0, a2=1.0, kappa=1.0, exponent=0.9, boundary=0.0,
-                 evidence="contrast", window=0, likelihood_weight=1.0, boundary_map=None):
+                 evidence="contrast", window=0, likelihood_weight=1.0, boundary_map=None,
+                 evidence_offset=0.0):
         features = np.asarray(features, dtype=np.float64)
         if features.ndim == 2:
             features = features[..., None]
@@ -226,7 +230,8 @@ class ImageModel:
             raise ValueError(f"unknown boundary evidence {evidence!r}; choose from {', '.join(PAIR_EVIDENCE)}")
         self.evidence = str(evidence)
         self.set_boundary(boundary, contrast_weights(features, atoms, graph, evidence=self.evidence,
-                                                     probability=boundary_map) if boundary else None)
+                                                     probability=boundary_map, offset=evidence_offset)
+                          if boundary else None)
 
     def set_boundary(self, boundary, weights=None) -> None:
         """Set the boundary term −λ Σ_{cut edges} w_ij (:mod:`.boundary`).

@@ -17,7 +17,7 @@ __all__ = ["build_posterior"]
 
 def build_posterior(features, atoms, n_atoms, *, seed, bins, a0, a1, a2, kappa, edge_scale, q_max,
                     boundary=0.0, evidence="contrast", window=0, likelihood_weight=1.0, edges="kl",
-                    budget=None):
+                    evidence_offset=0.0, budget=None):
     """Atoms, their graph, edge probabilities and the image posterior of
     prepared ``features``: ``(atom label image, RegionGraph, q, ImageModel)``.
     ``edges``: "kl", the q_ij of eq. 53, or "learned"
@@ -51,5 +51,6 @@ def build_posterior(features, atoms, n_atoms, *, seed, bins, a0, a1, a2, kappa, 
     with phase_of(budget, "model", f"statistics of {graph.n_vertices:,} atoms"):
         model = ImageModel(features, atom_labels, graph, bins=bins, a0=a0, a1=a1, a2=a2, kappa=kappa,
                            boundary=boundary, evidence=evidence, window=window,
-                           likelihood_weight=likelihood_weight, boundary_map=boundary_map)
+                           likelihood_weight=likelihood_weight, boundary_map=boundary_map,
+                           evidence_offset=evidence_offset)
     return atom_labels, graph, q, model

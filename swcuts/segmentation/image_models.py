@@ -14,7 +14,7 @@ import numpy as np
 
 __all__ = ["MODELS", "BINS", "ONE_CHANNEL_WEIGHT", "DEFAULT_MODEL", "PIXEL_MODEL", "VARYING_RANGE",
            "MIN_WEIGHT_PIXELS", "varying_channels", "posterior_weights", "model_window", "model_bins",
-           "model_evidence", "model_likelihood_weight", "model_edges"]
+           "model_evidence", "model_likelihood_weight", "model_edges", "model_evidence_offset"]
 
 #: Histogram bins of the likelihood (per channel) of a model that names none
 #: in :data:`MODELS` (``bins=None``: the model's, :func:`model_bins`).
@@ -230,3 +230,16 @@ def model_edges(model_name) -> str:
     'kl'
     """
     return MODELS[model_name].get("edges", "kl")
+
+
+def model_evidence_offset(model_name) -> float:
+    """The offset c of the learned boundary evidence of the posterior
+    ``model_name`` (:func:`swcuts.models.boundary.learned_pair_weights`):
+    its :data:`MODELS` entry's ``offset``, 0 where it names none.
+
+    Examples
+    --------
+    >>> model_evidence_offset("window")
+    0.0
+    """
+    return float(MODELS[model_name].get("offset", 0.0))

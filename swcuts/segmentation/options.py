@@ -16,7 +16,8 @@ import numpy as np
 
 from swcuts.image.atoms import ATOM_METHODS
 from swcuts.segmentation.image_models import (
-    DEFAULT_MODEL, MODELS, PIXEL_MODEL, model_bins, model_edges, model_evidence, model_likelihood_weight,
+    DEFAULT_MODEL, MODELS, PIXEL_MODEL, model_bins, model_edges, model_evidence, model_evidence_offset,
+    model_likelihood_weight,
     model_window,
     posterior_weights, varying_channels)
 from swcuts.io.errors import InputTypeError, check_number, describe, is_integer
@@ -327,7 +328,8 @@ class RunOptions:
         return dict(bins=self.bins, a0=self.a0, a1=self.a1, a2=self.a2, kappa=self.kappa,
                     edge_scale=self.edge_scale, q_max=self.q_max, boundary=self.boundary,
                     evidence=model_evidence(self.posterior), window=self.window,
-                    likelihood_weight=self.likelihood_weight, edges=model_edges(self.posterior))
+                    likelihood_weight=self.likelihood_weight, edges=model_edges(self.posterior),
+                    evidence_offset=model_evidence_offset(self.posterior))
 
     def default_steps(self, n_vertices) -> int:
         """The budget without ``steps`` or ``time_budget``, on ``n_vertices``."""
