@@ -32,13 +32,16 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-__all__ = ["neighbour_correlations", "effective_pixel_fraction", "MAX_CORRELATION", "LOCAL_RADIUS"]
+__all__ = ["neighbour_correlations", "effective_pixel_fraction", "MAX_CORRELATION", "LOCAL_RADIUS", "TRIM"]
 
 #: The largest lag-one correlation used (ζ ≥ (0.05 / 1.95)² ≈ 6.6e-4): a
 #: constant or perfectly smooth image gives ρ → 1 and would leave no evidence.
 MAX_CORRELATION = 0.95
 #: Radius of the window whose mean is the local structure (pixels).
 LOCAL_RADIUS = 5
+#: Pixel pairs with a residual beyond this many robust standard deviations
+#: (1.4826 × the median absolute residual, per channel) are left out.
+TRIM = 2.5
 
 
 def neighbour_correlations(features, radius=LOCAL_RADIUS) -> tuple[float, float]:
@@ -56,7 +59,10 @@ def neighbour_correlations(features, radius=LOCAL_RADIUS) -> tuple[float, float]
     -------
     (float, float)
         The correlation between horizontally and between vertically
-        adjacent residuals, pooled over channels; 0 where nothing varies.
+        adjacent residuals, pooled over channels, over the pairs whose
+        residuals are all within :data:`TRIM` robust standard deviations
+        (a step edge inside the window leaves a ramp of large, correlated
+        residuals: structure, not texture); 0 where nothing varies.
 
     Examples
     --------
@@ -76,8 +82,15 @@ def neighbour_correlations(features, radius=LOCAL_RADIUS) -> tuple[float, float]
     for c in range(z.shape[-1]):
         plane = np.ascontiguousarray(z[..., c])
         res[..., c] = plane - cv2.blur(plane, (side, side), borderType=cv2.BORDER_REFLECT)
+    # Residuals beyond TRIM robust standard deviations are edges inside the
+    # window (a step leaves a ramp of correlated residuals), not texture.
+    mad = np.median(np.abs(res), axis=(0, 1))
+    keep = (np.abs(res) <= TRIM * 1.4826 * np.maximum(mad, 1e-12)).all(axis=-1)
     out = []
-    for a, b in ((res[:, :-1], res[:, 1:]), (res[:-1], res[1:])):
+    for a, b, ka, kb in ((res[:, :-1], res[:, 1:], keep[:, :-1], keep[:, 1:]),
+                         (res[:-1], res[1:], keep[:-1], keep[1:])):
+        both = ka & kb
+        a, b = a[both], b[both]
         den = float(np.sqrt((a * a).sum() * (b * b).sum()))
         out.append(float((a * b).sum()) / den if den > 0 else 0.0)
     return out[0], out[1]
