@@ -1,8 +1,8 @@
 """Train the boundary detector (swcuts/image/boundary_detector.npz) from the
 shared BSDS500 photos, and print its validation figures.
 
-Usage: python benchmarks/train_boundaries.py [--out PATH] [--hidden 16] [--per-photo 4000]
-                                             [--skip-heldout] [--edges]
+Usage: python benchmarks/train_boundaries.py [--out PATH] [--hidden 16] [--per-photo 2000]
+                                             [--skip-heldout] [--heldout-only] [--edges]
 
 Training photos: BSDS500 ``bsds500-train`` (30) and ``bsds500-val`` (100),
 every annotator. ``bsds500-train-rest`` (170) is held out: it is only read
@@ -292,6 +292,15 @@ def hash_of(*paths):
     return h.hexdigest()[:12]
 
 
+def auc(score, cut):
+    """P(score of a kept edge > score of a cut edge)."""
+    from scipy.stats import rankdata
+
+    r = rankdata(score)
+    n1, n0 = int((~cut).sum()), int(cut.sum())
+    return float((r[~cut].sum() - n1 * (n1 + 1) / 2) / max(n1 * n0, 1))
+
+
 def train_edges(args):
     from swcuts.graph import learned_edges as le
 
@@ -328,6 +337,8 @@ def train_edges(args):
               f"{d.mean():.4f} +- {d.std(ddof=1) / np.sqrt(len(d)):.4f} (SE), learned better on {int((d > 0).sum())}"
               f"/{len(d)} photos")
         cut = y < 0.5
+        print(f"  AUC, edges most annotators keep vs cut: learned {auc(q, cut):.3f}, eq. 53 {auc(q53, cut):.3f}, "
+              f"mean boundary probability alone {auc(-x[:, 0], cut):.3f}")
         print(f"  mean q on edges most annotators cut (y < 0.5, {cut.mean():.1%} of edges): learned "
               f"{q[cut].mean():.3f}, eq. 53 {q53[cut].mean():.3f}; on the others: learned {q[~cut].mean():.3f}, "
               f"eq. 53 {q53[~cut].mean():.3f}")
@@ -339,12 +350,19 @@ def main():
     ap.add_argument("--hidden", type=int, default=16)
     ap.add_argument("--per-photo", type=int, default=2000)
     ap.add_argument("--skip-heldout", action="store_true")
+    ap.add_argument("--heldout-only", action="store_true", help="print the held-out figures of --out, no training")
     ap.add_argument("--edges", action="store_true", help="train the learned edge probabilities only")
     ap.add_argument("--edge-hidden", type=int, default=8)
     ap.add_argument("--edges-out", default=None)
     args = ap.parse_args()
     if args.edges:
         train_edges(args)
+        return
+    if args.heldout_only:
+        det = bd.load_detector(args.out)
+        for m in ("colour", "grey"):
+            print(f"\n{m} detector ({Path(args.out).name}), held out")
+            heldout(det, m, args)
         return
     rng = np.random.default_rng(SEED)
     modes = {m: train_mode(m, args, rng) for m in ("colour", "grey")}
