@@ -48,7 +48,7 @@ from swcuts.image.boundary_detector import boundary_probability, nonmax_suppress
 from swcuts.image.prepare import prepare_image  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
-PB_THRESHOLDS = np.array([0.03, 0.06, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6, 0.7, 0.8])
+PB_THRESHOLDS = np.array([0.01, 0.02, 0.03, 0.045, 0.06, 0.08, 0.1, 0.13, 0.16, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6])
 CANNY_THRESHOLDS = np.linspace(0.04, 1.0, 13)
 CANNY_SIGMAS = (1.0, 2.0, 3.0)
 TARGET_SECONDS = 0.4

@@ -1,8 +1,8 @@
 """Train the boundary detector (swcuts/image/boundary_detector.npz) from the
 shared BSDS500 photos, and print its validation figures.
 
-Usage: python benchmarks/train_boundaries.py [--out PATH] [--hidden 16] [--per-photo 4000]
-                                             [--skip-heldout] [--edges]
+Usage: python benchmarks/train_boundaries.py [--out PATH] [--hidden 16] [--per-photo 2000]
+                                             [--skip-heldout] [--heldout-only] [--edges]
 
 Training photos: BSDS500 ``bsds500-train`` (30) and ``bsds500-val`` (100),
 every annotator. ``bsds500-train-rest`` (170) is held out: it is only read
@@ -51,7 +51,7 @@ from swcuts.image.prepare import prepare_image  # noqa: E402
 DATA = ROOT.parent / "shared" / "data"
 TRAIN = ("bsds500-train", "bsds500-val")
 HELDOUT = ("bsds500-train-rest",)
-SETTINGS = {"n_bins": 12, "sigma": 2.0, "levels": 3, "texton_from": 1}
+SETTINGS = {"n_bins": 12, "sigma": 2.0, "levels": 3, "texton_from": 1, "fine": 0}
 N_TEXTONS = 24
 SEED = 0
 
@@ -192,16 +192,16 @@ def fit_network(x, y, w, hidden, seed, l2=1e-4, maxiter=300):
     return {"w1": w1, "b1": b1, "w2": w2, "b2": np.asarray(b2)}, res
 
 
-def figures(label, p, y, w):
+def figures(label, p, y, w, unit="pixel"):
     """Weighted log-loss and reliability table."""
     eps = 1e-12
     w = w / w.sum()
     ll = -float(np.dot(w, y * np.log(p + eps) + (1 - y) * np.log(1 - p + eps)))
     base = float(np.dot(w, y))
     ll0 = -(base * np.log(base) + (1 - base) * np.log(1 - base))
-    print(f"  {label}: log-loss {ll:.4f} nats/pixel (constant {base:.3f}: {ll0:.4f})")
+    print(f"  {label}: log-loss {ll:.4f} nats/{unit} (constant {base:.3f}: {ll0:.4f})")
     edges = np.array([0, 0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0])
-    print(f"    {'predicted':>12} {'share of px':>11} {'mean pred':>9} {'observed':>8}")
+    print(f"    {'predicted':>12} {'share':>11} {'mean pred':>9} {'observed':>8}")
     k = np.clip(np.searchsorted(edges, p, side="right") - 1, 0, len(edges) - 2)
     for b in range(len(edges) - 1):
         m = k == b
@@ -237,13 +237,133 @@ def heldout(det, mode, args):
     figures("HELD-OUT pixels (train-rest, 170 photos)", p, y, w)
 
 
+# ---------------------------------------------------------------- learned edge probabilities
+
+def edge_labels(atoms, truths, n):
+    """Per annotator, each atom's majority segment; per edge, the share of
+    annotators for whom both ends share it."""
+    def majority(t):
+        k = int(t.max()) + 1
+        table = np.bincount(atoms.ravel() * k + t.ravel(), minlength=n * k).reshape(n, k)
+        return table.argmax(1)
+
+    return np.stack([majority(np.asarray(t, dtype=np.int64)) for t in truths])
+
+
+def edge_data(splits, mode):
+    """Edge features, labels and eq.-53 q of every edge of every photo (watershed atoms)."""
+    from swcuts.graph.edge_probabilities import kl_edge_probabilities, vertex_histograms
+    from swcuts.graph.learned_edges import edge_features
+    from swcuts.graph.region_graph import RegionGraph
+    from swcuts.image.atoms import compute_atoms
+
+    cache = ROOT / "benchmarks" / "out" / "train_boundaries" / (
+        f"edges-{mode}-{'+'.join(splits)}-{hash_of(bd.DEFAULT_PATH, Path(__file__).with_name('x'))}.npz")
+    if cache.exists():
+        with np.load(cache) as z:
+            return z["x"], z["y"], z["q53"], z["photo"]
+    xs, ys, qs, ph = [], [], [], []
+    t0 = time.perf_counter()
+    for k, (_, s) in enumerate(photos(splits)):
+        z = as_features(s.image, mode)
+        atoms = compute_atoms(z, "watershed", 1000, seed=0)
+        graph = RegionGraph.from_labels(atoms)
+        bmap = bd.boundary_probability(z)
+        xs.append(edge_features(z, atoms, graph, bmap))
+        maj = edge_labels(atoms, s.truths, graph.n_vertices)
+        ys.append((maj[:, graph.edges[:, 0]] == maj[:, graph.edges[:, 1]]).mean(0))
+        hist = vertex_histograms(z, atoms, graph.n_vertices, bins=15)
+        qs.append(np.minimum(kl_edge_probabilities(hist, graph.edges, scale=1.0), 0.95))
+        ph.append(np.full(graph.n_edges, k))
+    print(f"  {mode}: edges of {k + 1} photos ({', '.join(splits)}) in {time.perf_counter() - t0:.0f} s", flush=True)
+    out = [np.concatenate(a) for a in (xs, ys, qs, ph)]
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(cache, x=out[0], y=out[1], q53=out[2], photo=out[3])
+    return out
+
+
+def hash_of(*paths):
+    import hashlib
+
+    h = hashlib.sha1()
+    for p in paths:
+        if Path(p).exists():
+            h.update(Path(p).read_bytes())
+    return h.hexdigest()[:12]
+
+
+def auc(score, cut):
+    """P(score of a kept edge > score of a cut edge)."""
+    from scipy.stats import rankdata
+
+    r = rankdata(score)
+    n1, n0 = int((~cut).sum()), int(cut.sum())
+    return float((r[~cut].sum() - n1 * (n1 + 1) / 2) / max(n1 * n0, 1))
+
+
+def train_edges(args):
+    from swcuts.graph import learned_edges as le
+
+    modes = {}
+    for mode in ("colour", "grey"):
+        print(f"\n{mode} edge probabilities (watershed atoms, 1000)", flush=True)
+        x, y, _, _ = edge_data(TRAIN, mode)
+        mean, std = x.mean(0), x.std(0) + 1e-9
+        net, res = fit_network((x - mean) / std, y, np.ones(len(y)), args.edge_hidden, SEED, maxiter=400)
+        print(f"  network {x.shape[1]}-{args.edge_hidden}-1 on {len(y)} edges: {res.nit} iterations ({res.message})")
+        modes[mode] = dict(mean=mean, std=std, **net)
+        figures("training edges (train + val): learned q", le.network(x, modes[mode]), y, np.ones(len(y)), "edge")
+    path = Path(le.DEFAULT_PATH if args.edges_out is None else args.edges_out)
+    le.save_edge_model(path, modes, f"BSDS500 train (30) + val (100), every annotator, watershed atoms (1000), "
+                                    f"label: share of annotators whose majority segments of the two atoms agree; "
+                                    f"network {args.edge_hidden} tanh units; detector {bd.DEFAULT_PATH.name} "
+                                    f"{hash_of(bd.DEFAULT_PATH)}; benchmarks/train_boundaries.py --edges")
+    print(f"\nwrote {path} ({path.stat().st_size / 1024:.1f} KiB)")
+    if args.skip_heldout:
+        return
+    for mode in ("colour", "grey"):
+        print(f"\n{mode} edge probabilities, HELD OUT (train-rest, 170 photos)")
+        x, y, q53, photo = edge_data(HELDOUT, mode)
+        ones = np.ones(len(y))
+        q = le.network(x, le.load_edge_model(path)[mode])
+        q = np.clip(q, 1e-6, le.Q_MAX)
+        l1 = figures("learned q", q, y, ones, "edge")
+        l0 = figures("eq. 53 q (KL, scale 1, clipped to q_max 0.95 as segment() does)", np.maximum(q53, 1e-6), y, ones, "edge")
+        per = [(-np.mean(y[m] * np.log(q[m]) + (1 - y[m]) * np.log(1 - q[m])),
+                -np.mean(y[m] * np.log(np.maximum(q53[m], 1e-6)) + (1 - y[m]) * np.log(1 - q53[m])))
+               for m in (photo == k for k in np.unique(photo))]
+        d = np.array([b - a for a, b in per])
+        print(f"  log-loss per edge: learned {l1:.4f}, eq. 53 {l0:.4f}; per photo eq.53 - learned: mean "
+              f"{d.mean():.4f} +- {d.std(ddof=1) / np.sqrt(len(d)):.4f} (SE), learned better on {int((d > 0).sum())}"
+              f"/{len(d)} photos")
+        cut = y < 0.5
+        print(f"  AUC, edges most annotators keep vs cut: learned {auc(q, cut):.3f}, eq. 53 {auc(q53, cut):.3f}, "
+              f"mean boundary probability alone {auc(-x[:, 0], cut):.3f}")
+        print(f"  mean q on edges most annotators cut (y < 0.5, {cut.mean():.1%} of edges): learned "
+              f"{q[cut].mean():.3f}, eq. 53 {q53[cut].mean():.3f}; on the others: learned {q[~cut].mean():.3f}, "
+              f"eq. 53 {q53[~cut].mean():.3f}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=str(bd.DEFAULT_PATH))
     ap.add_argument("--hidden", type=int, default=16)
     ap.add_argument("--per-photo", type=int, default=2000)
     ap.add_argument("--skip-heldout", action="store_true")
+    ap.add_argument("--heldout-only", action="store_true", help="print the held-out figures of --out, no training")
+    ap.add_argument("--edges", action="store_true", help="train the learned edge probabilities only")
+    ap.add_argument("--edge-hidden", type=int, default=8)
+    ap.add_argument("--edges-out", default=None)
     args = ap.parse_args()
+    if args.edges:
+        train_edges(args)
+        return
+    if args.heldout_only:
+        det = bd.load_detector(args.out)
+        for m in ("colour", "grey"):
+            print(f"\n{m} detector ({Path(args.out).name}), held out")
+            heldout(det, m, args)
+        return
     rng = np.random.default_rng(SEED)
     modes = {m: train_mode(m, args, rng) for m in ("colour", "grey")}
     training = (f"BSDS500 train (30 photos of bsds500-train) + val (100), every annotator; target: share of "

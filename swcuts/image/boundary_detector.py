@@ -58,7 +58,7 @@ MODES = {3: "colour", 1: "grey"}
 #: Per-mode arrays a weights file must hold (``<mode>_<name>``).
 _ARRAYS = ("lo", "hi", "centres", "mean", "std", "w1", "b1", "w2", "b2")
 #: Scalar settings of a weights file (shared by both modes).
-_SETTINGS = ("n_bins", "sigma", "levels", "texton_from")
+_SETTINGS = ("n_bins", "sigma", "levels", "texton_from", "fine")
 
 _cache: dict = {}
 _lock = threading.Lock()
@@ -157,7 +157,7 @@ def save_detector(path, modes: dict, settings: dict, training: str) -> None:
         ``{"colour": arrays, "grey": arrays}``, each with the arrays named in
         ``_ARRAYS``.
     settings : dict
-        ``n_bins``, ``sigma``, ``levels``, ``texton_from``.
+        ``n_bins``, ``sigma``, ``levels``, ``texton_from``, ``fine`` (1: also σ/2 at full resolution).
     training : str
         What the weights were trained on (kept in the file).
     """
@@ -314,7 +314,8 @@ def boundary_features(features, detector=None) -> np.ndarray:
     Returns
     -------
     (H, W, F) float32 array
-        For each pyramid level (σ doubling from level to level): the
+        For σ/2 at full resolution (if the setting ``fine`` is 1), then
+        each pyramid level (σ doubling from level to level): the
         gradient magnitude of each channel, then for each histogram group
         (each channel, and the textons from level ``texton_from`` on) the
         largest and the smallest oriented χ² (square roots).
@@ -326,6 +327,7 @@ def boundary_features(features, detector=None) -> np.ndarray:
     mode = det[MODES[z.shape[2]]]
     st = det["settings"]
     n_bins, sigma, levels, tfrom = int(st["n_bins"]), st["sigma"], int(st["levels"]), int(st["texton_from"])
+    fine = bool(st["fine"])
     h0, w0, c = z.shape
     m = 2 ** (levels - 1)
     hp, wp = max(-(-h0 // m) * m, 4 * m), max(-(-w0 // m) * m, 4 * m)
@@ -341,7 +343,7 @@ def boundary_features(features, detector=None) -> np.ndarray:
         labels = _textons(z[..., 0], centres)
         tex = np.zeros((hp, wp, n_tex), dtype=np.float32)
         np.put_along_axis(tex, labels[..., None], 1.0, axis=2)
-    maps = []
+    maps = [_level_features(planes, c, groups, 0.5 * sigma)] if fine else []
     for level in range(levels):
         if level:
             planes = _down(planes)
