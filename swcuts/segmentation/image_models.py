@@ -60,8 +60,8 @@ MODELS = {
     "contrast": {"a0": 200.0, "a1": 0.0, "a2": 5.0, "boundary": 10.0},
     "texture": {"a0": 100.0, "a1": 0.0, "a2": 5.0, "boundary": 10.0, "evidence": "texture"},
     "window": {"a0": 100.0, "a1": 100.0, "a2": 5.0, "boundary": 10.0, "window": 12.0, "bins": 24},
-    "learned": {"a0": 5.0, "a1": 5.0, "a2": 0.25, "boundary": 1.0, "window": 12.0, "bins": 24,
-                "evidence": "learned", "coarsened": True},
+    "learned": {"a0": 5.0, "a1": 5.0, "a2": 0.25, "boundary": 1.0, "offset": -1.0, "window": 12.0,
+                "bins": 24, "evidence": "learned", "coarsened": True},
 }
 #: The weights of MODELS were chosen on colour photos, whose three feature
 #: channels each add their evidence to the likelihood. An image with one
