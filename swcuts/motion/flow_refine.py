@@ -180,7 +180,7 @@ def _variational(frame1, frame2, flow):
 
 
 def refine_flow(frame1, frame2, flow, regions, *, sigma=2.0, nil_cost=6.0, beta=4.0, dense=True,
-                iterations=6, damping=1e-3, return_filled=False):
+                iterations=6, damping=1e-3, return_filled=False, vertical=True):
     """Refine ``flow`` to an affine flow per region where that lowers the
     region's energy.
 
@@ -210,6 +210,9 @@ def refine_flow(frame1, frame2, flow, regions, *, sigma=2.0, nil_cost=6.0, beta=
     damping : float
         Ridge added to the normal equations, relative to each diagonal
         entry (Levenberg-Marquardt).
+    vertical : bool
+        False: horizontal flow only (stereo; ``flow``'s v must be 0): the
+        fits and the variational step leave v at 0.
 
     Returns
     -------
@@ -242,6 +245,8 @@ def refine_flow(frame1, frame2, flow, regions, *, sigma=2.0, nil_cost=6.0, beta=
     valid = ~np.isnan(flow[..., 0])
     base = _fill_nearest(np.where(valid[..., None], flow, 0.0).astype(np.float32), valid)
     gx1, gy1 = frame_gradient(frame1)
+    if not vertical:  # no v column in the Gauss-Newton steps: v stays 0
+        gy1 = np.zeros_like(gy1)
     ys, xs = np.mgrid[0:h, 0:w].astype(np.float64)
     flat = regions.ravel()
     # Coordinates centred per region keep the normal equations well scaled.
@@ -273,6 +278,8 @@ def refine_flow(frame1, frame2, flow, regions, *, sigma=2.0, nil_cost=6.0, beta=
         # A dense variational refinement (OpenCV's, as inside DIS) started
         # from that flow, kept per region where it lowers the energy too.
         vr = _variational(frame1, frame2, out)
+        if not vertical:
+            vr[..., 1] = 0.0
         out = _pick(frame1, frame2, [out, vr], regions, valid, sigma, nil_cost, beta)
     filled = out.astype(np.float64)
     out = filled.copy()

@@ -38,13 +38,14 @@ import numpy as np
 from skimage.measure import label as connected_label
 
 from swcuts.inference.anneal import Trace
-from swcuts.inference.budget import Budget
+from swcuts.inference.budget import Budget, phase_of
 from swcuts.motion.flow_refine import refine_flow
 from swcuts.graph.region_graph import RegionGraph
 from swcuts.graph.edge_probabilities import kl_edge_probabilities
 from swcuts.io.errors import check_number
 from swcuts.models.motion import (
-    MOTION_DEFAULTS, MotionPosterior, ObjectModel, check_weights, motion_histograms, velocity_grid)
+    MOTION_DEFAULTS, MotionPosterior, ObjectModel, check_weights, motion_histograms, noise_sigma,
+    velocity_grid)
 from swcuts.samplers.swc import SWC
 from swcuts.samplers.velocity import VelocityGibbs
 
@@ -67,6 +68,24 @@ ROUNDS = 12
 #: Level-0 sweeps at T = 1 before the first posterior sample of the flow
 #: (the annealed state is at T_FINAL), and between samples.
 SPREAD_BURN_IN_SWEEPS, SPREAD_THIN_SWEEPS = 5, 1
+#: With no ``max_displacement``, the range is chosen from the frames: the
+#: coarsest pyramid level covers motion up to this fraction of the frame's
+#: width, with a shorter side of at least MIN_COARSE_SIDE pixels and at
+#: least AUTO_MIN_RANGE pixels of label range (see :func:`auto_range`).
+AUTO_RANGE_FRACTION, MIN_COARSE_SIDE, AUTO_MIN_RANGE = 0.1, 24, 3.0
+#: Pyramid levels finer than the first with at most this many pixels are
+#: not sampled: their flow is the sampled level's, upsampled, and the
+#: sub-label refinement works at full resolution (ours: on 640x480 pairs the
+#: finest level cost 3/4 of the time and the refinement recovers the detail).
+SAMPLE_MAX_PIXELS = 80_000
+#: Annealing rounds of the levels below the coarsest (they start from the
+#: coarser flow); ``rounds`` applies to the coarsest.
+ROUNDS_FINER = 6
+#: Clipping check: where more than CLIP_FRACTION of a level's pixels have a
+#: label on the border of the label range, those pixels' labels are
+#: re-centred on their flow and the level anneals CLIP_ROUNDS more rounds,
+#: at most CLIP_RETRIES times.
+CLIP_FRACTION, CLIP_ROUNDS, CLIP_RETRIES = 0.002, 4, 2
 #: Largest velocity label set (labels per axis) and label table (bytes) accepted.
 MOTION_LIMITS = dict(max_labels_per_axis=41, max_label_table_bytes=4 * 2**30)
 
@@ -111,6 +130,13 @@ class MotionSegmentation:
         (half-occluded).
     posterior_samples : int
         Number of posterior samples behind ``flow_spread`` (0: none).
+    phases : dict
+        Seconds of every phase of the call (regions, data terms, level 0,
+        level 2, refining, ...; "sampling" holds data terms and levels 0 and 2).
+    recentred : list of (int, float)
+        Every time a pyramid level's labels were re-centred because they
+        reached the border of their range: (the level's downsampling
+        factor, the fraction of its pixels on the border).
     """
 
     flow: np.ndarray
@@ -126,6 +152,8 @@ class MotionSegmentation:
     flow_std: np.ndarray | None = None
     nil_probability: np.ndarray | None = None
     posterior_samples: int = 0
+    phases: dict | None = None
+    recentred: list | None = None
 
     @property
     def n_objects(self) -> int:
@@ -231,7 +259,7 @@ def _check_scalars(*, seed, max_displacement, precision, pyramid_levels, rounds,
     from swcuts.segmentation.options import _check_seed
 
     _check_seed(seed)
-    check_number("max_displacement", max_displacement, minimum=0, exclusive=True)
+    check_number("max_displacement", max_displacement, minimum=0, exclusive=True, allow_none=True)
     check_number("precision", precision, minimum=0, exclusive=True)
     check_number("pyramid_levels", pyramid_levels, integer=True, minimum=1, maximum=8, allow_none=True)
     check_number("rounds", rounds, integer=True, minimum=1, maximum=10**4)
@@ -249,7 +277,15 @@ def _check_scalars(*, seed, max_displacement, precision, pyramid_levels, rounds,
 
 
 def _check_options(max_displacement, precision, pyramid_levels, shape):
-    """The options of :func:`segment_motion` that depend on the frames' ``shape``."""
+    """The options of :func:`segment_motion` that depend on the frames' ``shape``
+    (``max_displacement`` None: the range of :func:`auto_range`)."""
+    if max_displacement is None:
+        if pyramid_levels is not None and min(shape) >> (pyramid_levels - 1) < 8:
+            raise ValueError(f"pyramid_levels={pyramid_levels} shrinks a {shape[1]}x{shape[0]} "
+                             "pair below 8 pixels")
+        levels, max_displacement = auto_range(shape, float(precision), pyramid_levels)
+        if pyramid_levels is None:
+            pyramid_levels = levels
     per_axis = 2 * max_displacement / precision + 1
     if abs(per_axis - round(per_axis)) > 1e-6:
         raise ValueError(f"max_displacement ({max_displacement}) must be a multiple of precision "
@@ -284,6 +320,44 @@ def default_pyramid_levels(shape):
     return int(max(1, min(4, 1 + math.floor(math.log2(max(min(shape) / 40.0, 1.0))))))
 
 
+def auto_range(shape, precision, pyramid_levels=None):
+    """Pyramid levels and coarsest label range chosen from the frame size.
+
+    The coarsest level covers motion up to ``AUTO_RANGE_FRACTION`` of the
+    frame's width: the fewest levels for which ``AUTO_MIN_RANGE`` pixels at
+    the coarsest level reach that far, as long as the coarsest level keeps
+    ``MIN_COARSE_SIDE`` pixels on its shorter side; the label range of the
+    coarsest level makes up the rest (a multiple of ``precision``, at most
+    ``MOTION_LIMITS['max_labels_per_axis']`` labels per axis).
+
+    Returns
+    -------
+    levels : int
+    max_displacement : float
+        Label range (pixels per axis) of the coarsest level, in its own pixels.
+
+    Examples
+    --------
+    >>> auto_range((480, 640), 0.5)
+    (5, 4.0)
+    >>> auto_range((40, 48), 0.5)
+    (1, 5.0)
+    """
+    h, w = shape
+    need = AUTO_RANGE_FRACTION * w
+    if pyramid_levels is None:
+        levels = 1
+        while AUTO_MIN_RANGE * 2 ** (levels - 1) < need and min(h, w) >> levels >= MIN_COARSE_SIDE \
+                and levels < 8:
+            levels += 1
+    else:
+        levels = int(pyramid_levels)
+    m = max(AUTO_MIN_RANGE, need / 2 ** (levels - 1))
+    m = math.ceil(m / precision - 1e-9) * precision
+    cap = (MOTION_LIMITS["max_labels_per_axis"] - 1) // 2 * precision
+    return levels, float(min(m, cap))
+
+
 def _downsample(a, factor):
     if factor == 1:
         return a
@@ -316,6 +390,14 @@ def _upsample_flow(flow, shape):
     sy, sx = h / flow.shape[0], w / flow.shape[1]
     up = cv2.resize(flow.astype(np.float32), (w, h), interpolation=cv2.INTER_LINEAR)
     return np.stack([up[..., 0] * sx, up[..., 1] * sy], axis=2).astype(np.float64)
+
+
+def _nearest(a, shape):
+    """``a`` (H', W'[, C]) resampled to ``shape`` by nearest neighbour."""
+    h, w = shape
+    ys = np.minimum((np.arange(h) + 0.5) * a.shape[0] / h, a.shape[0] - 1).astype(int)
+    xs = np.minimum((np.arange(w) + 0.5) * a.shape[1] / w, a.shape[1] - 1).astype(int)
+    return a[np.ix_(ys, xs)]
 
 
 def _snap_base(base, step):
@@ -370,35 +452,35 @@ def _flow_posterior(post, x0, obj, n_objects, rng, n_samples):
     return spread, std, (1.0 - n_ok / n_samples).reshape(h, w)
 
 
-def _anneal_level(post, regions, rng, rounds, budget_end, trace, seconds0, step0, coarsest):
+def _anneal_level(post, regions, rng, rounds, budget_end, trace, seconds0, step0, coarsest,
+                  budget=None, start=None):
     """Alternate level 0 and level 2 under one schedule; returns the final
     (x0, object of each region, log π, steps). Every level starts from
-    block matching around its base flow (:meth:`MotionPosterior.block_matching`)."""
+    block matching around its base flow (:meth:`MotionPosterior.block_matching`),
+    or from ``start`` = (x0, object of each region), annealed from T0_FINER · T_FINAL·2."""
     h, w = post.shape
     n_reg = int(regions.max()) + 1
     rgraph = RegionGraph.from_labels(regions)
     region_flat = regions.ravel()
-    x0, t0 = post.block_matching(), (T0 if coarsest else T0_FINER)
-    obj_of_region = np.arange(n_reg, dtype=np.int64)
+    if start is None:
+        x0, t0 = post.block_matching(), (T0 if coarsest else T0_FINER)
+        obj_of_region = np.arange(n_reg, dtype=np.int64)
+    else:
+        x0, obj_of_region = (np.array(a, np.int64) for a in start)
+        t0 = min(T0_FINER, 2 * T_FINAL)
     temps = t0 * (T_FINAL / t0) ** np.linspace(0, 1, rounds)
     n0 = _round_steps(h, w)
     step = step0
     log_pi = None
     kernel0 = VelocityGibbs(post, obj_of_region[region_flat], n_reg)
     for T in temps:
-        kernel0.set_objects(obj_of_region[region_flat])
-        state0 = kernel0.new_state(x0)
-        moved = kernel0.run(state0, rng, np.full(n0, T))
-        x0 = state0.x0
-        vstats = post.object_stats(x0, region_flat, n_reg)
-        # Eq. 76: q⁽²⁾ from the symmetric KL of the regions' motion histograms.
-        q2 = kl_edge_probabilities(motion_histograms(x0, region_flat, n_reg, post), rgraph.edges)
-        model2 = ObjectModel(rgraph, vstats, post.cu, post.cv, post.alpha, post.lambda2)
-        state2 = model2.new_state(obj_of_region)
-        kernel2 = SWC(model2, q2, compiled=False)
-        for _ in range(5 * n_reg):
-            kernel2.step(state2, rng, T)
-        obj_of_region = state2.labels.copy()
+        with phase_of(budget, "level 0"):
+            kernel0.set_objects(obj_of_region[region_flat])
+            state0 = kernel0.new_state(x0)
+            moved = kernel0.run(state0, rng, np.full(n0, T))
+            x0 = state0.x0
+        with phase_of(budget, "level 2"):
+            obj_of_region = _level2(post, x0, region_flat, n_reg, rgraph, obj_of_region, rng, T)
         step += n0 + 5 * n_reg
         log_pi = post.log_target(x0, obj_of_region[region_flat])
         trace.append(step, time.perf_counter() - seconds0, T, -log_pi,
@@ -408,10 +490,47 @@ def _anneal_level(post, regions, rng, rounds, budget_end, trace, seconds0, step0
     return x0, obj_of_region, log_pi, step
 
 
-def segment_motion(frame1, frame2, *, seed=None, max_displacement=3.0, precision=0.5,
+def _level2(post, x0, region_flat, n_reg, rgraph, obj_of_region, rng, T):
+    """One level-2 run (``5 × regions`` SW-cut steps at temperature T)
+    with the velocities ``x0`` fixed; returns the object of each region."""
+    vstats = post.object_stats(x0, region_flat, n_reg)
+    # Eq. 76: q⁽²⁾ from the symmetric KL of the regions' motion histograms.
+    q2 = kl_edge_probabilities(motion_histograms(x0, region_flat, n_reg, post), rgraph.edges)
+    model2 = ObjectModel(rgraph, vstats, post.cu, post.cv, post.alpha, post.lambda2)
+    state2 = model2.new_state(obj_of_region)
+    kernel2 = SWC(model2, q2, compiled=False)
+    for _ in range(5 * n_reg):
+        kernel2.step(state2, rng, T)
+    return state2.labels.copy()
+
+
+def _clipped(post, x0):
+    """The pixels whose label lies on the border of the label range (a
+    non-nil label with |d_u| or |d_v| at the grid's end)."""
+    x0 = np.asarray(x0)
+    ok = x0 != post.nil
+    k = np.where(ok, x0, 0)
+    top = float(post.grid[-1]) - 1e-9
+    border = (np.abs(post.du[k]) >= top) | (np.abs(post.dv[k]) >= top) if top > 0 else np.zeros_like(ok)
+    return ok & border
+
+
+def _recentre(post, x0):
+    """(new base flow, labels): the clipped pixels' base moved to their
+    flow and their label to the centre of the grid; others unchanged."""
+    h, w = post.shape
+    clip = _clipped(post, x0)
+    k = np.where(clip, x0, 0)
+    base = np.stack([post.wu + np.where(clip, post.du[k], 0.0),
+                     post.wv + np.where(clip, post.dv[k], 0.0)], axis=1).reshape(h, w, 2)
+    centre = int(np.argmin(post.du ** 2 + post.dv ** 2))
+    return base, np.where(clip, centre, x0)
+
+
+def segment_motion(frame1, frame2, *, seed=None, max_displacement=None, precision=0.5,
                    pyramid_levels=None, rounds=ROUNDS, time_budget=None, channel_axis=-1,
                    refine=True, region_seconds=None, finer_range=FINER_RANGE,
-                   posterior_samples=0, progress=False, **weights) -> MotionSegmentation:
+                   posterior_samples=0, progress=False, vertical=True, **weights) -> MotionSegmentation:
     """Flow, intensity regions and moving objects of a frame pair.
 
     Parameters
@@ -426,12 +545,24 @@ def segment_motion(frame1, frame2, *, seed=None, max_displacement=3.0, precision
         (:func:`_as_frames`). Arrays, not file names: read files with
         :func:`swcuts.load_image`.
     seed : int or numpy.random.Generator, optional
-    max_displacement, precision : float
-        The velocity labels of one pyramid level: −m ≤ u, v ≤ m in steps of
-        ``precision`` (default 3 and 1/2: the paper's 169 labels), plus nil.
+    max_displacement : float, optional
+        Override of the label range of the coarsest pyramid level: −m ≤ u,
+        v ≤ m (pixels of that level) in steps of ``precision``, plus nil
+        (3 with precision 1/2: the paper's 169 labels); with it the default
+        pyramid has ~40 pixels on the coarsest level's shorter side, at most
+        4 levels. Default: chosen from the frames (:func:`auto_range`): the
+        coarsest level covers motion up to 10 % of the frame's width, and
+        wherever the labels of a level end up on the border of their range
+        they are re-centred there and that level is annealed again
+        (:data:`CLIP_FRACTION`).
+    precision : float
+        Label step in pixels (default 1/2).
     pyramid_levels : int, optional
-        Levels of the coarse-to-fine pyramid (1: one scale). Default: enough
-        that the coarsest has ~40 pixels on its shorter side, at most 4.
+        Levels of the coarse-to-fine pyramid (1: one scale). Default: see
+        ``max_displacement``. Levels with more than
+        :data:`SAMPLE_MAX_PIXELS` pixels below a coarser one are not
+        sampled: the flow comes from the coarser level and the sub-label
+        refinement.
     rounds : int
         Annealing rounds per pyramid level.
     time_budget : float or Budget, optional
@@ -464,6 +595,11 @@ def segment_motion(frame1, frame2, *, seed=None, max_displacement=3.0, precision
         sub-label refinement is not sampled. 0 (default): off.
     progress : bool
         On a terminal, name each phase on stderr while it runs.
+    vertical : bool
+        False: horizontal velocities only (v = 0), the special case of a
+        rectified stereo pair (frame 2 the left image, frame 1 the right:
+        the flow's u is the disparity, ≥ 0 on such a pair; see
+        :func:`swcuts.motion.stereo.segment_stereo`).
     **weights
         Weights of the motion posterior (:data:`swcuts.models.motion.MOTION_DEFAULTS`).
 
@@ -495,12 +631,25 @@ def segment_motion(frame1, frame2, *, seed=None, max_displacement=3.0, precision
                    posterior_samples=posterior_samples, weights=weights)
     f1, f2 = _as_frames(frame1, frame2, channel_axis)
     h, w = f2.shape[:2]
-    _check_options(max_displacement, precision, pyramid_levels, (h, w))
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-    levels = default_pyramid_levels((h, w)) if pyramid_levels is None else int(pyramid_levels)
-    grid = velocity_grid(float(max_displacement), float(precision))
-    finer = min(float(max_displacement), math.floor(finer_range / precision) * float(precision))
+    _check_options(max_displacement, precision, pyramid_levels, (h, w))
+    if max_displacement is None:
+        levels, coarse_range = auto_range((h, w), float(precision), pyramid_levels)
+    else:
+        levels = default_pyramid_levels((h, w)) if pyramid_levels is None else int(pyramid_levels)
+        coarse_range = float(max_displacement)
+    grid = velocity_grid(coarse_range, float(precision))
+    finer = min(coarse_range, math.floor(finer_range / precision) * float(precision))
     finer_grid = velocity_grid(finer, float(precision)) if finer > 0 else grid
+    grid_v, finer_v = (grid, finer_grid) if vertical else (np.zeros(1), np.zeros(1))
+    # The finest level sampled: the first with at most SAMPLE_MAX_PIXELS
+    # pixels (never coarser than the coarsest).
+    finest = 0
+    while finest < levels - 1 and (h >> finest) * (w >> finest) > SAMPLE_MAX_PIXELS:
+        finest += 1
+    sigma = weights.get("sigma")
+    if sigma is None:
+        sigma = noise_sigma(f1, f2)
 
     budget = Budget.of(time_budget, progress=progress, start=t_start)
     # Level 1: intensity regions of frame 2, then held fixed.
@@ -509,44 +658,75 @@ def segment_motion(frame1, frame2, *, seed=None, max_displacement=3.0, precision
     regions_full = connected_label(seg.labels + 1, connectivity=1, background=0) - 1
 
     trace = Trace()
-    with budget.phase("sampling", f"{levels} pyramid levels"):
+    with budget.phase("sampling", f"{levels - finest} pyramid levels"):
         budget_end = time.perf_counter() + budget.allot() if budget.timed else None
         flow = None
         step = 0
-        for lev in range(levels - 1, -1, -1):
+        recentred = []
+        for lev in range(levels - 1, finest - 1, -1):
             factor = 2 ** lev
             g1, g2 = _downsample(f1, factor), _downsample(f2, factor)
             shape = g2.shape[:2]
             base = None if flow is None else _snap_base(_upsample_flow(flow, shape), float(precision))
-            post = MotionPosterior(g1, g2, grid if flow is None else finer_grid, base=base, **weights)
+            with phase_of(budget, "data terms"):
+                post = MotionPosterior(g1, g2, grid if flow is None else finer_grid, base=base,
+                                       grid_v=grid_v if flow is None else finer_v, **weights)
             regions = regions_full if factor == 1 else _regions_at(regions_full, shape)
-            n_rounds = rounds if (budget_end is None or time.perf_counter() < budget_end) else 1
+            n_rounds = (rounds if flow is None else min(rounds, ROUNDS_FINER))
+            if budget_end is not None and time.perf_counter() >= budget_end:
+                n_rounds = 1
             x0, obj_of_region, log_pi, step = _anneal_level(post, regions, rng, n_rounds, budget_end,
-                                                            trace, t_start, step, flow is None)
+                                                            trace, t_start, step, flow is None, budget)
+            # Clipped at the range's border: labels re-centred there, annealed again.
+            for _ in range(CLIP_RETRIES):
+                clipped = float(_clipped(post, x0).mean())
+                if clipped <= CLIP_FRACTION or (
+                        budget_end is not None and time.perf_counter() >= budget_end):
+                    break
+                recentred.append((factor, clipped))
+                new_base, x0 = _recentre(post, x0)
+                with phase_of(budget, "data terms"):
+                    post = MotionPosterior(g1, g2, post.grid, base=new_base, grid_v=post.grid_v, **weights)
+                x0, obj_of_region, log_pi, step = _anneal_level(
+                    post, regions, rng, CLIP_ROUNDS, budget_end, trace, t_start, step, False, budget,
+                    start=(x0, obj_of_region))
             flow = post.flow(x0)
-
+    factor = 2 ** finest
     spread = std = nil_p = None
     if posterior_samples:
         with budget.phase("posterior samples"):
             spread, std, nil_p = _flow_posterior(post, x0, obj_of_region[regions.ravel()],
                                                  int(regions.max()) + 1, rng, int(posterior_samples))
+        if factor > 1:
+            spread, std = _nearest(spread, (h, w)) * factor, _nearest(std, (h, w)) * factor
+            nil_p = _nearest(nil_p, (h, w))
     objects_raw = obj_of_region[regions]
+    sampled_objects = objects_raw
+    if factor > 1:
+        # The sampled level's flow (nil kept nil) and objects at full size.
+        nil_small = np.isnan(flow[..., 0])
+        full = _upsample_flow(flow, (h, w))
+        full[_nearest(nil_small, (h, w))] = np.nan
+        flow = full
+        objects_raw = _nearest(objects_raw, (h, w))
     used, inv = np.unique(objects_raw, return_inverse=True)
     order = np.argsort(-np.bincount(inv.ravel()), kind="stable")
     rank = np.empty_like(order)
     rank[order] = np.arange(order.size)
     objects = rank[inv.reshape(h, w)]
-    ostats = post.object_stats(np.asarray(x0), objects.ravel(), used.size)
-    velocity = post.best_object_velocity(ostats)
+    small_rank = rank[np.clip(np.searchsorted(used, sampled_objects), 0, used.size - 1)]
+    ostats = post.object_stats(np.asarray(x0), small_rank.ravel(), used.size)
+    velocity = post.best_object_velocity(ostats) * factor
     filled = None
     if refine:
         with budget.phase("refining"):
-            flow, filled = refine_flow(f1, f2, flow, regions_full, sigma=post.sigma, nil_cost=post.nil_cost,
-                                       beta=post.beta, return_filled=True)
+            flow, filled = refine_flow(f1, f2, flow, regions_full, sigma=sigma, nil_cost=post.nil_cost,
+                                       beta=post.beta, return_filled=True, vertical=vertical)
     if budget is not time_budget:
         budget.check_end()
     return MotionSegmentation(flow=flow, occluded=np.isnan(flow[..., 0]), regions=regions_full,
                               objects=objects, object_velocity=velocity, trace=trace,
                               energy=-float(log_pi), seconds=time.perf_counter() - t_start,
                               filled_flow=filled, flow_spread=spread, flow_std=std,
-                              nil_probability=nil_p, posterior_samples=int(posterior_samples))
+                              nil_probability=nil_p, posterior_samples=int(posterior_samples),
+                              phases=dict(budget.phases), recentred=recentred)
