@@ -229,7 +229,7 @@ def test_cli_motion_writes_every_output(tmp_path):
 
 
 @pytest.mark.parametrize("extra, message", [
-    (["--precision", "0.7"], "multiple of --precision"),
+    (["--max-displacement", "3", "--precision", "0.7"], "multiple of --precision"),
     (["--pyramid-levels", "9"], "--pyramid-levels"),
     (["--rounds", "0"], "--rounds"),
 ])
