@@ -62,7 +62,11 @@ FINER_RANGE = 1.5
 #: fewer steps per pixel; Venus 420x380: 76 s and EPE 0.53 with one step
 #: per pixel).
 STEPS_PER_PIXEL = 1.0
-MAX_ROUND_STEPS = 60_000
+MAX_ROUND_STEPS = 30_000
+#: Steps of the level-1 segmentation without ``region_seconds`` (swcuts'
+#: default on a 640x480 frame is ~3 million, 5.5 s, for about the same
+#: regions as these 30 000, 1.8 s, on Grove3).
+REGION_STEPS = 30_000
 #: Annealing rounds per pyramid level (each: a level-0 run, a level-2 run).
 ROUNDS = 12
 #: Level-0 sweeps at T = 1 before the first posterior sample of the flow
@@ -80,12 +84,12 @@ AUTO_RANGE_FRACTION, MIN_COARSE_SIDE, AUTO_MIN_RANGE = 0.1, 24, 3.0
 SAMPLE_MAX_PIXELS = 80_000
 #: Annealing rounds of the levels below the coarsest (they start from the
 #: coarser flow); ``rounds`` applies to the coarsest.
-ROUNDS_FINER = 6
+ROUNDS_FINER = 4
 #: Clipping check: where more than CLIP_FRACTION of a level's pixels have a
 #: label on the border of the label range, those pixels' labels are
 #: re-centred on their flow and the level anneals CLIP_ROUNDS more rounds,
 #: at most CLIP_RETRIES times.
-CLIP_FRACTION, CLIP_ROUNDS, CLIP_RETRIES = 0.002, 4, 2
+CLIP_FRACTION, CLIP_ROUNDS, CLIP_RETRIES = 0.002, 2, 2
 #: Largest velocity label set (labels per axis) and label table (bytes) accepted.
 MOTION_LIMITS = dict(max_labels_per_axis=41, max_label_table_bytes=4 * 2**30)
 
@@ -578,7 +582,7 @@ def segment_motion(frame1, frame2, *, seed=None, max_displacement=None, precisio
     refine : bool
         Refine the flow below the label step per region (ours, not the paper's).
     region_seconds : float, optional
-        Time budget of the level-1 segmentation (default: swcuts' default).
+        Time budget of the level-1 segmentation (default: ``REGION_STEPS`` steps).
     finer_range : float
         Label range (pixels per axis) of the pyramid levels below the
         coarsest, around the coarser level's flow.
@@ -654,7 +658,8 @@ def segment_motion(frame1, frame2, *, seed=None, max_displacement=None, precisio
     budget = Budget.of(time_budget, progress=progress, start=t_start)
     # Level 1: intensity regions of frame 2, then held fixed.
     with budget.phase("regions", "level 1: intensity segments of frame 2"):
-        seg = segment(f2 / 255.0, seed=rng, model="contrast", time_budget=region_seconds, progress=progress)
+        seg = segment(f2 / 255.0, seed=rng, model="contrast", time_budget=region_seconds, progress=progress,
+                      steps=REGION_STEPS if region_seconds is None else None)
     regions_full = connected_label(seg.labels + 1, connectivity=1, background=0) - 1
 
     trace = Trace()
