@@ -133,3 +133,22 @@ def test_stereo_flow_is_horizontal_and_finds_the_disparity():
     inner[4:-4, 10:-4] = True
     err = np.abs(flow[..., 0] - d)[inner & ~res.occluded]
     assert np.median(err) < 0.5
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_occlusion_check_flags_the_uncovered_pixels(seed):
+    """With the true flow, the forward-backward check flags most pixels that
+    frame 1 hides and few of the others (8-px layers)."""
+    from swcuts.evaluation.synthetic.motion import layered_pair
+    from swcuts.motion.flow_refine import occlusion_check
+    from swcuts.motion.segment import _as_frames
+
+    p = layered_pair((120, 160), n_objects=2, max_speed=8.0, seed=seed)
+    f1, f2 = _as_frames(p.frame1, p.frame2, -1)
+    occ = occlusion_check(f1, f2, p.flow.astype(np.float32))
+    assert occ[p.occluded].mean() > 0.8
+    assert occ[~p.occluded].mean() < 0.3
+    # Control: with a backward flow that undoes the forward one almost
+    # everywhere (minus the flow itself), few pixels are flagged.
+    agree = occlusion_check(f1, f2, p.flow.astype(np.float32), backward=-p.flow.astype(np.float32))
+    assert agree.mean() < 0.2

@@ -39,6 +39,10 @@ VARIATIONAL_ITERATIONS = (50, 20)
 #: region (a bottom-up proposal, kept only where it lowers the region's
 #: energy like any other candidate).
 BOTTOM_UP = True
+#: Occlusion-aware fits: pixels whose flow fails the forward-backward check
+#: against a backward flow (DIS from frame 1) neither pull a region's fit
+#: nor count in its energy (:func:`occlusion_check`).
+OCCLUSION_CHECK = True
 #: Inlier scale of the first Gauss-Newton iterations (then 1).
 GNC = (8.0, 4.0, 2.0)
 
@@ -222,6 +226,33 @@ def _dis(frame1, frame2):
     return -np.asarray(dis.calc(_grey8(frame2), _grey8(frame1), None), np.float32)
 
 
+def occlusion_check(frame1, frame2, flow, backward=None):
+    """The pixels of frame 2 whose flow fails the forward-backward check.
+
+    ``backward`` (default: DIS from frame 1 to frame 2, :func:`_dis`) maps
+    frame 1 onto frame 2 (frame1(y) = frame2(y − b(y))); a pixel x with flow
+    f is consistent when f(x) + b(x − f(x)) ≈ 0, i.e. (Sundaram et al. 2010)
+    ‖f + b'‖² ≤ 0.01 (‖f‖² + ‖b'‖²) + 0.5 with b' = b(x − f(x)); pixels
+    uncovered by the motion (not seen in frame 1) fail it, and so do those
+    whose source lies outside frame 1.
+
+    Examples
+    --------
+    >>> f = np.zeros((8, 8, 2), np.float32)
+    >>> bool(occlusion_check(None, None, f, backward=np.zeros((8, 8, 2), np.float32)).any())
+    False
+    >>> bool(occlusion_check(None, None, f, backward=np.full((8, 8, 2), 3, np.float32)).all())
+    True
+    """
+    flow = np.asarray(flow, np.float32)
+    if backward is None:
+        backward = _dis(frame2, frame1)
+    bw, inside = warp_frame1(np.asarray(backward, np.float32), flow, with_inside=True)
+    s = flow + bw
+    bad = (s * s).sum(axis=2) > 0.01 * ((flow * flow).sum(axis=2) + (bw * bw).sum(axis=2)) + 0.5
+    return bad | ~inside
+
+
 def refine_flow(frame1, frame2, flow, regions, *, sigma=2.0, nil_cost=6.0, beta=4.0, dense=True,
                 iterations=6, damping=1e-3, return_filled=False, vertical=True):
     """Refine ``flow`` to an affine flow per region where that lowers the
@@ -235,7 +266,9 @@ def refine_flow(frame1, frame2, flow, regions, *, sigma=2.0, nil_cost=6.0, beta=
 
     The cost of a pixel is that of eq. 74 capped at ``nil_cost`` (a pixel
     that fits worse would be labelled nil), so occluded pixels neither pull
-    the fit (they get weight 0) nor decide whether it is kept; the Markov
+    the fit (they get weight 0) nor decide whether it is kept; with
+    :data:`OCCLUSION_CHECK`, neither do the pixels whose discrete flow fails
+    the forward-backward check (:func:`occlusion_check`); the Markov
     term β Σ ‖f_p − f_q‖ over the region's neighbour pairs is added, so
     label noise that fits the noise of the frames is not kept for that.
 
@@ -286,8 +319,11 @@ def refine_flow(frame1, frame2, flow, regions, *, sigma=2.0, nil_cost=6.0, beta=
     h, w = regions.shape
     regions = np.asarray(regions, np.int64)
     n = int(regions.max()) + 1
-    valid = ~np.isnan(flow[..., 0])
+    nil = np.isnan(flow[..., 0])
+    valid = ~nil
     base = _fill_nearest(np.where(valid[..., None], flow, 0.0).astype(np.float32), valid)
+    if OCCLUSION_CHECK:  # the fits and the choice see only the pixels seen in both frames
+        valid = valid & ~occlusion_check(frame1, frame2, base)
     gx1, gy1 = frame_gradient(frame1)
     if not vertical:  # no v column in the Gauss-Newton steps: v stays 0
         gy1 = np.zeros_like(gy1)
@@ -332,5 +368,5 @@ def refine_flow(frame1, frame2, flow, regions, *, sigma=2.0, nil_cost=6.0, beta=
         out = _pick(frame1, frame2, [out, vr], regions, valid, sigma, nil_cost, beta)
     filled = out.astype(np.float64)
     out = filled.copy()
-    out[~valid] = np.nan
+    out[nil] = np.nan
     return (out, filled) if return_filled else out
