@@ -62,7 +62,7 @@ FINER_RANGE = 1.5
 #: fewer steps per pixel; Venus 420x380: 76 s and EPE 0.53 with one step
 #: per pixel).
 STEPS_PER_PIXEL = 1.0
-MAX_ROUND_STEPS = 30_000
+MAX_ROUND_STEPS = 20_000
 #: Steps of the level-1 segmentation without ``region_seconds`` (swcuts'
 #: default on a 640x480 frame is ~3 million, 5.5 s, for about the same
 #: regions as these 30 000, 1.8 s, on Grove3).
@@ -89,7 +89,7 @@ ROUNDS_FINER = 4
 #: label on the border of the label range, those pixels' labels are
 #: re-centred on their flow and the level anneals CLIP_ROUNDS more rounds,
 #: at most CLIP_RETRIES times.
-CLIP_FRACTION, CLIP_ROUNDS, CLIP_RETRIES = 0.002, 2, 2
+CLIP_FRACTION, CLIP_ROUNDS, CLIP_RETRIES = 0.002, 2, 1
 #: Largest velocity label set (labels per axis) and label table (bytes) accepted.
 MOTION_LIMITS = dict(max_labels_per_axis=41, max_label_table_bytes=4 * 2**30)
 
