@@ -457,18 +457,20 @@ def _flow_posterior(post, x0, obj, n_objects, rng, n_samples):
 
 
 def _anneal_level(post, regions, rng, rounds, budget_end, trace, seconds0, step0, coarsest,
-                  budget=None, start=None):
+                  budget=None, start=None, objects=None):
     """Alternate level 0 and level 2 under one schedule; returns the final
     (x0, object of each region, log π, steps). Every level starts from
     block matching around its base flow (:meth:`MotionPosterior.block_matching`),
-    or from ``start`` = (x0, object of each region), annealed from T0_FINER · T_FINAL·2."""
+    or from ``start`` = (x0, object of each region), annealed from T0_FINER · T_FINAL·2;
+    the objects start from ``objects`` (the object of each region; default:
+    one object per region)."""
     h, w = post.shape
     n_reg = int(regions.max()) + 1
     rgraph = RegionGraph.from_labels(regions)
     region_flat = regions.ravel()
     if start is None:
         x0, t0 = post.block_matching(), (T0 if coarsest else T0_FINER)
-        obj_of_region = np.arange(n_reg, dtype=np.int64)
+        obj_of_region = np.arange(n_reg, dtype=np.int64) if objects is None else objects
     else:
         x0, obj_of_region = (np.array(a, np.int64) for a in start)
         t0 = min(T0_FINER, 2 * T_FINAL)
@@ -506,6 +508,18 @@ def _level2(post, x0, region_flat, n_reg, rgraph, obj_of_region, rng, T):
     for _ in range(5 * n_reg):
         kernel2.step(state2, rng, T)
     return state2.labels.copy()
+
+
+def _objects_from_coarser(object_map, regions):
+    """The object of each region of ``regions`` (labels 0..R-1): the most
+    common object under it of ``object_map`` (a coarser level's objects per
+    pixel, resampled), relabelled 0..K-1 (K ≤ R)."""
+    up = _nearest(object_map, regions.shape)
+    n_reg = int(regions.max()) + 1
+    n_obj = int(up.max()) + 1
+    counts = np.bincount(regions.ravel() * n_obj + up.ravel(), minlength=n_reg * n_obj)
+    best = counts.reshape(n_reg, n_obj).argmax(axis=1)
+    return np.unique(best, return_inverse=True)[1].astype(np.int64)
 
 
 def _clipped(post, x0):
@@ -680,8 +694,10 @@ def segment_motion(frame1, frame2, *, seed=None, max_displacement=None, precisio
             n_rounds = (rounds if flow is None else min(rounds, ROUNDS_FINER))
             if budget_end is not None and time.perf_counter() >= budget_end:
                 n_rounds = 1
+            objects0 = None if flow is None else _objects_from_coarser(object_map, regions)
             x0, obj_of_region, log_pi, step = _anneal_level(post, regions, rng, n_rounds, budget_end,
-                                                            trace, t_start, step, flow is None, budget)
+                                                            trace, t_start, step, flow is None, budget,
+                                                            objects=objects0)
             # Clipped at the range's border: labels re-centred there, annealed again.
             for _ in range(CLIP_RETRIES):
                 clipped = float(_clipped(post, x0).mean())
@@ -696,6 +712,7 @@ def segment_motion(frame1, frame2, *, seed=None, max_displacement=None, precisio
                     post, regions, rng, CLIP_ROUNDS, budget_end, trace, t_start, step, False, budget,
                     start=(x0, obj_of_region))
             flow = post.flow(x0)
+            object_map = obj_of_region[regions]
     factor = 2 ** finest
     spread = std = nil_p = None
     if posterior_samples:
