@@ -77,6 +77,11 @@ SPREAD_BURN_IN_SWEEPS, SPREAD_THIN_SWEEPS = 5, 1
 #: width, with a shorter side of at least MIN_COARSE_SIDE pixels and at
 #: least AUTO_MIN_RANGE pixels of label range (see :func:`auto_range`).
 AUTO_RANGE_FRACTION, MIN_COARSE_SIDE, AUTO_MIN_RANGE = 0.1, 24, 3.0
+#: The same for stereo (``vertical=False``: one label per u value, so a
+#: wider range is cheap; disparities of 15 % of the width are common).
+STEREO_RANGE_FRACTION = 0.2
+#: The most negative disparity label of the coarsest level (its pixels).
+STEREO_NEGATIVE = 1.0
 #: Pyramid levels finer than the first with at most this many pixels are
 #: not sampled: their flow is the sampled level's, upsampled, and the
 #: sub-label refinement works at full resolution (ours: on 640x480 pairs the
@@ -280,14 +285,14 @@ def _check_scalars(*, seed, max_displacement, precision, pyramid_levels, rounds,
     check_weights(weights)
 
 
-def _check_options(max_displacement, precision, pyramid_levels, shape):
+def _check_options(max_displacement, precision, pyramid_levels, shape, fraction=None):
     """The options of :func:`segment_motion` that depend on the frames' ``shape``
     (``max_displacement`` None: the range of :func:`auto_range`)."""
     if max_displacement is None:
         if pyramid_levels is not None and min(shape) >> (pyramid_levels - 1) < 8:
             raise ValueError(f"pyramid_levels={pyramid_levels} shrinks a {shape[1]}x{shape[0]} "
                              "pair below 8 pixels")
-        levels, max_displacement = auto_range(shape, float(precision), pyramid_levels)
+        levels, max_displacement = auto_range(shape, float(precision), pyramid_levels, fraction)
         if pyramid_levels is None:
             pyramid_levels = levels
     per_axis = 2 * max_displacement / precision + 1
@@ -324,7 +329,7 @@ def default_pyramid_levels(shape):
     return int(max(1, min(4, 1 + math.floor(math.log2(max(min(shape) / 40.0, 1.0))))))
 
 
-def auto_range(shape, precision, pyramid_levels=None):
+def auto_range(shape, precision, pyramid_levels=None, fraction=None):
     """Pyramid levels and coarsest label range chosen from the frame size.
 
     The coarsest level covers motion up to ``AUTO_RANGE_FRACTION`` of the
@@ -333,6 +338,8 @@ def auto_range(shape, precision, pyramid_levels=None):
     ``MIN_COARSE_SIDE`` pixels on its shorter side; the label range of the
     coarsest level makes up the rest (a multiple of ``precision``, at most
     ``MOTION_LIMITS['max_labels_per_axis']`` labels per axis).
+
+    ``fraction`` replaces ``AUTO_RANGE_FRACTION``.
 
     Returns
     -------
@@ -348,7 +355,7 @@ def auto_range(shape, precision, pyramid_levels=None):
     (1, 5.0)
     """
     h, w = shape
-    need = AUTO_RANGE_FRACTION * w
+    need = (AUTO_RANGE_FRACTION if fraction is None else fraction) * w
     if pyramid_levels is None:
         levels = 1
         while AUTO_MIN_RANGE * 2 ** (levels - 1) < need and min(h, w) >> levels >= MIN_COARSE_SIDE \
@@ -650,9 +657,10 @@ def segment_motion(frame1, frame2, *, seed=None, max_displacement=None, precisio
     f1, f2 = _as_frames(frame1, frame2, channel_axis)
     h, w = f2.shape[:2]
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-    _check_options(max_displacement, precision, pyramid_levels, (h, w))
+    fraction = None if vertical else STEREO_RANGE_FRACTION
+    _check_options(max_displacement, precision, pyramid_levels, (h, w), fraction)
     if max_displacement is None:
-        levels, coarse_range = auto_range((h, w), float(precision), pyramid_levels)
+        levels, coarse_range = auto_range((h, w), float(precision), pyramid_levels, fraction)
     else:
         levels = default_pyramid_levels((h, w)) if pyramid_levels is None else int(pyramid_levels)
         coarse_range = float(max_displacement)
@@ -660,6 +668,10 @@ def segment_motion(frame1, frame2, *, seed=None, max_displacement=None, precisio
     finer = min(coarse_range, math.floor(finer_range / precision) * float(precision))
     finer_grid = velocity_grid(finer, float(precision)) if finer > 0 else grid
     grid_v, finer_v = (grid, finer_grid) if vertical else (np.zeros(1), np.zeros(1))
+    if not vertical:
+        # A rectified pair (frame 2 the left image): disparities are >= 0, so
+        # the coarsest labels run from -STEREO_NEGATIVE to 2m, as many as for -m..m.
+        grid = grid + coarse_range - min(STEREO_NEGATIVE, coarse_range)
     # The finest level sampled: the first with at most SAMPLE_MAX_PIXELS
     # pixels (never coarser than the coarsest).
     finest = 0
