@@ -152,3 +152,23 @@ def test_occlusion_check_flags_the_uncovered_pixels(seed):
     # everywhere (minus the flow itself), few pixels are flagged.
     agree = occlusion_check(f1, f2, p.flow.astype(np.float32), backward=-p.flow.astype(np.float32))
     assert agree.mean() < 0.2
+
+
+def test_cli_motion_stereo_writes_a_horizontal_flow(tmp_path):
+    import skimage.io
+
+    from swcuts.cli.app import main
+    from swcuts.io.flow import read_flo
+
+    rng = np.random.default_rng(4)
+    big = _texture(rng, 32, 60)
+    left, right = big[:, 4:52], big[:, 8:56]  # left(x) = right(x - 4)
+    skimage.io.imsave(tmp_path / "r.png", right.astype(np.uint8), check_contrast=False)
+    skimage.io.imsave(tmp_path / "l.png", left.astype(np.uint8), check_contrast=False)
+    out = tmp_path / "out"
+    assert main(["motion", str(tmp_path / "r.png"), str(tmp_path / "l.png"), "-o", str(out), "--stereo",
+                 "--seed", "0", "--rounds", "3"]) == 0
+    flow = read_flo(out / "flow.flo")
+    known = ~np.isnan(flow[..., 0])
+    assert np.all(flow[known][:, 1] == 0)
+    assert np.median(flow[known][:, 0]) == pytest.approx(4.0, abs=0.5)
