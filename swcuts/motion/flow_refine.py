@@ -43,9 +43,6 @@ BOTTOM_UP = True
 #: against a backward flow (DIS from frame 1) neither pull a region's fit
 #: nor count in its energy (:func:`occlusion_check`).
 OCCLUSION_CHECK = True
-#: Nil pixels of a region with less than this fraction of non-nil pixels
-#: are filled from their nearest non-nil pixel, not from the region's fit.
-MIN_SEEN_FRACTION = 0.5
 #: Inlier scale of the first Gauss-Newton iterations (then 1).
 GNC = (8.0, 4.0, 2.0)
 
@@ -302,9 +299,7 @@ def refine_flow(frame1, frame2, flow, regions, *, sigma=2.0, nil_cost=6.0, beta=
         With ``return_filled``: the same flow with a value at the nil
         pixels too, that of their region's chosen candidate (an affine
         flow extends over its whole region; the discrete flow and the
-        variational refinement's start take their nearest non-nil pixel's);
-        in a region with less than :data:`MIN_SEEN_FRACTION` of its pixels
-        non-nil, the nearest non-nil pixel's refined flow.
+        variational refinement's start take their nearest non-nil pixel's).
 
     Examples
     --------
@@ -367,22 +362,10 @@ def refine_flow(frame1, frame2, flow, regions, *, sigma=2.0, nil_cost=6.0, beta=
     if dense:
         # A dense variational refinement (OpenCV's, as inside DIS) started
         # from that flow, kept per region where it lowers the energy too.
-        parametric = out  # per region: a fit, DIS's flow or the discrete flow
         vr = _variational(frame1, frame2, out)
         if not vertical:
             vr[..., 1] = 0.0
         out = _pick(frame1, frame2, [out, vr], regions, valid, sigma, nil_cost, beta)
-        # The per-pixel step has no data at the nil pixels: they keep the
-        # region's choice before it.
-        out = np.where(nil[..., None], parametric, out)
-    # A region mostly unseen (nil: e.g. the band of frame 2 whose source
-    # lies outside frame 1) cannot fix its own motion: its nil pixels take
-    # their nearest seen pixel's flow instead of an extrapolated fit.
-    seen_frac = np.bincount(regions.ravel(), (~nil).ravel(), minlength=n) / np.maximum(
-        np.bincount(regions.ravel(), minlength=n), 1)
-    unseen = nil & (seen_frac < MIN_SEEN_FRACTION)[regions]
-    if unseen.any() and (~nil).any():
-        out = np.where(unseen[..., None], _fill_nearest(out, ~nil), out)
     filled = out.astype(np.float64)
     out = filled.copy()
     out[nil] = np.nan
