@@ -90,6 +90,10 @@ SAMPLE_MAX_PIXELS = 80_000
 #: Annealing rounds of the levels below the coarsest (they start from the
 #: coarser flow); ``rounds`` applies to the coarsest.
 ROUNDS_FINER = 4
+#: Finer levels start their objects from the coarser level's (True) or from
+#: one object per region (False); after the finest sampled level, the
+#: objects anneal OBJECT_ROUNDS more level-2 runs with the flow fixed.
+INHERIT_OBJECTS, OBJECT_ROUNDS = False, 8
 #: Clipping check: where more than CLIP_FRACTION of a level's pixels have a
 #: label on the border of the label range, those pixels' labels are
 #: re-centred on their flow and the level anneals CLIP_ROUNDS more rounds,
@@ -706,7 +710,7 @@ def segment_motion(frame1, frame2, *, seed=None, max_displacement=None, precisio
             n_rounds = (rounds if flow is None else min(rounds, ROUNDS_FINER))
             if budget_end is not None and time.perf_counter() >= budget_end:
                 n_rounds = 1
-            objects0 = None if flow is None else _objects_from_coarser(object_map, regions)
+            objects0 = None if (flow is None or not INHERIT_OBJECTS) else _objects_from_coarser(object_map, regions)
             x0, obj_of_region, log_pi, step = _anneal_level(post, regions, rng, n_rounds, budget_end,
                                                             trace, t_start, step, flow is None, budget,
                                                             objects=objects0)
@@ -723,6 +727,16 @@ def segment_motion(frame1, frame2, *, seed=None, max_displacement=None, precisio
                 x0, obj_of_region, log_pi, step = _anneal_level(
                     post, regions, rng, CLIP_ROUNDS, budget_end, trace, t_start, step, False, budget,
                     start=(x0, obj_of_region))
+            if lev == finest and OBJECT_ROUNDS:
+                # Objects only, with the flow fixed: more level-2 annealing
+                # than the shared rounds give (cheap; the flow is unchanged).
+                with phase_of(budget, "level 2"):
+                    rgraph = RegionGraph.from_labels(regions)
+                    n_reg = int(regions.max()) + 1
+                    for T in T0_FINER * (T_FINAL / T0_FINER) ** np.linspace(0, 1, OBJECT_ROUNDS):
+                        obj_of_region = _level2(post, x0, regions.ravel(), n_reg, rgraph, obj_of_region,
+                                                rng, T)
+                    log_pi = post.log_target(x0, obj_of_region[regions.ravel()])
             flow = post.flow(x0)
             object_map = obj_of_region[regions]
     factor = 2 ** finest
