@@ -33,7 +33,6 @@ import math
 import time
 from dataclasses import dataclass
 
-import cv2
 import numpy as np
 from skimage.measure import label as connected_label
 
@@ -48,6 +47,11 @@ from swcuts.models.motion import (
     velocity_grid)
 from swcuts.samplers.swc import SWC
 from swcuts.samplers.velocity import VelocityGibbs
+from swcuts.motion.frames import _as_frames  # noqa: F401 (the CLI's and tests' import path)
+from swcuts.motion.pyramid import (  # noqa: F401 (re-exported)
+    AUTO_RANGE_FRACTION, MIN_COARSE_SIDE, MOTION_LIMITS, STEREO_NEGATIVE, STEREO_RANGE_FRACTION,
+    _clipped, _downsample, _nearest, _objects_from_coarser, _recentre, _regions_at, _snap_base,
+    _upsample_flow, auto_range, default_pyramid_levels)
 
 __all__ = ["segment_motion", "MotionSegmentation", "MOTION_LIMITS"]
 
@@ -72,16 +76,6 @@ ROUNDS = 12
 #: Level-0 sweeps at T = 1 before the first posterior sample of the flow
 #: (the annealed state is at T_FINAL), and between samples.
 SPREAD_BURN_IN_SWEEPS, SPREAD_THIN_SWEEPS = 5, 1
-#: With no ``max_displacement``, the range is chosen from the frames: the
-#: coarsest pyramid level covers motion up to this fraction of the frame's
-#: width, with a shorter side of at least MIN_COARSE_SIDE pixels and at
-#: least AUTO_MIN_RANGE pixels of label range (see :func:`auto_range`).
-AUTO_RANGE_FRACTION, MIN_COARSE_SIDE, AUTO_MIN_RANGE = 0.1, 24, 3.0
-#: The same for stereo (``vertical=False``: one label per u value, so a
-#: wider range is cheap; disparities of 15 % of the width are common).
-STEREO_RANGE_FRACTION = 0.2
-#: The most negative disparity label of the coarsest level (its pixels).
-STEREO_NEGATIVE = 1.0
 #: Pyramid levels finer than the first with at most this many pixels are
 #: not sampled: their flow is the sampled level's, upsampled, and the
 #: sub-label refinement works at full resolution (ours: on 640x480 pairs the
@@ -99,8 +93,6 @@ INHERIT_OBJECTS, OBJECT_ROUNDS = False, 8
 #: re-centred on their flow and the level anneals CLIP_ROUNDS more rounds,
 #: at most CLIP_RETRIES times.
 CLIP_FRACTION, CLIP_ROUNDS, CLIP_RETRIES = 0.002, 2, 1
-#: Largest velocity label set (labels per axis) and label table (bytes) accepted.
-MOTION_LIMITS = dict(max_labels_per_axis=41, max_label_table_bytes=4 * 2**30)
 
 
 @dataclass
@@ -185,86 +177,6 @@ class MotionSegmentation:
         return out
 
 
-def _as_frames(frame1, frame2, channel_axis):
-    """Both frames as (H, W, C) float32 on the 0..255 scale, C = 1 or 3.
-
-    Validated and scaled as :func:`~swcuts.image.prepare.prepare_image` does
-    (its display image: grey or RGB, alpha dropped). Frames of one type
-    are scaled together, with the two side by side, so that a rescale by
-    the values (the min..max of floats outside [0, 1] or of wide integers,
-    the sample depth of 16-bit frames) is the same for both and their
-    intensities stay comparable. Frames of different types (uint8 with
-    uint16, uint8 with floats in [0, 1], floats in [0, 1] with floats on
-    another scale) are each scaled by their own type, except that a frame
-    scaled by its own min..max whose values lie in the other frame's fixed
-    range (e.g. uint8 data as int64 or as floats 0..255, beside uint8) is
-    scaled by that range. A warning (one line) says when the scaled
-    frames still differ a lot in brightness (:func:`_warn_if_unlike`)."""
-    from swcuts.image.prepare import image_scale, prepare_image, refuse_path, validate_image
-
-    refuse_path(frame1, "segment_motion", "frame1")
-    refuse_path(frame2, "segment_motion", "frame2")
-    a1, a2 = np.asarray(frame1), np.asarray(frame2)
-    if a1.ndim == 3 and a2.ndim == 3 and channel_axis is not None:
-        check_number("channel_axis", channel_axis, integer=True)
-        if not -3 <= channel_axis <= 2:
-            raise ValueError(f"channel_axis {channel_axis} is out of range for 3-D frames")
-        a1, a2 = np.moveaxis(a1, channel_axis, -1), np.moveaxis(a2, channel_axis, -1)
-    if a1.shape != a2.shape:
-        raise ValueError(f"the frames differ in size or channels: {a1.shape} and {a2.shape}")
-    if a1.ndim not in (2, 3):
-        raise ValueError(f"the frames must be (H, W) or (H, W, C) images, got shape {a1.shape}")
-    if min(a1.shape[:2]) < 2:
-        raise ValueError(f"the frames are {a1.shape[0]}x{a1.shape[1]}; at least 2x2 pixels are needed")
-    v1, v2 = validate_image(a1, channel_axis=-1), validate_image(a2, channel_axis=-1)
-    s1, s2 = image_scale(v1), image_scale(v2)
-    if v1.dtype == v2.dtype and s1.rule == s2.rule or s1.rule == s2.rule == "minmax":
-        # One type: scaled together, as one image (its depth or min..max).
-        _, display = prepare_image(np.concatenate([a1, a2], axis=1), channel_axis=-1)
-        w = a1.shape[1]
-        d1, d2 = display[:, :w], display[:, w:]
-    else:
-        s1, s2 = _within(s1, s2), _within(s2, s1)
-        s1.say()
-        s2.say()
-        d1, d2 = s1.apply(v1), s2.apply(v2)
-        if d1.ndim != d2.ndim:  # one frame grey, the other colour
-            d1, d2 = (np.dstack([d] * 3) if d.ndim == 2 else d for d in (d1, d2))
-    _warn_if_unlike(d1, d2)
-    d1, d2 = (d if d.ndim == 3 else d[..., None] for d in (d1, d2))
-    return tuple(np.ascontiguousarray((d * 255.0).astype(np.float32)) for d in (d1, d2))
-
-
-def _within(scale, other):
-    """``other``'s fixed scale for a frame whose own is its min..max and
-    whose values lie in ``other``'s range (``scale`` otherwise)."""
-    if scale.rule == "minmax" and other.fixed and other.lo <= scale.lo and scale.hi <= other.hi:
-        return other._replace(note=None)
-    return scale
-
-
-#: The scaled frames differ "a lot" (:func:`_warn_if_unlike`): their median
-#: intensities by more than this (on 0..1), or the spreads of their 1st to
-#: 99th percentiles by more than this factor.
-UNLIKE_MEDIAN, UNLIKE_SPREAD = 0.25, 3.0
-
-
-def _warn_if_unlike(d1, d2) -> None:
-    """One warning line when two frames scaled to [0, 1] differ a lot in
-    brightness or contrast: the flow's data term compares their intensities."""
-    import warnings
-
-    stats = [np.percentile(d, [1, 50, 99]) for d in (d1, d2)]
-    spreads = [max(hi - lo, 1e-3) for lo, _, hi in stats]
-    if abs(stats[0][1] - stats[1][1]) <= UNLIKE_MEDIAN and max(spreads) / min(spreads) <= UNLIKE_SPREAD:
-        return
-    shown = "; ".join(f"frame {i + 1}: median {m:.2f}, 1-99 % range {lo:.2f}..{hi:.2f}"
-                      for i, (lo, m, hi) in enumerate(stats))
-    warnings.warn(f"the frames differ a lot in brightness after scaling ({shown}); the flow assumes "
-                  f"the same brightness in both: check that they are the same kind of image",
-                  UserWarning, stacklevel=3)
-
-
 def _check_scalars(*, seed, max_displacement, precision, pyramid_levels, rounds, time_budget,
                    channel_axis, region_seconds, finer_range, posterior_samples, weights):
     """The options of :func:`segment_motion` that need no frame, before any
@@ -325,100 +237,6 @@ def _check_options(max_displacement, precision, pyramid_levels, shape, fraction=
 
 def _check_posterior_samples(n):
     check_number("posterior_samples", n, integer=True, minimum=0, maximum=10_000)
-
-
-def default_pyramid_levels(shape):
-    """Levels so that the coarsest image has at least ~40 pixels on its
-    shorter side, at most 4: motion up to 3·2^(levels−1) label ranges."""
-    return int(max(1, min(4, 1 + math.floor(math.log2(max(min(shape) / 40.0, 1.0))))))
-
-
-def auto_range(shape, precision, pyramid_levels=None, fraction=None):
-    """Pyramid levels and coarsest label range chosen from the frame size.
-
-    The coarsest level covers motion up to ``AUTO_RANGE_FRACTION`` of the
-    frame's width: the fewest levels for which ``AUTO_MIN_RANGE`` pixels at
-    the coarsest level reach that far, as long as the coarsest level keeps
-    ``MIN_COARSE_SIDE`` pixels on its shorter side; the label range of the
-    coarsest level makes up the rest (a multiple of ``precision``, at most
-    ``MOTION_LIMITS['max_labels_per_axis']`` labels per axis).
-
-    ``fraction`` replaces ``AUTO_RANGE_FRACTION``.
-
-    Returns
-    -------
-    levels : int
-    max_displacement : float
-        Label range (pixels per axis) of the coarsest level, in its own pixels.
-
-    Examples
-    --------
-    >>> auto_range((480, 640), 0.5)
-    (5, 4.0)
-    >>> auto_range((40, 48), 0.5)
-    (1, 5.0)
-    """
-    h, w = shape
-    need = (AUTO_RANGE_FRACTION if fraction is None else fraction) * w
-    if pyramid_levels is None:
-        levels = 1
-        while AUTO_MIN_RANGE * 2 ** (levels - 1) < need and min(h, w) >> levels >= MIN_COARSE_SIDE \
-                and levels < 8:
-            levels += 1
-    else:
-        levels = int(pyramid_levels)
-    m = max(AUTO_MIN_RANGE, need / 2 ** (levels - 1))
-    m = math.ceil(m / precision - 1e-9) * precision
-    cap = (MOTION_LIMITS["max_labels_per_axis"] - 1) // 2 * precision
-    return levels, float(min(m, cap))
-
-
-def _downsample(a, factor):
-    if factor == 1:
-        return a
-    h, w = a.shape[:2]
-    out = cv2.resize(a, (max(w // factor, 1), max(h // factor, 1)), interpolation=cv2.INTER_AREA)
-    return out if out.ndim == 3 else out[..., None]
-
-
-def _regions_at(regions, shape):
-    """Region labels resampled (nearest) to ``shape``, split into connected
-    pieces, labels 0..R-1."""
-    h, w = shape
-    ys = np.minimum((np.arange(h) + 0.5) * regions.shape[0] / h, regions.shape[0] - 1).astype(int)
-    xs = np.minimum((np.arange(w) + 0.5) * regions.shape[1] / w, regions.shape[1] - 1).astype(int)
-    small = regions[np.ix_(ys, xs)]
-    return connected_label(small + 1, connectivity=1, background=0) - 1
-
-
-def _upsample_flow(flow, shape):
-    """Flow of a coarser level at ``shape``, scaled; nil filled from the
-    nearest non-nil pixel (so that the base flow is defined everywhere)."""
-    from scipy import ndimage as ndi
-    nil = np.isnan(flow[..., 0])
-    if nil.all():
-        flow = np.zeros_like(flow)
-    elif nil.any():
-        idx = ndi.distance_transform_edt(nil, return_distances=False, return_indices=True)
-        flow = flow[idx[0], idx[1]]
-    h, w = shape
-    sy, sx = h / flow.shape[0], w / flow.shape[1]
-    up = cv2.resize(flow.astype(np.float32), (w, h), interpolation=cv2.INTER_LINEAR)
-    return np.stack([up[..., 0] * sx, up[..., 1] * sy], axis=2).astype(np.float64)
-
-
-def _nearest(a, shape):
-    """``a`` (H', W'[, C]) resampled to ``shape`` by nearest neighbour."""
-    h, w = shape
-    ys = np.minimum((np.arange(h) + 0.5) * a.shape[0] / h, a.shape[0] - 1).astype(int)
-    xs = np.minimum((np.arange(w) + 0.5) * a.shape[1] / w, a.shape[1] - 1).astype(int)
-    return a[np.ix_(ys, xs)]
-
-
-def _snap_base(base, step):
-    """Base flow rounded to the label step, so that labels of neighbours in
-    the same object mean the same velocity."""
-    return np.round(base / step) * step
 
 
 def _round_steps(h, w) -> int:
@@ -519,41 +337,6 @@ def _level2(post, x0, region_flat, n_reg, rgraph, obj_of_region, rng, T):
     for _ in range(5 * n_reg):
         kernel2.step(state2, rng, T)
     return state2.labels.copy()
-
-
-def _objects_from_coarser(object_map, regions):
-    """The object of each region of ``regions`` (labels 0..R-1): the most
-    common object under it of ``object_map`` (a coarser level's objects per
-    pixel, resampled), relabelled 0..K-1 (K ≤ R)."""
-    up = _nearest(object_map, regions.shape)
-    n_reg = int(regions.max()) + 1
-    n_obj = int(up.max()) + 1
-    counts = np.bincount(regions.ravel() * n_obj + up.ravel(), minlength=n_reg * n_obj)
-    best = counts.reshape(n_reg, n_obj).argmax(axis=1)
-    return np.unique(best, return_inverse=True)[1].astype(np.int64)
-
-
-def _clipped(post, x0):
-    """The pixels whose label lies on the border of the label range (a
-    non-nil label with |d_u| or |d_v| at the grid's end)."""
-    x0 = np.asarray(x0)
-    ok = x0 != post.nil
-    k = np.where(ok, x0, 0)
-    top = float(post.grid[-1]) - 1e-9
-    border = (np.abs(post.du[k]) >= top) | (np.abs(post.dv[k]) >= top) if top > 0 else np.zeros_like(ok)
-    return ok & border
-
-
-def _recentre(post, x0):
-    """(new base flow, labels): the clipped pixels' base moved to their
-    flow and their label to the centre of the grid; others unchanged."""
-    h, w = post.shape
-    clip = _clipped(post, x0)
-    k = np.where(clip, x0, 0)
-    base = np.stack([post.wu + np.where(clip, post.du[k], 0.0),
-                     post.wv + np.where(clip, post.dv[k], 0.0)], axis=1).reshape(h, w, 2)
-    centre = int(np.argmin(post.du ** 2 + post.dv ** 2))
-    return base, np.where(clip, centre, x0)
 
 
 def segment_motion(frame1, frame2, *, seed=None, max_displacement=None, precision=0.5,
@@ -698,6 +481,7 @@ def segment_motion(frame1, frame2, *, seed=None, max_displacement=None, precisio
         flow = None
         step = 0
         recentred = []
+        object_map = None
         for lev in range(levels - 1, finest - 1, -1):
             factor = 2 ** lev
             g1, g2 = _downsample(f1, factor), _downsample(f2, factor)
