@@ -43,6 +43,9 @@ BOTTOM_UP = True
 #: against a backward flow (DIS from frame 1) neither pull a region's fit
 #: nor count in its energy (:func:`occlusion_check`).
 OCCLUSION_CHECK = True
+#: ... and whose data cost under the discrete flow exceeds this (a residual
+#: of twice the noise deviation on one channel).
+OCCLUSION_MIN_COST = 4.5
 #: Inlier scale of the first Gauss-Newton iterations (then 1).
 GNC = (8.0, 4.0, 2.0)
 
@@ -323,7 +326,11 @@ def refine_flow(frame1, frame2, flow, regions, *, sigma=2.0, nil_cost=6.0, beta=
     valid = ~nil
     base = _fill_nearest(np.where(valid[..., None], flow, 0.0).astype(np.float32), valid)
     if OCCLUSION_CHECK:  # the fits and the choice see only the pixels seen in both frames
-        valid = valid & ~occlusion_check(frame1, frame2, base)
+        # ... among those that the discrete flow does not fit: in uniform
+        # areas the backward flow is unreliable (the aperture problem) and
+        # the check fails where the flow is right.
+        e_base, _, _, _ = _pixel_cost(frame1, frame2, base, valid, sigma, nil_cost)
+        valid = valid & ~(occlusion_check(frame1, frame2, base) & (e_base > OCCLUSION_MIN_COST))
     gx1, gy1 = frame_gradient(frame1)
     if not vertical:  # no v column in the Gauss-Newton steps: v stays 0
         gy1 = np.zeros_like(gy1)
