@@ -1,7 +1,7 @@
 """Two-frame motion: swcuts against OpenCV's DIS and Farneback (issue 17).
 
 Usage: python benchmarks/motion.py [--methods dis,farneback,swcuts] [--pairs 6]
-                                   [--cases synthetic,rectangles,middlebury]
+                                   [--cases synthetic,rectangles,middlebury,stereo]
                                    [--middlebury DIR] [--csv FILE]
 
 Cases (frame 2 is the reference everywhere, ``frame2(x) = frame1(x - flow)``):
@@ -11,6 +11,11 @@ Cases (frame 2 is the reference everywhere, ``frame2(x) = frame1(x - flow)``):
   up to 3 px (continuous, sub-pixel), seeds 0, 1, ...; odd seeds in colour;
 * ``rectangles``: :func:`swcuts.evaluation.synthetic.motion.rectangles_pair`, the
   paper's aperture-problem case;
+* ``stereo``: rectified pairs with ground-truth disparity
+  (:func:`swcuts.evaluation.motion_datasets.load_stereo`; fetch them with
+  ``python benchmarks/stereo_data.py``): frame 2 = left, frame 1 = right,
+  truth = (disparity, 0); swcuts runs with ``vertical=False``, the peers
+  as for any pair;
 * ``middlebury``: Dimetrodon, Grove3, Urban3, Venus
   (:func:`swcuts.evaluation.motion_datasets.load_middlebury`: frame 1 = frame11,
   frame 2 = frame10, truth = -flow10), RGB.
@@ -78,8 +83,16 @@ def _swcuts_method():
 
     def method(frame1, frame2):
         result = swcuts.segment_motion(frame1, frame2, seed=0)
+        method.phases = getattr(result, "phases", None)
         return result.dense_flow(), result.objects
 
+    def stereo(frame1, frame2):
+        result = swcuts.segment_motion(frame1, frame2, seed=0, vertical=False)
+        method.phases = getattr(result, "phases", None)
+        return result.dense_flow(), result.objects
+
+    method.stereo = stereo
+    method.phases = None
     return method
 
 
@@ -117,6 +130,14 @@ def cases(kinds=("synthetic", "rectangles", "middlebury"), n_pairs=6, middlebury
                 yield "middlebury", name, load_middlebury(name, middlebury_root)
             except FileNotFoundError as exc:
                 print(f"skipping {name}: {exc}", file=sys.stderr)
+    if "stereo" in kinds:
+        from swcuts.evaluation.motion_datasets import STEREO_PAIRS, load_stereo
+
+        for name in STEREO_PAIRS:
+            try:
+                yield "stereo", name, load_stereo(name)
+            except FileNotFoundError as exc:
+                print(f"skipping stereo {name}: {exc}", file=sys.stderr)
 
 
 # ---------------------------------------------------------------------------
@@ -203,7 +224,8 @@ def run(methods: dict, kinds, n_pairs, middlebury_root=None, trace=True) -> list
             with _PeakRSS() as mem:
                 t0 = time.perf_counter()
                 try:
-                    flow, objects = method(pair.frame1, pair.frame2)
+                    call = getattr(method, "stereo", method) if kind == "stereo" else method
+                    flow, objects = call(pair.frame1, pair.frame2)
                     error = None
                 except Exception as exc:  # a failing method is a row, not a crash
                     flow = objects = None
@@ -215,7 +237,8 @@ def run(methods: dict, kinds, n_pairs, middlebury_root=None, trace=True) -> list
                 tracemalloc.stop()
             row = {"kind": kind, "case": name, "method": mname, "seconds": seconds,
                    "peak_mb": mem.growth / 2 ** 20, "traced_mb": traced, "epe": math.nan, "voi": math.nan, "solved": "",
-                   "size": f"{pair.frame2.shape[1]}x{pair.frame2.shape[0]}", "error": error or ""}
+                   "size": f"{pair.frame2.shape[1]}x{pair.frame2.shape[0]}", "error": error or "",
+                   "phases": dict(getattr(method, "phases", None) or {})}
             if flow is not None:
                 flow = np.asarray(flow, dtype=np.float64)
                 row["epe"] = endpoint_error(flow, pair.flow)
@@ -299,12 +322,34 @@ def print_tables(rows, methods):
         print("DIS reference: Middlebury EPE " + ", ".join(f"{n} {_f(dis_mb[n])}" for n in mb_names))
     print("syn s / MB s: the slowest pair; peak MB: the largest of rss and traced MB over all pairs "
           "(640x480 pairs: Grove3, Urban3).")
+    print_phases(rows)
+
+
+PHASES = ("regions", "data terms", "level 0", "level 2", "refining")
+
+
+def print_phases(rows):
+    """Seconds per phase of every swcuts call (``MotionSegmentation.phases``),
+    with the issue-36 target of 10 s per 640x480 pair beside the total."""
+    timed = [r for r in rows if r.get("phases")]
+    if not timed:
+        return
+    print(f"\nswcuts phases (s; 'data terms', 'level 0' and 'level 2' are inside sampling), "
+          f"1-min load average now {os.getloadavg()[0]:.1f}")
+    print(f"{'case':18s} {'size':8s} " + " ".join(f"{p:>10s}" for p in PHASES)
+          + f" {'total':>7s} {'[<=10 s at 640x480]':>20s}")
+    for r in timed:
+        ph = r["phases"]
+        big = r["size"] == "640x480"
+        verdict = ("yes" if r["seconds"] <= 10 else "no") if big else "-"
+        print(f"{r['case']:18s} {r['size']:8s} " + " ".join(f"{ph.get(p, 0.0):10.2f}" for p in PHASES)
+              + f" {r['seconds']:7.2f} {verdict:>20s}")
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--methods", default=None, help="comma-separated subset of dis,farneback,swcuts")
-    ap.add_argument("--cases", default="synthetic,rectangles,middlebury")
+    ap.add_argument("--cases", default="synthetic,rectangles,middlebury,stereo")
     ap.add_argument("--pairs", type=int, default=6, help="layered synthetic pairs")
     ap.add_argument("--middlebury", default=None, help="folder of the Middlebury sequences")
     ap.add_argument("--csv", default=None, help="also write the per-pair rows here")

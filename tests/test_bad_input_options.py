@@ -165,7 +165,7 @@ OPTIONS = {
         "a2": (REAL, True, np.float32(0.5)), "kappa": (REAL, True, np.float32(1.0)),
         "workers": (INT, True, np.int64(1)), "channel_axis": (INT, True, np.int64(-1))}),
     "segment_motion": (_segment_motion, {
-        "seed": (INT, True, np.int64(3)), "max_displacement": (REAL, False, np.float64(3.0)),
+        "seed": (INT, True, np.int64(3)), "max_displacement": (REAL, True, np.float64(3.0)),
         "precision": (REAL, False, np.float32(0.5)), "pyramid_levels": (INT, True, np.int64(1)),
         "rounds": (INT, False, np.int64(2)), "time_budget": (REAL, True, np.float32(1.0)),
         "channel_axis": (INT, True, np.int64(-1)), "region_seconds": (REAL, True, np.float64(1.0)),

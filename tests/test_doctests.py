@@ -31,6 +31,7 @@ MODULES = [
     "swcuts.models.boundary",
     "swcuts.motion.segment",
     "swcuts.motion.flow_refine",
+    "swcuts.motion.pyramid",
     "swcuts.models.protocols",
     "swcuts.inference.multilevel_anneal",
     "swcuts.samplers.common",

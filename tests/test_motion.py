@@ -184,7 +184,7 @@ def test_segment_motion_recovers_two_translating_layers():
 
 @pytest.mark.parametrize("kwargs, message", [
     (dict(max_displacement=0), "max_displacement"),
-    (dict(precision=0.7), "multiple of precision"),
+    (dict(max_displacement=3.0, precision=0.7), "multiple of precision"),
     (dict(max_displacement=30, precision=0.5), "labels per axis"),
     (dict(pyramid_levels=0), "pyramid_levels"),
     (dict(pyramid_levels=6), "below 8 pixels"),
@@ -229,7 +229,7 @@ def test_cli_motion_writes_every_output(tmp_path):
 
 
 @pytest.mark.parametrize("extra, message", [
-    (["--precision", "0.7"], "multiple of --precision"),
+    (["--max-displacement", "3", "--precision", "0.7"], "multiple of --precision"),
     (["--pyramid-levels", "9"], "--pyramid-levels"),
     (["--rounds", "0"], "--rounds"),
 ])

@@ -39,12 +39,16 @@ def add_parser(sub, *, int_type, float_type, dir_type) -> None:
     m.add_argument("frame2", help="second frame, the reference: the flow is defined on its pixels")
     m.add_argument("-o", "--output", required=True, type=dir_type, help="output directory (created if missing)")
     m.add_argument("--seed", type=int_type, default=None, metavar="N", help="non-negative integer")
-    m.add_argument("--max-displacement", type=float_type, default=3.0, metavar="PIXELS",
-                   help="velocity labels -m..m per axis at each pyramid level (default 3)")
+    m.add_argument("--max-displacement", type=float_type, default=None, metavar="PIXELS",
+                   help="override: velocity labels -m..m per axis at the coarsest pyramid level "
+                        "(default: chosen from the frames, motion up to 10%% of their width)")
+    m.add_argument("--stereo", action="store_true",
+                   help="a rectified stereo pair (FRAME1 the right image, FRAME2 the left one): "
+                        "horizontal velocities only; the flow's u is the disparity")
     m.add_argument("--precision", type=float_type, default=0.5, metavar="PIXELS",
                    help="label step (default 0.5: with -m 3 the paper's 169 velocities)")
     m.add_argument("--pyramid-levels", type=int_type, default=None, metavar="N",
-                   help="coarse-to-fine levels (default: by image size, at most 4)")
+                   help="coarse-to-fine levels (default: by image size)")
     m.add_argument("--rounds", type=int_type, default=None, metavar="N",
                    help="annealing rounds per pyramid level")
     m.add_argument("--time-budget", type=float_type, default=None, metavar="SECONDS",
@@ -159,7 +163,7 @@ def cmd_motion(args) -> int:
     options = dict(max_displacement=args.max_displacement, precision=args.precision,
                    pyramid_levels=args.pyramid_levels,
                    rounds=ROUNDS if args.rounds is None else args.rounds,
-                   time_budget=args.time_budget)
+                   time_budget=args.time_budget, vertical=not getattr(args, "stereo", False))
     try:  # every check of segment_motion that needs no sampling, first
         with warnings.catch_warnings():  # said once, by segment_motion
             warnings.simplefilter("ignore")

@@ -26,7 +26,8 @@ import numpy as np
 from swcuts.io.flow import read_flo
 from swcuts.evaluation.synthetic.motion import MotionPair
 
-__all__ = ["MIDDLEBURY_SEQUENCES", "middlebury_root", "load_middlebury"]
+__all__ = ["MIDDLEBURY_SEQUENCES", "STEREO_PAIRS", "middlebury_root", "load_middlebury", "stereo_root",
+           "load_stereo"]
 
 #: The sequences with ground truth in the development copy.
 MIDDLEBURY_SEQUENCES = ("Dimetrodon", "Grove3", "Urban3", "Venus")
@@ -110,6 +111,87 @@ def load_middlebury(name: str, root=None, *, grey: bool = False) -> MotionPair:
                          f"frame10's {frames[1].shape[1]}x{frames[1].shape[0]}")
     flow = -flow10.astype(np.float64)
     unknown = np.isnan(flow).any(-1)
+    flow[unknown] = np.nan
+    return MotionPair(frame1=frames[0], frame2=frames[1], flow=flow, occluded=unknown, objects=None,
+                      velocities=np.zeros((0, 2)))
+
+
+#: Rectified stereo pairs with ground-truth disparity that
+#: ``benchmarks/stereo_data.py`` puts in ``benchmarks/data/stereo`` (each a
+#: folder with left.png, right.png and disp.png or gt_disp_left.tif).
+STEREO_PAIRS = ("cones",)
+
+
+def stereo_root(root=None) -> Path:
+    """The folder of the stereo pairs: ``root``, else ``SWCUTS_STEREO``, else
+    ``benchmarks/data/stereo`` in the repository.
+
+    Raises
+    ------
+    FileNotFoundError
+        If no folder is found.
+    """
+    if root is not None:
+        c = Path(root)
+    elif os.environ.get("SWCUTS_STEREO"):
+        c = Path(os.environ["SWCUTS_STEREO"])
+    else:
+        c = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "stereo"
+    if not c.is_dir():
+        raise FileNotFoundError(f"stereo data not found in {c}: run benchmarks/stereo_data.py, "
+                                "pass root= or set SWCUTS_STEREO")
+    return c
+
+
+def load_stereo(name: str, root=None) -> MotionPair:
+    """Load a rectified stereo pair as a motion pair in swcuts' convention.
+
+    The left image is the reference (frame 2) and the right one frame 1:
+    with disparity d, left(x) = right(x − d), so the flow is (d, 0).
+
+    Parameters
+    ----------
+    name : str
+        Folder name under :func:`stereo_root`, e.g. ``"cones"``.
+    root : str or os.PathLike, optional
+
+    Returns
+    -------
+    MotionPair
+        frames in [0, 1] (grey or RGB as stored), ``flow`` (H, W, 2) =
+        (d, 0), NaN where the disparity is unknown (stored as 0).
+
+    Raises
+    ------
+    FileNotFoundError
+        If the folder or one of its files is missing.
+
+    Examples
+    --------
+    >>> from swcuts.evaluation.motion_datasets import load_stereo
+    >>> p = load_stereo("cones")  # doctest: +SKIP
+    >>> p.frame2.shape, p.flow.shape  # doctest: +SKIP
+    ((375, 450), (375, 450, 2))
+    """
+    import cv2
+
+    folder = stereo_root(root) / name
+    if not folder.is_dir():
+        raise FileNotFoundError(f"no stereo pair {name!r} in {folder.parent}")
+    frames = []
+    for fname in ("right.png", "left.png"):
+        img = cv2.imread(str(folder / fname), cv2.IMREAD_UNCHANGED)
+        if img is None:
+            raise FileNotFoundError(f"{folder / fname} is missing or unreadable")
+        if img.ndim == 3:
+            img = img[..., :3][..., ::-1]
+        frames.append(img.astype(np.float64) / 255.0)
+    disp_file = folder / "disp.npy"
+    if not disp_file.is_file():
+        raise FileNotFoundError(f"{disp_file} is missing (run benchmarks/stereo_data.py)")
+    d = np.load(disp_file).astype(np.float64)
+    unknown = ~(d > 0)
+    flow = np.stack([d, np.zeros_like(d)], axis=2)
     flow[unknown] = np.nan
     return MotionPair(frame1=frames[0], frame2=frames[1], flow=flow, occluded=unknown, objects=None,
                       velocities=np.zeros((0, 2)))

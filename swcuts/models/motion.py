@@ -121,8 +121,10 @@ class MotionPosterior:
     ----------
     frame1, frame2 : (H, W, C) float arrays, intensities on the 0..255 scale
     grid : (n,) float array
-        One axis of the velocity labels; the labels are the n² pairs
-        (u, v) = (grid[k % n], grid[k // n]), k = 0..n² − 1, and nil = n².
+        One axis of the velocity labels; the labels are the n·m pairs
+        (u, v) = (grid[k % n], grid_v[k // n]), k = 0..n·m − 1, and nil = n·m.
+    grid_v : (m,) float array, optional
+        The v axis (default: ``grid``; ``[0.0]``: horizontal motion only, stereo).
     base : (H, W, 2) float array, optional
         The base flow w of a pyramid level: label k means velocity
         w_p + d_k. Zero by default.
@@ -140,7 +142,7 @@ class MotionPosterior:
         The grid of object velocities c_o (covering every pixel's labels).
     """
 
-    def __init__(self, frame1, frame2, grid, base=None, **weights):
+    def __init__(self, frame1, frame2, grid, base=None, grid_v=None, **weights):
         check_weights(weights)
         params = {**MOTION_DEFAULTS, **weights}
         f1 = np.asarray(frame1, np.float32)
@@ -154,22 +156,24 @@ class MotionPosterior:
         self.shape = f2.shape[:2]
         h, w = self.shape
         self.grid = np.asarray(grid, np.float64)
+        self.grid_v = self.grid.copy() if grid_v is None else np.asarray(grid_v, np.float64)
         n = self.grid.size
-        self.du = np.tile(self.grid, n)
-        self.dv = np.repeat(self.grid, n)
-        self.nil = n * n
+        self.du = np.tile(self.grid, self.grid_v.size)
+        self.dv = np.repeat(self.grid_v, n)
+        self.nil = n * self.grid_v.size
         base = np.zeros((h, w, 2)) if base is None else np.asarray(base, np.float64)
         self.wu = np.ascontiguousarray(base[..., 0].ravel())
         self.wv = np.ascontiguousarray(base[..., 1].ravel())
         self.D, q_right, q_down = self._data_terms(f1, f2)
         self.q_right, self.q_down = q_right, q_down
         step = self.grid[1] - self.grid[0] if n > 1 else 1.0
-        self.cu = self._c_grid(self.wu, step)
-        self.cv = self._c_grid(self.wv, step)
+        self.cu = self._c_grid(self.wu, step, self.grid)
+        self.cv = self._c_grid(self.wv, step, self.grid_v)
 
-    def _c_grid(self, base, step):
-        lo = math.floor((base.min() + self.grid[0]) / step) * step
-        hi = math.ceil((base.max() + self.grid[-1]) / step) * step
+    @staticmethod
+    def _c_grid(base, step, grid):
+        lo = math.floor((base.min() + grid[0]) / step) * step
+        hi = math.ceil((base.max() + grid[-1]) / step) * step
         return np.arange(lo, hi + step / 2, step)
 
     @property
@@ -196,7 +200,8 @@ class MotionPosterior:
         # not out-fitted by noisy labels.
         step = float(self.grid[1] - self.grid[0]) if self.grid.size > 1 else 1.0
         gx, gy = frame_gradient(f2)
-        scale = (0.5 / (self.sigma ** 2 + self.rounding * step * step / 12.0 * (gx * gx + gy * gy))).astype(np.float32)
+        g2 = gx * gx + (gy * gy if self.grid_v.size > 1 else 0.0)  # no v rounding for stereo
+        scale = (0.5 / (self.sigma ** 2 + self.rounding * step * step / 12.0 * g2)).astype(np.float32)
         for k in range(self.nil):
             d_k = np.array([self.du[k], self.dv[k]], np.float32)
             warped, inside = warp_frame1(f1, base + d_k, with_inside=True)

@@ -112,7 +112,7 @@ def object_scores(stats, cu, cv, alpha):
 @njit(cache=True)
 def cluster_log_pi(R, n_r, x0, D, lattice_w, du, dv, wu, wv, nil, beta, delta, nu, obj, ostats,
                    cu, cv, alpha, qr, qd, log1mq_r, log1mq_d, win, in_r, acc, touched, lp, cut,
-                   grid, axis_u, axis_v):
+                   grid, axis_u, axis_v, grid_v):
     """log π(X_R = k | rest) + const for every label k = 0..nil of the
     pixel set ``R`` (one label ℓ on entry), into ``lp``; and into ``cut``
     Σ log(1 − q) over the edges from R to pixels of label k outside R with
@@ -123,8 +123,10 @@ def cluster_log_pi(R, n_r, x0, D, lattice_w, du, dv, wu, wv, nil, beta, delta, n
     zero on return and ``acc`` holds R's sums per object (the base-flow
     part: count, Σ w_u, Σ w_v, Σ ‖w‖²) for :func:`move_object_stats`, which
     clears it. ``touched`` lists the objects R meets; returns their count.
-    ``grid`` is one axis of the labels (d_k = (grid[k % n], grid[k // n]));
-    ``axis_u``, ``axis_v`` are scratch of its size.
+    ``grid`` and ``grid_v`` are the two axes of the labels (d_k =
+    (grid[k % n], grid_v[k // n]), n = grid.size; grid_v = [0] for
+    horizontal motion only, stereo); ``axis_u``, ``axis_v`` are scratch of
+    their sizes.
     """
     n_lab = nil + 1
     w = lattice_w
@@ -200,7 +202,8 @@ def cluster_log_pi(R, n_r, x0, D, lattice_w, du, dv, wu, wv, nil, beta, delta, n
         nk = n0 + m
         for i in range(grid.size):
             axis_u[i] = _axis_log_sum(cu, (r1u + su + m * grid[i]) / nk, alpha * nk)
-            axis_v[i] = _axis_log_sum(cv, (r1v + sv + m * grid[i]) / nk, alpha * nk)
+        for i in range(grid_v.size):
+            axis_v[i] = _axis_log_sum(cv, (r1v + sv + m * grid_v[i]) / nk, alpha * nk)
         for k in range(nil):
             lp[k] += (_spread(nk, r1u + su + m * du[k], r1v + sv + m * dv[k],
                               r2 + s2 + 2.0 * (du[k] * su + dv[k] * sv)

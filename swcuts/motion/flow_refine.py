@@ -21,6 +21,7 @@ region labels, never a Python loop over pixels.
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 from swcuts.image.warp import frame_gradient, warp_frame1
 
@@ -34,6 +35,17 @@ MIN_AFFINE_PIXELS = 30
 #: EPE 0.203 with them, 0.160 with 20/10, 0.148 with 50/20 (Grove3 0.745,
 #: 0.689, 0.678; the layered pairs unchanged).
 VARIATIONAL_ITERATIONS = (50, 20)
+#: Also offer OpenCV's DIS flow (medium preset) as a candidate of every
+#: region (a bottom-up proposal, kept only where it lowers the region's
+#: energy like any other candidate).
+BOTTOM_UP = True
+#: Occlusion-aware fits: pixels whose flow fails the forward-backward check
+#: against a backward flow (DIS from frame 1) neither pull a region's fit
+#: nor count in its energy (:func:`occlusion_check`).
+OCCLUSION_CHECK = True
+#: ... and whose data cost under the discrete flow exceeds this (a residual
+#: of twice the noise deviation on one channel).
+OCCLUSION_MIN_COST = 4.5
 #: Inlier scale of the first Gauss-Newton iterations (then 1).
 GNC = (8.0, 4.0, 2.0)
 
@@ -93,6 +105,35 @@ def _normal_equations(cols, r, lab, n):
     return A, b
 
 
+@njit(cache=True)
+def _gn_normal_equations(gx, gy, x, y, r, lab, n):
+    """Per region the normal equations A (n, 6, 6) and b (n, 6) of the
+    affine Gauss-Newton step: Jacobian columns (gx, gx·x, gx·y, gy, gy·x,
+    gy·y) per pixel and channel, residuals ``r`` (N, C); the compiled
+    equivalent of :func:`_normal_equations` (one pass over the pixels)."""
+    A = np.zeros((n, 6, 6))
+    b = np.zeros((n, 6))
+    J = np.empty(6)
+    for i in range(lab.size):
+        k = lab[i]
+        for c in range(r.shape[1]):
+            J[0] = gx[i, c]
+            J[1] = gx[i, c] * x[i]
+            J[2] = gx[i, c] * y[i]
+            J[3] = gy[i, c]
+            J[4] = gy[i, c] * x[i]
+            J[5] = gy[i, c] * y[i]
+            for a in range(6):
+                b[k, a] += J[a] * r[i, c]
+                for e in range(a, 6):
+                    A[k, a, e] += J[a] * J[e]
+    for k in range(n):
+        for a in range(6):
+            for e in range(a):
+                A[k, a, e] = A[k, e, a]
+    return A, b
+
+
 def _region_median(values, regions, valid, n):
     """Per region the median of ``values`` over its valid pixels (0 if none)."""
     lab = regions[valid]
@@ -121,10 +162,10 @@ def _gauss_newton(frame1, frame2, theta, regions, xc, yc, valid, gx1, gy1, sigma
         _, r, _, ok = _pixel_cost(frame1, frame2, cur, valid, sigma * scale, nil_cost)
         gx = warp_frame1(gx1, cur)[ok]
         gy = warp_frame1(gy1, cur)[ok]
-        x_ok, y_ok = xc[ok][:, None], yc[ok][:, None]
         # Residual r(θ + dθ) ≈ r + (gx δu + gy δv): Jacobian columns per pixel.
-        A, b = _normal_equations([gx, gx * x_ok, gx * y_ok, gy, gy * x_ok, gy * y_ok], r[ok],
-                                 regions[ok], n)
+        A, b = _gn_normal_equations(np.ascontiguousarray(gx, np.float64), np.ascontiguousarray(gy, np.float64),
+                                    np.ascontiguousarray(xc[ok]), np.ascontiguousarray(yc[ok]),
+                                    np.ascontiguousarray(r[ok], np.float64), regions[ok], n)
         # r = I2 − I1(p − f): d r / d f = +∇I1, so the step solving
         # A dθ = −Jᵀ r lowers Σ r².
         theta = theta - _solve(A, b, damping, translation_only)
@@ -179,19 +220,58 @@ def _variational(frame1, frame2, flow):
     return -np.asarray(F, np.float32)
 
 
+def _dis(frame1, frame2):
+    """OpenCV's DIS flow (medium preset) in swcuts' convention (see
+    :func:`_variational` for OpenCV's)."""
+    import cv2
+
+    dis = cv2.DISOpticalFlow_create(cv2.DISOPTICAL_FLOW_PRESET_MEDIUM)
+    return -np.asarray(dis.calc(_grey8(frame2), _grey8(frame1), None), np.float32)
+
+
+def occlusion_check(frame1, frame2, flow, backward=None):
+    """The pixels of frame 2 whose flow fails the forward-backward check.
+
+    ``backward`` (default: DIS from frame 1 to frame 2, :func:`_dis`) maps
+    frame 1 onto frame 2 (frame1(y) = frame2(y − b(y))); a pixel x with flow
+    f is consistent when f(x) + b(x − f(x)) ≈ 0, i.e. (Sundaram et al. 2010)
+    ‖f + b'‖² ≤ 0.01 (‖f‖² + ‖b'‖²) + 0.5 with b' = b(x − f(x)); pixels
+    uncovered by the motion (not seen in frame 1) fail it, and so do those
+    whose source lies outside frame 1.
+
+    Examples
+    --------
+    >>> f = np.zeros((8, 8, 2), np.float32)
+    >>> bool(occlusion_check(None, None, f, backward=np.zeros((8, 8, 2), np.float32)).any())
+    False
+    >>> bool(occlusion_check(None, None, f, backward=np.full((8, 8, 2), 3, np.float32)).all())
+    True
+    """
+    flow = np.asarray(flow, np.float32)
+    if backward is None:
+        backward = _dis(frame2, frame1)
+    bw, inside = warp_frame1(np.asarray(backward, np.float32), flow, with_inside=True)
+    s = flow + bw
+    bad = (s * s).sum(axis=2) > 0.01 * ((flow * flow).sum(axis=2) + (bw * bw).sum(axis=2)) + 0.5
+    return bad | ~inside
+
+
 def refine_flow(frame1, frame2, flow, regions, *, sigma=2.0, nil_cost=6.0, beta=4.0, dense=True,
-                iterations=6, damping=1e-3, return_filled=False):
+                iterations=6, damping=1e-3, return_filled=False, vertical=True):
     """Refine ``flow`` to an affine flow per region where that lowers the
     region's energy.
 
     Three candidates per region are fitted by damped Gauss-Newton: an
     affine flow from the least-squares affine fit of the discrete flow, an
-    affine flow and a translation from its median; the region keeps the
-    candidate of least energy, or its discrete flow if that is lower.
+    affine flow and a translation from its median; with :data:`BOTTOM_UP`,
+    OpenCV's DIS flow is a fourth; the region keeps the candidate of least
+    energy, or its discrete flow if that is lower.
 
     The cost of a pixel is that of eq. 74 capped at ``nil_cost`` (a pixel
     that fits worse would be labelled nil), so occluded pixels neither pull
-    the fit (they get weight 0) nor decide whether it is kept; the Markov
+    the fit (they get weight 0) nor decide whether it is kept; with
+    :data:`OCCLUSION_CHECK`, neither do the pixels whose discrete flow fails
+    the forward-backward check (:func:`occlusion_check`); the Markov
     term β Σ ‖f_p − f_q‖ over the region's neighbour pairs is added, so
     label noise that fits the noise of the frames is not kept for that.
 
@@ -210,6 +290,9 @@ def refine_flow(frame1, frame2, flow, regions, *, sigma=2.0, nil_cost=6.0, beta=
     damping : float
         Ridge added to the normal equations, relative to each diagonal
         entry (Levenberg-Marquardt).
+    vertical : bool
+        False: horizontal flow only (stereo; ``flow``'s v must be 0): the
+        fits and the variational step leave v at 0.
 
     Returns
     -------
@@ -239,9 +322,18 @@ def refine_flow(frame1, frame2, flow, regions, *, sigma=2.0, nil_cost=6.0, beta=
     h, w = regions.shape
     regions = np.asarray(regions, np.int64)
     n = int(regions.max()) + 1
-    valid = ~np.isnan(flow[..., 0])
+    nil = np.isnan(flow[..., 0])
+    valid = ~nil
     base = _fill_nearest(np.where(valid[..., None], flow, 0.0).astype(np.float32), valid)
+    if OCCLUSION_CHECK:  # the fits and the choice see only the pixels seen in both frames
+        # ... among those that the discrete flow does not fit: in uniform
+        # areas the backward flow is unreliable (the aperture problem) and
+        # the check fails where the flow is right.
+        e_base, _, _, _ = _pixel_cost(frame1, frame2, base, valid, sigma, nil_cost)
+        valid = valid & ~(occlusion_check(frame1, frame2, base) & (e_base > OCCLUSION_MIN_COST))
     gx1, gy1 = frame_gradient(frame1)
+    if not vertical:  # no v column in the Gauss-Newton steps: v stays 0
+        gy1 = np.zeros_like(gy1)
     ys, xs = np.mgrid[0:h, 0:w].astype(np.float64)
     flat = regions.ravel()
     # Coordinates centred per region keep the normal equations well scaled.
@@ -268,13 +360,20 @@ def refine_flow(frame1, frame2, flow, regions, *, sigma=2.0, nil_cost=6.0, beta=
     for theta, trans in ((ls, small), (med, small), (med, np.ones(n, bool))):
         cand.append(_gauss_newton(frame1, frame2, theta, regions, xc, yc, valid, gx1, gy1, sigma,
                                   nil_cost, iterations, damping, trans))
+    if BOTTOM_UP:
+        bottom_up = _dis(frame1, frame2)
+        if not vertical:
+            bottom_up[..., 1] = 0.0
+        cand.append(bottom_up)
     out = _pick(frame1, frame2, cand, regions, valid, sigma, nil_cost, beta)
     if dense:
         # A dense variational refinement (OpenCV's, as inside DIS) started
         # from that flow, kept per region where it lowers the energy too.
         vr = _variational(frame1, frame2, out)
+        if not vertical:
+            vr[..., 1] = 0.0
         out = _pick(frame1, frame2, [out, vr], regions, valid, sigma, nil_cost, beta)
     filled = out.astype(np.float64)
     out = filled.copy()
-    out[~valid] = np.nan
+    out[nil] = np.nan
     return (out, filled) if return_filled else out

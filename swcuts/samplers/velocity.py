@@ -33,7 +33,7 @@ __all__ = ["VelocityGibbs"]
 @njit(cache=True)
 def run_velocity(temps, sizes, cdf, h, w, pix2v, vy, vx, win, x0, D, du, dv, wu, wv, nil, beta,
                  delta, nu, obj, ostats, cu, cv, alpha, qr, qd, l1q_r, l1q_d, mark, Rbuf, in_r, acc,
-                 touched, lp, cut, logw, use_cut, grid, axis_u, axis_v):
+                 touched, lp, cut, logw, use_cut, grid, axis_u, axis_v, grid_v):
     """One cluster-Gibbs step per temperature; returns (Σ Δ log π, moves)."""
     empty_i = np.zeros(0, np.int64)
     empty_f = np.zeros(0)
@@ -48,7 +48,7 @@ def run_velocity(temps, sizes, cdf, h, w, pix2v, vy, vx, win, x0, D, du, dv, wu,
             continue
         n_t = cluster_log_pi(Rbuf, n_r, x0, D, w, du, dv, wu, wv, nil, beta, delta, nu, obj,
                              ostats, cu, cv, alpha, qr, qd, l1q_r, l1q_d, win, in_r, acc, touched,
-                             lp, cut, grid, axis_u, axis_v)
+                             lp, cut, grid, axis_u, axis_v, grid_v)
         ell = x0[Rbuf[0]]
         best = -np.inf
         for k in range(n_lab):
@@ -110,7 +110,7 @@ class VelocityGibbs:
         self._logw = np.empty(n_lab)
         self._win = np.zeros(4, np.int64)
         self._axis_u = np.empty(posterior.grid.size)
-        self._axis_v = np.empty(posterior.grid.size)
+        self._axis_v = np.empty(posterior.grid_v.size)
         self.use_cut = not _omit_cut
 
     def set_objects(self, obj):
@@ -138,7 +138,7 @@ class VelocityGibbs:
             self.vx, self._win, state.x0, p.D, p.du, p.dv, p.wu, p.wv, p.nil, p.beta, p.delta, p.nu,
             self.obj, state.ostats, p.cu, p.cv, p.alpha, p.q_right, p.q_down, self.l1q_r,
             self.l1q_d, self._mark, self._rbuf, self._in_r, self._acc, self._touched, self._lp,
-            self._cut, self._logw, self.use_cut, p.grid, self._axis_u, self._axis_v)
+            self._cut, self._logw, self.use_cut, p.grid, self._axis_u, self._axis_v, p.grid_v)
         state.log_pi += total
         return int(moved)
 

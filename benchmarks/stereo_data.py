@@ -1,0 +1,69 @@
+"""Fetch the public stereo pairs scored by ``benchmarks/motion.py --cases stereo``.
+
+Usage: python benchmarks/stereo_data.py [--dest benchmarks/data/stereo]
+
+Puts every pair in a git-ignored folder (``benchmarks/data/`` is in
+.gitignore), one folder per pair holding ``left.png``, ``right.png`` and
+``disp.npy`` (float32 disparity of the left image, 0 where unknown):
+
+* ``cones``: Middlebury 2003 "Cones" (Scharstein & Szeliski, CVPR 2003),
+  450x375 grey, disparities 0..55 px, as held in the test data of CNES's
+  public repository https://github.com/CNES/Pandora_plugin_arnn
+  (tests/inputs/left.png, tests/inputs/right.png,
+  tests/outputs/gt_disp_left.tif; raw files from raw.githubusercontent.com
+  at the commit below). The Middlebury licence asks to cite the paper.
+
+Not fetched, never to be used for tuning: the Middlebury 2014 Motorcycle pair
+(held back for judging).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import sys
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+PANDORA = "https://raw.githubusercontent.com/CNES/Pandora_plugin_arnn/{ref}/tests/{path}"
+PAIRS = {
+    "cones": dict(ref="master", left="inputs/left.png", right="inputs/right.png",
+                  disp="outputs/gt_disp_left.tif"),
+}
+
+
+def _get(url: str) -> bytes:
+    with urllib.request.urlopen(url, timeout=60) as r:  # noqa: S310 (a fixed https URL)
+        return r.read()
+
+
+def fetch(dest: Path) -> None:
+    import cv2
+
+    for name, spec in PAIRS.items():
+        folder = dest / name
+        if (folder / "disp.npy").is_file():
+            print(f"{name}: already in {folder}")
+            continue
+        folder.mkdir(parents=True, exist_ok=True)
+        for key in ("left", "right"):
+            (folder / f"{key}.png").write_bytes(_get(PANDORA.format(ref=spec["ref"], path=spec[key])))
+        raw = np.frombuffer(_get(PANDORA.format(ref=spec["ref"], path=spec["disp"])), np.uint8)
+        disp = cv2.imdecode(raw, cv2.IMREAD_UNCHANGED).astype(np.float32)
+        np.save(folder / "disp.npy", disp)
+        print(f"{name}: {disp.shape[1]}x{disp.shape[0]}, disparity up to {disp.max():g} px -> {folder}")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--dest", default=str(ROOT / "benchmarks" / "data" / "stereo"))
+    args = ap.parse_args(argv)
+    fetch(Path(args.dest))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
