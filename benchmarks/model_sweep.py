@@ -127,7 +127,8 @@ def main():
         for key in ("pri", "voi", "covering_best", "bf", "n_segments"):
             d = [rows[n][key] - other[n][key] for n in both]
             se = statistics.stdev(d) / len(d) ** 0.5 if len(d) > 1 else float("nan")
-            print(f"    {key:14s} {statistics.mean(d):+8.4f}  ({statistics.mean(d) / se:+.1f} SE)")
+            ratio = f"{statistics.mean(d) / se:+.1f} SE" if se > 0 else "identical"
+            print(f"    {key:14s} {statistics.mean(d):+8.4f}  ({ratio})")
 
 
 if __name__ == "__main__":

@@ -54,7 +54,18 @@ BINS = 32
 #: (benchmarks/photo_sweep.py; coarser bins make the iid likelihood split
 #: smooth shading and texture less), and on the 170 other training photos,
 #: held out, it leads every peer on PRI, VoI and covering where 32 trailed
-#: felzenszwalb on VoI (README, "Likelihood bins").
+#: felzenszwalb on VoI (README, "Likelihood bins"). "learned" is "window"
+#: with the coarsened likelihood (``coarsened``: every statistics row scaled
+#: by ζ, the image's share of independent pixels,
+#: :func:`swcuts.models.coarsening.effective_pixel_fraction`) and the learned
+#: boundary evidence (``evidence``: −logit of the trained detector's
+#: probability plus ``offset`` per cut pixel pair,
+#: :func:`swcuts.models.boundary.learned_pair_weights`); its weights, the
+#: best of 7 settings on 25 BSDS500 validation photos, are as good as
+#: "window"'s there but not better, so it is not the default
+#: (docs/algorithms/learned_posterior.md, docs/real_photos.md).
+#: ``edges`` "learned" (not set by any model yet) takes the learned SW-cut
+#: edge probabilities (:func:`model_edges`).
 MODELS = {
     "paper": {"a0": 250.0, "a1": 2500.0, "a2": 5.0, "boundary": 0.0},
     "contrast": {"a0": 200.0, "a1": 0.0, "a2": 5.0, "boundary": 10.0},
