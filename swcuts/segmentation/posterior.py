@@ -39,6 +39,7 @@ import numpy as np
 
 from swcuts.inference import diagnostics as dg
 from swcuts.inference.budget import Budget, phase_of
+from swcuts.inference.tempering import ReplicaLadder, geometric_ladder
 from swcuts.io.errors import InputError, check_number
 from swcuts.inference.posterior_samples import (
     ESS_WARN, R_HAT_WARN, PosteriorSamples, pixel_boundary_probability)
@@ -61,6 +62,10 @@ ANNEAL_RECORDS = 20
 #: Share of a ``time_budget`` spent annealing and in the pilot run.
 ANNEAL_TIME_SHARE = 0.3
 PILOT_TIME_SHARE = 0.2
+#: Hottest temperature of the replica ladder (``replicas > 1``).
+T_MAX = 2.0
+#: Swap sweeps of a ladder: one every this many kernel steps per atom.
+SWAP_EVERY_PER_ATOM = 1.0
 
 
 
@@ -114,6 +119,57 @@ class _Chain:
                     self.best_labels[:] = self.state.partition.labels
         self.steps += int(n_steps)
         return int(acc)
+
+
+class _Ladder:
+    """One chain of replica exchange (:class:`~swcuts.inference.tempering.ReplicaLadder`)
+    with the interface of :class:`_Chain`: its ``state`` is the state at
+    T = 1, ``advance`` runs every replica and the swaps. The annealing
+    anneals the first replica (``base``); :meth:`spread` then starts every
+    replica from its state."""
+
+    def __init__(self, replicas, temperatures, swap_every, rng):
+        self.ladder = ReplicaLadder(replicas, temperatures, swap_every=swap_every)
+        self.rng = rng
+        self.base = replicas[0]
+        self.compiled = all(r.compiled for r in replicas)
+
+    @property
+    def state(self):
+        return self.ladder.cold.state
+
+    @property
+    def best_log_pi(self):
+        return max(r.best_log_pi for r in self.ladder.replicas)
+
+    @property
+    def best_labels(self):
+        return max(self.ladder.replicas, key=lambda r: r.best_log_pi).best_labels
+
+    @property
+    def steps(self):
+        return sum(r.steps for r in self.ladder.replicas)
+
+    def spread(self, model):
+        """Every replica starts where the first one is (after its annealing)."""
+        labels = self.base.state.partition.labels
+        for r in self.ladder.replicas[1:]:
+            r.state.__dict__.update(model.new_state(labels.copy()).__dict__)
+
+    def advance(self, n_steps, temperature=1.0):
+        return self.ladder.advance(n_steps, self.rng)
+
+
+def _tempering_summary(runs) -> dict:
+    """Swap acceptance per adjacent pair and round trips over every ladder."""
+    ladders = [ch.ladder for ch in runs if isinstance(ch, _Ladder)]
+    if not ladders:
+        return {}
+    att = np.sum([lad.attempts for lad in ladders], axis=0)
+    acc = np.sum([lad.accepts for lad in ladders], axis=0)
+    return {"temperatures": [round(float(t), 4) for t in ladders[0].temperatures],
+            "swap_acceptance": [float(a / t) if t else None for a, t in zip(acc, att)],
+            "round_trips": int(sum(lad.round_trips for lad in ladders))}
 
 
 def _starts(n, chains, rng):
@@ -211,7 +267,8 @@ def _run_phases(model, runs, pool, bar, phases, warnings, clock, *, thin, t0, an
     chains, per_chain = samples.shape[:2]
 
     # 1. Anneal every chain to T = 1 (not below).
-    def anneal_chain(ch):
+    def anneal_chain(ladder):
+        ch = getattr(ladder, "base", ladder)
         if t0 > 1.0 and anneal_steps > 0:
             res = anneal(ch.kernel, ch.state, Schedule(t0, 1.0), rng=ch.rng,
                          steps=None if share else anneal_steps,
@@ -223,6 +280,8 @@ def _run_phases(model, runs, pool, bar, phases, warnings, clock, *, thin, t0, an
                 ch.best_labels[:] = res.best_labels
             # Exact cached log π before sampling (the driver keeps it exact; cheap to be sure).
             ch.state.log_pi = model.log_target(ch.state.partition.labels)
+        if ladder is not ch:
+            ladder.spread(model)
 
     pool.map(anneal_chain, runs)
     phases["anneal"] = time.perf_counter() - clock
@@ -305,7 +364,8 @@ def _in_rounds(pool, chains, n_rounds, task, out_of_time):
     return n_rounds
 
 
-def _check_sampling(*, n_samples, thin, chains, t0, time_budget, anneal_steps, pilot_steps, workers):
+def _check_sampling(*, n_samples, thin, chains, t0, time_budget, anneal_steps, pilot_steps, workers,
+                    replicas=1, t_max=T_MAX, swap_every=None):
     """The options of :func:`sample_model` (and :func:`sample_posterior`),
     before any work (:func:`~swcuts.io.errors.check_number`: a wrong type is an
     :class:`~swcuts.io.errors.InputTypeError`, a bad value an
@@ -319,13 +379,18 @@ def _check_sampling(*, n_samples, thin, chains, t0, time_budget, anneal_steps, p
     check_number("anneal_steps", anneal_steps, integer=True, minimum=0, allow_none=True)
     check_number("pilot_steps", pilot_steps, integer=True, minimum=0, allow_none=True)
     check_number("workers", workers, integer=True, minimum=1, allow_none=True)
+    check_number("replicas", replicas, integer=True, minimum=1)
+    check_number("swap_every", swap_every, integer=True, minimum=1, allow_none=True)
+    check_number("t_max", t_max, minimum=1, exclusive=replicas > 1,
+                 what="above 1 (the hottest replica's temperature)")
     if pilot_steps == 0 and thin is None:
         raise InputError("without a pilot run (pilot_steps=0) give thin")
 
 
 def sample_model(model, q, *, atoms, n_samples=100, thin=None, chains=4, sampler="swc", seed=None,
                  time_budget=None, t0=T0, anneal_steps=None, pilot_steps=None, starts=None,
-                 image=None, posterior=None, workers=None, progress=False) -> PosteriorSamples:
+                 image=None, posterior=None, workers=None, progress=False, replicas=1, t_max=T_MAX,
+                 swap_every=None) -> PosteriorSamples:
     """Sample a built posterior (model, edge probabilities) at T = 1.
 
     The engine of :func:`sample_posterior`, usable on any partition model
@@ -377,6 +442,17 @@ def sample_model(model, q, *, atoms, n_samples=100, thin=None, chains=4, sampler
         depend on it: each chain draws from its own generator.
     progress : bool
         A progress bar over the kept samples on stderr, when it is a terminal.
+    replicas : int
+        Replica exchange (:mod:`swcuts.inference.tempering`): every chain
+        is a ladder of this many replicas at temperatures from 1 to
+        ``t_max`` (equal in log T), each running the kernel, with swaps of
+        adjacent temperatures; the samples are those at T = 1. 1 (default):
+        no tempering. Every step then costs ``replicas`` kernel steps.
+    t_max : float
+        The hottest replica's temperature (``replicas > 1``).
+    swap_every : int, optional
+        Kernel steps of every replica between swap sweeps (default
+        :data:`SWAP_EVERY_PER_ATOM` per atom).
 
     Returns
     -------
@@ -390,7 +466,8 @@ def sample_model(model, q, *, atoms, n_samples=100, thin=None, chains=4, sampler
     """
     _check_sampling(n_samples=n_samples, thin=thin, chains=chains, t0=t0,
                     time_budget=Budget.seconds_of(time_budget), anneal_steps=anneal_steps,
-                    pilot_steps=pilot_steps, workers=workers)
+                    pilot_steps=pilot_steps, workers=workers, replicas=replicas, t_max=t_max,
+                    swap_every=swap_every)
     budget = time_budget if isinstance(time_budget, Budget) else None
     time_budget = Budget.seconds_of(time_budget)
     clock = time.perf_counter()
@@ -404,10 +481,16 @@ def sample_model(model, q, *, atoms, n_samples=100, thin=None, chains=4, sampler
     name = None
     runs = []
     child = rng.spawn(chains)
+    temperatures = geometric_ladder(replicas, t_max) if replicas > 1 else None
+    swap_every = (max(1, int(round(SWAP_EVERY_PER_ATOM * n))) if swap_every is None
+                  else int(swap_every))
     for c in range(chains):
-        name, kernel = _make_kernel(sampler, model, q)
-        state = model.new_state(np.asarray(starts[c], dtype=np.int64))
-        runs.append(_Chain(kernel, state, child[c]))
+        reps = []
+        for r, gen in enumerate(child[c].spawn(replicas) if replicas > 1 else [child[c]]):
+            name, kernel = _make_kernel(sampler, model, q)
+            state = model.new_state(np.asarray(starts[c], dtype=np.int64))
+            reps.append(_Chain(kernel, state, gen))
+        runs.append(reps[0] if replicas == 1 else _Ladder(reps, temperatures, swap_every, child[c]))
     warnings = []
     anneal_steps = ANNEAL_STEPS_PER_ATOM * n if anneal_steps is None else int(anneal_steps)
     pilot_steps = PILOT_STEPS_PER_ATOM * n if pilot_steps is None else int(pilot_steps)
@@ -471,6 +554,7 @@ def sample_model(model, q, *, atoms, n_samples=100, thin=None, chains=4, sampler
         image=image,
         model=model,
         phase_seconds=phases,
+        tempering=_tempering_summary(runs),
     )
 
 
@@ -478,7 +562,7 @@ def sample_posterior(image, *, n_samples=100, thin=None, chains=4, sampler="swc"
                      time_budget=None, channel_axis=-1, model=None, atoms=None, n_atoms=None,
                      t0=T0, anneal_steps=None, pilot_steps=None, edge_scale=None, q_max=None,
                      bins=None, a0=None, a1=None, a2=None, kappa=None, workers=None,
-                     progress=False) -> PosteriorSamples:
+                     progress=False, replicas=1, t_max=T_MAX, swap_every=None) -> PosteriorSamples:
     """Samples of the posterior over segmentations of ``image``.
 
     The image, its atoms, edge probabilities and posterior are prepared as
@@ -531,6 +615,9 @@ def sample_posterior(image, *, n_samples=100, thin=None, chains=4, sampler="swc"
         at most ``chains``); the samples do not depend on it.
     progress : bool
         On a terminal, the phases on stderr and a progress bar over the sampling.
+    replicas, t_max, swap_every
+        Replica exchange between temperatures 1..``t_max`` (``replicas > 1``),
+        see :func:`sample_model`.
 
     Returns
     -------
@@ -552,7 +639,8 @@ def sample_posterior(image, *, n_samples=100, thin=None, chains=4, sampler="swc"
     refuse_path(image, "sample_posterior")
     _check_sampling(n_samples=n_samples, thin=thin, chains=chains, t0=t0,
                     time_budget=Budget.seconds_of(time_budget), anneal_steps=anneal_steps,
-                    pilot_steps=pilot_steps, workers=workers)
+                    pilot_steps=pilot_steps, workers=workers, replicas=replicas, t_max=t_max,
+                    swap_every=swap_every)
     called = time.perf_counter()
     opts = dict(edge_scale=edge_scale, q_max=q_max, bins=bins, a0=a0, a1=a1, a2=a2, kappa=kappa)
     opts = {k: (DEFAULTS[k] if v is None else v) for k, v in opts.items()}  # a0, a1, a2: None
@@ -574,7 +662,8 @@ def sample_posterior(image, *, n_samples=100, thin=None, chains=4, sampler="swc"
     result = sample_model(post, q, atoms=atom_labels, n_samples=n_samples, thin=thin, chains=chains,
                           sampler=sampler, seed=rng, time_budget=budget, t0=t0,
                           anneal_steps=anneal_steps, pilot_steps=pilot_steps, image=display,
-                          posterior=model_name, workers=workers, progress=progress)
+                          posterior=model_name, workers=workers, progress=progress,
+                          replicas=replicas, t_max=t_max, swap_every=swap_every)
     result.seed = seed
     if budget is not time_budget:
         budget.check_end()
