@@ -41,7 +41,7 @@ import math
 
 import numpy as np
 
-__all__ = ["swap_log_ratio", "geometric_ladder", "ReplicaLadder"]
+__all__ = ["swap_log_ratio", "geometric_ladder", "ReplicaLadder", "TemperedChain", "tempering_summary"]
 
 
 def swap_log_ratio(e_i, e_j, t_i, t_j) -> float:
@@ -205,3 +205,56 @@ class ReplicaLadder:
         """Accepted share of the swap attempts of every adjacent pair (nan: none tried)."""
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(self.attempts > 0, self.accepts / np.maximum(self.attempts, 1), np.nan)
+
+
+class TemperedChain:
+    """One chain of replica exchange (a :class:`ReplicaLadder`) with the
+    interface of one replica (``state``, ``advance``, ``best_log_pi``,
+    ``best_labels``, ``steps``, ``compiled``): its ``state`` is the state at
+    T = 1, ``advance`` runs every replica and the swaps. A run anneals the
+    first replica (``base``) alone; :meth:`spread` then starts every replica
+    from its state (:func:`swcuts.segmentation.posterior.sample_model`)."""
+
+    def __init__(self, replicas, temperatures, swap_every, rng):
+        self.ladder = ReplicaLadder(replicas, temperatures, swap_every=swap_every)
+        self.rng = rng
+        self.base = replicas[0]
+        self.compiled = all(r.compiled for r in replicas)
+
+    @property
+    def state(self):
+        return self.ladder.cold.state
+
+    @property
+    def best_log_pi(self):
+        return max(r.best_log_pi for r in self.ladder.replicas)
+
+    @property
+    def best_labels(self):
+        return max(self.ladder.replicas, key=lambda r: r.best_log_pi).best_labels
+
+    @property
+    def steps(self):
+        return sum(r.steps for r in self.ladder.replicas)
+
+    def spread(self, model):
+        """Every replica starts where the first one is (after its annealing)."""
+        labels = self.base.state.partition.labels
+        for r in self.ladder.replicas[1:]:
+            r.state.__dict__.update(model.new_state(labels.copy()).__dict__)
+
+    def advance(self, n_steps, temperature=1.0):
+        return self.ladder.advance(n_steps, self.rng)
+
+
+def tempering_summary(runs) -> dict:
+    """Swap acceptance per adjacent pair and round trips over the
+    :class:`TemperedChain` s among ``runs`` (empty without any)."""
+    ladders = [ch.ladder for ch in runs if isinstance(ch, TemperedChain)]
+    if not ladders:
+        return {}
+    att = np.sum([lad.attempts for lad in ladders], axis=0)
+    acc = np.sum([lad.accepts for lad in ladders], axis=0)
+    return {"temperatures": [round(float(t), 4) for t in ladders[0].temperatures],
+            "swap_acceptance": [float(a / t) if t else None for a, t in zip(acc, att)],
+            "round_trips": int(sum(lad.round_trips for lad in ladders))}

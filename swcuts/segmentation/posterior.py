@@ -29,21 +29,19 @@ moves the chains to where π has its mass faster.
 from __future__ import annotations
 
 import math
-import os
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 
 import numpy as np
 
 from swcuts.inference import diagnostics as dg
 from swcuts.inference.budget import Budget, phase_of
-from swcuts.inference.tempering import ReplicaLadder, geometric_ladder
+from swcuts.inference.chains import Chain, ChainPool, default_workers, on_chains
+from swcuts.inference.tempering import TemperedChain, geometric_ladder, tempering_summary
 from swcuts.io.errors import InputError, check_number
 from swcuts.inference.posterior_samples import (
     ESS_WARN, R_HAT_WARN, PosteriorSamples, pixel_boundary_probability)
-from swcuts.models.protocols import is_compiled
 
 __all__ = ["sample_posterior", "sample_model", "PosteriorSamples", "pixel_boundary_probability",
            "R_HAT_WARN"]
@@ -83,95 +81,6 @@ def _make_kernel(sampler, model, q):
     return name, KERNELS[name](model, q)
 
 
-class _Chain:
-    """One chain: its state, the kernel's way of running steps, its best state."""
-
-    def __init__(self, kernel, state, rng):
-        self.kernel = kernel
-        self.state = state
-        self.rng = rng
-        self.compiled = is_compiled(kernel)
-        self.best_labels = state.partition.labels.copy()
-        self.best_log_pi = state.log_pi
-        self.accepted = 0
-        self.steps = 0
-
-    def advance(self, n_steps, temperature=1.0):
-        """Run ``n_steps`` kernel steps at ``temperature``; returns accepted moves."""
-        from swcuts.samplers.common import seed_compiled_rng
-
-        if n_steps <= 0:
-            return 0
-        # The compiled kernels draw from numba's global generator: reseed it
-        # from this chain's generator so chains interleave reproducibly.
-        seed_compiled_rng(self.rng)
-        if self.compiled:
-            acc, best, _ = self.kernel.run(self.state, self.rng, np.full(int(n_steps), float(temperature)),
-                                           self.best_labels, self.best_log_pi)
-            self.best_log_pi = max(self.best_log_pi, best)
-        else:
-            acc = 0
-            for _ in range(int(n_steps)):
-                info = self.kernel.step(self.state, self.rng, float(temperature))
-                acc += bool(info.accepted and info.moved)
-                if self.state.log_pi > self.best_log_pi + 1e-9:
-                    self.best_log_pi = self.state.log_pi
-                    self.best_labels[:] = self.state.partition.labels
-        self.steps += int(n_steps)
-        return int(acc)
-
-
-class _Ladder:
-    """One chain of replica exchange (:class:`~swcuts.inference.tempering.ReplicaLadder`)
-    with the interface of :class:`_Chain`: its ``state`` is the state at
-    T = 1, ``advance`` runs every replica and the swaps. The annealing
-    anneals the first replica (``base``); :meth:`spread` then starts every
-    replica from its state."""
-
-    def __init__(self, replicas, temperatures, swap_every, rng):
-        self.ladder = ReplicaLadder(replicas, temperatures, swap_every=swap_every)
-        self.rng = rng
-        self.base = replicas[0]
-        self.compiled = all(r.compiled for r in replicas)
-
-    @property
-    def state(self):
-        return self.ladder.cold.state
-
-    @property
-    def best_log_pi(self):
-        return max(r.best_log_pi for r in self.ladder.replicas)
-
-    @property
-    def best_labels(self):
-        return max(self.ladder.replicas, key=lambda r: r.best_log_pi).best_labels
-
-    @property
-    def steps(self):
-        return sum(r.steps for r in self.ladder.replicas)
-
-    def spread(self, model):
-        """Every replica starts where the first one is (after its annealing)."""
-        labels = self.base.state.partition.labels
-        for r in self.ladder.replicas[1:]:
-            r.state.__dict__.update(model.new_state(labels.copy()).__dict__)
-
-    def advance(self, n_steps, temperature=1.0):
-        return self.ladder.advance(n_steps, self.rng)
-
-
-def _tempering_summary(runs) -> dict:
-    """Swap acceptance per adjacent pair and round trips over every ladder."""
-    ladders = [ch.ladder for ch in runs if isinstance(ch, _Ladder)]
-    if not ladders:
-        return {}
-    att = np.sum([lad.attempts for lad in ladders], axis=0)
-    acc = np.sum([lad.accepts for lad in ladders], axis=0)
-    return {"temperatures": [round(float(t), 4) for t in ladders[0].temperatures],
-            "swap_acceptance": [float(a / t) if t else None for a, t in zip(acc, att)],
-            "round_trips": int(sum(lad.round_trips for lad in ladders))}
-
-
 def _starts(n, chains, rng):
     """Different starts: one label, then random labellings with sqrt(n), 2
     and 2 sqrt(n) labels (in turn). Starts with hundreds of labels (n/4)
@@ -184,36 +93,6 @@ def _starts(n, chains, rng):
         k = min(ks[(c - 1) % len(ks)], n)
         out.append(rng.integers(0, k, size=n).astype(np.int64))
     return out
-
-
-def _default_workers(chains) -> int:
-    """Threads that run chains at once: the processors this process may use,
-    at most ``chains``."""
-    try:
-        n_cpu = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        n_cpu = os.cpu_count() or 1
-    return max(1, min(int(chains), n_cpu))
-
-
-class _Pool:
-    """Runs a function on every chain, in threads when there is more than one
-    worker and every kernel is compiled (the compiled kernels release the
-    GIL); a chain's steps depend only on its own state and generator, so the
-    result does not depend on the number of workers."""
-
-    def __init__(self, runs, workers):
-        parallel = workers > 1 and all(ch.compiled for ch in runs)
-        self.executor = ThreadPoolExecutor(max_workers=workers) if parallel else None
-
-    def map(self, fn, items):
-        if self.executor is None:
-            return [fn(x) for x in items]
-        return list(self.executor.map(fn, items))
-
-    def close(self):
-        if self.executor is not None:
-            self.executor.shutdown()
 
 
 def _progress_bar(progress, total, chains):
@@ -315,7 +194,7 @@ def _run_phases(model, runs, pool, bar, phases, warnings, clock, *, thin, t0, an
     pilot_k = np.zeros((chains, n_rec))
     pilot_end = None if share is None else PILOT_TIME_SHARE * share * chains
     start = time.perf_counter()
-    rec_done = _on_chains(pool, chains, n_rec, pilot_records, None if pilot_end is None else
+    rec_done = on_chains(pool, chains, n_rec, pilot_records, None if pilot_end is None else
                           lambda r: r >= 8 and time.perf_counter() - start > pilot_end)
     half = rec_done // 2
     pilot_e, pilot_k = pilot_e[:, half:rec_done], pilot_k[:, half:rec_done]
@@ -336,32 +215,13 @@ def _run_phases(model, runs, pool, bar, phases, warnings, clock, *, thin, t0, an
 
     # 3. Sample at T = 1, chains in rounds.
     t_start = time.perf_counter()
-    kept = _on_chains(pool, chains, per_chain, keep_samples, None if time_budget is None else
+    kept = on_chains(pool, chains, per_chain, keep_samples, None if time_budget is None else
                       lambda i: i >= 4 and time.perf_counter() - clock > time_budget)
     if kept < per_chain:
         warnings.append(f"the time budget ran out after {kept} samples per chain "
                         f"({kept * chains} of {per_chain * chains})")
     phases["sampling"] = time.perf_counter() - t_start
     return thin, tau_steps, kept
-
-
-def _on_chains(pool, chains, n_rounds, task, out_of_time=None):
-    """Run ``task(c, 0, n_rounds)`` on every chain c at once, or, with a
-    clock ``out_of_time``, in rounds (:func:`_in_rounds`); returns the rounds run."""
-    if out_of_time is None:
-        pool.map(lambda c: task(c, 0, n_rounds), range(chains))
-        return n_rounds
-    return _in_rounds(pool, chains, n_rounds, task, out_of_time)
-
-
-def _in_rounds(pool, chains, n_rounds, task, out_of_time):
-    """Run ``task(c, i, i + 1)`` on every chain c, round by round
-    (i = 0, 1, ...), until ``out_of_time(i)``; returns the rounds run."""
-    for i in range(n_rounds):
-        if out_of_time(i):
-            return i
-        pool.map(lambda c: task(c, i, i + 1), range(chains))
-    return n_rounds
 
 
 def _check_sampling(*, n_samples, thin, chains, t0, time_budget, anneal_steps, pilot_steps, workers,
@@ -489,8 +349,8 @@ def sample_model(model, q, *, atoms, n_samples=100, thin=None, chains=4, sampler
         for r, gen in enumerate(child[c].spawn(replicas) if replicas > 1 else [child[c]]):
             name, kernel = _make_kernel(sampler, model, q)
             state = model.new_state(np.asarray(starts[c], dtype=np.int64))
-            reps.append(_Chain(kernel, state, gen))
-        runs.append(reps[0] if replicas == 1 else _Ladder(reps, temperatures, swap_every, child[c]))
+            reps.append(Chain(kernel, state, gen))
+        runs.append(reps[0] if replicas == 1 else TemperedChain(reps, temperatures, swap_every, child[c]))
     warnings = []
     anneal_steps = ANNEAL_STEPS_PER_ATOM * n if anneal_steps is None else int(anneal_steps)
     pilot_steps = PILOT_STEPS_PER_ATOM * n if pilot_steps is None else int(pilot_steps)
@@ -505,7 +365,7 @@ def sample_model(model, q, *, atoms, n_samples=100, thin=None, chains=4, sampler
     steps_t1 = np.zeros(chains)
 
     phases = {}
-    pool = _Pool(runs, _default_workers(chains) if workers is None else int(workers))
+    pool = ChainPool(runs, default_workers(chains) if workers is None else int(workers))
     bar_cm = _progress_bar(progress, per_chain * chains, chains)
     try:
         with bar_cm as bar, phase_of(budget, "sampling", f"{chains} chains"):
@@ -554,7 +414,7 @@ def sample_model(model, q, *, atoms, n_samples=100, thin=None, chains=4, sampler
         image=image,
         model=model,
         phase_seconds=phases,
-        tempering=_tempering_summary(runs),
+        tempering=tempering_summary(runs),
     )
 
 
