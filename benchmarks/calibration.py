@@ -95,7 +95,7 @@ def boundaries(args, out):
           f"{np.mean([r['load'] for r in rows]):.1f}: {'MET' if max(walls) <= SECONDS_TARGET else 'MISSED'} "
           f"(target <= {SECONDS_TARGET:g} s)")
     print(f"pooled ECE {pooled['ece']:.3f} over {pooled['n']} pixels (per photo "
-          f"{', '.join(f'{r['ece']:.3f}' for r in rows)}): "
+          f"{', '.join(format(r['ece'], '.3f') for r in rows)}): "
           f"{'MET' if pooled['ece'] <= ECE_TARGET else 'MISSED'} (target <= {ECE_TARGET:g})")
     print("reliability (bin: pixels, mean p, share of annotators): " + "; ".join(
         f"{e:.1f}: {c}, {mp:.2f}, {mt:.2f}" for e, c, mp, mt in
