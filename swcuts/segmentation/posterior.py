@@ -37,6 +37,7 @@ import numpy as np
 
 from swcuts.inference import diagnostics as dg
 from swcuts.inference.budget import Budget, phase_of
+from swcuts.inference.burn_in import burn_in, thinning
 from swcuts.inference.chains import Chain, ChainPool, default_workers, on_chains
 from swcuts.inference.tempering import TemperedChain, geometric_ladder, tempering_summary
 from swcuts.io.errors import InputError, check_number
@@ -106,21 +107,6 @@ def _progress_bar(progress, total, chains):
                 dynamic_ncols=True, file=sys.stderr)
 
 
-def _tau_of(series) -> float:
-    """Largest per-chain-median integrated autocorrelation time (in records)
-    over the statistics in ``series`` ((chains, records) arrays); nan when
-    every statistic is constant, or not finite (an infinite energy under an
-    extreme prior weight)."""
-    taus = []
-    for arr in series:
-        per_chain = [dg.integrated_autocorrelation_time(row) for row in arr
-                     if row.size >= 4 and np.isfinite(row).all()]
-        per_chain = [t for t in per_chain if math.isfinite(t)]
-        if per_chain:
-            taus.append(float(np.median(per_chain)))
-    return max(taus) if taus else math.nan
-
-
 def _diagnose(energies, n_segs):
     """(r_hat, ess) dicts of the label-invariant statistics (nan for a
     statistic with an infinite value: an extreme prior weight)."""
@@ -187,7 +173,7 @@ def _run_phases(model, runs, pool, bar, phases, warnings, clock, *, thin, t0, an
     # threads take the next chain as they finish); with one, the chains
     # advance in rounds so that they share the budget evenly.
     # 2. Pilot at T = 1: burn-in, and the autocorrelation time in steps,
-    # measured on its second half (the first half is burn-in).
+    # measured on the records after the burn-in.
     n_rec = PILOT_RECORDS if pilot_steps > 0 else 0
     rec = max(1, pilot_steps // max(n_rec, 1))
     pilot_e = np.zeros((chains, n_rec))
@@ -196,10 +182,12 @@ def _run_phases(model, runs, pool, bar, phases, warnings, clock, *, thin, t0, an
     start = time.perf_counter()
     rec_done = on_chains(pool, chains, n_rec, pilot_records, None if pilot_end is None else
                           lambda r: r >= 8 and time.perf_counter() - start > pilot_end)
-    half = rec_done // 2
-    pilot_e, pilot_k = pilot_e[:, half:rec_done], pilot_k[:, half:rec_done]
-    rec_done -= half
-    tau_rec = _tau_of([pilot_e, pilot_k]) if rec_done >= 4 else math.nan
+    # The descent is burn-in, by the MSER rule (at most half the pilot):
+    # the autocorrelation time is that of the records after it.
+    burn = burn_in([pilot_e[:, :rec_done], pilot_k[:, :rec_done]])
+    pilot_e, pilot_k = pilot_e[:, burn:rec_done], pilot_k[:, burn:rec_done]
+    rec_done -= burn
+    tau_rec = thinning([pilot_e, pilot_k], burn=0)[0] if rec_done >= 4 else math.nan
     tau_steps = tau_rec * rec if math.isfinite(tau_rec) else math.nan
     if thin is None:
         if n_rec == 0:
