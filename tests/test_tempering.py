@@ -193,3 +193,28 @@ def test_sample_model_with_replicas_matches_the_exact_posterior():
     t = ps.summary()["tempering"]
     assert t["temperatures"] == [1.0, 2.0, 4.0] and len(t["swap_acceptance"]) == 2
     assert all(0 < a <= 1 for a in t["swap_acceptance"])
+
+
+@pytest.mark.parametrize("kw", [dict(replicas=0), dict(replicas=2, t_max=1.0), dict(replicas=2.5),
+                                dict(swap_every=0), dict(replicas=3, t_max=float("nan"))])
+def test_bad_tempering_options_are_refused(kw):
+    from swcuts.io.errors import InputError
+    from swcuts.segmentation.posterior import sample_posterior
+
+    with pytest.raises((InputError, TypeError)):
+        sample_posterior(np.zeros((16, 16)), n_samples=8, chains=2, n_atoms=8, **kw)
+
+
+def test_sample_posterior_with_replicas_on_an_image_is_reproducible():
+    from swcuts.segmentation.posterior import sample_posterior
+
+    image = np.zeros((20, 24))
+    image[:, 12:] = 1.0
+    image += 0.1 * np.random.default_rng(0).standard_normal(image.shape)
+    kw = dict(n_samples=8, chains=2, n_atoms=12, anneal_steps=100, pilot_steps=200, replicas=2,
+              t_max=3.0)
+    a = sample_posterior(image, seed=1, workers=1, **kw)
+    b = sample_posterior(image, seed=1, workers=2, **kw)
+    assert np.array_equal(a.labels, b.labels) and np.allclose(a.energies, b.energies)
+    assert a.tempering["temperatures"] == [1.0, 3.0] and a.tempering == b.tempering
+    assert a.summary()["tempering"]["round_trips"] >= 0
