@@ -55,87 +55,17 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from swcuts.evaluation.datasets import open_dataset  # noqa: F401
-from swcuts.evaluation.metrics.boundaries import BSDS_MAX_DIST, _matched, boundary_map  # noqa: F401
+from swcuts.evaluation.metrics.boundaries import BSDS_MAX_DIST, boundary_map  # noqa: F401
 from swcuts.segmentation.posterior import sample_posterior  # noqa: F401
 
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from soft_boundaries import THRESHOLDS, canny_map, counts, gradient_map, scores  # noqa: E402,F401
+
 DATA = ROOT.parent / "shared" / "data" / "bsds500-train"
-THRESHOLDS = np.linspace(0.05, 1.0, 12)
 CANNY_SIGMAS = (1.0, 2.0, 3.0)
 GRADIENT_SIGMAS = (1.0, 2.0)
 #: Published BSDS500 figures (test set) for scale.
 PUBLISHED = {"canny": 0.60, "gPb": 0.71, "human": 0.79}
-
-
-def grey(image):
-    from skimage.color import rgb2gray
-
-    img = np.asarray(image, dtype=np.float64)
-    if img.max() > 1:
-        img = img / 255.0
-    return rgb2gray(img[..., :3]) if img.ndim == 3 else img
-
-
-def canny_map(image, sigma):
-    """Soft Canny: the highest threshold (of 25) at which a pixel is an edge."""
-    from skimage.feature import canny
-
-    g = grey(image)
-    out = np.zeros(g.shape)
-    highs = np.linspace(0.02, 0.5, 25)
-    for k, hi in enumerate(highs):
-        e = canny(g, sigma=sigma, low_threshold=0.4 * hi, high_threshold=hi)
-        out[e] = (k + 1) / len(highs)
-    return out
-
-
-def gradient_map(image, sigma):
-    from scipy import ndimage
-
-    g = grey(image)
-    mag = ndimage.gaussian_gradient_magnitude(g, sigma)
-    return mag / max(mag.max(), 1e-12)
-
-
-def counts(soft, truth_bdry, radius):
-    """(match_p, total_p, match_r, total_r) per threshold of ``soft``."""
-    from skimage.morphology import thin
-
-    out = np.zeros((len(THRESHOLDS), 4), dtype=np.int64)
-    truth_pts = [np.argwhere(t).astype(np.float64) for t in truth_bdry]
-    total_r = sum(len(p) for p in truth_pts)
-    for k, t in enumerate(THRESHOLDS):
-        b = thin(soft >= t - 1e-9)
-        pts = np.argwhere(b).astype(np.float64)
-        matched = np.zeros(len(pts), dtype=bool)
-        match_r = 0
-        for tp in truth_pts:
-            m = _matched(pts, tp, radius)
-            matched |= m
-            match_r += int(m.sum())
-        out[k] = (int(matched.sum()), len(pts), match_r, total_r)
-    return out
-
-
-def f_of(c):
-    p = c[..., 0] / np.maximum(c[..., 1], 1)
-    r = c[..., 2] / np.maximum(c[..., 3], 1)
-    f = np.where(p + r > 0, 2 * p * r / np.maximum(p + r, 1e-12), 0.0)
-    return p, r, f
-
-
-def scores(per_image):
-    """ODS F, OIS F, AP of a list of per-threshold count arrays."""
-    pooled = np.sum(per_image, axis=0)
-    p, r, f = f_of(pooled)
-    ods = float(f.max())
-    best = [c[int(np.argmax(f_of(c)[2]))] for c in per_image]
-    ois = float(f_of(np.sum(best, axis=0))[2])
-    # AP: precision integrated over recall (thresholds descending: recall rising).
-    order = np.argsort(r)
-    rr, pp = r[order], p[order]
-    pp = np.maximum.accumulate(pp[::-1])[::-1]  # interpolated precision
-    ap = float(np.sum(np.diff(np.concatenate([[0.0], rr])) * pp))
-    return {"ods": ods, "ois": ois, "ap": ap, "threshold": float(THRESHOLDS[int(np.argmax(f))])}
 
 
 def speed(out, n_images, **options):

@@ -93,6 +93,56 @@ def image4_window():
     return model, img, atoms
 
 
+def _learned_map(atoms):
+    """A boundary probability map for the learned evidence: high (0.9) on the
+    pixels right of the atom boundary between columns of atoms 1|2 (and
+    4|5 where present), low (0.1) elsewhere, so that the pixel-pair weights
+    −logit(p) take both signs."""
+    prob = np.full(atoms.shape, 0.1)
+    cols = np.flatnonzero(np.diff(atoms[0]) != 0) + 1
+    prob[:, cols[len(cols) // 2]] = 0.9
+    return prob
+
+
+def grey_learned_setting():
+    """The grey setting under the "learned" posterior: window counts,
+    the coarsened likelihood (ζ = 0.4: every statistics row scaled) and
+    the learned boundary evidence, whose weights take both signs (a cut on
+    the detected boundary earns). 6 atoms, 203 partitions; π is 0.33 away in
+    total variation from the posterior that counts every pixel (ζ = 1,
+    :func:`uncoarsened_twin`)."""
+    _, img, atoms = grey_setting()
+    g = RegionGraph.from_labels(atoms)
+    model = ImageModel(img, atoms, g, bins=4, a0=0.3, a1=0.3, a2=0.05, kappa=0.05, boundary=0.3,
+                       window=1, likelihood_weight=0.4, evidence="learned", boundary_map=_learned_map(atoms))
+    return model, img, atoms
+
+
+def image4_learned():
+    """:func:`image4_boundary` under the "learned" posterior (4 atoms, 15
+    partitions: the setting of the exact transition matrices)."""
+    _, img, atoms = image4_boundary()
+    g = RegionGraph.from_labels(atoms)
+    model = ImageModel(img, atoms, g, bins=4, a0=0.3, a1=0.3, a2=0.05, kappa=0.05, boundary=0.3,
+                       window=1, likelihood_weight=0.4, evidence="learned", boundary_map=_learned_map(atoms))
+    return model, img, atoms
+
+
+def uncoarsened_twin(model, img, atoms):
+    """``model`` (a "learned" model of ``img`` on ``atoms``) with the rows of
+    ζ = 1: the negative control of the learned settings (a kernel built on it
+    samples the posterior that counts every pixel)."""
+    import copy
+
+    from swcuts.models.vertex_stats import row_source
+
+    twin = copy.copy(model)
+    twin.likelihood_weight = 1.0
+    twin._vstats = twin._vertex_stats(np.asarray(img, dtype=np.float64), atoms, model.n_vertices)
+    twin.vsrc = row_source(twin._vstats, model.n_channels)
+    return twin
+
+
 def plain_rows_twin(model, img, atoms):
     """``model`` (a window model of ``img`` on ``atoms``) with its statistics
     rows replaced by the rows counted pixel by pixel (window 0): the negative
@@ -351,6 +401,45 @@ def test_enumeration_test_catches_a_kernel_without_window_counts():
     rng = np.random.default_rng(6)
     seed_compiled_rng(rng)
     _assert_visits_match(SWC2(model, q, compiled=True), model, rng, states, p, THIN["swc2"])
+    kernel = SWC2(twin, q, compiled=True)
+    state = twin.new_state(np.zeros(model.n_vertices, dtype=np.int64))
+    counts = visit_counts(kernel, state, rng, n_samples=8000, thin=THIN["swc2"])
+    tv, pvalue = compare(counts, states, p)
+    assert pvalue < 1e-3 and tv > 1.5 * iid_tv(p, 8000), f"TV {tv:.3f}, p {pvalue:.2g}"
+
+
+def test_learned_setting_is_coarsened_with_signed_boundary_weights():
+    """The learned settings exercise what is new: rows scaled by ζ (the
+    fits unchanged, the likelihood ζ times), weights of both signs, and a
+    posterior far from its ζ = 1 twin."""
+    model, img, atoms = grey_learned_setting()
+    twin = uncoarsened_twin(model, img, atoms)
+    np.testing.assert_allclose(model.vstats, 0.4 * twin.vstats)
+    w = model.boundary_weights
+    assert w.min() < 0 < w.max()
+    states = set_partitions(model.n_vertices)
+    p, p_twin = exact_distribution(model, states), exact_distribution(twin, states)
+    assert 1.0 / np.sum(p ** 2) > 10
+    assert 0.5 * np.abs(p - p_twin).sum() > 0.1
+
+
+@pytest.mark.parametrize("kernel_cls", [SWC, SWC1, SWC2, ClusterGibbs, Gibbs], ids=lambda k: k.name)
+def test_kernel_leaves_the_learned_posterior_invariant(kernel_cls):
+    """Every SW-cut kernel on atoms and Gibbs on the "learned" posterior."""
+    model, img, atoms = grey_learned_setting()
+    _assert_compiled_kernel_invariant(kernel_cls, model, img, atoms, 2027)
+
+
+def test_enumeration_test_catches_a_kernel_without_the_coarsening():
+    """Negative control of the learned settings: SWC-2 built on the ζ = 1
+    twin fails the visit test against the coarsened posterior."""
+    model, img, atoms = grey_learned_setting()
+    twin = uncoarsened_twin(model, img, atoms)
+    states = set_partitions(model.n_vertices)
+    p = exact_distribution(model, states)
+    q = edge_q(img, atoms, model.graph)
+    rng = np.random.default_rng(6)
+    seed_compiled_rng(rng)
     kernel = SWC2(twin, q, compiled=True)
     state = twin.new_state(np.zeros(model.n_vertices, dtype=np.int64))
     counts = visit_counts(kernel, state, rng, n_samples=8000, thin=THIN["swc2"])

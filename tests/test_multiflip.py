@@ -10,7 +10,7 @@ from swcuts.models.image import ImageModel
 from swcuts.samplers.common import seed_compiled_rng
 from swcuts.samplers.flips import log_falling
 from swcuts.samplers.multiflip import Multiflip
-from test_enumeration_kernels import (boundary_setting, colour_setting, grey_setting,
+from test_enumeration_kernels import (boundary_setting, colour_setting, grey_learned_setting, grey_setting,
                                       grey_window_setting)
 
 
@@ -38,6 +38,7 @@ def pixel_window_setting():
 
 SETTINGS = {"grey": grey_setting, "colour": colour_setting, "pixels2x3": pixel_setting,
             "boundary": boundary_setting, "grey-window": grey_window_setting,
+            "grey-learned": grey_learned_setting,
             "pixels2x3-window": pixel_window_setting}
 
 

@@ -10,7 +10,7 @@ from swcuts.graph.region_graph import RegionGraph
 from swcuts.samplers.common import seed_compiled_rng
 from swcuts.samplers.multigrid import Multigrid, window_pyramid
 from swcuts.samplers.flips import vertex_coordinates
-from test_enumeration_kernels import (boundary_setting, colour_setting, grey_setting,
+from test_enumeration_kernels import (boundary_setting, colour_setting, grey_learned_setting, grey_setting,
                                       grey_window_setting)
 from test_multiflip import edge_q, pixel_setting, pixel_window_setting
 
@@ -18,6 +18,7 @@ SETTINGS = {"grey": (grey_setting, [2, 4]), "colour": (colour_setting, [2, 3]),
             "pixels2x3": (pixel_setting, [1, 2, 3]), "boundary": (boundary_setting, [2, 3]),
             # The "window" posterior on atoms, and on single-pixel atoms (lattice growth).
             "grey-window": (grey_window_setting, [2, 4]),
+            "grey-learned": (grey_learned_setting, [2, 4]),
             "pixels2x3-window": (pixel_window_setting, [1, 2, 3])}
 
 

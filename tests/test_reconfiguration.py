@@ -28,8 +28,9 @@ import numpy as np
 import pytest
 
 from enumeration import compare, exact_distribution, iid_tv, set_partitions, visit_counts
-from test_enumeration_kernels import (colour_setting, grey_setting, grey_window_setting,
-                                      image4_boundary, image4_window, paper_twin, window_setting)
+from test_enumeration_kernels import (colour_setting, grey_learned_setting, grey_setting, grey_window_setting,
+                                      image4_boundary, image4_learned, image4_window, paper_twin,
+                                      window_setting)
 
 import swcuts
 import swcuts.segmentation.segment
@@ -268,7 +269,8 @@ def test_detailed_balance_holds_for_every_item_order(compiled):
     assert balance_error(model, K, states) < 1e-10
 
 
-@pytest.mark.parametrize("make", [image4_boundary, image4_window], ids=["boundary", "window"])
+@pytest.mark.parametrize("make", [image4_boundary, image4_window, image4_learned],
+                         ids=["boundary", "window", "learned"])
 @pytest.mark.parametrize("cls", [Reconfiguration, SRM], ids=["reconfiguration", "srm"])
 def test_boundary_term_move_satisfies_detailed_balance_exactly(cls, make):
     """The "contrast" and "window" posteriors (four atoms in a cycle):
@@ -337,6 +339,7 @@ def test_negative_control_without_last_original_rule(monkeypatch):
 # ------------------------------------------------------ visit frequencies
 N_SAMPLES = 4000
 ENUM = {"grey": grey_setting, "colour": colour_setting, "grey-window": grey_window_setting,
+        "grey-learned": grey_learned_setting,
         "bernoulli": lambda: (bernoulli6(), None, None),
         "gaussian": lambda: (gaussian6(), None, None)}
 

@@ -39,8 +39,8 @@ from scipy.sparse.csgraph import connected_components
 from scipy.special import expit
 
 from enumeration import assert_matches, chain_visits, exact_distribution, iid_tv, set_partitions
-from test_enumeration_kernels import (colour_setting, grey_boundary_setting, grey_setting,
-                                      grey_window_setting, plain_rows_twin, window_setting)
+from test_enumeration_kernels import (colour_setting, grey_boundary_setting, grey_learned_setting,
+                                      grey_setting, grey_window_setting, plain_rows_twin, window_setting)
 
 import swcuts
 import swcuts.segmentation.segment
@@ -250,7 +250,8 @@ def test_kernel_transitions_at_temperature_2():
 # boundary term (split and merge use model.delta, which has it). The
 # "window" posterior: the same with fractional (window) histogram counts.
 BOUNDARY_STEPS = 8000
-BOUNDARY_SETTINGS = {"boundary": grey_boundary_setting, "window": grey_window_setting}
+BOUNDARY_SETTINGS = {"boundary": grey_boundary_setting, "window": grey_window_setting,
+                     "learned": grey_learned_setting}
 
 
 @pytest.fixture(scope="module", params=sorted(BOUNDARY_SETTINGS))

@@ -38,7 +38,8 @@ from scipy.sparse.csgraph import connected_components
 
 from enumeration import compare, exact_distribution, iid_tv, set_partitions, visit_counts
 from test_enumeration_kernels import (_assert_visits_match, colour_setting, grey_setting,
-                                      grey_window_setting, image4_boundary, image4_window, paper_twin)
+                                      grey_learned_setting, grey_window_setting, image4_boundary,
+                                      image4_learned, image4_window, paper_twin)
 
 import swcuts
 import swcuts.segmentation.segment
@@ -92,6 +93,14 @@ def window4():
 
 def grey_window():
     return grey_window_setting()[0]
+
+
+def learned4():
+    return image4_learned()[0]
+
+
+def grey_learned():
+    return grey_learned_setting()[0]
 
 
 # ---------------------------------------------------------------------------
@@ -245,6 +254,8 @@ EXACT_CASES = {
     "boundary4": (boundary4, 1.0),
     # The "window" posterior (fractional window counts), the same four atoms.
     "window4": (window4, 1.0),
+    # The "learned" posterior (coarsened likelihood, signed boundary weights).
+    "learned4": (learned4, 1.0),
     # Trees induced by the fixed global tree (the default for mixtures
     # above 100 items), on the small mixtures: the greedy global tree
     # (default) and the balanced ones (tree_build="balanced", "matching"),
@@ -396,6 +407,7 @@ CHAIN_CASES = {
     "grey-global": (grey, "global", 30),
     "grey-local": (grey, "local", 8),
     "grey-window-both": (grey_window, "both", 10),
+    "grey-learned-both": (grey_learned, "both", 10),
     "colour-both": (lambda: colour_setting()[0], "both", 10),
     "mixture-local": (mixture6, "local", 8),
     "mixture-both": (mixture6, "both", 10),

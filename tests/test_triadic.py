@@ -37,8 +37,9 @@ import pytest
 from scipy import stats
 
 from enumeration import assert_matches, chain_visits, exact_distribution, iid_tv, set_partitions
-from test_enumeration_kernels import (colour_setting, grey_setting, grey_window_setting,
-                                      image4_boundary, image4_window, paper_twin, plain_rows_twin)
+from test_enumeration_kernels import (colour_setting, grey_learned_setting, grey_setting, grey_window_setting,
+                                      image4_boundary, image4_learned, image4_window, paper_twin,
+                                      plain_rows_twin, uncoarsened_twin)
 
 import swcuts
 import swcuts.segmentation.segment
@@ -168,11 +169,13 @@ def test_exact_transition_matrix_is_reversible(case, image5_kernel):
     assert off.sum() > 0.2  # the chain does move
 
 
-@pytest.mark.parametrize("make", [image4_boundary, image4_window], ids=["boundary", "window"])
+@pytest.mark.parametrize("make", [image4_boundary, image4_window, image4_learned],
+                         ids=["boundary", "window", "learned"])
 def test_exact_transition_matrix_with_the_boundary_term(make):
-    """The "contrast" and "window" posteriors: the exact kernel is
+    """The "contrast", "window" and "learned" posteriors: the exact kernel is
     reversible and irreducible; the kernel with λ forced to 0 is not
-    reversible for it, nor (window) the kernel on the plain-rows twin."""
+    reversible for it, nor (window) the kernel on the plain-rows twin, nor
+    (learned) the kernel on the ζ = 1 twin."""
     model, img, atoms = make()
     states = set_partitions(4)
     p = exact_distribution(model, states)
@@ -183,8 +186,10 @@ def test_exact_transition_matrix_with_the_boundary_term(make):
     # (twin, the least error it must show: the plain rows' π is 0.05 away
     # in total variation, their kernel's balance error 4e-3 and πK − π 1e-2)
     twins = [(paper_twin(model), 1e-2)]
-    if model.window:
+    if model.window and model.likelihood_weight == 1.0:
         twins.append((plain_rows_twin(model, img, atoms), 1e-3))
+    if model.likelihood_weight != 1.0:
+        twins.append((uncoarsened_twin(model, img, atoms), 1e-3))
     for twin, least in twins:
         balance, stationarity = _balance_errors(exact_kernel(Triadic(twin, beta=0.3), twin, states),
                                                 p)
@@ -261,10 +266,11 @@ def _assert_matches(tv, pvalue, p, n_samples=N_SAMPLES):
     assert_matches(tv, pvalue, p, n_samples)
 
 
-@pytest.mark.parametrize("name,beta", [("grey", 0.5), ("colour", 0.3), ("grey-window", 0.5)])
+@pytest.mark.parametrize("name,beta", [("grey", 0.5), ("colour", 0.3), ("grey-window", 0.5),
+                                       ("grey-learned", 0.5)])
 def test_triadic_alone_leaves_image_posterior_invariant(name, beta):
     model = {"grey": grey_setting, "colour": colour_setting,
-             "grey-window": grey_window_setting}[name]()[0]
+             "grey-window": grey_window_setting, "grey-learned": grey_learned_setting}[name]()[0]
     states = set_partitions(model.n_vertices)
     p = exact_distribution(model, states)
     assert 1.0 / np.sum(p ** 2) > 10

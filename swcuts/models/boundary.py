@@ -44,7 +44,7 @@ from swcuts._numba.compiled_only import compiled_only
 
 __all__ = ["contrast_weights", "pair_weights", "edge_weights", "boundary_change", "boundary_delta",
            "cut_weight", "histogram_gradient", "texture_pair_weights", "evidence_pairs",
-           "PAIR_EVIDENCE", "SMOOTHING_SIGMA"]
+           "learned_pair_weights", "PAIR_EVIDENCE", "SMOOTHING_SIGMA", "MAX_LOG_ODDS"]
 
 #: σ (pixels) of the Gaussian that smooths the features before their
 #: differences are taken: pixel noise alone should not look like an edge.
@@ -219,9 +219,66 @@ def texture_pair_weights(features, radius=5, bins=8, sigma=SMOOTHING_SIGMA):
     return np.maximum(wt, pair_weights(features, sigma))
 
 
+#: Log-odds of the learned detector are clipped to ±this (a probability of
+#: 1e-4 or 1 − 1e-4): one pixel pair never decides a cut alone.
+MAX_LOG_ODDS = 9.2
+
+
+def learned_pair_weights(features, probability=None, offset=0.0):
+    """Boundary weights of every 4-adjacent pixel pair from the learned
+    boundary detector (model "learned"):
+
+        w_pq = −log(p_pq / (1 − p_pq)) + c,   p_pq = max(P(p), P(q))
+
+    with P the calibrated probability that an annotator draws a boundary at
+    a pixel (:func:`swcuts.image.boundary_detector.boundary_probability`);
+    an annotator marks a region boundary on one of the two pixels it
+    separates, hence the max. −λ Σ_{cut pairs} w_pq is then λ times the
+    log-odds of the cut pairs being boundaries: a cut where the detector
+    sees no boundary costs, one along a detected boundary earns (w < 0).
+    The offset c is a cost per pixel pair of boundary whatever the evidence
+    (with c = log(π0 / (1 − π0)) the evidence is the log-likelihood ratio
+    of a boundary against the prior odds π0): λ c is the weight of the
+    boundary length.
+
+    Parameters
+    ----------
+    features : (H, W) or (H, W, C) float array
+        The model's image features.
+    probability : (H, W) float array, optional
+        The detector's map of these features, if already computed.
+    offset : float
+        c, added to every pair's weight.
+
+    Returns
+    -------
+    float64 array
+        One weight per pixel pair, in the order of
+        :func:`swcuts.graph.region_graph.pixel_pairs`, in ±:data:`MAX_LOG_ODDS`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> p = np.array([[0.01, 0.2, 0.99]])       # pairs (0.01, 0.2) and (0.2, 0.99)
+    >>> print(np.round(learned_pair_weights(np.zeros((1, 3)), probability=p), 2))
+    [ 1.39 -4.6 ]
+    """
+    if probability is None:
+        from swcuts.image.boundary_detector import boundary_probability
+
+        probability = boundary_probability(features)
+    prob = np.asarray(probability, dtype=np.float64)
+    hor = np.maximum(prob[:, 1:], prob[:, :-1]).ravel()
+    ver = np.maximum(prob[1:, :], prob[:-1, :]).ravel()
+    p = np.concatenate([hor, ver])
+    with np.errstate(divide="ignore"):
+        odds = np.log(p) - np.log1p(-p)
+    return offset - np.clip(odds, -MAX_LOG_ODDS, MAX_LOG_ODDS)
+
+
 #: Pixel-pair evidence of the boundary term by name (``evidence`` of
 #: :class:`~swcuts.models.image.ImageModel` and of :data:`swcuts.segmentation.options.MODELS`).
-PAIR_EVIDENCE = {"contrast": pair_weights, "texture": texture_pair_weights}
+PAIR_EVIDENCE = {"contrast": pair_weights, "texture": texture_pair_weights, "learned": learned_pair_weights}
 
 
 def evidence_pairs(features, evidence="contrast"):
@@ -262,7 +319,8 @@ def edge_weights(pairs, atoms, graph):
                        minlength=graph.n_edges)
 
 
-def contrast_weights(features, atoms, graph, sigma=SMOOTHING_SIGMA, evidence="contrast"):
+def contrast_weights(features, atoms, graph, sigma=SMOOTHING_SIGMA, evidence="contrast", probability=None,
+                     offset=0.0):
     """Boundary weights w_ij of the edges of an atom graph.
 
     Parameters
@@ -275,9 +333,13 @@ def contrast_weights(features, atoms, graph, sigma=SMOOTHING_SIGMA, evidence="co
         Adjacency graph of ``atoms``.
     sigma : float
         Smoothing of the features before differencing (pixels; 0: none).
-    evidence : {"contrast", "texture"}
-        The pixel-pair weights summed: :func:`pair_weights` (with ``sigma``)
-        or :func:`texture_pair_weights`.
+    evidence : {"contrast", "texture", "learned"}
+        The pixel-pair weights summed: :func:`pair_weights` (with ``sigma``),
+        :func:`texture_pair_weights` or :func:`learned_pair_weights`.
+    probability : (H, W) float array, optional
+        With ``evidence="learned"``: the detector's map, if already computed.
+    offset : float
+        With ``evidence="learned"``: the offset c of :func:`learned_pair_weights`.
 
     Returns
     -------
@@ -297,7 +359,12 @@ def contrast_weights(features, atoms, graph, sigma=SMOOTHING_SIGMA, evidence="co
     >>> print(np.round(w / graph.boundary_length, 2))   # per pixel pair: only the edge is cheap
     [1.   0.01 1.  ]
     """
-    pairs = pair_weights(features, sigma) if evidence == "contrast" else evidence_pairs(features, evidence)
+    if evidence == "contrast":
+        pairs = pair_weights(features, sigma)
+    elif evidence == "learned":
+        pairs = learned_pair_weights(features, probability, offset)
+    else:
+        pairs = evidence_pairs(features, evidence)
     return edge_weights(pairs, atoms, graph)
 
 

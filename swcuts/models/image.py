@@ -159,16 +159,32 @@ class ImageModel:
     boundary : float
         Weight λ of the contrast-sensitive boundary term
         −λ Σ_{cut edges} w_ij (:mod:`.boundary`); 0: the paper's model.
-    evidence : {"contrast", "texture"}
+    evidence : {"contrast", "texture", "learned"}
         The pixel-pair weights w of the boundary term
-        (:data:`.boundary.PAIR_EVIDENCE`): pixel contrast, or pixel
-        contrast and the half-window histogram gradient together.
+        (:data:`.boundary.PAIR_EVIDENCE`): pixel contrast, pixel
+        contrast and the half-window histogram gradient together, or the
+        log-odds of the learned boundary detector
+        (:func:`.boundary.learned_pair_weights`).
     window : int
         0: the histogram family counts each pixel's own value (the paper).
         r > 0: it counts the histogram of the (2r + 1)² window around each
         pixel instead (:func:`.vertex_stats.window_histograms`), so that a
         texture whose elements are larger than an atom looks alike from atom
         to atom. Needs atoms larger than pixels.
+    likelihood_weight : float
+        ζ in (0, 1]: the region likelihood counts ζ·n of a label's n
+        pixels (every statistics row is multiplied by ζ), the coarsened
+        likelihood of Miller & Dunson (2019) with ζ the share of pixels
+        that are independent evidence
+        (:func:`.coarsening.effective_pixel_fraction`). 1: every pixel is an
+        independent draw (the paper).
+    boundary_map : (H, W) float array, optional
+        With ``evidence="learned"``: the detector's boundary probability of
+        ``features`` if already computed
+        (:func:`swcuts.image.boundary_detector.boundary_probability`).
+    evidence_offset : float
+        With ``evidence="learned"``: the cost c added to every pixel pair's
+        weight (:func:`.boundary.learned_pair_weights`).
     """
 
     #: Kernels may run this model's compiled fast path: its arithmetic is in
@@ -177,7 +193,8 @@ class ImageModel:
 
     def __init__(self, features, atoms, graph, *, bins=32, families=FAMILIES,
                  a0=50.0, a1=50.0, a2=1.0, kappa=1.0, exponent=0.9, boundary=0.0,
-                 evidence="contrast", window=0):
+                 evidence="contrast", window=0, likelihood_weight=1.0, boundary_map=None,
+                 evidence_offset=0.0):
         features = np.asarray(features, dtype=np.float64)
         if features.ndim == 2:
             features = features[..., None]
@@ -196,7 +213,10 @@ class ImageModel:
         self.area = graph.pixel_count.astype(np.float64)
         atoms = np.asarray(atoms)
         self.window = int(window)
-        if graph.n_vertices == atoms.size and not self.window:
+        self.likelihood_weight = float(likelihood_weight)
+        if not 0.0 < self.likelihood_weight <= 1.0:
+            raise ValueError(f"likelihood_weight must be in (0, 1], got {likelihood_weight!r}")
+        if graph.n_vertices == atoms.size and not self.window and self.likelihood_weight == 1.0:
             # A pixel graph: keep what the rows are made of, not the rows
             # (window counts need the rows: a small image whose atoms are
             # its pixels).
@@ -209,7 +229,8 @@ class ImageModel:
         if evidence not in PAIR_EVIDENCE:
             raise ValueError(f"unknown boundary evidence {evidence!r}; choose from {', '.join(PAIR_EVIDENCE)}")
         self.evidence = str(evidence)
-        self.set_boundary(boundary, contrast_weights(features, atoms, graph, evidence=self.evidence)
+        self.set_boundary(boundary, contrast_weights(features, atoms, graph, evidence=self.evidence,
+                                                     probability=boundary_map, offset=evidence_offset)
                           if boundary else None)
 
     def set_boundary(self, boundary, weights=None) -> None:
@@ -307,6 +328,11 @@ class ImageModel:
                 st[:, off_b + 6 * c + i] = np.bincount(lab, weights=phi[:, i] * vals[:, c], minlength=n)
         for c in range(C):
             st[:, off_s + c] = np.bincount(lab, weights=vals[:, c] ** 2, minlength=n)
+        if self.likelihood_weight != 1.0:
+            # Every statistic is a sum over pixels: scaled by ζ, the fits
+            # (histogram, least squares) are unchanged and each family's
+            # log-likelihood is ζ times its own (the BIC term gains κ·dim/2·log ζ).
+            st *= self.likelihood_weight
         return st
 
     def _loglik(self, st):
@@ -337,8 +363,10 @@ class ImageModel:
         score : None
             The score is compiled (no Python callable).
         """
+        # The score reads the area as st[0] = ζ·n: a2 ζ^-e (ζ n)^e = a2 n^e.
+        a2 = self.a2 / self.likelihood_weight ** self.exponent
         params = np.array([SCORE_IMAGE, self.n_channels, self.n_bins, *self.use_family.astype(float),
-                           self.kappa, self.ridge, self.a0 + self.a1, self.a2, self.exponent],
+                           self.kappa, self.ridge, self.a0 + self.a1, a2, self.exponent],
                           dtype=np.float64)
         return params, None
 

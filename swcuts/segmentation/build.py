@@ -16,25 +16,41 @@ __all__ = ["build_posterior"]
 
 
 def build_posterior(features, atoms, n_atoms, *, seed, bins, a0, a1, a2, kappa, edge_scale, q_max,
-                    boundary=0.0, evidence="contrast", window=0, budget=None):
+                    boundary=0.0, evidence="contrast", window=0, likelihood_weight=1.0, edges="kl",
+                    evidence_offset=0.0, budget=None):
     """Atoms, their graph, edge probabilities and the image posterior of
     prepared ``features``: ``(atom label image, RegionGraph, q, ImageModel)``.
+    ``edges``: "kl", the q_ij of eq. 53, or "learned"
+    (:func:`swcuts.graph.learned_edges.learned_edge_probabilities`).
     ``edge_scale`` is used as given: the noise rule is applied once per image
     before (:meth:`swcuts.segmentation.options.RunOptions.on_image`). ``budget``: the
     :class:`~swcuts.inference.budget.Budget` of the run, which records the phases
     ``atoms``, ``graph``, ``edges`` and ``model``."""
     h, w = features.shape[:2]
+    boundary_map = None
+    if (evidence == "learned" and boundary) or edges == "learned":
+        from swcuts.image.boundary_detector import boundary_probability
+
+        with phase_of(budget, "boundaries", "the learned boundary detector"):
+            boundary_map = boundary_probability(features)
     with phase_of(budget, "atoms", f"{atoms} on {w}x{h} pixels"):
         atom_labels = compute_atoms(features, atoms, n_atoms, seed=seed)
     with phase_of(budget, "graph"):
         graph = RegionGraph.from_labels(atom_labels)
     with phase_of(budget, "edges", f"{graph.n_edges:,} edges"):
-        if atoms == "pixels":
-            hist = patch_histograms(features, radius=1, bins=15)
+        if edges == "learned":
+            from swcuts.graph.learned_edges import learned_edge_probabilities
+
+            q = np.minimum(learned_edge_probabilities(features, atom_labels, graph, boundary_map), q_max)
         else:
-            hist = vertex_histograms(features, atom_labels, graph.n_vertices, bins=15)
-        q = np.minimum(kl_edge_probabilities(hist, graph.edges, scale=edge_scale), q_max)
+            if atoms == "pixels":
+                hist = patch_histograms(features, radius=1, bins=15)
+            else:
+                hist = vertex_histograms(features, atom_labels, graph.n_vertices, bins=15)
+            q = np.minimum(kl_edge_probabilities(hist, graph.edges, scale=edge_scale), q_max)
     with phase_of(budget, "model", f"statistics of {graph.n_vertices:,} atoms"):
         model = ImageModel(features, atom_labels, graph, bins=bins, a0=a0, a1=a1, a2=a2, kappa=kappa,
-                           boundary=boundary, evidence=evidence, window=window)
+                           boundary=boundary, evidence=evidence, window=window,
+                           likelihood_weight=likelihood_weight, boundary_map=boundary_map,
+                           evidence_offset=evidence_offset)
     return atom_labels, graph, q, model

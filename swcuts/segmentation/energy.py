@@ -19,7 +19,8 @@ from swcuts.models.image import ImageModel
 from swcuts.segmentation.options import (
     BINS_WHY, DEFAULTS, MAX_BINS, _check_choice, _check_positive_int, _check_real)
 from swcuts.segmentation.image_models import (
-    DEFAULT_MODEL, MODELS, model_bins, model_evidence, model_window, posterior_weights,
+    DEFAULT_MODEL, MODELS, model_bins, model_evidence, model_evidence_offset, model_likelihood_weight, model_window,
+    posterior_weights,
     varying_channels)
 
 __all__ = ["energy", "energy_terms"]
@@ -72,7 +73,8 @@ def _pixel_posterior(image, labels, *, channel_axis, bins, a0, a1, a2, kappa, mo
         vertex_labels = labels.ravel()
     posterior = ImageModel(features, atoms, RegionGraph.from_labels(atoms), bins=bins, a0=a0, a1=a1,
                            a2=a2, kappa=kappa, boundary=boundary, evidence=model_evidence(model),
-                           window=window)
+                           window=window, likelihood_weight=model_likelihood_weight(model, features),
+                           evidence_offset=model_evidence_offset(model))
     return posterior, vertex_labels
 
 

@@ -14,7 +14,7 @@ import numpy as np
 
 __all__ = ["MODELS", "BINS", "ONE_CHANNEL_WEIGHT", "DEFAULT_MODEL", "PIXEL_MODEL", "VARYING_RANGE",
            "MIN_WEIGHT_PIXELS", "varying_channels", "posterior_weights", "model_window", "model_bins",
-           "model_evidence"]
+           "model_evidence", "model_likelihood_weight", "model_edges", "model_evidence_offset"]
 
 #: Histogram bins of the likelihood (per channel) of a model that names none
 #: in :data:`MODELS` (``bins=None``: the model's, :func:`model_bins`).
@@ -60,6 +60,8 @@ MODELS = {
     "contrast": {"a0": 200.0, "a1": 0.0, "a2": 5.0, "boundary": 10.0},
     "texture": {"a0": 100.0, "a1": 0.0, "a2": 5.0, "boundary": 10.0, "evidence": "texture"},
     "window": {"a0": 100.0, "a1": 100.0, "a2": 5.0, "boundary": 10.0, "window": 12.0, "bins": 24},
+    "learned": {"a0": 5.0, "a1": 5.0, "a2": 0.25, "boundary": 1.0, "offset": -1.0, "window": 12.0,
+                "bins": 24, "evidence": "learned", "coarsened": True},
 }
 #: The weights of MODELS were chosen on colour photos, whose three feature
 #: channels each add their evidence to the likelihood. An image with one
@@ -193,3 +195,51 @@ def model_evidence(model_name) -> str:
     of :class:`~swcuts.models.image.ImageModel`): "contrast" unless
     :data:`MODELS` names another."""
     return MODELS[model_name].get("evidence", "contrast")
+
+
+def model_likelihood_weight(model_name, features) -> float:
+    """ζ of the posterior ``model_name`` on an image's features: the share
+    of its pixels that the region likelihood counts
+    (:func:`swcuts.models.coarsening.effective_pixel_fraction`) for a
+    model whose :data:`MODELS` entry is ``coarsened``, 1 otherwise.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> from scipy.ndimage import gaussian_filter
+    >>> smooth = gaussian_filter(rng.random((40, 40)), 2.0)
+    >>> model_likelihood_weight("window", smooth), model_likelihood_weight("learned", smooth) < 0.01
+    (1.0, True)
+    """
+    if not MODELS[model_name].get("coarsened"):
+        return 1.0
+    from swcuts.models.coarsening import effective_pixel_fraction
+
+    return effective_pixel_fraction(features)
+
+
+def model_edges(model_name) -> str:
+    """The SW-cut edge probabilities of the posterior ``model_name``: "kl"
+    (eq. 53 of Barbu & Zhu, :func:`swcuts.graph.edge_probabilities.kl_edge_probabilities`)
+    unless :data:`MODELS` names "learned"
+    (:func:`swcuts.graph.learned_edges.learned_edge_probabilities`).
+
+    Examples
+    --------
+    >>> model_edges("window")
+    'kl'
+    """
+    return MODELS[model_name].get("edges", "kl")
+
+
+def model_evidence_offset(model_name) -> float:
+    """The offset c of the learned boundary evidence of the posterior
+    ``model_name`` (:func:`swcuts.models.boundary.learned_pair_weights`):
+    its :data:`MODELS` entry's ``offset``, 0 where it names none.
+
+    Examples
+    --------
+    >>> model_evidence_offset("window")
+    0.0
+    """
+    return float(MODELS[model_name].get("offset", 0.0))

@@ -16,7 +16,10 @@ import numpy as np
 
 from swcuts.image.atoms import ATOM_METHODS
 from swcuts.segmentation.image_models import (
-    DEFAULT_MODEL, MODELS, PIXEL_MODEL, model_bins, model_evidence, model_window, posterior_weights, varying_channels)
+    DEFAULT_MODEL, MODELS, PIXEL_MODEL, model_bins, model_edges, model_evidence, model_evidence_offset,
+    model_likelihood_weight,
+    model_window,
+    posterior_weights, varying_channels)
 from swcuts.io.errors import InputTypeError, check_number, describe, is_integer
 from swcuts.io.memory import BYTES_PER_PIXEL_VERTEX, BYTES_PER_VERTEX
 from swcuts.io.errors import InputError
@@ -253,6 +256,9 @@ class RunOptions:
     window : int
         The window radius of the histogram likelihood (:func:`model_window`),
         set by :meth:`on_image`.
+    likelihood_weight : float
+        ζ of the coarsened likelihood (:func:`model_likelihood_weight`),
+        set by :meth:`on_image`; 1: every pixel counts.
     bins : int or None
         The likelihood's bins per channel; None (the model's) until
         :meth:`on_image` (:func:`model_bins`).
@@ -280,6 +286,7 @@ class RunOptions:
     posterior: str
     boundary: object = None
     window: int = 0
+    likelihood_weight: float = 1.0
 
     @property
     def name(self) -> str:
@@ -313,13 +320,16 @@ class RunOptions:
         return replace(self, n_atoms=n_atoms, a0=a0, a1=a1, a2=a2, boundary=boundary,
                        bins=model_bins(self.posterior, self.bins, channels),
                        window=model_window(self.posterior, h, w),
+                       likelihood_weight=model_likelihood_weight(self.posterior, features),
                        edge_scale=self.edge_scale * noise_edge_scale(features))
 
     def posterior_params(self) -> dict:
         """Keyword arguments of :func:`swcuts.segmentation.build.build_posterior` (after :meth:`on_image`)."""
         return dict(bins=self.bins, a0=self.a0, a1=self.a1, a2=self.a2, kappa=self.kappa,
                     edge_scale=self.edge_scale, q_max=self.q_max, boundary=self.boundary,
-                    evidence=model_evidence(self.posterior), window=self.window)
+                    evidence=model_evidence(self.posterior), window=self.window,
+                    likelihood_weight=self.likelihood_weight, edges=model_edges(self.posterior),
+                    evidence_offset=model_evidence_offset(self.posterior))
 
     def default_steps(self, n_vertices) -> int:
         """The budget without ``steps`` or ``time_budget``, on ``n_vertices``."""

@@ -22,8 +22,7 @@ from swcuts.segmentation.options import (
     SAMPLERS, DEFAULTS, DEFAULT_T0_SWC, INITS, ATOMS_INIT_T0, ATOMS_INIT_SMALLEST_WINDOW,
     ATOMS_INIT_TIME_SHARE, _check_positive_int, _check_real, _check_window_sizes, _raw_hw, _check_windows_fit, default_steps,
     resolve_options)
-from swcuts.segmentation.image_models import (
-    model_evidence)
+from swcuts.segmentation.image_models import model_evidence, model_evidence_offset
 from swcuts.segmentation.build import build_posterior
 from swcuts.segmentation.costs import check_cost
 from swcuts.samplers.registry import sampler_spec
@@ -542,7 +541,8 @@ def _run_multilevel(options, features, posterior, schedule, rng, steps, progress
         model = ImageModel(features, atom_labels, graph, bins=options.bins, a0=options.a0,
                            a1=options.a1, a2=options.a2, kappa=options.kappa,
                            boundary=options.boundary, evidence=model_evidence(options.posterior),
-                           window=options.window)
+                           window=options.window, likelihood_weight=options.likelihood_weight,
+                           evidence_offset=model_evidence_offset(options.posterior))
     vertex_labels = np.zeros(graph.n_vertices, dtype=np.int64)
     vertex_labels[atom_labels.ravel()] = levels[-1].ravel()
     return _Run(atom_labels, graph, None, model, vertex_labels, result, levels)

@@ -1,0 +1,119 @@
+"""How many of an image's pixels are independent evidence: the power ζ of
+the coarsened region likelihood.
+
+The region likelihood of :class:`~swcuts.models.image.ImageModel` (eqs.
+55-58) treats a label's n pixels as n independent draws. Neighbouring
+pixels of a photo are strongly correlated (optics, demosaicing, JPEG,
+smooth shading), so the likelihood counts the same evidence many times:
+splitting a textured or shaded region buys n·ΔH nats that no annotator
+would pay, and a one-atom move costs hundreds of nats at T = 1.
+
+The coarsened posterior (Miller & Dunson 2019, "Robust Bayesian inference
+via coarsening", JASA 114, eq. 3.3) raises the likelihood to a power
+ζ ∈ (0, 1]. Here ζ is the share of independent pixels: for a stationary
+field with lag-one correlations ρx, ρy along rows and columns (a separable
+first-order autoregression), the variance of the mean of n pixels is that
+of n·ζ independent ones (Whittle 1954; the effective sample size of an
+AR(1) series is n (1 − ρ)/(1 + ρ), and the two axes multiply):
+
+    ζ = (1 − ρx)(1 − ρy) / ((1 + ρx)(1 + ρy))
+
+The correlations are those of the residuals after the mean of the 11x11
+window around each pixel is taken away (the window, about an atom's size,
+carries the image's structure; what is left is the within-region variation
+the likelihood models), pooled over the channels. They depend on the image
+alone, so every segmentation of it, a sampler's or an annotator's, is
+scored with the same ζ (on the default watershed atoms of BSDS photos the
+within-atom residuals give the same correlations within ±0.05).
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+__all__ = ["neighbour_correlations", "effective_pixel_fraction", "MAX_CORRELATION", "LOCAL_RADIUS", "TRIM"]
+
+#: The largest lag-one correlation used (ζ ≥ (0.05 / 1.95)² ≈ 6.6e-4): a
+#: constant or perfectly smooth image gives ρ → 1 and would leave no evidence.
+MAX_CORRELATION = 0.95
+#: Radius of the window whose mean is the local structure (pixels).
+LOCAL_RADIUS = 5
+#: Pixel pairs with a residual beyond this many robust standard deviations
+#: (1.4826 × the median absolute residual, per channel) are left out.
+TRIM = 2.5
+
+
+def neighbour_correlations(features, radius=LOCAL_RADIUS) -> tuple[float, float]:
+    """Lag-one correlations (ρx, ρy) of an image's local residuals.
+
+    Parameters
+    ----------
+    features : (H, W) or (H, W, C) float array
+        The model's image features.
+    radius : int
+        The residual of a pixel is its features minus their mean over the
+        (2r + 1)² window around it (mirrored at the border).
+
+    Returns
+    -------
+    (float, float)
+        The correlation between horizontally and between vertically
+        adjacent residuals, pooled over channels, over the pairs whose
+        residuals are all within :data:`TRIM` robust standard deviations
+        (a step edge inside the window leaves a ramp of large, correlated
+        residuals: structure, not texture); 0 where nothing varies.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> noise = rng.normal(size=(64, 64))
+    >>> [round(r, 1) for r in neighbour_correlations(noise)]           # white noise
+    [-0.0, -0.0]
+    >>> from scipy.ndimage import gaussian_filter
+    >>> [round(r, 1) for r in neighbour_correlations(gaussian_filter(noise, 2.0))]
+    [0.9, 0.9]
+    """
+    z = np.asarray(features, dtype=np.float64)
+    if z.ndim == 2:
+        z = z[..., None]
+    side = 2 * int(radius) + 1
+    res = np.empty(z.shape)
+    for c in range(z.shape[-1]):
+        plane = np.ascontiguousarray(z[..., c])
+        res[..., c] = plane - cv2.blur(plane, (side, side), borderType=cv2.BORDER_REFLECT)
+    # Residuals beyond TRIM robust standard deviations are edges inside the
+    # window (a step leaves a ramp of correlated residuals), not texture.
+    mad = np.median(np.abs(res), axis=(0, 1))
+    keep = (np.abs(res) <= TRIM * 1.4826 * np.maximum(mad, 1e-12)).all(axis=-1)
+    out = []
+    for a, b, ka, kb in ((res[:, :-1], res[:, 1:], keep[:, :-1], keep[:, 1:]),
+                         (res[:-1], res[1:], keep[:-1], keep[1:])):
+        both = ka & kb
+        a, b = a[both], b[both]
+        den = float(np.sqrt((a * a).sum() * (b * b).sum()))
+        out.append(float((a * b).sum()) / den if den > 0 else 0.0)
+    return out[0], out[1]
+
+
+def effective_pixel_fraction(features) -> float:
+    """ζ: the share of an image's pixels that are independent evidence.
+
+    ζ = (1 − ρx)(1 − ρy) / ((1 + ρx)(1 + ρy)) with the lag-one correlations
+    of :func:`neighbour_correlations`, each clipped to [0, :data:`MAX_CORRELATION`].
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> round(effective_pixel_fraction(rng.normal(size=(64, 64))), 1)
+    1.0
+    >>> from scipy.ndimage import gaussian_filter
+    >>> blurred = gaussian_filter(rng.normal(size=(64, 64)), 2.0)
+    >>> bool(effective_pixel_fraction(blurred) < 0.01)
+    True
+    """
+    zeta = 1.0
+    for rho in neighbour_correlations(features):
+        rho = min(max(rho, 0.0), MAX_CORRELATION)
+        zeta *= (1.0 - rho) / (1.0 + rho)
+    return float(zeta)

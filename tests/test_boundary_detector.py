@@ -1,0 +1,115 @@
+"""Tests of swcuts.image.boundary_detector: the learned boundary probability."""
+
+import numpy as np
+import pytest
+
+from swcuts.image import boundary_detector as bd
+from swcuts.io.errors import InputError
+
+
+def _step(channels, shape=(48, 64), seed=0):
+    """A vertical step between columns 31 and 32, light noise."""
+    rng = np.random.default_rng(seed)
+    img = np.full(shape + (channels,), 0.3)
+    img[:, shape[1] // 2:, 0] = 0.75
+    if channels == 3:
+        img[..., 1:] = 0.5
+        img[:, shape[1] // 2:, 1] = 0.6
+    return np.clip(img + 0.005 * rng.standard_normal(img.shape), 0, 1)
+
+
+@pytest.mark.parametrize("channels", [1, 3])
+def test_step_edge_high_flat_low(channels):
+    img = _step(channels)
+    p = bd.boundary_probability(img)
+    assert p.shape == img.shape[:2] and p.dtype == np.float64
+    assert (p > 0).all() and (p < 1).all()
+    edge = p[8:-8, 31:33].min()
+    flat = max(p[8:-8, 4:20].max(), p[8:-8, 44:60].max())
+    # Calibrated on people's boundaries: a clean step is not always drawn, flat areas rarely are.
+    assert edge > 0.15 and edge > 20 * flat, (edge, flat)
+
+
+def test_fine_texture_is_not_a_boundary():
+    """Inside fine stripes (pixel contrast everywhere) the probability stays
+    below that of the edge between the stripes and a flat area."""
+    stripes = np.tile([0.25, 0.75], (64, 32))          # 64 x 64
+    img = np.concatenate([stripes, np.full((64, 64), 0.5)], axis=1)[..., None]
+    p = bd.boundary_probability(img)
+    inside = p[16:-16, 12:52].mean()
+    edge = p[16:-16, 62:66].max(axis=1).mean()
+    assert edge > 2 * inside, (edge, inside)
+
+
+def test_deterministic_and_grey_from_2d():
+    img = _step(1)
+    a = bd.boundary_probability(img)
+    b = bd.boundary_probability(img[..., 0])
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(a, bd.boundary_probability(img.copy()))
+
+
+def test_odd_and_tiny_shapes():
+    rng = np.random.default_rng(1)
+    for shape in [(2, 2), (5, 3), (33, 17)]:
+        p = bd.boundary_probability(rng.random(shape + (3,)))
+        assert p.shape == shape and np.isfinite(p).all()
+
+
+def test_bad_features_shape():
+    with pytest.raises(InputError):
+        bd.boundary_probability(np.zeros((10, 10, 2)))
+
+
+def test_missing_weights_file(tmp_path):
+    path = tmp_path / "nothere.npz"
+    with pytest.raises(InputError) as err:
+        bd.load_detector(path)
+    msg = str(err.value)
+    assert "\n" not in msg and "nothere.npz" in msg and bd.REBUILD in msg
+    with pytest.raises(InputError):
+        bd.boundary_probability(_step(1), detector=path)
+
+
+@pytest.mark.parametrize("content", [b"not a zip at all", b"PK\x03\x04 truncated"])
+def test_corrupt_weights_file(tmp_path, content):
+    path = tmp_path / "broken.npz"
+    path.write_bytes(content)
+    with pytest.raises(InputError) as err:
+        bd.load_detector(path)
+    msg = str(err.value)
+    assert "\n" not in msg and "broken.npz" in msg and bd.REBUILD in msg
+
+
+def test_incomplete_or_other_version(tmp_path):
+    det = bd.load_detector()
+    path = tmp_path / "partial.npz"
+    np.savez(path, format_version=bd.FORMAT_VERSION, colour_w1=det["colour"]["w1"])
+    with pytest.raises(InputError, match="partial.npz"):
+        bd.load_detector(path)
+    old = tmp_path / "old.npz"
+    np.savez(old, format_version=bd.FORMAT_VERSION + 7)
+    with pytest.raises(InputError, match="format version"):
+        bd.load_detector(old)
+
+
+def test_save_and_load_round_trip(tmp_path):
+    det = bd.load_detector()
+    path = tmp_path / "copy.npz"
+    bd.save_detector(path, {m: det[m] for m in ("colour", "grey")}, det["settings"], "a copy")
+    again = bd.load_detector(path)
+    assert again["training"] == "a copy"
+    img = _step(3)
+    np.testing.assert_allclose(bd.boundary_probability(img, detector=again),
+                               bd.boundary_probability(img), rtol=1e-5, atol=1e-7)
+
+
+def test_nonmax_suppress_keeps_the_ridge():
+    img = _step(1)
+    p = bd.boundary_probability(img)
+    thin = bd.nonmax_suppress(p)
+    rows = thin[8:-8]
+    peak = p[8:-8, 28:36].max()
+    strong = rows[:, 28:36] > 0.8 * peak
+    assert (strong.sum(axis=1) <= 2).all() and strong.any(axis=1).all()
+    assert (thin <= p).all()
