@@ -2,7 +2,10 @@
 map as a soft boundary detector on BSDS images.
 
 Usage: python benchmarks/posterior.py [--images N] [--budget S] [--out benchmarks/out/posterior]
-                                      [--skip-speed] [--skip-bsds]
+                                      [--replicas K] [--t-max T] [--skip-speed] [--skip-bsds]
+
+(The mixing and calibration targets of issue 35 -- R-hat on 6 photos, ECE,
+the motion spread -- are printed by benchmarks/calibration.py.)
 
 1. Speed: ``sample_posterior`` (defaults: 4 chains, 100 samples thinned by
    the measured autocorrelation time) on 481x321 BSDS photos with ~1,000
@@ -65,7 +68,7 @@ GRADIENT_SIGMAS = (1.0, 2.0)
 PUBLISHED = {"canny": 0.60, "gPb": 0.71, "human": 0.79}
 
 
-def speed(out, n_images):
+def speed(out, n_images, **options):
     from swcuts.io.image_read import load_image
 
     ids = sorted((p.stem for p in (DATA / "images").glob("*.jpg")), key=int)[:n_images]
@@ -76,7 +79,7 @@ def speed(out, n_images):
     for name in ids:
         img = load_image(DATA / "images" / f"{name}.jpg")
         t, c = time.perf_counter(), time.process_time()
-        ps = sample_posterior(img, seed=0)
+        ps = sample_posterior(img, seed=0, **options)
         wall, cpu = time.perf_counter() - t, time.process_time() - c
         ph = ps.phase_seconds
         load = os.getloadavg()[0]  # other processes on the machine: wall seconds are noisy when high
@@ -86,6 +89,9 @@ def speed(out, n_images):
               f"{ph['sampling']:7.1f} {ps.thin:6d} {ps.r_hat['energy']:7.2f} {ps.r_hat['n_segments']:7.2f} "
               f"{ps.ess['energy']:6.1f} {np.mean(ps.acceptance):8.1e} {load:5.1f}  "
               f"{'MET' if wall <= 20 else 'missed'} (wall), {'MET' if cpu <= 20 else 'missed'} (CPU)")
+        if ps.tempering:
+            print(f"{'':>10}replica exchange: temperatures {ps.tempering['temperatures']}, swap acceptance "
+                  f"{ps.tempering['swap_acceptance']}, {ps.tempering['round_trips']} round trips")
         for w in ps.warnings:
             print(f"{'':>10}warning: {w}")
     (out / "speed.json").write_text(json.dumps(rows, indent=1, default=str))
@@ -159,13 +165,15 @@ def main():
     ap.add_argument("--budget", type=float, default=20.0, help="seconds of sampling per BSDS image")
     ap.add_argument("--limit", type=int, default=0, help="images per half in part 2 (0: all 15)")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "out" / "posterior"))
+    ap.add_argument("--replicas", type=int, default=1, help="replica exchange in part 1 (1: none)")
+    ap.add_argument("--t-max", type=float, default=2.0, help="hottest replica's temperature")
     ap.add_argument("--skip-speed", action="store_true")
     ap.add_argument("--skip-bsds", action="store_true")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     if not args.skip_speed:
-        speed(out, args.images)
+        speed(out, args.images, replicas=args.replicas, t_max=args.t_max)
     if not args.skip_bsds:
         bsds(out, args.budget, args.limit)
 

@@ -63,6 +63,10 @@ class PosteriorSamples:
         What the diagnostics found wrong (R-hat above :data:`R_HAT_WARN`,
         a small ESS, a pilot too short for the autocorrelation time, a
         time budget that ran out); empty when nothing did.
+    tempering : dict
+        With replica exchange (``replicas > 1``): the ``temperatures`` of
+        the ladder, the ``swap_acceptance`` of every adjacent pair and the
+        ``round_trips`` (T_1 to T_K and back), over all chains; empty without.
     """
 
     labels: np.ndarray
@@ -87,6 +91,7 @@ class PosteriorSamples:
     image: np.ndarray = field(repr=False, default=None)
     model: object = field(repr=False, default=None)
     phase_seconds: dict = field(default_factory=dict)
+    tempering: dict = field(default_factory=dict)
 
     @property
     def n_samples(self) -> int:
@@ -250,6 +255,7 @@ class PosteriorSamples:
             "acceptance": [float(a) for a in self.acceptance],
             "n_segments": {str(int(a)): float(b) for a, b in zip(k, p)},
             "warnings": list(self.warnings),
+            **({"tempering": self.tempering} if self.tempering else {}),
             "seed": self.seed if isinstance(self.seed, (int, type(None))) else str(self.seed),
         }
 

@@ -29,20 +29,20 @@ moves the chains to where π has its mass faster.
 from __future__ import annotations
 
 import math
-import os
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 
 import numpy as np
 
 from swcuts.inference import diagnostics as dg
 from swcuts.inference.budget import Budget, phase_of
+from swcuts.inference.burn_in import burn_in, thinning
+from swcuts.inference.chains import Chain, ChainPool, default_workers, on_chains
+from swcuts.inference.tempering import TemperedChain, geometric_ladder, tempering_summary
 from swcuts.io.errors import InputError, check_number
 from swcuts.inference.posterior_samples import (
     ESS_WARN, R_HAT_WARN, PosteriorSamples, pixel_boundary_probability)
-from swcuts.models.protocols import is_compiled
 
 __all__ = ["sample_posterior", "sample_model", "PosteriorSamples", "pixel_boundary_probability",
            "R_HAT_WARN"]
@@ -61,6 +61,10 @@ ANNEAL_RECORDS = 20
 #: Share of a ``time_budget`` spent annealing and in the pilot run.
 ANNEAL_TIME_SHARE = 0.3
 PILOT_TIME_SHARE = 0.2
+#: Hottest temperature of the replica ladder (``replicas > 1``).
+T_MAX = 2.0
+#: Swap sweeps of a ladder: one every this many kernel steps per atom.
+SWAP_EVERY_PER_ATOM = 1.0
 
 
 
@@ -78,44 +82,6 @@ def _make_kernel(sampler, model, q):
     return name, KERNELS[name](model, q)
 
 
-class _Chain:
-    """One chain: its state, the kernel's way of running steps, its best state."""
-
-    def __init__(self, kernel, state, rng):
-        self.kernel = kernel
-        self.state = state
-        self.rng = rng
-        self.compiled = is_compiled(kernel)
-        self.best_labels = state.partition.labels.copy()
-        self.best_log_pi = state.log_pi
-        self.accepted = 0
-        self.steps = 0
-
-    def advance(self, n_steps, temperature=1.0):
-        """Run ``n_steps`` kernel steps at ``temperature``; returns accepted moves."""
-        from swcuts.samplers.common import seed_compiled_rng
-
-        if n_steps <= 0:
-            return 0
-        # The compiled kernels draw from numba's global generator: reseed it
-        # from this chain's generator so chains interleave reproducibly.
-        seed_compiled_rng(self.rng)
-        if self.compiled:
-            acc, best, _ = self.kernel.run(self.state, self.rng, np.full(int(n_steps), float(temperature)),
-                                           self.best_labels, self.best_log_pi)
-            self.best_log_pi = max(self.best_log_pi, best)
-        else:
-            acc = 0
-            for _ in range(int(n_steps)):
-                info = self.kernel.step(self.state, self.rng, float(temperature))
-                acc += bool(info.accepted and info.moved)
-                if self.state.log_pi > self.best_log_pi + 1e-9:
-                    self.best_log_pi = self.state.log_pi
-                    self.best_labels[:] = self.state.partition.labels
-        self.steps += int(n_steps)
-        return int(acc)
-
-
 def _starts(n, chains, rng):
     """Different starts: one label, then random labellings with sqrt(n), 2
     and 2 sqrt(n) labels (in turn). Starts with hundreds of labels (n/4)
@@ -130,36 +96,6 @@ def _starts(n, chains, rng):
     return out
 
 
-def _default_workers(chains) -> int:
-    """Threads that run chains at once: the processors this process may use,
-    at most ``chains``."""
-    try:
-        n_cpu = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        n_cpu = os.cpu_count() or 1
-    return max(1, min(int(chains), n_cpu))
-
-
-class _Pool:
-    """Runs a function on every chain, in threads when there is more than one
-    worker and every kernel is compiled (the compiled kernels release the
-    GIL); a chain's steps depend only on its own state and generator, so the
-    result does not depend on the number of workers."""
-
-    def __init__(self, runs, workers):
-        parallel = workers > 1 and all(ch.compiled for ch in runs)
-        self.executor = ThreadPoolExecutor(max_workers=workers) if parallel else None
-
-    def map(self, fn, items):
-        if self.executor is None:
-            return [fn(x) for x in items]
-        return list(self.executor.map(fn, items))
-
-    def close(self):
-        if self.executor is not None:
-            self.executor.shutdown()
-
-
 def _progress_bar(progress, total, chains):
     """A tqdm bar over the kept samples on stderr when ``progress`` and stderr
     is a terminal, else a stand-in that does nothing."""
@@ -169,21 +105,6 @@ def _progress_bar(progress, total, chains):
 
     return tqdm(total=total, unit="sample", desc=f"annealing {chains} chains", leave=False,
                 dynamic_ncols=True, file=sys.stderr)
-
-
-def _tau_of(series) -> float:
-    """Largest per-chain-median integrated autocorrelation time (in records)
-    over the statistics in ``series`` ((chains, records) arrays); nan when
-    every statistic is constant, or not finite (an infinite energy under an
-    extreme prior weight)."""
-    taus = []
-    for arr in series:
-        per_chain = [dg.integrated_autocorrelation_time(row) for row in arr
-                     if row.size >= 4 and np.isfinite(row).all()]
-        per_chain = [t for t in per_chain if math.isfinite(t)]
-        if per_chain:
-            taus.append(float(np.median(per_chain)))
-    return max(taus) if taus else math.nan
 
 
 def _diagnose(energies, n_segs):
@@ -211,7 +132,8 @@ def _run_phases(model, runs, pool, bar, phases, warnings, clock, *, thin, t0, an
     chains, per_chain = samples.shape[:2]
 
     # 1. Anneal every chain to T = 1 (not below).
-    def anneal_chain(ch):
+    def anneal_chain(ladder):
+        ch = getattr(ladder, "base", ladder)
         if t0 > 1.0 and anneal_steps > 0:
             res = anneal(ch.kernel, ch.state, Schedule(t0, 1.0), rng=ch.rng,
                          steps=None if share else anneal_steps,
@@ -223,6 +145,8 @@ def _run_phases(model, runs, pool, bar, phases, warnings, clock, *, thin, t0, an
                 ch.best_labels[:] = res.best_labels
             # Exact cached log π before sampling (the driver keeps it exact; cheap to be sure).
             ch.state.log_pi = model.log_target(ch.state.partition.labels)
+        if ladder is not ch:
+            ladder.spread(model)
 
     pool.map(anneal_chain, runs)
     phases["anneal"] = time.perf_counter() - clock
@@ -249,19 +173,21 @@ def _run_phases(model, runs, pool, bar, phases, warnings, clock, *, thin, t0, an
     # threads take the next chain as they finish); with one, the chains
     # advance in rounds so that they share the budget evenly.
     # 2. Pilot at T = 1: burn-in, and the autocorrelation time in steps,
-    # measured on its second half (the first half is burn-in).
+    # measured on the records after the burn-in.
     n_rec = PILOT_RECORDS if pilot_steps > 0 else 0
     rec = max(1, pilot_steps // max(n_rec, 1))
     pilot_e = np.zeros((chains, n_rec))
     pilot_k = np.zeros((chains, n_rec))
     pilot_end = None if share is None else PILOT_TIME_SHARE * share * chains
     start = time.perf_counter()
-    rec_done = _on_chains(pool, chains, n_rec, pilot_records, None if pilot_end is None else
+    rec_done = on_chains(pool, chains, n_rec, pilot_records, None if pilot_end is None else
                           lambda r: r >= 8 and time.perf_counter() - start > pilot_end)
-    half = rec_done // 2
-    pilot_e, pilot_k = pilot_e[:, half:rec_done], pilot_k[:, half:rec_done]
-    rec_done -= half
-    tau_rec = _tau_of([pilot_e, pilot_k]) if rec_done >= 4 else math.nan
+    # The descent is burn-in, by the MSER rule (at most half the pilot):
+    # the autocorrelation time is that of the records after it.
+    burn = burn_in([pilot_e[:, :rec_done], pilot_k[:, :rec_done]])
+    pilot_e, pilot_k = pilot_e[:, burn:rec_done], pilot_k[:, burn:rec_done]
+    rec_done -= burn
+    tau_rec = thinning([pilot_e, pilot_k], burn=0)[0] if rec_done >= 4 else math.nan
     tau_steps = tau_rec * rec if math.isfinite(tau_rec) else math.nan
     if thin is None:
         if n_rec == 0:
@@ -277,7 +203,7 @@ def _run_phases(model, runs, pool, bar, phases, warnings, clock, *, thin, t0, an
 
     # 3. Sample at T = 1, chains in rounds.
     t_start = time.perf_counter()
-    kept = _on_chains(pool, chains, per_chain, keep_samples, None if time_budget is None else
+    kept = on_chains(pool, chains, per_chain, keep_samples, None if time_budget is None else
                       lambda i: i >= 4 and time.perf_counter() - clock > time_budget)
     if kept < per_chain:
         warnings.append(f"the time budget ran out after {kept} samples per chain "
@@ -286,26 +212,8 @@ def _run_phases(model, runs, pool, bar, phases, warnings, clock, *, thin, t0, an
     return thin, tau_steps, kept
 
 
-def _on_chains(pool, chains, n_rounds, task, out_of_time=None):
-    """Run ``task(c, 0, n_rounds)`` on every chain c at once, or, with a
-    clock ``out_of_time``, in rounds (:func:`_in_rounds`); returns the rounds run."""
-    if out_of_time is None:
-        pool.map(lambda c: task(c, 0, n_rounds), range(chains))
-        return n_rounds
-    return _in_rounds(pool, chains, n_rounds, task, out_of_time)
-
-
-def _in_rounds(pool, chains, n_rounds, task, out_of_time):
-    """Run ``task(c, i, i + 1)`` on every chain c, round by round
-    (i = 0, 1, ...), until ``out_of_time(i)``; returns the rounds run."""
-    for i in range(n_rounds):
-        if out_of_time(i):
-            return i
-        pool.map(lambda c: task(c, i, i + 1), range(chains))
-    return n_rounds
-
-
-def _check_sampling(*, n_samples, thin, chains, t0, time_budget, anneal_steps, pilot_steps, workers):
+def _check_sampling(*, n_samples, thin, chains, t0, time_budget, anneal_steps, pilot_steps, workers,
+                    replicas=1, t_max=T_MAX, swap_every=None):
     """The options of :func:`sample_model` (and :func:`sample_posterior`),
     before any work (:func:`~swcuts.io.errors.check_number`: a wrong type is an
     :class:`~swcuts.io.errors.InputTypeError`, a bad value an
@@ -319,13 +227,18 @@ def _check_sampling(*, n_samples, thin, chains, t0, time_budget, anneal_steps, p
     check_number("anneal_steps", anneal_steps, integer=True, minimum=0, allow_none=True)
     check_number("pilot_steps", pilot_steps, integer=True, minimum=0, allow_none=True)
     check_number("workers", workers, integer=True, minimum=1, allow_none=True)
+    check_number("replicas", replicas, integer=True, minimum=1)
+    check_number("swap_every", swap_every, integer=True, minimum=1, allow_none=True)
+    check_number("t_max", t_max, minimum=1, exclusive=replicas > 1,
+                 what="above 1 (the hottest replica's temperature)")
     if pilot_steps == 0 and thin is None:
         raise InputError("without a pilot run (pilot_steps=0) give thin")
 
 
 def sample_model(model, q, *, atoms, n_samples=100, thin=None, chains=4, sampler="swc", seed=None,
                  time_budget=None, t0=T0, anneal_steps=None, pilot_steps=None, starts=None,
-                 image=None, posterior=None, workers=None, progress=False) -> PosteriorSamples:
+                 image=None, posterior=None, workers=None, progress=False, replicas=1, t_max=T_MAX,
+                 swap_every=None) -> PosteriorSamples:
     """Sample a built posterior (model, edge probabilities) at T = 1.
 
     The engine of :func:`sample_posterior`, usable on any partition model
@@ -377,6 +290,17 @@ def sample_model(model, q, *, atoms, n_samples=100, thin=None, chains=4, sampler
         depend on it: each chain draws from its own generator.
     progress : bool
         A progress bar over the kept samples on stderr, when it is a terminal.
+    replicas : int
+        Replica exchange (:mod:`swcuts.inference.tempering`): every chain
+        is a ladder of this many replicas at temperatures from 1 to
+        ``t_max`` (equal in log T), each running the kernel, with swaps of
+        adjacent temperatures; the samples are those at T = 1. 1 (default):
+        no tempering. Every step then costs ``replicas`` kernel steps.
+    t_max : float
+        The hottest replica's temperature (``replicas > 1``).
+    swap_every : int, optional
+        Kernel steps of every replica between swap sweeps (default
+        :data:`SWAP_EVERY_PER_ATOM` per atom).
 
     Returns
     -------
@@ -390,7 +314,8 @@ def sample_model(model, q, *, atoms, n_samples=100, thin=None, chains=4, sampler
     """
     _check_sampling(n_samples=n_samples, thin=thin, chains=chains, t0=t0,
                     time_budget=Budget.seconds_of(time_budget), anneal_steps=anneal_steps,
-                    pilot_steps=pilot_steps, workers=workers)
+                    pilot_steps=pilot_steps, workers=workers, replicas=replicas, t_max=t_max,
+                    swap_every=swap_every)
     budget = time_budget if isinstance(time_budget, Budget) else None
     time_budget = Budget.seconds_of(time_budget)
     clock = time.perf_counter()
@@ -404,10 +329,16 @@ def sample_model(model, q, *, atoms, n_samples=100, thin=None, chains=4, sampler
     name = None
     runs = []
     child = rng.spawn(chains)
+    temperatures = geometric_ladder(replicas, t_max) if replicas > 1 else None
+    swap_every = (max(1, int(round(SWAP_EVERY_PER_ATOM * n))) if swap_every is None
+                  else int(swap_every))
     for c in range(chains):
-        name, kernel = _make_kernel(sampler, model, q)
-        state = model.new_state(np.asarray(starts[c], dtype=np.int64))
-        runs.append(_Chain(kernel, state, child[c]))
+        reps = []
+        for r, gen in enumerate(child[c].spawn(replicas) if replicas > 1 else [child[c]]):
+            name, kernel = _make_kernel(sampler, model, q)
+            state = model.new_state(np.asarray(starts[c], dtype=np.int64))
+            reps.append(Chain(kernel, state, gen))
+        runs.append(reps[0] if replicas == 1 else TemperedChain(reps, temperatures, swap_every, child[c]))
     warnings = []
     anneal_steps = ANNEAL_STEPS_PER_ATOM * n if anneal_steps is None else int(anneal_steps)
     pilot_steps = PILOT_STEPS_PER_ATOM * n if pilot_steps is None else int(pilot_steps)
@@ -422,7 +353,7 @@ def sample_model(model, q, *, atoms, n_samples=100, thin=None, chains=4, sampler
     steps_t1 = np.zeros(chains)
 
     phases = {}
-    pool = _Pool(runs, _default_workers(chains) if workers is None else int(workers))
+    pool = ChainPool(runs, default_workers(chains) if workers is None else int(workers))
     bar_cm = _progress_bar(progress, per_chain * chains, chains)
     try:
         with bar_cm as bar, phase_of(budget, "sampling", f"{chains} chains"):
@@ -471,6 +402,7 @@ def sample_model(model, q, *, atoms, n_samples=100, thin=None, chains=4, sampler
         image=image,
         model=model,
         phase_seconds=phases,
+        tempering=tempering_summary(runs),
     )
 
 
@@ -478,7 +410,7 @@ def sample_posterior(image, *, n_samples=100, thin=None, chains=4, sampler="swc"
                      time_budget=None, channel_axis=-1, model=None, atoms=None, n_atoms=None,
                      t0=T0, anneal_steps=None, pilot_steps=None, edge_scale=None, q_max=None,
                      bins=None, a0=None, a1=None, a2=None, kappa=None, workers=None,
-                     progress=False) -> PosteriorSamples:
+                     progress=False, replicas=1, t_max=T_MAX, swap_every=None) -> PosteriorSamples:
     """Samples of the posterior over segmentations of ``image``.
 
     The image, its atoms, edge probabilities and posterior are prepared as
@@ -531,6 +463,9 @@ def sample_posterior(image, *, n_samples=100, thin=None, chains=4, sampler="swc"
         at most ``chains``); the samples do not depend on it.
     progress : bool
         On a terminal, the phases on stderr and a progress bar over the sampling.
+    replicas, t_max, swap_every
+        Replica exchange between temperatures 1..``t_max`` (``replicas > 1``),
+        see :func:`sample_model`.
 
     Returns
     -------
@@ -552,7 +487,8 @@ def sample_posterior(image, *, n_samples=100, thin=None, chains=4, sampler="swc"
     refuse_path(image, "sample_posterior")
     _check_sampling(n_samples=n_samples, thin=thin, chains=chains, t0=t0,
                     time_budget=Budget.seconds_of(time_budget), anneal_steps=anneal_steps,
-                    pilot_steps=pilot_steps, workers=workers)
+                    pilot_steps=pilot_steps, workers=workers, replicas=replicas, t_max=t_max,
+                    swap_every=swap_every)
     called = time.perf_counter()
     opts = dict(edge_scale=edge_scale, q_max=q_max, bins=bins, a0=a0, a1=a1, a2=a2, kappa=kappa)
     opts = {k: (DEFAULTS[k] if v is None else v) for k, v in opts.items()}  # a0, a1, a2: None
@@ -574,7 +510,8 @@ def sample_posterior(image, *, n_samples=100, thin=None, chains=4, sampler="swc"
     result = sample_model(post, q, atoms=atom_labels, n_samples=n_samples, thin=thin, chains=chains,
                           sampler=sampler, seed=rng, time_budget=budget, t0=t0,
                           anneal_steps=anneal_steps, pilot_steps=pilot_steps, image=display,
-                          posterior=model_name, workers=workers, progress=progress)
+                          posterior=model_name, workers=workers, progress=progress,
+                          replicas=replicas, t_max=t_max, swap_every=swap_every)
     result.seed = seed
     if budget is not time_budget:
         budget.check_end()

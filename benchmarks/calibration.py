@@ -1,0 +1,153 @@
+"""Issue-35 targets: posterior samples that mix at T = 1, and calibrated uncertainty.
+
+Usage: python benchmarks/calibration.py [--data bsds500-train-rest] [--images 6]
+           [--replicas K] [--t-max T] [--option key=value ...] [--skip-motion] [--motion-samples N]
+           [--out benchmarks/out/calibration]
+
+1. Boundaries, on the first ``--images`` photos (sorted ids) of ``--data``
+   (a folder of /work/shared/data: tune on ``bsds500-val``, report on the
+   held-out ``bsds500-train-rest``): ``sample_posterior`` (100 samples, 4
+   chains, one worker; ``--replicas``/``--t-max`` for replica exchange, any
+   other option by ``--option``), then per photo: wall seconds, split R-hat
+   of −log π and of the segment count, ESS, acceptance, swap acceptance, and
+   the expected calibration error (:mod:`swcuts.evaluation.calibration`):
+   p = probability of a sampled boundary within 2 px of a pixel, truth =
+   share of annotators with a boundary within 2 px, pixels with p >= 0.05,
+   10 bins. The pooled ECE (all photos' pixels) and its reliability diagram
+   (``reliability.png``) beside the targets: R-hat <= 1.1 on >= 5 of 6
+   photos, <= 20 s per photo, ECE <= 0.10.
+2. Motion, on the Middlebury pairs: ``segment_motion(posterior_samples=N)``;
+   Spearman correlation of ``flow_spread`` with the end-point error of the
+   returned flow (pixels with a known true flow), beside the target >= 0.3.
+
+The 1-minute load average is printed beside every timing (the machine is shared).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from swcuts.evaluation.calibration import (annotator_proximity, boundary_proximity,  # noqa: E402
+                                           pooled_reliability, reliability, reliability_png,
+                                           spread_error_correlation)
+
+DATA = ROOT.parent / "shared" / "data"
+R_HAT_TARGET, SECONDS_TARGET, ECE_TARGET, SPEARMAN_TARGET = 1.1, 20.0, 0.10, 0.3
+
+
+def _value(text):
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def boundaries(args, out):
+    from swcuts.evaluation.datasets import open_dataset
+    from swcuts.segmentation.posterior import sample_posterior
+
+    ds = open_dataset(DATA / args.data)
+    ids = sorted(ds.names, key=int)[: args.images]
+    opts = dict(replicas=args.replicas, t_max=args.t_max)
+    opts.update({k: _value(v) for k, v in (o.split("=", 1) for o in args.option)})
+    print(f"\n1. Boundaries on {args.data} ({len(ids)} photos), sample_posterior(seed=0, workers=1, "
+          f"{', '.join(f'{k}={v}' for k, v in opts.items())})")
+    print(f"{'image':>8} {'wall s':>7} {'load':>5} {'Rhat E':>7} {'Rhat K':>7} {'ESS E':>6} {'ESS K':>6} "
+          f"{'acc':>8} {'swap acc':>16} {'ECE':>6} {'pixels':>7}")
+    rows, pairs = [], []
+    for name in ids:
+        sample = ds.read(name)
+        t = time.perf_counter()
+        ps = sample_posterior(sample.image, seed=0, workers=1, **opts)
+        wall = time.perf_counter() - t
+        load = os.getloadavg()[0]
+        p = boundary_proximity(ps.labels, ps.atoms)
+        truth = annotator_proximity(sample.truths)
+        pairs.append((p, truth))
+        rel = reliability(p, truth)
+        s = ps.summary()
+        swap = s.get("tempering", {}).get("swap_acceptance", [])
+        row = dict(image=name, wall=wall, load=load, ece=rel["ece"], pixels=rel["n"], **s)
+        rows.append(row)
+        print(f"{name:>8} {wall:7.1f} {load:5.1f} {ps.r_hat['energy']:7.2f} {ps.r_hat['n_segments']:7.2f} "
+              f"{ps.ess['energy']:6.1f} {ps.ess['n_segments']:6.1f} {np.mean(ps.acceptance):8.1e} "
+              f"{' '.join(f'{a:.2f}' for a in swap if a is not None):>16} {rel['ece']:6.3f} {rel['n']:7d}",
+              flush=True)
+    pooled = pooled_reliability(pairs)
+    (out / "reliability.png").write_bytes(reliability_png(
+        pooled, f"boundary within 2 px, {args.data}, {len(ids)} photos", ylabel="share of annotators"))
+    n_ok = sum(1 for r in rows if max(r["r_hat"]["energy"] or np.inf, r["r_hat"]["n_segments"] or np.inf)
+               <= R_HAT_TARGET)
+    walls = [r["wall"] for r in rows]
+    print(f"split R-hat <= {R_HAT_TARGET} (energy and segment count) on {n_ok} of {len(rows)} photos: "
+          f"{'MET' if n_ok >= len(rows) - 1 else 'MISSED'} (target: >= 5 of 6)")
+    print(f"wall seconds per photo: median {np.median(walls):.1f}, max {max(walls):.1f} at load "
+          f"{np.mean([r['load'] for r in rows]):.1f}: {'MET' if max(walls) <= SECONDS_TARGET else 'MISSED'} "
+          f"(target <= {SECONDS_TARGET:g} s)")
+    print(f"pooled ECE {pooled['ece']:.3f} over {pooled['n']} pixels (per photo "
+          f"{', '.join(format(r['ece'], '.3f') for r in rows)}): "
+          f"{'MET' if pooled['ece'] <= ECE_TARGET else 'MISSED'} (target <= {ECE_TARGET:g})")
+    print("reliability (bin: pixels, mean p, share of annotators): " + "; ".join(
+        f"{e:.1f}: {c}, {mp:.2f}, {mt:.2f}" for e, c, mp, mt in
+        zip(pooled["edges"][:-1], pooled["count"], pooled["mean_p"], pooled["mean_truth"]) if c))
+    (out / "boundaries.json").write_text(json.dumps(
+        {"options": opts, "rows": rows, "pooled": {k: np.asarray(v).tolist() for k, v in pooled.items()}},
+        indent=1, default=str))
+
+
+def motion(args, out):
+    from swcuts.evaluation.motion_datasets import load_middlebury
+    from swcuts.motion.segment import segment_motion
+
+    root = DATA / "middlebury"
+    names = sorted(p.name for p in root.iterdir() if p.is_dir())
+    print(f"\n2. Motion: flow spread against the end-point error, {len(names)} Middlebury pairs, "
+          f"segment_motion(seed=0, posterior_samples={args.motion_samples})")
+    rows = []
+    for name in names:
+        pair = load_middlebury(name, root)
+        t = time.perf_counter()
+        res = segment_motion(pair.frame1, pair.frame2, seed=0, posterior_samples=args.motion_samples)
+        c = spread_error_correlation(res.flow_spread, res.flow, pair.flow, pair.occluded)
+        rows.append(dict(name=name, seconds=time.perf_counter() - t, **c))
+        print(f"{name:>12} Spearman {c['spearman']:6.3f} over {c['n']} pixels, zero spread at "
+              f"{100 * c['zero_spread']:.0f} %, {time.perf_counter() - t:.0f} s, load {os.getloadavg()[0]:.1f}",
+              flush=True)
+    rho = [r["spearman"] for r in rows]
+    print(f"Spearman: min {np.nanmin(rho):.3f}, mean {np.nanmean(rho):.3f}: "
+          f"{'MET' if np.nanmin(rho) >= SPEARMAN_TARGET else 'MISSED'} (target >= {SPEARMAN_TARGET} on every pair)")
+    (out / "motion.json").write_text(json.dumps(rows, indent=1))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", default="bsds500-train-rest")
+    ap.add_argument("--images", type=int, default=6)
+    ap.add_argument("--replicas", type=int, default=1)
+    ap.add_argument("--t-max", type=float, default=2.0)
+    ap.add_argument("--option", action="append", default=[], help="key=value for sample_posterior")
+    ap.add_argument("--motion-samples", type=int, default=20)
+    ap.add_argument("--skip-boundaries", action="store_true")
+    ap.add_argument("--skip-motion", action="store_true")
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "out" / "calibration"))
+    args = ap.parse_args()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    if not args.skip_boundaries:
+        boundaries(args, out)
+    if not args.skip_motion:
+        motion(args, out)
+
+
+if __name__ == "__main__":
+    main()

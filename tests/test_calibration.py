@@ -1,0 +1,84 @@
+"""Calibration scores (swcuts.evaluation.calibration): the boundary-proximity
+maps against loops over pixels, the ECE of calibrated and miscalibrated
+predictions, and the spread-error correlation."""
+
+import numpy as np
+import pytest
+
+from swcuts.evaluation.calibration import (annotator_proximity, boundary_proximity, near_boundary,
+                                           pooled_reliability, reliability, reliability_png,
+                                           spread_error_correlation)
+from swcuts.evaluation.metrics.boundaries import boundary_map
+
+
+def _near_loop(labels, radius):
+    b = np.argwhere(boundary_map(labels))
+    out = np.zeros(labels.shape, dtype=bool)
+    for r in range(labels.shape[0]):
+        for c in range(labels.shape[1]):
+            if b.size and (np.hypot(b[:, 0] - r, b[:, 1] - c) <= radius).any():
+                out[r, c] = True
+    return out
+
+
+@pytest.mark.parametrize("radius", [0, 1, 2, 2.5])
+def test_near_boundary_is_the_distance_to_the_nearest_boundary_pixel(radius):
+    rng = np.random.default_rng(0)
+    labels = rng.integers(0, 3, size=(7, 9)) // 2
+    assert np.array_equal(near_boundary(labels, radius), _near_loop(labels, radius))
+    assert not near_boundary(np.zeros((4, 4), dtype=int)).any()
+
+
+def test_boundary_proximity_is_the_mean_over_samples():
+    rng = np.random.default_rng(1)
+    atoms = np.repeat(np.repeat(np.arange(12).reshape(3, 4), 3, axis=0), 2, axis=1)
+    labels = rng.integers(0, 3, size=(9, 12))
+    labels[3] = labels[2]  # repeated samples count every time
+    p = boundary_proximity(labels, atoms)
+    loop = np.mean([_near_loop(row[atoms], 2) for row in labels], axis=0)
+    assert np.allclose(p, loop)
+    truths = [row[atoms] for row in labels[:3]]
+    assert np.allclose(annotator_proximity(truths), np.mean([_near_loop(t, 2) for t in truths], axis=0))
+
+
+def test_calibrated_predictions_have_a_small_ece_and_biased_ones_do_not():
+    rng = np.random.default_rng(2)
+    p = rng.uniform(0, 1, 20000)
+    outcome = (rng.uniform(size=p.size) < p).astype(float)
+    good = reliability(p, outcome)
+    assert good["ece"] < 0.03 and good["count"].sum() == good["n"] == int((p >= 0.05).sum())
+    bad = reliability(p, outcome * 0.5)
+    mean_gap = 0.5 * p[p >= 0.05].mean()
+    assert bad["ece"] == pytest.approx(mean_gap, abs=0.03)
+    # Bins by hand: the pixel-weighted mean gap.
+    keep = p >= 0.05
+    idx = np.minimum((p[keep] * 10).astype(int), 9)
+    gaps = [abs(p[keep][idx == b].mean() - outcome[keep][idx == b].mean()) * (idx == b).sum()
+            for b in range(10) if (idx == b).any()]
+    assert good["ece"] == pytest.approx(sum(gaps) / keep.sum())
+    pooled = pooled_reliability([(p[:10000], outcome[:10000]), (p[10000:], outcome[10000:])])
+    assert pooled["ece"] == pytest.approx(good["ece"])
+    assert reliability_png(good, "t")[:4] == b"\x89PNG"
+
+
+def test_no_pixel_above_min_p_gives_nan():
+    assert np.isnan(reliability([0.0, 0.01], [0.0, 1.0])["ece"])
+    with pytest.raises(ValueError):
+        reliability([0.1, 0.2], [0.1])
+
+
+def test_spread_error_correlation():
+    rng = np.random.default_rng(3)
+    truth = rng.normal(size=(10, 12, 2))
+    err = rng.uniform(0, 2, size=(10, 12))
+    ang = rng.uniform(0, 2 * np.pi, size=(10, 12))
+    flow = truth + np.stack([err * np.cos(ang), err * np.sin(ang)], axis=-1)
+    unknown = np.zeros((10, 12), dtype=bool)
+    unknown[0] = True
+    spread = err.copy()
+    spread[0] = -5  # an unknown row: left out, or it would break the ranks
+    r = spread_error_correlation(spread, flow, truth, unknown)
+    assert r["spearman"] == pytest.approx(1.0) and r["n"] == 108
+    r = spread_error_correlation(rng.uniform(size=(10, 12)), flow, truth)
+    assert abs(r["spearman"]) < 0.3
+    assert np.isnan(spread_error_correlation(np.zeros((10, 12)), flow, truth)["spearman"])
