@@ -44,7 +44,7 @@ from swcuts.io.output_set import json_text, missing_dirs, signals_deferred, writ
 from swcuts.io.figures import figure, plottable, png_bytes
 from swcuts.evaluation.report import compare_page
 from swcuts.io.errors import InputError, one_line, show_path
-from swcuts.io.image_write import save_label_png, save_npy, save_rgb_png
+from swcuts.io.image_write import boundary_overlay, save_label_png, save_npy, save_rgb_png
 from swcuts.cli.common import _check_posterior_samples, _drawn, _energy_plot, _load_checked, _write_bytes
 
 __all__ = ["main"]
@@ -183,14 +183,12 @@ def output_files(seg, options=None) -> list:
     here, in memory; the writers only write). ``options``: the options of
     the run, recorded in summary.json (with the seed and ``steps``, what
     repeats it)."""
-    from skimage.segmentation import mark_boundaries
-
-    overlay = mark_boundaries(seg.image, seg.labels, color=(1, 0.1, 0.1))
+    overlay = boundary_overlay(seg.image, seg.labels, (1, 0.1, 0.1))
     atoms = seg.atoms
     if atoms.max() + 1 == atoms.size:
         # Every pixel its own atom: boundaries everywhere would hide the image.
         atoms = np.zeros_like(atoms)
-    atoms_img = mark_boundaries(seg.image, atoms, color=(0.1, 0.8, 1.0))
+    atoms_img = boundary_overlay(seg.image, atoms, (0.1, 0.8, 1.0))
     csv_buf = io.StringIO()
     seg.trace.write_csv(csv_buf)
     plot = _drawn(_energy_plot, seg.trace, name="energy.png")

@@ -14,7 +14,7 @@ import numpy as np
 
 from swcuts.io.errors import InputError, show_path
 
-__all__ = ["atomic_write", "save_label_png", "save_rgb_png", "save_npy"]
+__all__ = ["atomic_write", "save_label_png", "save_rgb_png", "save_npy", "boundary_overlay", "png_bytes_of"]
 
 
 def atomic_write(path, write_fn: Callable[[str], object]) -> Path:
@@ -86,16 +86,80 @@ def _fsync(p: Path) -> None:
         os.close(fd)
 
 
+#: zlib level of the PNGs written (0-9). Level 1 writes a 12-megapixel
+#: overlay in about a tenth of the time of the usual 6, for files about a
+#: third larger (benchmarks/phases.py).
+PNG_COMPRESSION = 1
+
+
+def png_bytes_of(data: np.ndarray) -> bytes:
+    """The PNG encoding of ``data``: an (H, W) uint8 or uint16 image, or
+    (H, W, 3) / (H, W, 4) uint8 in RGB(A) order (``cv2.imencode`` at
+    :data:`PNG_COMPRESSION`)."""
+    import cv2
+
+    if data.ndim == 3:
+        data = cv2.cvtColor(data, cv2.COLOR_RGB2BGR if data.shape[2] == 3 else cv2.COLOR_RGBA2BGRA)
+    ok, buf = cv2.imencode(".png", data, [cv2.IMWRITE_PNG_COMPRESSION, PNG_COMPRESSION])
+    if not ok:  # pragma: no cover - cv2 encodes every uint8/uint16 image
+        raise OSError(f"PNG encoding of a {data.dtype} image of shape {data.shape} failed")
+    return buf.tobytes()
+
+
 def _write_png(path, data: np.ndarray) -> Path:
     """Write ``data`` (a contiguous uint8 or uint16 image) to `path` as a
     PNG, atomically."""
+    encoded = png_bytes_of(data)
 
     def write(tmp):
-        import imageio.v3 as iio
-
-        iio.imwrite(tmp, data, extension=".png")
+        with open(tmp, "wb") as fh:
+            fh.write(encoded)
 
     return atomic_write(path, write)
+
+
+def boundary_overlay(image, labels, color) -> np.ndarray:
+    """``image`` with the boundaries of ``labels`` drawn in ``color``, as
+    8-bit RGB: the pixels :func:`skimage.segmentation.mark_boundaries`
+    marks on int64 labels (every pixel with another label among its four
+    neighbours: its ``mode="outer"`` keeps them all there, as the int64
+    erosion it uses to find the background overflows), computed with
+    OpenCV's grey morphology (about 30x faster on a 12-megapixel photo).
+
+    Parameters
+    ----------
+    image : (H, W) or (H, W, 3) float array in [0, 1]
+    labels : (H, W) int array
+    color : 3 floats in [0, 1]
+
+    Returns
+    -------
+    (H, W, 3) uint8 array
+
+    Examples
+    --------
+    >>> lab = np.zeros((4, 6), int); lab[:, 3:] = 1
+    >>> boundary_overlay(np.zeros((4, 6)), lab, (1, 0, 0))[0, :, 0]
+    array([  0,   0,   0, 255,   0,   0], dtype=uint8)
+    """
+    import cv2
+
+    labels = np.asarray(labels)
+    lo, hi = int(labels.min()), int(labels.max())
+    if lo < 0 or hi >= 65535:
+        from skimage.segmentation import mark_boundaries
+
+        marked = mark_boundaries(image, labels, color=color)
+        return np.round(np.clip(marked, 0, 1) * 255).astype(np.uint8)
+    lab = labels.astype(np.uint16)
+    cross = cv2.getStructuringElement(cv2.MORPH_CROSS, (3, 3))
+    boundaries = cv2.dilate(lab, cross) != cv2.erode(lab, cross)
+    img = np.asarray(image)
+    out = cv2.convertScaleAbs(np.ascontiguousarray(img, dtype=np.float32), alpha=255.0)
+    if out.ndim == 2:
+        out = cv2.merge([out, out, out])
+    out[boundaries] = np.round(np.clip(np.asarray(color, dtype=np.float64), 0, 1) * 255).astype(np.uint8)
+    return out
 
 
 def save_label_png(path, labels) -> Path:

@@ -15,7 +15,9 @@ from swcuts.inference.anneal import TRACE_COLUMNS, AnnealResult, Schedule, Trace
 from swcuts.inference.budget import Budget
 from swcuts.graph.region_graph import RegionGraph
 from swcuts.io.errors import check_number
-from swcuts.image.prepare import ImageScaleWarning, prepare_image, refuse_path
+from swcuts.image.full_size import WORK_PIXELS, carry_atoms, reduce_display, working_size
+from swcuts.image.prepare import (
+    ImageScaleWarning, image_scale, prepare_image, refuse_path, unit_features, validate_image)
 from swcuts.io.errors import InputError
 from swcuts.models.image import ImageModel
 from swcuts.segmentation.options import (
@@ -65,8 +67,15 @@ class Segmentation:
         boundary probability and segment stability maps.
     phase_seconds : dict
         Wall seconds of every phase of the run (preparing, atoms, graph,
-        edges, model, compiling, sampling; from the CLI also reading),
-        by name (:class:`~swcuts.inference.budget.Budget`).
+        edges, model, compiling, sampling, full size; from the CLI also
+        reading), by name (:class:`~swcuts.inference.budget.Budget`).
+    work_shape : (int, int) or None
+        A large image is segmented on a reduced working image of this
+        (height, width) (``segment(work_pixels=...)``): ``graph``,
+        ``model`` and ``edge_probabilities`` are those of its atoms, and
+        ``atoms`` and ``labels`` are at full size, carried back along the
+        image's edges (:func:`swcuts.image.full_size.carry_atoms`). None: the
+        image was segmented at its own size.
 
     Examples
     --------
@@ -99,6 +108,7 @@ class Segmentation:
     posterior: str = None
     samples: object = field(repr=False, default=None)
     phase_seconds: dict = field(repr=False, default_factory=dict)
+    work_shape: tuple = None
 
     @property
     def n_labels(self) -> int:
@@ -129,6 +139,7 @@ class Segmentation:
                if self.levels is not None else {}),
             **({"phase_seconds": {k: round(float(v), 3) for k, v in self.phase_seconds.items()}}
                if self.phase_seconds else {}),
+            **({"work_shape": [int(v) for v in self.work_shape]} if self.work_shape is not None else {}),
         }
 
 
@@ -269,7 +280,7 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
             channel_axis=-1, edge_scale=DEFAULTS["edge_scale"], q_max=DEFAULTS["q_max"],
             bins=DEFAULTS["bins"], a0=DEFAULTS["a0"], a1=DEFAULTS["a1"], a2=DEFAULTS["a2"],
             kappa=DEFAULTS["kappa"], window_sizes=None, levels=DEFAULTS["levels"], model=None,
-            progress=False, posterior_samples=None) -> Segmentation:
+            progress=False, posterior_samples=None, work_pixels=WORK_PIXELS) -> Segmentation:
     """Segment an image by annealing its posterior with a partition sampler.
 
     Parameters
@@ -377,6 +388,17 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
         atoms only), in :attr:`Segmentation.samples`; with a
         ``time_budget``, the segmentation samples for half of what is left
         and the posterior samples get the rest.
+    work_pixels : int or None
+        A sampler on atoms segments an image of more than twice this many
+        pixels on a working image reduced to about this many (area
+        averaging), where its ~1,000 atoms, their graph, the posterior and
+        the sampling cost what they cost on a photo of that size; the atoms
+        are then carried back to full size along the image's edges
+        (:func:`swcuts.image.full_size.carry_atoms`), and ``labels`` and
+        ``atoms`` are at full size (:attr:`Segmentation.work_shape`).
+        Default :data:`swcuts.image.full_size.WORK_PIXELS` (250,000); None:
+        always at full size. Not with ``posterior_samples`` (at full size),
+        on pixels, or for the hierarchical samplers.
 
     Returns
     -------
@@ -419,9 +441,16 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
                               kappa=kappa, window_sizes=window_sizes, levels=levels, model=model)
     _check_posterior_samples(posterior_samples, options)
     budget = Budget.of(time_budget, progress=progress, start=called)
+    if work_pixels is not None:
+        check_number("work_pixels", work_pixels, integer=True, minimum=1000, what="an integer >= 1000 or None")
+    reducible = (options.spec.runs_on == "atoms" and not options.on_pixels and options.init != "atoms"
+                 and not options.spec.hierarchical and not posterior_samples)
     with budget.phase("preparing"):
-        features, display = _prepare(image, channel_axis, options)
+        features, display, work_shape = _prepare(image, channel_axis, options,
+                                                 work_pixels if reducible else None)
         options = options.on_image(features)  # the weights for its size, its noise
+    if work_shape is not None and budget.timed:
+        budget.reserve += CARRY_SECONDS_PER_MEGAPIXEL * display.shape[0] * display.shape[1] / 1e6
     rng = np.random.default_rng(seed)
     # With posterior samples to draw after it, the segmentation samples for half of what is left.
     own = budget.share(0.5) if posterior_samples and budget.timed else budget
@@ -434,7 +463,11 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
         posterior = build_posterior(features, options.atoms, options.n_atoms, seed=seed, budget=budget,
                                     **options.posterior_params())
         run = _run_sampler(options, features, posterior, rng, progress, own)
+    if work_shape is not None:
+        with budget.phase("full size", f"{display.shape[1]}x{display.shape[0]} pixels"):
+            run = run._replace(atoms=carry_atoms(run.atoms, display))
     seg = _segmentation(options, run, display)
+    seg.work_shape = work_shape
     seg.phase_seconds = dict(budget.phases)
     if posterior_samples:
         from swcuts.segmentation.posterior import sample_posterior
@@ -477,25 +510,45 @@ class _Run(NamedTuple):
     levels: list = None
 
 
-def _prepare(image, channel_axis, options):
+#: Seconds per megapixel of the full image to carry the atoms back to it
+#: (:func:`~swcuts.image.full_size.carry_atoms`, measured ~0.1 s/MP), kept
+#: from a timed run's sampling.
+CARRY_SECONDS_PER_MEGAPIXEL = 0.12
+
+
+def _prepare(image, channel_axis, options, work_pixels=None):
     """The image as features and for display (:func:`~swcuts.image.prepare.prepare_image`),
-    refused if too large for memory or for the attention windows.
+    refused if too large for memory or for the attention windows, and the
+    working shape (None: the features are at full size).
+
+    With ``work_pixels`` and an image of more than twice that many pixels,
+    the features are those of the display image reduced to about
+    ``work_pixels`` (:func:`~swcuts.image.full_size.working_size`); the
+    display image stays at full size.
 
     The memory check runs first on the raw shape, before the conversion
     (which itself takes several copies of the image)."""
     hw = _raw_hw(image, channel_axis)
+    work = None if hw is None or min(hw) < 2 else working_size(*hw, work_pixels)
     if hw is not None and min(hw) >= 2:
-        check_cost(hw, sampler=options.name, atoms=options.atoms, n_atoms=options.n_atoms,
-                   bins=options.bins, levels=options.levels)
+        check_cost(hw if work is None else work, sampler=options.name, atoms=options.atoms,
+                   n_atoms=options.n_atoms, bins=options.bins, levels=options.levels)
     if hw is not None and options.window_sizes is not None:
         _check_windows_fit(options.window_sizes, hw)
-    features, display = prepare_image(image, channel_axis=channel_axis)
+    if work is None:
+        features, display = prepare_image(image, channel_axis=channel_axis)
+    else:  # prepare_image's steps, the features on the working image
+        arr = validate_image(image, channel_axis=channel_axis)
+        scale = image_scale(arr)
+        scale.say()
+        display = np.ascontiguousarray(scale.apply(arr), dtype=np.float64)
+        features, _ = unit_features(reduce_display(display, work))
     h, w = features.shape[:2]
     if options.window_sizes is not None:
         _check_windows_fit(options.window_sizes, (h, w))
     check_cost((h, w), sampler=options.name, atoms=options.atoms, n_atoms=options.n_atoms,
                bins=options.bins, levels=options.levels, channels=features.shape[-1])
-    return features, display
+    return features, display, work
 
 
 def _run_sampler(options, features, posterior, rng, progress, budget) -> _Run:
