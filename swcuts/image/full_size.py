@@ -62,14 +62,16 @@ def reduce_display(display, size):
     return np.clip(small, 0.0, 1.0, out=small)
 
 
-def _as_bgr8(display):
-    """The display image as 8-bit BGR, what ``cv2.watershed`` reads."""
+def _as_colour8(display):
+    """The display image as 8-bit, three channels (grey repeated), what
+    ``cv2.watershed`` reads (it compares colours channel by channel, so
+    their order does not matter)."""
     import cv2
 
-    u8 = cv2.convertScaleAbs(np.ascontiguousarray(display, dtype=np.float32), alpha=255.0)
+    u8 = cv2.convertScaleAbs(np.ascontiguousarray(display), alpha=255.0)
     if u8.ndim == 2:
         return cv2.merge([u8, u8, u8])
-    return np.ascontiguousarray(u8[..., ::-1])
+    return u8
 
 
 def carry_atoms(atoms_small, display, *, band=None):
@@ -134,19 +136,19 @@ def carry_atoms(atoms_small, display, *, band=None):
         if lost.any():  # atoms thinner than the band: their upsampled pixels
             back = lost[up]
             markers[back] = up[back]
-    bgr = _as_bgr8(display)
-    cv2.watershed(bgr, markers)
+    colour = _as_colour8(display)
+    cv2.watershed(colour, markers)
     # Watershed lines (-1, and the image's outer frame): the label of the
     # 4-neighbour of nearest colour.
     line = markers < 1
     if line.any():
-        _fill_lines(markers, up, line, bgr)
+        _fill_lines(markers, up, line, colour)
     return markers.astype(np.int64) - 1
 
 
 def _fill_lines(markers, up, line, bgr):
     """Give every watershed-line pixel (``line``) of ``markers`` the label of
-    its labelled 4-neighbour of nearest colour in ``bgr`` (its upsampled
+    its labelled 4-neighbour of nearest colour in ``bgr`` (8-bit colour; its upsampled
     atom ``up`` when no neighbour is labelled: a crossing of lines)."""
     H, W = markers.shape
     rr, cc = np.nonzero(line)

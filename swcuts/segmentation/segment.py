@@ -531,8 +531,10 @@ def _prepare(image, channel_axis, options, work_pixels=None):
     hw = _raw_hw(image, channel_axis)
     work = None if hw is None or min(hw) < 2 else working_size(*hw, work_pixels)
     if hw is not None and min(hw) >= 2:
-        check_cost(hw if work is None else work, sampler=options.name, atoms=options.atoms,
-                   n_atoms=options.n_atoms, bins=options.bins, levels=options.levels)
+        # At full size whatever the working size: the image, its labels and
+        # outputs are full-size (and an image refused before stays refused).
+        check_cost(hw, sampler=options.name, atoms=options.atoms, n_atoms=options.n_atoms,
+                   bins=options.bins, levels=options.levels)
     if hw is not None and options.window_sizes is not None:
         _check_windows_fit(options.window_sizes, hw)
     if work is None:
