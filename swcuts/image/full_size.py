@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-__all__ = ["WORK_PIXELS", "REDUCE_ABOVE", "working_size", "reduce_display", "carry_atoms"]
+__all__ = ["WORK_PIXELS", "REDUCE_ABOVE", "working_size", "reduce_display", "prepare_working", "carry_atoms"]
 
 #: Pixels of the working image of a large photo (:func:`working_size`).
 #: Chosen on the BSDS500 validation photos upscaled x2 and x4 (benchmarks/phases.py,
@@ -60,6 +60,20 @@ def reduce_display(display, size):
     h, w = size
     small = cv2.resize(np.ascontiguousarray(display), (int(w), int(h)), interpolation=cv2.INTER_AREA)
     return np.clip(small, 0.0, 1.0, out=small)
+
+
+def prepare_working(image, size, *, channel_axis=-1):
+    """:func:`~swcuts.image.prepare.prepare_image` with the features of the
+    working image: ``(features of the display image reduced to size,
+    display image at full size)``."""
+    from swcuts.image.prepare import image_scale, unit_features, validate_image
+
+    arr = validate_image(image, channel_axis=channel_axis)
+    scale = image_scale(arr)
+    scale.say()
+    display = np.ascontiguousarray(scale.apply(arr), dtype=np.float64)
+    features, _ = unit_features(reduce_display(display, size))
+    return features, display
 
 
 def _as_colour8(display):

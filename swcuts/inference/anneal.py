@@ -20,7 +20,7 @@ from swcuts.inference.budget import Budget, phase_of
 from swcuts.models.protocols import is_compiled
 from swcuts.samplers.common import seed_compiled_rng
 
-__all__ = ["Schedule", "Trace", "AnnealResult", "anneal"]
+__all__ = ["Schedule", "Trace", "AnnealResult", "anneal", "join_results"]
 
 TRACE_COLUMNS = ("step", "seconds", "temperature", "energy", "labels", "accepted")
 
@@ -224,3 +224,21 @@ def anneal(kernel, state, schedule: Schedule, *, rng, steps=None, time_budget=No
     else:
         best_energy = -model.log_target(best_labels)
     return AnnealResult(best_energy, trace, i, seconds, accepted_total, best_labels)
+
+
+def join_results(first, second) -> AnnealResult:
+    """One AnnealResult for two runs in a row: the second's steps and
+    seconds follow the first's; its first trace row (its start, the first
+    run's best state) is left out. ``best_energy`` and ``best_labels`` are
+    the second's (it starts from the first's best state and keeps the best)."""
+    if first is None:
+        return second
+    trace = Trace()
+    for row in zip(*(getattr(first.trace, c) for c in TRACE_COLUMNS)):
+        trace.append(*row)
+    for step, sec, temp, energy, labels, acc in list(zip(*(getattr(second.trace, c)
+                                                             for c in TRACE_COLUMNS)))[1:]:
+        trace.append(first.steps + step, first.seconds + sec, temp, energy, labels, acc)
+    return AnnealResult(second.best_energy, trace, first.steps + second.steps,
+                        first.seconds + second.seconds, first.accepted + second.accepted,
+                        second.best_labels)

@@ -11,13 +11,12 @@ import warnings
 import numpy as np
 
 from swcuts import __version__
-from swcuts.inference.anneal import TRACE_COLUMNS, AnnealResult, Schedule, Trace, anneal
+from swcuts.inference.anneal import AnnealResult, Schedule, Trace, anneal, join_results
 from swcuts.inference.budget import Budget
 from swcuts.graph.region_graph import RegionGraph
 from swcuts.io.errors import check_number
-from swcuts.image.full_size import WORK_PIXELS, carry_atoms, reduce_display, working_size
-from swcuts.image.prepare import (
-    ImageScaleWarning, image_scale, prepare_image, refuse_path, unit_features, validate_image)
+from swcuts.image.full_size import WORK_PIXELS, carry_atoms, prepare_working, working_size
+from swcuts.image.prepare import ImageScaleWarning, prepare_image, refuse_path
 from swcuts.io.errors import InputError
 from swcuts.models.image import ImageModel
 from swcuts.segmentation.options import (
@@ -168,24 +167,6 @@ def _anneal_atoms(features, n_atoms, seed, rng, posterior, *, total_steps, budge
     return state.partition.labels[atom_labels].ravel(), result
 
 
-def _join_traces(first, second) -> AnnealResult:
-    """One AnnealResult for two runs in a row: the second's steps and
-    seconds follow the first's; its first trace row (its start, the first
-    run's best state) is left out. ``best_energy`` and ``best_labels`` are
-    the second's (it starts from the first's best state and keeps the best)."""
-    if first is None:
-        return second
-    trace = Trace()
-    for row in zip(*(getattr(first.trace, c) for c in TRACE_COLUMNS)):
-        trace.append(*row)
-    for step, sec, temp, energy, labels, acc in list(zip(*(getattr(second.trace, c)
-                                                             for c in TRACE_COLUMNS)))[1:]:
-        trace.append(first.steps + step, first.seconds + sec, temp, energy, labels, acc)
-    return AnnealResult(second.best_energy, trace, first.steps + second.steps,
-                        first.seconds + second.seconds, first.accepted + second.accepted,
-                        second.best_labels)
-
-
 def multigrid_from_atoms(features, *, n_atoms, posterior, seed=None, rng=None, steps=None,
                          time_budget=None, t0=ATOMS_INIT_T0, t_final=DEFAULTS["t_final"],
                          window_sizes=None, progress=False):
@@ -271,7 +252,7 @@ def multigrid_from_atoms(features, *, n_atoms, posterior, seed=None, rng=None, s
     # A timed budget: what the run has left (at least its minimum).
     second = anneal(kernel, state, Schedule(t0, t_final), rng=rng, steps=steps2, time_budget=budget,
                     progress=progress)
-    result = _join_traces(first, second)
+    result = join_results(first, second)
     return atom_labels, graph, q, model, state.partition.compact_labels(), result
 
 
@@ -517,34 +498,23 @@ CARRY_SECONDS_PER_MEGAPIXEL = 0.12
 
 
 def _prepare(image, channel_axis, options, work_pixels=None):
-    """The image as features and for display (:func:`~swcuts.image.prepare.prepare_image`),
-    refused if too large for memory or for the attention windows, and the
-    working shape (None: the features are at full size).
-
-    With ``work_pixels`` and an image of more than twice that many pixels,
-    the features are those of the display image reduced to about
-    ``work_pixels`` (:func:`~swcuts.image.full_size.working_size`); the
-    display image stays at full size.
-
-    The memory check runs first on the raw shape, before the conversion
-    (which itself takes several copies of the image)."""
+    """The image as features and for display (:func:`~swcuts.image.prepare.prepare_image`;
+    the features reduced to the working size of ``work_pixels``, if any:
+    :func:`~swcuts.image.full_size.working_size`), refused if too large for
+    memory or for the attention windows, and the working shape (or None).
+    The memory check runs first on the raw shape, before the conversion."""
     hw = _raw_hw(image, channel_axis)
     work = None if hw is None or min(hw) < 2 else working_size(*hw, work_pixels)
     if hw is not None and min(hw) >= 2:
-        # At full size whatever the working size: the image, its labels and
-        # outputs are full-size (and an image refused before stays refused).
+        # At full size (the image, labels and outputs are): what was refused stays refused.
         check_cost(hw, sampler=options.name, atoms=options.atoms, n_atoms=options.n_atoms,
                    bins=options.bins, levels=options.levels)
     if hw is not None and options.window_sizes is not None:
         _check_windows_fit(options.window_sizes, hw)
     if work is None:
         features, display = prepare_image(image, channel_axis=channel_axis)
-    else:  # prepare_image's steps, the features on the working image
-        arr = validate_image(image, channel_axis=channel_axis)
-        scale = image_scale(arr)
-        scale.say()
-        display = np.ascontiguousarray(scale.apply(arr), dtype=np.float64)
-        features, _ = unit_features(reduce_display(display, work))
+    else:
+        features, display = prepare_working(image, work, channel_axis=channel_axis)
     h, w = features.shape[:2]
     if options.window_sizes is not None:
         _check_windows_fit(options.window_sizes, (h, w))
