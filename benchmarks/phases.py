@@ -56,10 +56,11 @@ from swcuts.cli.common import _load_checked
 from swcuts.io.output_set import write_output_set
 from swcuts.segmentation.segment import segment
 path, out = sys.argv[1], sys.argv[2]
+work = {} if sys.argv[3] == "default" else {"work_pixels": None if sys.argv[3] == "none" else int(sys.argv[3])}
 t = time.perf_counter()
 image, axis = _load_checked(path)
 reading = time.perf_counter() - t
-seg = segment(image, channel_axis=axis, seed=0)
+seg = segment(image, channel_axis=axis, seed=0, **work)
 t = time.perf_counter()
 files = output_files(seg, {"image": path})
 write_output_set(out, files)
@@ -91,10 +92,10 @@ def make_photo(src: Path, size: str, dest: Path) -> tuple[int, int]:
     return width, height
 
 
-def run_one(photo: Path, out: Path) -> dict:
+def run_one(photo: Path, out: Path, work="default") -> dict:
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     t = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", _CHILD, str(photo), str(out)], capture_output=True,
+    done = subprocess.run([sys.executable, "-c", _CHILD, str(photo), str(out), str(work)], capture_output=True,
                           text=True, env=env, cwd=ROOT)
     wall = time.perf_counter() - t
     if done.returncode != 0:
@@ -110,6 +111,8 @@ def main(argv=None) -> int:
                     help="megapixels or WxH, comma-separated (default 0.15,1,4,12,4000x2667)")
     ap.add_argument("--photo", default=str(DEFAULT_PHOTO), help="the photo to resize")
     ap.add_argument("--json", default=None, help="also write the rows to this file")
+    ap.add_argument("--work", default="default",
+                    help="segment(work_pixels=...): a number, 'none' (full size) or 'default'")
     args = ap.parse_args(argv)
     sizes = args.sizes.split(",")
     rows = []
@@ -122,21 +125,22 @@ def main(argv=None) -> int:
             photo = tmp / f"photo_{size}.jpg"
             w, h = make_photo(Path(args.photo), size, photo)
             load = os.getloadavg()[0]
-            r = run_one(photo, tmp / f"out_{size}")
+            r = run_one(photo, tmp / f"out_{size}", args.work)
             r.update(size=size, w=w, h=h, mp=w * h / 1e6, load=load)
             rows.append(r)
             print(f"  {size}: {w}x{h} {r['wall']:.1f} s, {r['rss_gb']:.2f} GB (load {load:.2f})",
                   file=sys.stderr, flush=True)
-    print_table(rows, Path(args.photo).name)
+    print_table(rows, Path(args.photo).name, args.work)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
     return 0
 
 
-def print_table(rows, photo_name) -> None:
+def print_table(rows, photo_name, work="default") -> None:
     names = [p for p in PHASES if any(p in r["phases"] for r in rows)]
     head = f"{'phase':<11}" + "".join(f"{r['w']}x{r['h']}".rjust(11) for r in rows)
-    print(f"swcuts segment PHOTO -o OUT --seed 0 (default options), {photo_name} upscaled; seconds per phase")
+    print(f"swcuts segment PHOTO -o OUT --seed 0 (default options{'' if work == 'default' else ', work_pixels ' + work}), "
+          f"{photo_name} upscaled; seconds per phase")
     print(head)
     print(f"{'MP':<11}" + "".join(f"{r['mp']:11.2f}" for r in rows))
     print(f"{'atoms':<11}" + "".join(f"{r['atoms']:11d}" for r in rows))

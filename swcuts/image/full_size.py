@@ -24,10 +24,12 @@ import numpy as np
 __all__ = ["WORK_PIXELS", "REDUCE_ABOVE", "working_size", "reduce_display", "prepare_working", "carry_atoms"]
 
 #: Pixels of the working image of a large photo (:func:`working_size`).
-#: Chosen on the BSDS500 validation photos upscaled x2 and x4 (benchmarks/phases.py,
-#: docs/speed.md): the held-out scores of 0.25 MP match those of the photo
-#: at its own size, and larger working images cost more without scoring better.
-WORK_PIXELS = 250_000
+#: Chosen on 40 BSDS500 validation photos upscaled x4 (2.5 MP;
+#: benchmarks/full_size_quality.py, docs/speed.md): of 150k, 250k and 500k,
+#: 500k scored closest to the photos segmented at their own size (PRI,
+#: VoI and covering within 0.01); 250k costs 2 s less on a 4000x2667 photo
+#: for a VoI 0.04 higher.
+WORK_PIXELS = 500_000
 #: A photo is reduced only when it has more than this many times
 #: :data:`WORK_PIXELS` (a reduction by less than ~1.4 in each direction
 #: saves too little to be worth carrying the boundaries back).
@@ -42,7 +44,7 @@ def working_size(h, w, work_pixels=WORK_PIXELS):
     Examples
     --------
     >>> working_size(3000, 4000)
-    (433, 577)
+    (612, 816)
     >>> working_size(321, 481) is None
     True
     """

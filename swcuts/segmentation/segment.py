@@ -377,7 +377,7 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
         are then carried back to full size along the image's edges
         (:func:`swcuts.image.full_size.carry_atoms`), and ``labels`` and
         ``atoms`` are at full size (:attr:`Segmentation.work_shape`).
-        Default :data:`swcuts.image.full_size.WORK_PIXELS` (250,000); None:
+        Default :data:`swcuts.image.full_size.WORK_PIXELS` (500,000); None:
         always at full size. Not with ``posterior_samples`` (at full size),
         on pixels, or for the hierarchical samplers.
 
