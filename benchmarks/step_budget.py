@@ -3,15 +3,16 @@
 The default ``segment()`` anneals ``steps_per_atom`` x atoms steps of the
 ``swc`` kernel (about 120,000 on ~1,000 atoms, 1.6 s of a 2 s run). This
 runs it with that budget times each ``--mult`` (the same geometric schedule
-from t0 to t_final, compressed), and with the convergence stop of
-:func:`swcuts.inference.anneal.anneal` (``--stop``), on every photo of a
+from t0 to t_final, compressed), alone or with the convergence stop of
+:func:`swcuts.inference.anneal.anneal` (``1+0.05/0.5``: patience 0.05 of the
+budget, at temperatures below 0.5), on every photo of a
 data set, and prints per setting the mean scores against the annotators
 (PRI, VoI, covering, boundary F), the mean −log π above that of the full
 budget (units of energy; negative: lower), the steps and the sampling seconds.
 
 Tune on ``bsds500-val``, report held out on ``bsds500-train-rest``.
 
-Run: ``python benchmarks/step_budget.py --data bsds500-val --mult 1,0.5,0.33,0.25``
+Run: ``python benchmarks/step_budget.py --data bsds500-val --mult 1,1+0.05/0.5,0.5,0.33``
 """
 
 from __future__ import annotations
@@ -33,14 +34,14 @@ DATA = Path("/work/shared/data")
 def _task(args):
     from swcuts.evaluation.metrics.scores import benchmark_scores
     from swcuts.segmentation.segment import segment
-    from swcuts.samplers.registry import find_spec
+
+    import swcuts.segmentation.segment as segment_module
+    from swcuts.inference.anneal import Converged
 
     name, image, truths, mult, seed = args
-    kwargs = {}
-    if mult != "default":
-        n = segment(image, seed=seed, steps=1).graph.n_vertices  # the atoms (cheap next to sampling)
-        kwargs["steps"] = max(1, int(round(float(mult) * find_spec("swc").default_steps(n))))
-    seg = segment(image, seed=seed, **kwargs)
+    factor, _, stop = mult.partition("+")
+    segment_module.DEFAULT_BUDGET = (float(factor), None if not stop else Converged(*map(float, stop.split("/"))))
+    seg = segment(image, seed=seed)
     s = benchmark_scores(seg.labels, truths)
     return dict(name=name, mult=mult, energy=float(seg.energy), steps=int(seg.steps),
                 sampling=float(seg.phase_seconds.get("sampling", 0.0)),
@@ -52,7 +53,8 @@ def main(argv=None) -> int:
     ap.add_argument("--data", default="bsds500-val")
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--mult", default="1,0.5,0.33,0.25",
-                    help="budgets as multiples of the default steps; 'default': segment() as it is")
+                    help="budgets as multiples of the default steps, each with +PATIENCE/BELOW for a "
+                         "convergence stop (e.g. 1+0.05/0.5)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--json", default=None)

@@ -491,6 +491,10 @@ class _Run(NamedTuple):
     levels: list = None
 
 
+#: A run without ``steps`` or ``time_budget`` (:func:`_run_sampler`): its
+#: sampler's default steps times this, and its convergence stop
+#: (:class:`~swcuts.inference.anneal.Converged`, or None).
+DEFAULT_BUDGET = (1.0, None)
 #: Seconds per megapixel of the full image to carry the atoms back to it
 #: (:func:`~swcuts.image.full_size.carry_atoms`, measured ~0.1 s/MP), kept
 #: from a timed run's sampling.
@@ -529,9 +533,9 @@ def _run_sampler(options, features, posterior, rng, progress, budget) -> _Run:
     ``budget`` has left."""
     atom_labels, graph, q, model = posterior
     n = graph.n_vertices
-    steps = options.steps
-    if steps is None and options.time_budget is None:
-        steps = options.default_steps(n)
+    steps, stop = options.steps, None
+    if steps is None and options.time_budget is None:  # the default budget, and its convergence stop
+        steps, stop = int(round(DEFAULT_BUDGET[0] * options.default_steps(n))), DEFAULT_BUDGET[1]
     schedule = Schedule(options.t0, options.t_final)
     if options.spec.hierarchical:
         return _run_multilevel(options, features, posterior, schedule, rng, steps, progress, budget)
@@ -543,7 +547,8 @@ def _run_sampler(options, features, posterior, rng, progress, budget) -> _Run:
     state = model.new_state(init_labels)
     kwargs = {"window_sizes": options.window_sizes} if options.window_sizes is not None else {}
     kernel = options.spec.kernel(model, q, **kwargs)
-    result = anneal(kernel, state, schedule, rng=rng, steps=steps, time_budget=budget, progress=progress)
+    result = anneal(kernel, state, schedule, rng=rng, steps=steps, time_budget=budget, progress=progress,
+                    stop=stop)
     return _Run(atom_labels, graph, q, model, state.partition.compact_labels(), result)
 
 
