@@ -13,8 +13,9 @@ every phase:
 the statistics of every atom, window histograms, boundary weights),
 ``compiling`` (loading the kernel), ``sampling``, ``full size`` (carrying
 the labels back to the full image, when the run was reduced) and
-``writing`` (rendering and writing the seven output files), with the
-wall time of the process (imports included) and its peak resident memory.
+``writing`` (rendering and writing the seven output files), ``other``
+(starting Python, the imports, the exit), the wall time of the process
+and its peak resident memory.
 
 The table gives seconds per phase, and the growth per pixel: the seconds
 per megapixel of each size divided by those at 1 MP (1.0: the cost grows
@@ -148,6 +149,7 @@ def print_table(rows, photo_name, work="default") -> None:
     for p in names:
         print(f"{p:<11}" + "".join(f"{r['phases'][p]:11.2f}" if p in r["phases"] else f"{'-':>11}"
                                    for r in rows))
+    print(f"{'other':<11}" + "".join(f"{r['outside_wall'] - sum(r['phases'].values()):11.2f}" for r in rows))
     print(f"{'wall':<11}" + "".join(f"{r['outside_wall']:11.2f}" for r in rows))
     print(f"{'peak GB':<11}" + "".join(f"{r['rss_gb']:11.2f}" for r in rows))
     print(f"{'load 1-min':<11}" + "".join(f"{r['load']:11.2f}" for r in rows))
