@@ -77,7 +77,11 @@ def main(argv=None) -> int:
     print(f"{len(samples)} photos of {args.data}, {len(tasks)} runs, {args.workers} workers, "
           f"load {os.getloadavg()[0]:.2f}", file=sys.stderr, flush=True)
     with Pool(args.workers) as pool:
-        rows = pool.map(_task, tasks, chunksize=1)
+        rows = []
+        for r in pool.imap_unordered(_task, tasks):
+            rows.append(r)
+            if len(rows) % 20 == 0:
+                print(f"  {len(rows)}/{len(tasks)} runs, load {os.getloadavg()[0]:.2f}", file=sys.stderr, flush=True)
     native = {r["name"]: r["labels"] for r in rows if r["scale"] == 1}
     for r in rows:
         r["cov_native"] = float(segmentation_covering(r["labels"], native[r["name"]])) if r["scale"] != 1 else 1.0

@@ -68,7 +68,11 @@ def main(argv=None) -> int:
     tasks = [(s.name, s.image, s.truths, m, args.seed) for s in samples for m in mults]
     print(f"{len(samples)} photos, {len(tasks)} runs, load {os.getloadavg()[0]:.2f}", file=sys.stderr, flush=True)
     with Pool(args.workers) as pool:
-        rows = pool.map(_task, tasks, chunksize=1)
+        rows = []
+        for r in pool.imap_unordered(_task, tasks):
+            rows.append(r)
+            if len(rows) % 20 == 0:
+                print(f"  {len(rows)}/{len(tasks)} runs, load {os.getloadavg()[0]:.2f}", file=sys.stderr, flush=True)
     ref = {r["name"]: r["energy"] for r in rows if r["mult"] == mults[0]}
     print(f"{args.data}: {len(samples)} photos, seed {args.seed}, load {os.getloadavg()[0]:.2f}; means")
     print(f"{'budget':<10} {'PRI':>6} {'VoI':>6} {'cover':>6} {'bf':>6} {'segs':>6} {'ΔE vs ' + mults[0]:>10} "
