@@ -160,10 +160,14 @@ def _anneal_atoms(features, n_atoms, seed, rng, posterior, *, total_steps, budge
         steps = min(int(round(total_steps * steps / (steps + other))), total_steps - 1)
         if steps < 1:
             return np.zeros(atom_labels.size, dtype=np.int64), None
+    stop = None
+    if steps is not None and total_steps is None:  # the default budget, as segment(sampler="swc")'s
+        steps, stop = int(round(DEFAULT_BUDGET[0] * steps)), DEFAULT_BUDGET[1]
     state = model.new_state(np.zeros(n, dtype=np.int64))
     schedule = Schedule(max(DEFAULT_T0_SWC, t_final), t_final)
     result = anneal(sampler_spec("swc").kernel(model, q), state, schedule, rng=rng, steps=steps,
-                    time_budget=budget.share(ATOMS_INIT_TIME_SHARE) if timed else budget, progress=progress)
+                    time_budget=budget.share(ATOMS_INIT_TIME_SHARE) if timed else budget, progress=progress,
+                    stop=stop)
     return state.partition.labels[atom_labels].ravel(), result
 
 
