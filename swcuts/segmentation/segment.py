@@ -14,17 +14,15 @@ from swcuts import __version__
 from swcuts.inference.anneal import AnnealResult, Schedule, Trace, anneal, join_results
 from swcuts.inference.budget import Budget
 from swcuts.graph.region_graph import RegionGraph
-from swcuts.io.errors import check_number
+from swcuts.io.errors import InputError, check_number
 from swcuts.image.full_size import WORK_PIXELS, carry_atoms, prepare_working, working_size
 from swcuts.image.prepare import ImageScaleWarning, prepare_image, refuse_path
-from swcuts.io.errors import InputError
 from swcuts.models.image import ImageModel
 from swcuts.segmentation.options import (
     SAMPLERS, DEFAULTS, DEFAULT_T0_SWC, INITS, ATOMS_INIT_T0, ATOMS_INIT_SMALLEST_WINDOW,
     ATOMS_INIT_TIME_SHARE, _check_positive_int, _check_real, _check_window_sizes, _raw_hw, _check_windows_fit, default_steps,
     resolve_options)
-from swcuts.segmentation.image_models import (
-    model_evidence)
+from swcuts.segmentation.image_models import model_evidence
 from swcuts.segmentation.build import build_posterior
 from swcuts.segmentation.costs import check_cost
 from swcuts.samplers.registry import sampler_spec
@@ -375,15 +373,12 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
         and the posterior samples get the rest.
     work_pixels : int or None
         A sampler on atoms segments an image of more than twice this many
-        pixels on a working image reduced to about this many (area
-        averaging), where its ~1,000 atoms, their graph, the posterior and
-        the sampling cost what they cost on a photo of that size; the atoms
-        are then carried back to full size along the image's edges
-        (:func:`swcuts.image.full_size.carry_atoms`), and ``labels`` and
-        ``atoms`` are at full size (:attr:`Segmentation.work_shape`).
-        Default :data:`swcuts.image.full_size.WORK_PIXELS` (500,000); None:
-        always at full size. Not with ``posterior_samples`` (at full size),
-        on pixels, or for the hierarchical samplers.
+        pixels on a working image of about this many (area averaging), at
+        the cost of a photo of that size, and carries its atoms back to
+        full size along the image's edges (:func:`swcuts.image.full_size.carry_atoms`;
+        :attr:`Segmentation.work_shape`). Default
+        :data:`swcuts.image.full_size.WORK_PIXELS` (500,000); None: at full
+        size, as are runs with ``posterior_samples``, on pixels or hierarchical.
 
     Returns
     -------
@@ -495,13 +490,11 @@ class _Run(NamedTuple):
     levels: list = None
 
 
-#: A run without ``steps`` or ``time_budget`` (:func:`_run_sampler`): its
-#: sampler's default steps times this, and its convergence stop
-#: (:class:`~swcuts.inference.anneal.Converged`, or None).
+#: A run without ``steps`` or ``time_budget``: its sampler's default steps
+#: times this, and its convergence stop (:class:`~swcuts.inference.anneal.Converged` or None).
 DEFAULT_BUDGET = (1.0, None)
-#: Seconds per megapixel of the full image to carry the atoms back to it
-#: (:func:`~swcuts.image.full_size.carry_atoms`, measured ~0.1 s/MP), kept
-#: from a timed run's sampling.
+#: Seconds per megapixel to carry the atoms back to the full image (~0.1
+#: measured), kept from a timed run's sampling.
 CARRY_SECONDS_PER_MEGAPIXEL = 0.12
 
 
