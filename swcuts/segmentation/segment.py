@@ -11,7 +11,7 @@ import warnings
 import numpy as np
 
 from swcuts import __version__
-from swcuts.inference.anneal import AnnealResult, Schedule, Trace, anneal, join_results
+from swcuts.inference.anneal import AnnealResult, Converged, Schedule, Trace, anneal, join_results
 from swcuts.inference.budget import Budget
 from swcuts.graph.region_graph import RegionGraph
 from swcuts.io.errors import InputError, check_number
@@ -158,9 +158,8 @@ def _anneal_atoms(features, n_atoms, seed, rng, posterior, *, total_steps, budge
         steps = min(int(round(total_steps * steps / (steps + other))), total_steps - 1)
         if steps < 1:
             return np.zeros(atom_labels.size, dtype=np.int64), None
-    stop = None
-    if steps is not None and total_steps is None:  # the default budget, as segment(sampler="swc")'s
-        steps, stop = int(round(DEFAULT_BUDGET[0] * steps)), DEFAULT_BUDGET[1]
+    stop = None if steps is None or total_steps is not None else DEFAULT_BUDGET[1]  # segment()'s default
+    steps = int(round(DEFAULT_BUDGET[0] * steps)) if stop is not None else steps
     state = model.new_state(np.zeros(n, dtype=np.int64))
     schedule = Schedule(max(DEFAULT_T0_SWC, t_final), t_final)
     result = anneal(sampler_spec("swc").kernel(model, q), state, schedule, rng=rng, steps=steps,
@@ -490,11 +489,10 @@ class _Run(NamedTuple):
     levels: list = None
 
 
-#: A run without ``steps`` or ``time_budget``: its sampler's default steps
-#: times this, and its convergence stop (:class:`~swcuts.inference.anneal.Converged` or None).
-DEFAULT_BUDGET = (1.0, None)
-#: Seconds per megapixel to carry the atoms back to the full image (~0.1
-#: measured), kept from a timed run's sampling.
+#: An swc run without steps or time_budget: half its default steps, stopped once converged (31 % of
+#: the steps, same scores on val and train-rest: benchmarks/step_budget.py, docs/speed.md).
+DEFAULT_BUDGET = (0.5, Converged(patience=0.05, below=0.5))
+#: Seconds per megapixel to carry the atoms back to full size, kept from a timed run's sampling.
 CARRY_SECONDS_PER_MEGAPIXEL = 0.12
 
 
@@ -531,8 +529,10 @@ def _run_sampler(options, features, posterior, rng, progress, budget) -> _Run:
     atom_labels, graph, q, model = posterior
     n = graph.n_vertices
     steps, stop = options.steps, None
-    if steps is None and options.time_budget is None:  # the default budget, and its convergence stop
-        steps, stop = int(round(DEFAULT_BUDGET[0] * options.default_steps(n))), DEFAULT_BUDGET[1]
+    if steps is None and options.time_budget is None:  # the default budget (for swc, as measured)
+        steps = options.default_steps(n)
+        if options.name == "swc":
+            steps, stop = max(1, int(round(DEFAULT_BUDGET[0] * steps))), DEFAULT_BUDGET[1]
     schedule = Schedule(options.t0, options.t_final)
     if options.spec.hierarchical:
         return _run_multilevel(options, features, posterior, schedule, rng, steps, progress, budget)
