@@ -371,16 +371,23 @@ import swcuts.cli.app as cli
 import swcuts.io.output_set as outputs
 real_init, real_plot, real_bytes = v3_plugin_api.PluginV3.__init__, cli._energy_plot, cli._write_bytes
 writes = [0]
-def init(self, request):  # inside the image writer: before Pillow's plugin is complete
+def init(self, request):  # inside the image reader: before Pillow's plugin is complete
     real_init(self, request)
-    mode = request.mode.io_mode
-    if mode == "r" and point == "read":
+    if request.mode.io_mode == "r" and point == "read":
         hit()
-    if mode == "w":
+v3_plugin_api.PluginV3.__init__ = init
+import swcuts.io.image_write as image_write
+real_atomic = image_write.atomic_write
+def atomic(path, write_fn):  # inside the PNG writer, the file half-written
+    def write(tmp):
+        with open(tmp, "wb") as fh:
+            fh.write(b"\x89PNG")
         writes[0] += 1
         if point == f"writer{writes[0]}":
             hit()
-v3_plugin_api.PluginV3.__init__ = init
+        write_fn(tmp)
+    return real_atomic(path, write)
+image_write.atomic_write = atomic
 def plot(trace):
     if point == "render":
         hit()

@@ -44,7 +44,8 @@ from swcuts.io.output_set import json_text, missing_dirs, signals_deferred, writ
 from swcuts.io.figures import figure, plottable, png_bytes
 from swcuts.evaluation.report import compare_page
 from swcuts.io.errors import InputError, one_line, show_path
-from swcuts.io.image_write import save_label_png, save_npy, save_rgb_png
+from swcuts.io.image_write import (
+    boundary_overlay, encode_pngs, label_png_data, rgb_png_data, save_label_png, save_npy, save_rgb_png)
 from swcuts.cli.common import _check_posterior_samples, _drawn, _energy_plot, _load_checked, _write_bytes
 
 __all__ = ["main"]
@@ -183,23 +184,26 @@ def output_files(seg, options=None) -> list:
     here, in memory; the writers only write). ``options``: the options of
     the run, recorded in summary.json (with the seed and ``steps``, what
     repeats it)."""
-    from skimage.segmentation import mark_boundaries
+    import cv2
 
-    overlay = mark_boundaries(seg.image, seg.labels, color=(1, 0.1, 0.1))
+    shown = cv2.convertScaleAbs(np.ascontiguousarray(seg.image, dtype=np.float64), alpha=255.0)
+    overlay = boundary_overlay(shown, seg.labels, (1, 0.1, 0.1))
     atoms = seg.atoms
     if atoms.max() + 1 == atoms.size:
         # Every pixel its own atom: boundaries everywhere would hide the image.
         atoms = np.zeros_like(atoms)
-    atoms_img = mark_boundaries(seg.image, atoms, color=(0.1, 0.8, 1.0))
+    atoms_img = boundary_overlay(shown, atoms, (0.1, 0.8, 1.0))
     csv_buf = io.StringIO()
     seg.trace.write_csv(csv_buf)
     plot = _drawn(_energy_plot, seg.trace, name="energy.png")
     summary = json_text({**seg.summary(), **({"options": options} if options is not None else {})})
 
+    # The three PNGs encoded at once (the encoding, not the disk, is what takes time).
+    pngs = encode_pngs([label_png_data(seg.labels), rgb_png_data(overlay), rgb_png_data(atoms_img)])
     outputs = list(zip(SEGMENT_OUTPUTS,
                        (save_label_png, save_npy, save_rgb_png, save_rgb_png, _write_bytes, _write_bytes,
                         _write_bytes),
-                       (seg.labels.astype(np.uint16), seg.labels.astype(np.int32), overlay, atoms_img,
+                       (pngs[0], seg.labels.astype(np.int32), pngs[1], pngs[2],
                         csv_buf.getvalue().encode(), plot, summary.encode())))
     # multilevel: the labels of every level (level 0 = the sampled atoms).
     for s, level in enumerate(seg.levels or ()):

@@ -20,7 +20,7 @@ from swcuts.inference.budget import Budget, phase_of
 from swcuts.models.protocols import is_compiled
 from swcuts.samplers.common import seed_compiled_rng
 
-__all__ = ["Schedule", "Trace", "AnnealResult", "anneal"]
+__all__ = ["Schedule", "Trace", "AnnealResult", "Converged", "anneal", "join_results"]
 
 TRACE_COLUMNS = ("step", "seconds", "temperature", "energy", "labels", "accepted")
 
@@ -89,6 +89,54 @@ class Trace:
             w.writerow([row[0], f"{row[1]:.6f}", f"{row[2]:.6g}", f"{row[3]:.6f}", row[4], row[5]])
 
 
+@dataclass(frozen=True)
+class Converged:
+    """A convergence stop for :func:`anneal`: end the run once the chain is
+    cold and its best energy has stopped falling.
+
+    The rule is checked after every chunk of steps, once the temperature
+    is at most ``below``: the run ends when the best −log π has not fallen
+    by more than ``tol`` during the last ``patience`` of the budget (a
+    fraction of the steps, or of the seconds). Under a step budget the
+    stopped run is a prefix of the full one (the schedule is that of the
+    whole budget), so its result is the full run's best state at the step
+    it stopped.
+
+    Parameters
+    ----------
+    patience : float
+        Share of the budget without improvement that ends the run.
+    below : float
+        The rule applies only at temperatures at most this.
+    tol : float
+        An improvement of the best energy smaller than this does not count.
+
+    Examples
+    --------
+    >>> rule = Converged(patience=0.1, below=0.5)
+    >>> rule.done(steps_done=900, budget=1000, last_improved=790, temperature=0.3)
+    True
+    >>> rule.done(steps_done=900, budget=1000, last_improved=810, temperature=0.3)
+    False
+    >>> rule.done(steps_done=900, budget=1000, last_improved=0, temperature=0.8)
+    False
+    """
+
+    patience: float = 0.1
+    below: float = 0.5
+    tol: float = 1e-6
+
+    def __post_init__(self):
+        if not (0 < self.patience <= 1 and self.below > 0 and self.tol >= 0):
+            raise ValueError(f"Converged needs 0 < patience <= 1, below > 0 and tol >= 0, got {self}")
+
+    def done(self, *, steps_done, budget, last_improved, temperature) -> bool:
+        """Whether a run at ``steps_done`` of ``budget`` (steps or seconds),
+        whose best energy last fell at ``last_improved``, now at
+        ``temperature``, has converged."""
+        return temperature <= self.below and steps_done - last_improved >= self.patience * budget
+
+
 @dataclass
 class AnnealResult:
     """Outcome of :func:`anneal`."""
@@ -102,7 +150,7 @@ class AnnealResult:
 
 
 def anneal(kernel, state, schedule: Schedule, *, rng, steps=None, time_budget=None,
-           n_records=1000, progress=False, keep_best=True) -> AnnealResult:
+           n_records=1000, progress=False, keep_best=True, stop=None) -> AnnealResult:
     """Anneal ``state`` with ``kernel`` and keep the lowest-energy state.
 
     Parameters
@@ -128,6 +176,10 @@ def anneal(kernel, state, schedule: Schedule, *, rng, steps=None, time_budget=No
     keep_best : bool
         Leave ``state`` at the best labelling found (annealing); with False
         it stays at the last state of the chain (sampling).
+    stop : Converged, optional
+        End the run before its budget once it has converged (the result's
+        ``steps`` and ``seconds`` say where it stopped); None: run the
+        whole budget.
     """
     budget = time_budget if isinstance(time_budget, Budget) else None
     if budget is not None:
@@ -169,6 +221,8 @@ def anneal(kernel, state, schedule: Schedule, *, rng, steps=None, time_budget=No
         else:
             chunk = 64
         temperature = schedule.t0
+        last_improved = 0.0  # step (or second) at which the best energy last fell by more than stop.tol
+        improved_from = best_energy
         while True:
             if steps is not None:
                 if i >= steps:
@@ -205,6 +259,14 @@ def anneal(kernel, state, schedule: Schedule, *, rng, steps=None, time_budget=No
                 # Aim at about n_records rows over the budget.
                 rate = i / max(now, 1e-9)
                 chunk = int(min(max(rate * time_budget / max(n_records, 1), 16), 4096))
+            if stop is not None:
+                if best_energy < improved_from - stop.tol:
+                    improved_from = best_energy
+                    last_improved = i if steps is not None else now
+                if stop.done(steps_done=i if steps is not None else now,
+                             budget=steps if steps is not None else time_budget,
+                             last_improved=last_improved, temperature=temperature):
+                    break
             if bar is not None:
                 bar.n = i if steps is not None else round(min(now, time_budget), 2)
                 bar.set_postfix(E=f"{-state.log_pi:.1f}", L=state.partition.n_labels, refresh=False)
@@ -224,3 +286,21 @@ def anneal(kernel, state, schedule: Schedule, *, rng, steps=None, time_budget=No
     else:
         best_energy = -model.log_target(best_labels)
     return AnnealResult(best_energy, trace, i, seconds, accepted_total, best_labels)
+
+
+def join_results(first, second) -> AnnealResult:
+    """One AnnealResult for two runs in a row: the second's steps and
+    seconds follow the first's; its first trace row (its start, the first
+    run's best state) is left out. ``best_energy`` and ``best_labels`` are
+    the second's (it starts from the first's best state and keeps the best)."""
+    if first is None:
+        return second
+    trace = Trace()
+    for row in zip(*(getattr(first.trace, c) for c in TRACE_COLUMNS)):
+        trace.append(*row)
+    for step, sec, temp, energy, labels, acc in list(zip(*(getattr(second.trace, c)
+                                                             for c in TRACE_COLUMNS)))[1:]:
+        trace.append(first.steps + step, first.seconds + sec, temp, energy, labels, acc)
+    return AnnealResult(second.best_energy, trace, first.steps + second.steps,
+                        first.seconds + second.seconds, first.accepted + second.accepted,
+                        second.best_labels)

@@ -49,11 +49,12 @@ MIN_SAMPLING_SHARE = 0.1
 #: Estimated seconds to render and write the outputs of ``swcuts segment``,
 #: kept from the sampler's share: a fixed part (loading matplotlib and the
 #: energy plot, 0.3 s on a 200x133 photo, then the process's exit after the
-#: last line, 0.3-0.5 s with numba loaded) and a part per megapixel (12.1 s
-#: for a 4000x3000 photo: overlay.png, atoms.png and labels.png dominate;
-#: 2 cores shared).
+#: last line, 0.3-0.5 s with numba loaded) and a part per megapixel (1.4 s
+#: for a 4000x2667 photo since the overlays are drawn with OpenCV and the
+#: PNGs encoded at zlib level 1 in threads, against 10 s before; 2 cores
+#: shared, benchmarks/phases.py).
 WRITE_SECONDS = 0.7
-WRITE_SECONDS_PER_MEGAPIXEL = 1.0
+WRITE_SECONDS_PER_MEGAPIXEL = 0.2
 #: The same for ``swcuts compare``: a fixed part (two plots and the page,
 #: 0.6 s after the last sampler on a 200x133 photo, then the exit) and per
 #: sampler and megapixel (its overlay in compare.html).
@@ -91,8 +92,8 @@ def write_reserve(hw, *, compare=0) -> float:
     ``hw`` = (height, width) pixels: of ``swcuts segment`` (or ``motion``),
     or with ``compare`` samplers of ``swcuts compare``.
 
-    >>> write_reserve((3000, 4000))
-    12.7
+    >>> round(write_reserve((3000, 4000)), 2)
+    3.1
     """
     megapixels = int(hw[0]) * int(hw[1]) / 1e6
     if compare:

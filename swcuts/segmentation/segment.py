@@ -11,12 +11,12 @@ import warnings
 import numpy as np
 
 from swcuts import __version__
-from swcuts.inference.anneal import TRACE_COLUMNS, AnnealResult, Schedule, Trace, anneal
+from swcuts.inference.anneal import AnnealResult, Converged, Schedule, Trace, anneal, join_results
 from swcuts.inference.budget import Budget
 from swcuts.graph.region_graph import RegionGraph
-from swcuts.io.errors import check_number
+from swcuts.io.errors import InputError, check_number
+from swcuts.image.full_size import WORK_PIXELS, carry_atoms, prepare_working, working_size
 from swcuts.image.prepare import ImageScaleWarning, prepare_image, refuse_path
-from swcuts.io.errors import InputError
 from swcuts.models.image import ImageModel
 from swcuts.segmentation.options import (
     SAMPLERS, DEFAULTS, DEFAULT_T0_SWC, INITS, ATOMS_INIT_T0, ATOMS_INIT_SMALLEST_WINDOW,
@@ -64,8 +64,15 @@ class Segmentation:
         boundary probability and segment stability maps.
     phase_seconds : dict
         Wall seconds of every phase of the run (preparing, atoms, graph,
-        edges, model, compiling, sampling; from the CLI also reading),
-        by name (:class:`~swcuts.inference.budget.Budget`).
+        edges, model, compiling, sampling, full size; from the CLI also
+        reading), by name (:class:`~swcuts.inference.budget.Budget`).
+    work_shape : (int, int) or None
+        A large image is segmented on a reduced working image of this
+        (height, width) (``segment(work_pixels=...)``): ``graph``,
+        ``model`` and ``edge_probabilities`` are those of its atoms, and
+        ``atoms`` and ``labels`` are at full size, carried back along the
+        image's edges (:func:`swcuts.image.full_size.carry_atoms`). None: the
+        image was segmented at its own size.
 
     Examples
     --------
@@ -98,6 +105,7 @@ class Segmentation:
     posterior: str = None
     samples: object = field(repr=False, default=None)
     phase_seconds: dict = field(repr=False, default_factory=dict)
+    work_shape: tuple = None
 
     @property
     def n_labels(self) -> int:
@@ -128,6 +136,7 @@ class Segmentation:
                if self.levels is not None else {}),
             **({"phase_seconds": {k: round(float(v), 3) for k, v in self.phase_seconds.items()}}
                if self.phase_seconds else {}),
+            **({"work_shape": [int(v) for v in self.work_shape]} if self.work_shape is not None else {}),
         }
 
 
@@ -149,29 +158,14 @@ def _anneal_atoms(features, n_atoms, seed, rng, posterior, *, total_steps, budge
         steps = min(int(round(total_steps * steps / (steps + other))), total_steps - 1)
         if steps < 1:
             return np.zeros(atom_labels.size, dtype=np.int64), None
+    stop = None if steps is None or total_steps is not None else DEFAULT_BUDGET[1]  # segment()'s default
+    steps = int(round(DEFAULT_BUDGET[0] * steps)) if stop is not None else steps
     state = model.new_state(np.zeros(n, dtype=np.int64))
     schedule = Schedule(max(DEFAULT_T0_SWC, t_final), t_final)
     result = anneal(sampler_spec("swc").kernel(model, q), state, schedule, rng=rng, steps=steps,
-                    time_budget=budget.share(ATOMS_INIT_TIME_SHARE) if timed else budget, progress=progress)
+                    time_budget=budget.share(ATOMS_INIT_TIME_SHARE) if timed else budget, progress=progress,
+                    stop=stop)
     return state.partition.labels[atom_labels].ravel(), result
-
-
-def _join_traces(first, second) -> AnnealResult:
-    """One AnnealResult for two runs in a row: the second's steps and
-    seconds follow the first's; its first trace row (its start, the first
-    run's best state) is left out. ``best_energy`` and ``best_labels`` are
-    the second's (it starts from the first's best state and keeps the best)."""
-    if first is None:
-        return second
-    trace = Trace()
-    for row in zip(*(getattr(first.trace, c) for c in TRACE_COLUMNS)):
-        trace.append(*row)
-    for step, sec, temp, energy, labels, acc in list(zip(*(getattr(second.trace, c)
-                                                             for c in TRACE_COLUMNS)))[1:]:
-        trace.append(first.steps + step, first.seconds + sec, temp, energy, labels, acc)
-    return AnnealResult(second.best_energy, trace, first.steps + second.steps,
-                        first.seconds + second.seconds, first.accepted + second.accepted,
-                        second.best_labels)
 
 
 def multigrid_from_atoms(features, *, n_atoms, posterior, seed=None, rng=None, steps=None,
@@ -259,7 +253,7 @@ def multigrid_from_atoms(features, *, n_atoms, posterior, seed=None, rng=None, s
     # A timed budget: what the run has left (at least its minimum).
     second = anneal(kernel, state, Schedule(t0, t_final), rng=rng, steps=steps2, time_budget=budget,
                     progress=progress)
-    result = _join_traces(first, second)
+    result = join_results(first, second)
     return atom_labels, graph, q, model, state.partition.compact_labels(), result
 
 
@@ -268,7 +262,7 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
             channel_axis=-1, edge_scale=DEFAULTS["edge_scale"], q_max=DEFAULTS["q_max"],
             bins=DEFAULTS["bins"], a0=DEFAULTS["a0"], a1=DEFAULTS["a1"], a2=DEFAULTS["a2"],
             kappa=DEFAULTS["kappa"], window_sizes=None, levels=DEFAULTS["levels"], model=None,
-            progress=False, posterior_samples=None) -> Segmentation:
+            progress=False, posterior_samples=None, work_pixels=WORK_PIXELS) -> Segmentation:
     """Segment an image by annealing its posterior with a partition sampler.
 
     Parameters
@@ -376,6 +370,14 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
         atoms only), in :attr:`Segmentation.samples`; with a
         ``time_budget``, the segmentation samples for half of what is left
         and the posterior samples get the rest.
+    work_pixels : int or None
+        A sampler on atoms segments an image of more than twice this many
+        pixels on a working image of about this many (area averaging), at
+        the cost of a photo of that size, and carries its atoms back to
+        full size along the image's edges (:func:`swcuts.image.full_size.carry_atoms`;
+        :attr:`Segmentation.work_shape`). Default
+        :data:`swcuts.image.full_size.WORK_PIXELS` (500,000); None: at full
+        size, as are runs with ``posterior_samples``, on pixels or hierarchical.
 
     Returns
     -------
@@ -418,9 +420,16 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
                               kappa=kappa, window_sizes=window_sizes, levels=levels, model=model)
     _check_posterior_samples(posterior_samples, options)
     budget = Budget.of(time_budget, progress=progress, start=called)
+    if work_pixels is not None:
+        check_number("work_pixels", work_pixels, integer=True, minimum=1000, what="an integer >= 1000 or None")
+    reducible = (options.spec.runs_on == "atoms" and not options.on_pixels and options.init != "atoms"
+                 and not options.spec.hierarchical and not posterior_samples)
     with budget.phase("preparing"):
-        features, display = _prepare(image, channel_axis, options)
+        features, display, work_shape = _prepare(image, channel_axis, options,
+                                                 work_pixels if reducible else None)
         options = options.on_image(features)  # the weights for its size, its noise
+    if work_shape is not None and budget.timed:
+        budget.reserve += CARRY_SECONDS_PER_MEGAPIXEL * display.shape[0] * display.shape[1] / 1e6
     rng = np.random.default_rng(seed)
     # With posterior samples to draw after it, the segmentation samples for half of what is left.
     own = budget.share(0.5) if posterior_samples and budget.timed else budget
@@ -433,7 +442,11 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
         posterior = build_posterior(features, options.atoms, options.n_atoms, seed=seed, budget=budget,
                                     **options.posterior_params())
         run = _run_sampler(options, features, posterior, rng, progress, own)
+    if work_shape is not None:
+        with budget.phase("full size", f"{display.shape[1]}x{display.shape[0]} pixels"):
+            run = run._replace(atoms=carry_atoms(run.atoms, display))
     seg = _segmentation(options, run, display)
+    seg.work_shape = work_shape
     seg.phase_seconds = dict(budget.phases)
     if posterior_samples:
         from swcuts.segmentation.posterior import sample_posterior
@@ -476,25 +489,37 @@ class _Run(NamedTuple):
     levels: list = None
 
 
-def _prepare(image, channel_axis, options):
-    """The image as features and for display (:func:`~swcuts.image.prepare.prepare_image`),
-    refused if too large for memory or for the attention windows.
+#: An swc run without steps or time_budget: half its default steps, stopped once converged (31 % of
+#: the steps, same scores on val and train-rest: benchmarks/step_budget.py, docs/speed.md).
+DEFAULT_BUDGET = (0.5, Converged(patience=0.05, below=0.5))
+#: Seconds per megapixel to carry the atoms back to full size, kept from a timed run's sampling.
+CARRY_SECONDS_PER_MEGAPIXEL = 0.12
 
-    The memory check runs first on the raw shape, before the conversion
-    (which itself takes several copies of the image)."""
+
+def _prepare(image, channel_axis, options, work_pixels=None):
+    """The image as features and for display (:func:`~swcuts.image.prepare.prepare_image`;
+    the features reduced to the working size of ``work_pixels``, if any:
+    :func:`~swcuts.image.full_size.working_size`), refused if too large for
+    memory or for the attention windows, and the working shape (or None).
+    The memory check runs first on the raw shape, before the conversion."""
     hw = _raw_hw(image, channel_axis)
+    work = None if hw is None or min(hw) < 2 else working_size(*hw, work_pixels)
     if hw is not None and min(hw) >= 2:
+        # At full size (the image, labels and outputs are): what was refused stays refused.
         check_cost(hw, sampler=options.name, atoms=options.atoms, n_atoms=options.n_atoms,
                    bins=options.bins, levels=options.levels)
     if hw is not None and options.window_sizes is not None:
         _check_windows_fit(options.window_sizes, hw)
-    features, display = prepare_image(image, channel_axis=channel_axis)
+    if work is None:
+        features, display = prepare_image(image, channel_axis=channel_axis)
+    else:
+        features, display = prepare_working(image, work, channel_axis=channel_axis)
     h, w = features.shape[:2]
     if options.window_sizes is not None:
         _check_windows_fit(options.window_sizes, (h, w))
     check_cost((h, w), sampler=options.name, atoms=options.atoms, n_atoms=options.n_atoms,
                bins=options.bins, levels=options.levels, channels=features.shape[-1])
-    return features, display
+    return features, display, work
 
 
 def _run_sampler(options, features, posterior, rng, progress, budget) -> _Run:
@@ -503,9 +528,11 @@ def _run_sampler(options, features, posterior, rng, progress, budget) -> _Run:
     ``budget`` has left."""
     atom_labels, graph, q, model = posterior
     n = graph.n_vertices
-    steps = options.steps
-    if steps is None and options.time_budget is None:
+    steps, stop = options.steps, None
+    if steps is None and options.time_budget is None:  # the default budget (for swc, as measured)
         steps = options.default_steps(n)
+        if options.name == "swc":
+            steps, stop = max(1, int(round(DEFAULT_BUDGET[0] * steps))), DEFAULT_BUDGET[1]
     schedule = Schedule(options.t0, options.t_final)
     if options.spec.hierarchical:
         return _run_multilevel(options, features, posterior, schedule, rng, steps, progress, budget)
@@ -517,7 +544,8 @@ def _run_sampler(options, features, posterior, rng, progress, budget) -> _Run:
     state = model.new_state(init_labels)
     kwargs = {"window_sizes": options.window_sizes} if options.window_sizes is not None else {}
     kernel = options.spec.kernel(model, q, **kwargs)
-    result = anneal(kernel, state, schedule, rng=rng, steps=steps, time_budget=budget, progress=progress)
+    result = anneal(kernel, state, schedule, rng=rng, steps=steps, time_budget=budget, progress=progress,
+                    stop=stop)
     return _Run(atom_labels, graph, q, model, state.partition.compact_labels(), result)
 
 
