@@ -566,10 +566,9 @@ def _run_multilevel(options, features, posterior, schedule, rng, steps, progress
         # and the same posterior (a union of atoms has the pixel statistics).
         atom_labels = levels[0]
         graph = RegionGraph.from_labels(atom_labels)
-        model = ImageModel(features, atom_labels, graph, bins=options.bins, a0=options.a0,
-                           a1=options.a1, a2=options.a2, kappa=options.kappa,
-                           boundary=options.boundary, evidence=model_evidence(options.posterior),
-                           window=options.window, likelihood_weight=options.likelihood_weight,
+        model = ImageModel(features, atom_labels, graph, bins=options.bins, a0=options.a0, a1=options.a1,
+                           a2=options.a2, kappa=options.kappa, boundary=options.boundary, window=options.window,
+                           evidence=model_evidence(options.posterior), likelihood_weight=options.likelihood_weight,
                            evidence_offset=model_evidence_offset(options.posterior))
     vertex_labels = np.zeros(graph.n_vertices, dtype=np.int64)
     vertex_labels[atom_labels.ravel()] = levels[-1].ravel()
