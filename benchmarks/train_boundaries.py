@@ -1,7 +1,7 @@
 """Train the boundary detector (swcuts/image/boundary_detector.npz) from the
 shared BSDS500 photos, and print its validation figures.
 
-Usage: python benchmarks/train_boundaries.py [--out PATH] [--hidden 16] [--per-photo 2000]
+Usage: python benchmarks/train_boundaries.py [--out PATH] [--hidden 16] [--per-photo 4000]
                                              [--skip-heldout] [--heldout-only] [--edges]
 
 Training photos: BSDS500 ``bsds500-train`` (30) and ``bsds500-val`` (100),
@@ -152,7 +152,7 @@ def collect(det, mode, splits, per_photo, seed):
     return x, y, w
 
 
-def fit_network(x, y, w, hidden, seed, l2=1e-4, maxiter=300):
+def fit_network(x, y, w, hidden, seed, l2=1e-4, maxiter=500):
     """Weights of a one-hidden-layer tanh network minimising the weighted
     soft-label cross-entropy (L-BFGS)."""
     from scipy.optimize import minimize
@@ -348,7 +348,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=str(bd.DEFAULT_PATH))
     ap.add_argument("--hidden", type=int, default=16)
-    ap.add_argument("--per-photo", type=int, default=2000)
+    ap.add_argument("--per-photo", type=int, default=4000)
     ap.add_argument("--skip-heldout", action="store_true")
     ap.add_argument("--heldout-only", action="store_true", help="print the held-out figures of --out, no training")
     ap.add_argument("--edges", action="store_true", help="train the learned edge probabilities only")
