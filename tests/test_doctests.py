@@ -50,6 +50,8 @@ MODULES = [
     "swcuts.models.vertex_stats",
     "swcuts.image.boundary_detector",
     "swcuts.graph.learned_edges",
+    "swcuts.models.coarsening",
+    "swcuts.models.image",
 ]
 
 
