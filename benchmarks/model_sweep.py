@@ -8,7 +8,8 @@ Usage::
 
 For each photo of the split (``--every K``: every K-th by sorted id), default
 ``segment(model=...)`` (seed 0) runs with the model's :data:`MODELS` entry
-updated by ``--set`` (a0, a1, a2 and boundary per 10^5 pixels, window, bins),
+updated by ``--set`` (a0, a1, a2 and boundary per 10^5 pixels, window, bins;
+``kappa``, the complexity weight, is passed to ``segment`` and ``energy``),
 and its result is scored against every annotator
 (:func:`swcuts.evaluation.metrics.benchmark_scores`). "humans lower": the
 share of photos on which the median annotator's −log π (every annotator
@@ -64,18 +65,20 @@ def run_one(args) -> dict:
     from swcuts.segmentation.image_models import MODELS
     from scipy.io import loadmat
 
+    setting = dict(setting)
+    kappa = float(setting.pop("kappa", 1.0))  # a segment() option, not a MODELS entry
     MODELS[model].update(setting)
     image = swcuts.load_image(image_path)
     gt = loadmat(truth_path)["groundTruth"]
     truths = [gt[0, k]["Segmentation"][0, 0].astype(np.int64) for k in range(gt.shape[1])]
     start = time.perf_counter()
-    seg = swcuts.segment(image, seed=0, model=model)
+    seg = swcuts.segment(image, seed=0, model=model, kappa=kappa)
     seconds = time.perf_counter() - start
     row = {k: v for k, v in benchmark_scores(seg.labels, truths).items() if k in SCORES}
     row["seconds"] = seconds
     if humans:
-        ours = swcuts.energy(image, seg.labels, model=model)
-        theirs = sorted(swcuts.energy(image, t, model=model) for t in truths)
+        ours = swcuts.energy(image, seg.labels, model=model, kappa=kappa)
+        theirs = sorted(swcuts.energy(image, t, model=model, kappa=kappa) for t in truths)
         median = float(np.median(theirs))
         row["humans_lower"] = float(median < ours)
         row["gap"] = 100.0 * (median - ours) / abs(ours)
