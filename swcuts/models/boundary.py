@@ -254,7 +254,8 @@ def learned_pair_weights(features, probability=None, offset=0.0):
     -------
     float64 array
         One weight per pixel pair, in the order of
-        :func:`swcuts.graph.region_graph.pixel_pairs`, in ±:data:`MAX_LOG_ODDS`.
+        :func:`swcuts.graph.region_graph.pixel_pairs`: c plus a value in
+        ±:data:`MAX_LOG_ODDS`.
 
     Examples
     --------
