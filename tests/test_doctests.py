@@ -52,6 +52,7 @@ MODULES = [
     "swcuts.graph.learned_edges",
     "swcuts.models.coarsening",
     "swcuts.models.image",
+    "swcuts.io.weights",
 ]
 
 

@@ -20,14 +20,14 @@ majority segment of atom i is that of atom j. The weights ship in
 from __future__ import annotations
 
 import os
-import threading
 from pathlib import Path
 
 import numpy as np
 
 from swcuts.graph.edge_probabilities import Q_MAX, kl_edge_probabilities, vertex_histograms
 from swcuts.graph.region_graph import pixel_pairs
-from swcuts.io.errors import InputError, one_line, show_path
+from swcuts.io.errors import InputError
+from swcuts.io.weights import WeightsFile, write_weights
 
 __all__ = ["learned_edge_probabilities", "edge_features", "load_edge_model", "save_edge_model",
            "EDGE_FEATURES", "DEFAULT_PATH", "FORMAT_VERSION", "REBUILD"]
@@ -43,12 +43,7 @@ EDGE_FEATURES = ("mean", "q10", "q25", "median", "q75", "q90", "max", "mean_logi
                  "log_length", "log_small", "log_large")
 _ARRAYS = ("mean", "std", "w1", "b1", "w2", "b2")
 
-_cache: dict = {}
-_lock = threading.Lock()
-
-
-def _refuse(path, why):
-    raise InputError(f"learned edge weights {show_path(path)}: {why}; rebuild them with: {REBUILD}")
+_WEIGHTS = WeightsFile("learned edge weights", FORMAT_VERSION, REBUILD)
 
 
 def load_edge_model(path=None) -> dict:
@@ -76,34 +71,16 @@ def load_edge_model(path=None) -> dict:
     >>> load_edge_model()["version"] == FORMAT_VERSION
     True
     """
-    p = Path(DEFAULT_PATH if path is None else os.fspath(path))
-    key = str(p.resolve()) if p.exists() else str(p)
-    with _lock:
-        if key in _cache:
-            return _cache[key]
-    if not p.is_file():
-        _refuse(p, "no such file")
-    try:
-        with np.load(p, allow_pickle=False) as z:
-            data = {k: z[k] for k in z.files}
-    except Exception as exc:
-        _refuse(p, f"unreadable ({one_line(exc)})")
-    version = data.get("format_version")
-    if version is None or int(version) != FORMAT_VERSION:
-        _refuse(p, f"format version {None if version is None else int(version)}, this swcuts reads {FORMAT_VERSION}")
+    return _WEIGHTS.load(DEFAULT_PATH if path is None else path, _parse)
+
+
+def _parse(data, p) -> dict:
     model = {"version": FORMAT_VERSION, "training": str(data.get("training", "")), "path": str(p)}
     for mode in ("colour", "grey"):
-        arrays = {}
-        for name in _ARRAYS:
-            k = f"{mode}_{name}"
-            if k not in data or not np.isfinite(data[k]).all():
-                _refuse(p, f"no finite array '{k}'")
-            arrays[name] = np.asarray(data[k], dtype=np.float64)
+        arrays = {name: _WEIGHTS.array(data, f"{mode}_{name}", p) for name in _ARRAYS}
         if arrays["mean"].shape != (len(EDGE_FEATURES),) or arrays["w1"].shape[0] != len(EDGE_FEATURES):
-            _refuse(p, f"the {mode} arrays do not fit {len(EDGE_FEATURES)} edge features")
+            _WEIGHTS.refuse(p, f"the {mode} arrays do not fit {len(EDGE_FEATURES)} edge features")
         model[mode] = arrays
-    with _lock:
-        _cache[key] = model
     return model
 
 
@@ -113,11 +90,8 @@ def save_edge_model(path, modes: dict, training: str) -> None:
     for mode, arrays in modes.items():
         for name in _ARRAYS:
             out[f"{mode}_{name}"] = np.asarray(arrays[name], dtype=np.float64)
-    tmp = Path(str(path) + ".tmp.npz")
-    np.savez_compressed(tmp, **out)
-    os.replace(tmp, path)
-    with _lock:
-        _cache.clear()
+    write_weights(path, out)
+    _WEIGHTS.forget()
 
 
 def edge_features(features, atoms, graph, boundary_map) -> np.ndarray:

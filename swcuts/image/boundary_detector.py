@@ -36,13 +36,13 @@ from __future__ import annotations
 
 import math
 import os
-import threading
 from pathlib import Path
 
 import numpy as np
 from numba import njit
 
-from swcuts.io.errors import InputError, show_path, one_line
+from swcuts.io.errors import InputError
+from swcuts.io.weights import WeightsFile, write_weights
 
 __all__ = ["boundary_probability", "boundary_features", "load_detector", "save_detector",
            "texton_responses", "nonmax_suppress", "DEFAULT_PATH", "FORMAT_VERSION", "REBUILD"]
@@ -60,8 +60,7 @@ _ARRAYS = ("lo", "hi", "centres", "mean", "std", "w1", "b1", "w2", "b2")
 #: Scalar settings of a weights file (shared by both modes).
 _SETTINGS = ("n_bins", "sigma", "levels", "texton_from", "fine")
 
-_cache: dict = {}
-_lock = threading.Lock()
+_WEIGHTS = WeightsFile("boundary detector weights", FORMAT_VERSION, REBUILD)
 
 
 # ---------------------------------------------------------------- weights
@@ -97,52 +96,22 @@ def load_detector(path=None) -> dict:
     >>> det["version"] == FORMAT_VERSION, sorted(det)[:2]
     (True, ['colour', 'grey'])
     """
-    p = Path(DEFAULT_PATH if path is None else os.fspath(path))
-    key = str(p.resolve()) if p.exists() else str(p)
-    with _lock:
-        if key in _cache:
-            return _cache[key]
-    det = _read(p)
-    with _lock:
-        _cache[key] = det
-    return det
+    return _WEIGHTS.load(DEFAULT_PATH if path is None else path, _parse)
 
 
-def _refuse(path, why):
-    raise InputError(f"boundary detector weights {show_path(path)}: {why}; rebuild them with: {REBUILD}")
-
-
-def _read(p: Path) -> dict:
-    if not p.is_file():
-        _refuse(p, "no such file")
-    try:
-        with np.load(p, allow_pickle=False) as z:
-            data = {k: z[k] for k in z.files}
-    except Exception as exc:  # a corrupt zip, a truncated file, not an npz
-        _refuse(p, f"unreadable ({one_line(exc)})")
-    version = data.get("format_version")
-    if version is None or int(version) != FORMAT_VERSION:
-        _refuse(p, f"format version {None if version is None else int(version)}, this swcuts reads {FORMAT_VERSION}")
+def _parse(data, p) -> dict:
     det = {"version": FORMAT_VERSION, "path": str(p), "training": str(data.get("training", "")),
            "settings": {}}
     for name in _SETTINGS:
         if name not in data:
-            _refuse(p, f"no '{name}' setting")
+            _WEIGHTS.refuse(p, f"no '{name}' setting")
         det["settings"][name] = float(data[name])
     for mode in MODES.values():
-        arrays = {}
-        for name in _ARRAYS:
-            k = f"{mode}_{name}"
-            if k not in data:
-                _refuse(p, f"no array '{k}'")
-            a = np.asarray(data[k], dtype=np.float64)
-            if not np.isfinite(a).all():
-                _refuse(p, f"array '{k}' is not finite")
-            arrays[name] = a
+        arrays = {name: _WEIGHTS.array(data, f"{mode}_{name}", p) for name in _ARRAYS}
         n_in, n_hidden = arrays["w1"].shape if arrays["w1"].ndim == 2 else (-1, -1)
         if (arrays["mean"].shape != (n_in,) or arrays["std"].shape != (n_in,) or arrays["b1"].shape != (n_hidden,)
                 or arrays["w2"].shape != (n_hidden,) or arrays["centres"].ndim != 2):
-            _refuse(p, f"the {mode} arrays do not fit together")
+            _WEIGHTS.refuse(p, f"the {mode} arrays do not fit together")
         det[mode] = arrays
     return det
 
@@ -167,11 +136,8 @@ def save_detector(path, modes: dict, settings: dict, training: str) -> None:
     for mode, arrays in modes.items():
         for name in _ARRAYS:
             out[f"{mode}_{name}"] = np.asarray(arrays[name], dtype=np.float32)
-    tmp = Path(str(path) + ".tmp.npz")
-    np.savez_compressed(tmp, **out)
-    os.replace(tmp, path)
-    with _lock:
-        _cache.clear()
+    write_weights(path, out)
+    _WEIGHTS.forget()
 
 
 # ---------------------------------------------------------------- features
