@@ -19,7 +19,7 @@ Each is reported as wall seconds and as CPU seconds of the child process
 during a first run, its CPU seconds too): on a shared machine the wall
 time grows with the load, the CPU time much less. ``--prewarm on|off``
 forces that helper on or off (``SWCUTS_PREWARM``); by default it runs
-when the process may use two cores.
+when the load average leaves a core free.
 
 With ``--compiled`` it also lists the numba functions the first run
 compiled (from ``NUMBA_DEBUG_CACHE``; the main process's, not the
@@ -136,8 +136,11 @@ def profile_compiles(out_dir: str) -> list:
 
 
 def busy_core():
-    """A process that keeps one core busy (a busy loop) until it is killed."""
-    return subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    """A process that keeps one core busy (a busy loop) until it is killed: in
+    a session of its own, as another program of the user's would be (Linux
+    schedules each session as one group, so a busy loop of this session
+    would take turns with the run's processes instead)."""
+    return subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
 
 
 def main():
@@ -147,7 +150,7 @@ def main():
     ap.add_argument("--profile", type=int, default=0, metavar="N",
                     help="print the N functions with the longest compile time")
     ap.add_argument("--prewarm", choices=("on", "off"),
-                    help="force the first run's helper process on or off (default: on with two cores)")
+                    help="force the first run's helper process on or off (default: by the load)")
     ap.add_argument("--busy", action="store_true",
                     help="keep another core busy (a busy loop in another process) during the runs")
     args = ap.parse_args()
@@ -165,7 +168,7 @@ def main():
             busy.wait()
     warm_wall = statistics.median(w for w, _ in warm)
     warm_cpu = statistics.median(c for _, c in warm)
-    prewarm = {None: "default", "1": "on", "0": "off"}[PREWARM[0]]
+    prewarm = {None: "by the load", "1": "on", "0": "off"}[PREWARM[0]]
     print(f"swcuts segment {IMAGE.relative_to(ROOT)} -o OUT (default options), {os.cpu_count()} cores, "
           f"load average {os.getloadavg()[0]:.2f}, helper process {prewarm}"
           + (", another core kept busy" if args.busy else ""))

@@ -20,13 +20,13 @@ then), a new interpreter.
 library code may call :func:`swcuts.segment` from pools of processes or
 threads, where a helper per call would oversubscribe the cores).
 :func:`helper` starts the process only when it can help: the default
-sampler's kernel is not in the cache yet, the process may run on a
-second core, and ``SWCUTS_PREWARM`` is not ``0``. Whatever the load: no job
-is compiled twice (below), so the helper costs a fork and a few seconds of
-a core; when other work keeps the second core busy, a second process of
-this run still gets its share of the machine (with a busy loop on the other
-of two cores, the two processes get about 4/3 of a core between them, the
-main process alone 1). Then, for each job the main process reaches:
+sampler's kernel is not in the cache yet, the machine has a second core
+that other work does not keep busy (load average), and ``SWCUTS_PREWARM``
+is not ``0`` (``1``: whatever the load). A busy second core is no use to
+it: Linux schedules the processes of one session as one group (autogroup),
+so with another program busy on the other of two cores, this run gets one
+core however many processes it starts. Then, for each job the main process
+reaches:
 
 * done by the helper: loaded from the cache;
 * being compiled by the helper: the main process waits for it (waiting is
@@ -129,12 +129,18 @@ def _default_kernel_cached() -> bool:
         return True
 
 
-def _cores() -> int:
-    """The cores this process may run on."""
+def _idle_cores() -> float:
+    """Cores free for a helper: this process's cores less the load average
+    of the last minute, and less at least one core for this process."""
     try:
-        return len(os.sched_getaffinity(0))
+        cores = len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not Linux
-        return os.cpu_count() or 1
+        cores = os.cpu_count() or 1
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):  # pragma: no cover - Windows
+        load = 0.0
+    return cores - max(load, 1.0)
 
 
 class Helper:
@@ -270,7 +276,7 @@ def start() -> Helper | None:
     wanted = os.environ.get("SWCUTS_PREWARM", "")
     if wanted == "0" or _co.load_hook is not None:
         return None
-    if wanted != "1" and _cores() < 2:  # one core: the helper would only take turns with this process
+    if wanted != "1" and _idle_cores() < 0.5:  # no core free: the helper would only add work
         return None
     if _default_kernel_cached():
         return None
