@@ -30,7 +30,10 @@ process's: what the helper compiled is not there), and prints the N functions wi
 function's own time, its callees' compilation subtracted; numba's own
 overloads such as ``ol_np_empty`` show up too).
 
-Run: ``python benchmarks/first_run.py [--repeat N] [--compiled] [--profile N] [--prewarm on|off]``.
+With ``--busy`` another process keeps a core busy during the runs (the
+issue's "also with the other core busy").
+
+Run: ``python benchmarks/first_run.py [--repeat N] [--compiled] [--profile N] [--prewarm on|off] [--busy]``.
 Timings on a shared machine are noisy; compare medians of several calls.
 """
 
@@ -132,6 +135,14 @@ def profile_compiles(out_dir: str) -> list:
     return [(float(s), name) for s, name in rows]
 
 
+def busy_core():
+    """A process that keeps one core busy (a busy loop) until it is killed: in
+    a session of its own, as another program of the user's would be (Linux
+    schedules each session as one group, so a busy loop of this session
+    would take turns with the run's processes instead)."""
+    return subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeat", type=int, default=3, help="warm runs (median)")
@@ -140,17 +151,27 @@ def main():
                     help="print the N functions with the longest compile time")
     ap.add_argument("--prewarm", choices=("on", "off"),
                     help="force the first run's helper process on or off (default: by the load)")
+    ap.add_argument("--busy", action="store_true",
+                    help="keep another core busy (a busy loop in another process) during the runs")
     args = ap.parse_args()
     if args.prewarm:
         PREWARM[0] = "1" if args.prewarm == "on" else "0"
-    with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as out:
-        first, first_cpu, log = run_segment(cache, str(Path(out) / "first"), debug_cache=args.compiled)
-        warm = [run_segment(cache, str(Path(out) / f"warm{i}"))[:2] for i in range(args.repeat)]
+    busy = busy_core() if args.busy else None
+    try:
+        with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as out:
+            time.sleep(0.5 if busy else 0.0)
+            first, first_cpu, log = run_segment(cache, str(Path(out) / "first"), debug_cache=args.compiled)
+            warm = [run_segment(cache, str(Path(out) / f"warm{i}"))[:2] for i in range(args.repeat)]
+    finally:
+        if busy is not None:
+            busy.kill()
+            busy.wait()
     warm_wall = statistics.median(w for w, _ in warm)
     warm_cpu = statistics.median(c for _, c in warm)
     prewarm = {None: "by the load", "1": "on", "0": "off"}[PREWARM[0]]
     print(f"swcuts segment {IMAGE.relative_to(ROOT)} -o OUT (default options), {os.cpu_count()} cores, "
-          f"load average {os.getloadavg()[0]:.2f}, helper process {prewarm}")
+          f"load average {os.getloadavg()[0]:.2f}, helper process {prewarm}"
+          + (", another core kept busy" if args.busy else ""))
     print(f"{'measure':<44} {'wall s':>8} {'CPU s':>8} {'target':>8}")
     print(f"{'first run (empty numba cache)':<44} {first:>8.2f} {first_cpu:>8.2f} "
           f"{'<= ' + str(TARGET_FIRST):>8}  {'MET' if first <= TARGET_FIRST else 'NOT MET'}")

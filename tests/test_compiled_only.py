@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import numpy as np
 from numba import njit
@@ -89,7 +90,10 @@ RUN = textwrap.dedent("""
 
 def test_the_caller_caches_the_callee_with_itself(tmp_path):
     (tmp_path / "kernels.py").write_text(MODULE)
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(tmp_path))
+    # swcuts from this checkout, installed or not
+    root = str(Path(__file__).resolve().parents[1])
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"),
+               PYTHONPATH=os.pathsep.join([str(tmp_path), root]))
 
     def run():
         done = subprocess.run([sys.executable, "-c", RUN], cwd=tmp_path, env=env,
