@@ -46,6 +46,13 @@ OCCLUSION_CHECK = True
 #: ... and whose data cost under the discrete flow exceeds this (a residual
 #: of twice the noise deviation on one channel).
 OCCLUSION_MIN_COST = 4.5
+#: Out-of-view pixels: a pixel whose flow fails the forward-backward check
+#: and whose context (the flow of the nearest pixel that passes it) puts its
+#: source outside frame 1 is not seen in frame 1 (it entered the view, e.g.
+#: the left border of a stereo pair's left image): its own match is ignored
+#: and it takes its region's refined flow, as a nil pixel does (it stays
+#: non-nil in the output; :func:`_source_outside`).
+OUT_OF_VIEW = True
 #: Inlier scale of the first Gauss-Newton iterations (then 1).
 GNC = (8.0, 4.0, 2.0)
 
@@ -202,6 +209,14 @@ def _fill_nearest(flow, valid):
     return flow[idx[0], idx[1]]
 
 
+def _source_outside(flow):
+    """The pixels x whose source x − flow(x) lies outside the frame."""
+    h, w = flow.shape[:2]
+    sx = np.arange(w)[None, :] - flow[..., 0]
+    sy = np.arange(h)[:, None] - flow[..., 1]
+    return (sx < 0) | (sx > w - 1) | (sy < 0) | (sy > h - 1)
+
+
 def _grey8(frame):
     return np.clip(np.rint(frame.mean(axis=2)), 0, 255).astype(np.uint8)
 
@@ -330,7 +345,17 @@ def refine_flow(frame1, frame2, flow, regions, *, sigma=2.0, nil_cost=6.0, beta=
         # areas the backward flow is unreliable (the aperture problem) and
         # the check fails where the flow is right.
         e_base, _, _, _ = _pixel_cost(frame1, frame2, base, valid, sigma, nil_cost)
-        valid = valid & ~(occlusion_check(frame1, frame2, base) & (e_base > OCCLUSION_MIN_COST))
+        failed = occlusion_check(frame1, frame2, base)
+        if OUT_OF_VIEW:
+            # Not seen in frame 1: their own match is ignored (they neither
+            # pull a fit nor count in an energy) and they take their
+            # region's chosen flow, as nil pixels do; a region with no pixel
+            # left takes its nearest seen pixels' flow (the first candidate,
+            # ``base``, wins the tie of empty energies).
+            unseen = valid & failed & _source_outside(_fill_nearest(base, valid & ~failed))
+            valid = valid & ~unseen
+            base = _fill_nearest(base, valid)
+        valid = valid & ~(failed & (e_base > OCCLUSION_MIN_COST))
     gx1, gy1 = frame_gradient(frame1)
     if not vertical:  # no v column in the Gauss-Newton steps: v stays 0
         gy1 = np.zeros_like(gy1)
