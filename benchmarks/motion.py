@@ -23,7 +23,12 @@ Cases (frame 2 is the reference everywhere, ``frame2(x) = frame1(x - flow)``):
 A method is a callable ``method(frame1, frame2) -> (flow, objects)``; the
 peers' objects come from k-means on their flow
 (:func:`swcuts.evaluation.motion_peers.flow_objects`). swcuts is included when
-``swcuts.segment_motion`` exists (called with ``seed=0``).
+``swcuts.segment_motion`` exists (called with ``seed=0``). ``dis+vr`` is DIS
+followed by OpenCV's variational refinement at swcuts' iterations, two
+components of swcuts' own refinement (:func:`_dis_vr_method`): the baseline
+that says how much of swcuts' lead they give alone. ``--refine-set
+BOTTOM_UP=False`` (any constant of :mod:`swcuts.motion.flow_refine`, repeatable)
+runs the ablations of docs/algorithms/motion.md.
 
 Printed: per case, EPE (mean end-point error over the pixels with known
 truth, occluded ones included), object VoI (synthetic only), seconds, and
@@ -103,11 +108,39 @@ def _swcuts_method():
     return method
 
 
+def _dis_vr_method():
+    """A stronger baseline than DIS's preset: DIS (medium) followed by the same
+    OpenCV variational refinement, at the same iterations, that swcuts'
+    refinement runs (:data:`swcuts.motion.flow_refine.VARIATIONAL_ITERATIONS`),
+    on the frames as swcuts scales them. On a stereo pair (``method.stereo``)
+    v is set to 0, as swcuts' ``vertical=False`` does. Both components are
+    part of swcuts' refinement (DIS as one candidate per region): this row
+    says how much of swcuts' lead over DIS they give alone."""
+    from swcuts.motion.flow_refine import _dis, _variational
+    from swcuts.motion.frames import _as_frames
+    from swcuts.evaluation.motion_peers import flow_objects
+
+    def method(frame1, frame2, vertical=True):
+        f1, f2 = _as_frames(frame1, frame2, -1)
+        flow = _dis(f1, f2)
+        if not vertical:
+            flow[..., 1] = 0.0
+        flow = _variational(f1, f2, flow)
+        if not vertical:
+            flow[..., 1] = 0.0
+        flow = np.asarray(flow, np.float64)
+        return flow, flow_objects(flow)
+
+    method.stereo = lambda frame1, frame2: method(frame1, frame2, vertical=False)
+    return method
+
+
 def default_methods() -> dict:
-    """``{name: method}``: DIS, Farneback and, if it exists, swcuts."""
+    """``{name: method}``: DIS, Farneback, DIS followed by the variational
+    refinement (``dis+vr``) and, if it exists, swcuts."""
     import swcuts
 
-    methods = {"dis": _peer("dis"), "farneback": _peer("farneback")}
+    methods = {"dis": _peer("dis"), "farneback": _peer("farneback"), "dis+vr": _dis_vr_method()}
     if hasattr(swcuts, "segment_motion"):
         methods["swcuts"] = _swcuts_method()
     return methods
@@ -364,13 +397,26 @@ def print_phases(rows):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--methods", default=None, help="comma-separated subset of dis,farneback,swcuts")
+    ap.add_argument("--methods", default=None, help="comma-separated subset of dis,farneback,dis+vr,swcuts")
     ap.add_argument("--cases", default="synthetic,rectangles,middlebury,stereo")
     ap.add_argument("--pairs", type=int, default=6, help="layered synthetic pairs")
     ap.add_argument("--middlebury", default=None, help="folder of the Middlebury sequences")
     ap.add_argument("--csv", default=None, help="also write the per-pair rows here")
     ap.add_argument("--no-tracemalloc", action="store_true", help="time without tracemalloc running")
+    ap.add_argument("--refine-set", action="append", default=[], metavar="NAME=VALUE",
+                    help="set a constant of swcuts.motion.flow_refine (a Python literal), e.g. "
+                         "BOTTOM_UP=False or 'VARIATIONAL_STARTS=((4, 2),)'")
     args = ap.parse_args(argv)
+    if args.refine_set:
+        import ast
+
+        import swcuts.motion.flow_refine as flow_refine
+
+        for item in args.refine_set:
+            name, _, value = item.partition("=")
+            if not hasattr(flow_refine, name):
+                ap.error(f"swcuts.motion.flow_refine has no constant {name!r}")
+            setattr(flow_refine, name, ast.literal_eval(value))
     methods = default_methods()
     if args.methods:
         wanted = [m.strip() for m in args.methods.split(",") if m.strip()]

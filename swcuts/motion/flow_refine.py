@@ -35,6 +35,10 @@ MIN_AFFINE_PIXELS = 30
 #: EPE 0.203 with them, 0.160 with 20/10, 0.148 with 50/20 (Grove3 0.745,
 #: 0.689, 0.678; the layered pairs unchanged).
 VARIATIONAL_ITERATIONS = (50, 20)
+#: The starts of the dense variational step: each entry a pyramid of
+#: downsampling factors (coarsest first) run before the full-size step
+#: (:func:`_variational_pyramid`); () is the full-size step alone.
+VARIATIONAL_STARTS = ((),)
 #: Also offer OpenCV's DIS flow (medium preset) as a candidate of every
 #: region (a bottom-up proposal, kept only where it lowers the region's
 #: energy like any other candidate).
@@ -235,6 +239,34 @@ def _variational(frame1, frame2, flow):
     return -np.asarray(F, np.float32)
 
 
+def _variational_pyramid(frame1, frame2, flow, scales, vertical=True):
+    """:func:`_variational` coarse to fine: at each downsampling factor of
+    ``scales`` (coarsest first; () = full size only) the flow is refined on
+    the frames shrunk by that factor (OpenCV ``INTER_AREA``), started from
+    the flow so far (shrunk, and its vectors divided by the factor), then
+    brought back to full size; last at full size. As DIS runs its
+    variational step at every level of its pyramid: from a start far from
+    the truth, the coarse levels take the large steps that the full-size
+    fixed-point iterations do not. ``vertical`` False keeps v at 0."""
+    import cv2
+
+    h, w = frame1.shape[:2]
+    f = np.ascontiguousarray(np.asarray(flow, np.float32))
+    for s in scales:
+        hs, ws = max(h // s, 8), max(w // s, 8)
+        small = [cv2.resize(a, (ws, hs), interpolation=cv2.INTER_AREA) for a in (frame1, frame2)]
+        small = [a[..., None] if a.ndim == 2 else a for a in small]
+        fs = cv2.resize(f, (ws, hs), interpolation=cv2.INTER_AREA) * np.float32([ws / w, hs / h])
+        fs = _variational(small[0], small[1], fs)
+        f = cv2.resize(fs, (w, h), interpolation=cv2.INTER_LINEAR) * np.float32([w / ws, h / hs])
+        if not vertical:
+            f[..., 1] = 0.0
+    f = _variational(frame1, frame2, f)
+    if not vertical:
+        f[..., 1] = 0.0
+    return f
+
+
 def _dis(frame1, frame2):
     """OpenCV's DIS flow (medium preset) in swcuts' convention (see
     :func:`_variational` for OpenCV's)."""
@@ -394,10 +426,10 @@ def refine_flow(frame1, frame2, flow, regions, *, sigma=2.0, nil_cost=6.0, beta=
     if dense:
         # A dense variational refinement (OpenCV's, as inside DIS) started
         # from that flow, kept per region where it lowers the energy too.
-        vr = _variational(frame1, frame2, out)
-        if not vertical:
-            vr[..., 1] = 0.0
-        out = _pick(frame1, frame2, [out, vr], regions, valid, sigma, nil_cost, beta)
+        cands = [out]
+        for scales in VARIATIONAL_STARTS:
+            cands.append(_variational_pyramid(frame1, frame2, out, scales, vertical))
+        out = _pick(frame1, frame2, cands, regions, valid, sigma, nil_cost, beta)
     filled = out.astype(np.float64)
     out = filled.copy()
     out[nil] = np.nan
