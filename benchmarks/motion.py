@@ -1,7 +1,7 @@
 """Two-frame motion: swcuts against OpenCV's DIS and Farneback (issue 17).
 
 Usage: python benchmarks/motion.py [--methods dis,farneback,swcuts] [--pairs 6]
-                                   [--cases synthetic,rectangles,middlebury,stereo]
+                                   [--cases synthetic,rectangles,middlebury,stereo,sintel]
                                    [--middlebury DIR] [--csv FILE]
 
 Cases (frame 2 is the reference everywhere, ``frame2(x) = frame1(x - flow)``):
@@ -16,6 +16,10 @@ Cases (frame 2 is the reference everywhere, ``frame2(x) = frame1(x - flow)``):
   ``python benchmarks/stereo_data.py``): frame 2 = left, frame 1 = right,
   truth = (disparity, 0); swcuts runs with ``vertical=False``, the peers
   as for any pair;
+* ``sintel``: six MPI-Sintel training pairs, 1024x436 (alley_1, cave_2 and
+  market_5 in the clean and the final pass; motion up to 10, 46 and 132 px;
+  fetch them with ``python benchmarks/sintel_data.py``), held out: never used
+  to set a default (not in the default ``--cases``);
 * ``middlebury``: Dimetrodon, Grove3, Urban3, Venus
   (:func:`swcuts.evaluation.motion_datasets.load_middlebury`: frame 1 = frame11,
   frame 2 = frame10, truth = -flow10), RGB.
@@ -55,8 +59,9 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+for _p in (ROOT, ROOT / "benchmarks"):
+    if str(_p) not in sys.path:
+        sys.path.insert(0, str(_p))
 
 SHAPE = (120, 160)
 TARGETS = {
@@ -170,6 +175,14 @@ def cases(kinds=("synthetic", "rectangles", "middlebury"), n_pairs=6, middlebury
                 yield "middlebury", name, load_middlebury(name, middlebury_root)
             except FileNotFoundError as exc:
                 print(f"skipping {name}: {exc}", file=sys.stderr)
+    if "sintel" in kinds:
+        from sintel_data import load_sintel, pair_names
+
+        for name in pair_names():
+            try:
+                yield "sintel", name, load_sintel(name)
+            except FileNotFoundError as exc:
+                print(f"skipping sintel {name}: {exc}", file=sys.stderr)
     if "stereo" in kinds:
         from swcuts.evaluation.motion_datasets import STEREO_PAIRS, load_stereo
 
