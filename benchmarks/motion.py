@@ -1,7 +1,7 @@
 """Two-frame motion: swcuts against OpenCV's DIS and Farneback (issue 17).
 
 Usage: python benchmarks/motion.py [--methods dis,farneback,swcuts] [--pairs 6]
-                                   [--cases synthetic,rectangles,middlebury,stereo]
+                                   [--cases synthetic,rectangles,middlebury,stereo,sintel]
                                    [--middlebury DIR] [--csv FILE]
 
 Cases (frame 2 is the reference everywhere, ``frame2(x) = frame1(x - flow)``):
@@ -16,6 +16,10 @@ Cases (frame 2 is the reference everywhere, ``frame2(x) = frame1(x - flow)``):
   ``python benchmarks/stereo_data.py``): frame 2 = left, frame 1 = right,
   truth = (disparity, 0); swcuts runs with ``vertical=False``, the peers
   as for any pair;
+* ``sintel``: six MPI-Sintel training pairs, 1024x436 (alley_1, cave_2 and
+  market_5 in the clean and the final pass; motion up to 10, 46 and 132 px;
+  fetch them with ``python benchmarks/sintel_data.py``), held out: never used
+  to set a default (not in the default ``--cases``);
 * ``middlebury``: Dimetrodon, Grove3, Urban3, Venus
   (:func:`swcuts.evaluation.motion_datasets.load_middlebury`: frame 1 = frame11,
   frame 2 = frame10, truth = -flow10), RGB.
@@ -23,7 +27,12 @@ Cases (frame 2 is the reference everywhere, ``frame2(x) = frame1(x - flow)``):
 A method is a callable ``method(frame1, frame2) -> (flow, objects)``; the
 peers' objects come from k-means on their flow
 (:func:`swcuts.evaluation.motion_peers.flow_objects`). swcuts is included when
-``swcuts.segment_motion`` exists (called with ``seed=0``).
+``swcuts.segment_motion`` exists (called with ``seed=0``). ``dis+vr`` is DIS
+followed by OpenCV's variational refinement at swcuts' iterations, two
+components of swcuts' own refinement (:func:`_dis_vr_method`): the baseline
+that says how much of swcuts' lead they give alone. ``--refine-set
+BOTTOM_UP=False`` (any constant of :mod:`swcuts.motion.flow_refine`, repeatable)
+runs the ablations of docs/algorithms/motion.md.
 
 Printed: per case, EPE (mean end-point error over the pixels with known
 truth, occluded ones included), object VoI (synthetic only), seconds, and
@@ -40,6 +49,7 @@ import argparse
 import csv
 import math
 import os
+import resource
 import sys
 import threading
 import time
@@ -49,8 +59,9 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+for _p in (ROOT, ROOT / "benchmarks"):
+    if str(_p) not in sys.path:
+        sys.path.insert(0, str(_p))
 
 SHAPE = (120, 160)
 TARGETS = {
@@ -80,14 +91,20 @@ def _peer(name):
 
 def _swcuts_method():
     import swcuts
+    from swcuts.inference.budget import Budget
 
+    # The phases are timed in CPU seconds of this process (a Budget on
+    # time.process_time, no time limit): on the shared machine wall time
+    # depends on the load.
     def method(frame1, frame2):
-        result = swcuts.segment_motion(frame1, frame2, seed=0)
+        result = swcuts.segment_motion(frame1, frame2, seed=0,
+                                       time_budget=Budget(None, clock=time.process_time))
         method.phases = getattr(result, "phases", None)
         return result.dense_flow(), result.objects
 
     def stereo(frame1, frame2):
-        result = swcuts.segment_motion(frame1, frame2, seed=0, vertical=False)
+        result = swcuts.segment_motion(frame1, frame2, seed=0, vertical=False,
+                                       time_budget=Budget(None, clock=time.process_time))
         method.phases = getattr(result, "phases", None)
         return result.dense_flow(), result.objects
 
@@ -96,11 +113,39 @@ def _swcuts_method():
     return method
 
 
+def _dis_vr_method():
+    """A stronger baseline than DIS's preset: DIS (medium) followed by the same
+    OpenCV variational refinement, at the same iterations, that swcuts'
+    refinement runs (:data:`swcuts.motion.flow_refine.VARIATIONAL_ITERATIONS`),
+    on the frames as swcuts scales them. On a stereo pair (``method.stereo``)
+    v is set to 0, as swcuts' ``vertical=False`` does. Both components are
+    part of swcuts' refinement (DIS as one candidate per region): this row
+    says how much of swcuts' lead over DIS they give alone."""
+    from swcuts.motion.flow_refine import _dis, _variational
+    from swcuts.motion.frames import _as_frames
+    from swcuts.evaluation.motion_peers import flow_objects
+
+    def method(frame1, frame2, vertical=True):
+        f1, f2 = _as_frames(frame1, frame2, -1)
+        flow = _dis(f1, f2)
+        if not vertical:
+            flow[..., 1] = 0.0
+        flow = _variational(f1, f2, flow)
+        if not vertical:
+            flow[..., 1] = 0.0
+        flow = np.asarray(flow, np.float64)
+        return flow, flow_objects(flow)
+
+    method.stereo = lambda frame1, frame2: method(frame1, frame2, vertical=False)
+    return method
+
+
 def default_methods() -> dict:
-    """``{name: method}``: DIS, Farneback and, if it exists, swcuts."""
+    """``{name: method}``: DIS, Farneback, DIS followed by the variational
+    refinement (``dis+vr``) and, if it exists, swcuts."""
     import swcuts
 
-    methods = {"dis": _peer("dis"), "farneback": _peer("farneback")}
+    methods = {"dis": _peer("dis"), "farneback": _peer("farneback"), "dis+vr": _dis_vr_method()}
     if hasattr(swcuts, "segment_motion"):
         methods["swcuts"] = _swcuts_method()
     return methods
@@ -130,6 +175,14 @@ def cases(kinds=("synthetic", "rectangles", "middlebury"), n_pairs=6, middlebury
                 yield "middlebury", name, load_middlebury(name, middlebury_root)
             except FileNotFoundError as exc:
                 print(f"skipping {name}: {exc}", file=sys.stderr)
+    if "sintel" in kinds:
+        from sintel_data import load_sintel, pair_names
+
+        for name in pair_names():
+            try:
+                yield "sintel", name, load_sintel(name)
+            except FileNotFoundError as exc:
+                print(f"skipping sintel {name}: {exc}", file=sys.stderr)
     if "stereo" in kinds:
         from swcuts.evaluation.motion_datasets import STEREO_PAIRS, load_stereo
 
@@ -222,7 +275,7 @@ def run(methods: dict, kinds, n_pairs, middlebury_root=None, trace=True) -> list
             if trace:
                 tracemalloc.start()
             with _PeakRSS() as mem:
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.process_time()
                 try:
                     call = getattr(method, "stereo", method) if kind == "stereo" else method
                     flow, objects = call(pair.frame1, pair.frame2)
@@ -231,11 +284,13 @@ def run(methods: dict, kinds, n_pairs, middlebury_root=None, trace=True) -> list
                     flow = objects = None
                     error = f"{type(exc).__name__}: {exc}"
                 seconds = time.perf_counter() - t0
+                cpu = time.process_time() - c0
             traced = math.nan
             if trace:
                 traced = tracemalloc.get_traced_memory()[1] / 2 ** 20
                 tracemalloc.stop()
-            row = {"kind": kind, "case": name, "method": mname, "seconds": seconds,
+            row = {"kind": kind, "case": name, "method": mname, "seconds": seconds, "cpu": cpu,
+                   "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                    "peak_mb": mem.growth / 2 ** 20, "traced_mb": traced, "epe": math.nan, "voi": math.nan, "solved": "",
                    "size": f"{pair.frame2.shape[1]}x{pair.frame2.shape[0]}", "error": error or "",
                    "phases": dict(getattr(method, "phases", None) or {})}
@@ -249,7 +304,7 @@ def run(methods: dict, kinds, n_pairs, middlebury_root=None, trace=True) -> list
                     row["solved"] = ("yes, " if solved else "no, ") + detail
             rows.append(row)
             print(f"  {name:16s} {mname:10s} EPE {row['epe']:.3f}  VoI {row['voi']:.3f}  "
-                  f"{seconds:6.2f} s  {row['peak_mb']:6.1f} MB rss {row['traced_mb']:6.1f} MB traced "
+                  f"{seconds:6.2f} s ({cpu:6.2f} CPU s)  {row['peak_mb']:6.1f} MB rss {row['traced_mb']:6.1f} MB traced "
                   f"{row['solved']} {row['error']}",
                   file=sys.stderr, flush=True)
     return rows
@@ -329,32 +384,52 @@ PHASES = ("regions", "data terms", "level 0", "level 2", "refining")
 
 
 def print_phases(rows):
-    """Seconds per phase of every swcuts call (``MotionSegmentation.phases``),
-    with the issue-36 target of 10 s per 640x480 pair beside the total."""
+    """CPU seconds per phase of every swcuts call (``MotionSegmentation.phases``
+    timed on :func:`time.process_time`), with the issue-36 target of 10 s per
+    640x480 pair beside the total, the wall seconds and the load beside it,
+    and the EPE beside DIS's."""
     timed = [r for r in rows if r.get("phases")]
     if not timed:
         return
-    print(f"\nswcuts phases (s; 'data terms', 'level 0' and 'level 2' are inside sampling), "
-          f"1-min load average now {os.getloadavg()[0]:.1f}")
+    dis = {r["case"]: r["epe"] for r in rows if r["method"] == "dis"}
+    print(f"\nswcuts phases (CPU s of this process; 'data terms', 'level 0' and 'level 2' are inside "
+          f"sampling), 1-min load average now {os.getloadavg()[0]:.1f}")
     print(f"{'case':18s} {'size':8s} " + " ".join(f"{p:>10s}" for p in PHASES)
-          + f" {'total':>7s} {'[<=10 s at 640x480]':>20s}")
+          + f" {'CPU s':>7s} {'[<=10 s at 640x480]':>20s} {'wall s':>7s} {'EPE':>6s} {'DIS':>6s}"
+          f" {'maxrss MB':>9s}")
     for r in timed:
         ph = r["phases"]
         big = r["size"] == "640x480"
-        verdict = ("yes" if r["seconds"] <= 10 else "no") if big else "-"
+        verdict = ("yes" if r["cpu"] <= 10 else "no") if big else "-"
         print(f"{r['case']:18s} {r['size']:8s} " + " ".join(f"{ph.get(p, 0.0):10.2f}" for p in PHASES)
-              + f" {r['seconds']:7.2f} {verdict:>20s}")
+              + f" {r['cpu']:7.2f} {verdict:>20s} {r['seconds']:7.2f} {_f(r['epe']):>6s}"
+              f" {_f(dis.get(r['case'], math.nan)):>6s} {r['maxrss_mb']:9.0f}")
+    print("maxrss MB: the peak resident set of the benchmark process so far (ru_maxrss), "
+          "imports and earlier pairs included.")
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--methods", default=None, help="comma-separated subset of dis,farneback,swcuts")
+    ap.add_argument("--methods", default=None, help="comma-separated subset of dis,farneback,dis+vr,swcuts")
     ap.add_argument("--cases", default="synthetic,rectangles,middlebury,stereo")
     ap.add_argument("--pairs", type=int, default=6, help="layered synthetic pairs")
     ap.add_argument("--middlebury", default=None, help="folder of the Middlebury sequences")
     ap.add_argument("--csv", default=None, help="also write the per-pair rows here")
     ap.add_argument("--no-tracemalloc", action="store_true", help="time without tracemalloc running")
+    ap.add_argument("--refine-set", action="append", default=[], metavar="NAME=VALUE",
+                    help="set a constant of swcuts.motion.flow_refine (a Python literal), e.g. "
+                         "BOTTOM_UP=False or 'VARIATIONAL_STARTS=((4, 2),)'")
     args = ap.parse_args(argv)
+    if args.refine_set:
+        import ast
+
+        import swcuts.motion.flow_refine as flow_refine
+
+        for item in args.refine_set:
+            name, _, value = item.partition("=")
+            if not hasattr(flow_refine, name):
+                ap.error(f"swcuts.motion.flow_refine has no constant {name!r}")
+            setattr(flow_refine, name, ast.literal_eval(value))
     methods = default_methods()
     if args.methods:
         wanted = [m.strip() for m in args.methods.split(",") if m.strip()]

@@ -97,3 +97,48 @@ def test_pick_keeps_the_lower_energy_and_cannot_win_off_frame():
         return np.bincount(regions[keep], e[keep], minlength=n) + BETA * _pair_cost(flow, regions, valid, n)
 
     assert np.all(energy_inside_only(away) < energy_inside_only(truth))
+
+
+def _out_of_view_pair():
+    """A rectified pair (disparity 8 everywhere) whose left image's first 8
+    columns are out of view in the right one, and a discrete flow that
+    gives them a wrong match that fits (a copy of them planted in the right
+    image, 30 px away), as a sampler can when nothing is left to match."""
+    rng = np.random.default_rng(5)
+    from scipy import ndimage as ndi
+    h, w, d = 48, 96, 8
+    big = ndi.gaussian_filter(rng.random((h, w + 40)), 1.2)
+    big = (big - big.mean()) / big.std() * 40 + 128
+    left = big[:, 10:10 + w]
+    right = big[:, 10 + d:10 + d + w].copy()   # right(x - 8) = left(x)
+    right[:, 30:30 + d] = left[:, :d]           # left's band matches here, at u = -30
+    flow = np.zeros((h, w, 2))
+    flow[..., 0] = d
+    flow[:, :d, 0] = -30.0
+    flow[:, 30 + d:30 + 2 * d] = np.nan          # hidden by the planted copy
+    regions = np.zeros((h, w), int)
+    regions[:, :d] = 1
+    frames = [a[..., None].astype(np.float32) for a in (right, left)]
+    return frames, flow, regions, d
+
+
+@pytest.mark.parametrize("on", [True, False])
+def test_out_of_view_band_takes_its_context_flow(monkeypatch, on):
+    # The band's discrete flow fits the data but fails the forward-backward
+    # check, and the flow of its context (u = 8) would take it out of frame
+    # 1: it is not seen there, so it is filled from its context. Negative
+    # control (OUT_OF_VIEW off): the band keeps its wrong match.
+    import swcuts.motion.flow_refine as fr
+
+    monkeypatch.setattr(fr, "OUT_OF_VIEW", on)
+    (f1, f2), flow, regions, d = _out_of_view_pair()
+    out, filled = refine_flow(f1, f2, flow, regions, sigma=SIGMA, nil_cost=NIL, beta=BETA,
+                              return_filled=True, vertical=False)
+    band = np.abs(filled[:, :d, 0] - d)
+    if on:
+        assert np.median(band) < 1.0
+        np.testing.assert_array_equal(out[:, :d], filled[:, :d])   # not nil: a flow
+    else:
+        assert np.median(band) > 20.0
+    inner = np.abs(filled[4:-4, 60:-4, 0] - d)
+    assert np.median(inner) < 0.5

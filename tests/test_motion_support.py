@@ -218,7 +218,8 @@ def test_benchmark_includes_swcuts_when_registered(monkeypatch):
         def dense_flow(self):
             return self.flow
 
-    monkeypatch.setattr(swcuts, "segment_motion", lambda f1, f2, seed=None: Result(f1), raising=False)
+    monkeypatch.setattr(swcuts, "segment_motion", lambda f1, f2, seed=None, **options: Result(f1),
+                        raising=False)
     methods = bench.default_methods()
     assert "swcuts" in methods
     rows = bench.run({"swcuts": methods["swcuts"], "dis": methods["dis"]}, ("synthetic", "rectangles"), 1,

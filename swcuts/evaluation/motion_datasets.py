@@ -119,7 +119,7 @@ def load_middlebury(name: str, root=None, *, grey: bool = False) -> MotionPair:
 #: Rectified stereo pairs with ground-truth disparity that
 #: ``benchmarks/stereo_data.py`` puts in ``benchmarks/data/stereo`` (each a
 #: folder with left.png, right.png and disp.png or gt_disp_left.tif).
-STEREO_PAIRS = ("cones",)
+STEREO_PAIRS = ("cones", "cones-right")
 
 
 def stereo_root(root=None) -> Path:

@@ -47,14 +47,17 @@ def warp_frame1(frame1, flow, *, with_inside=False):
     h, w = img.shape[:2]
     if f.shape != (h, w, 2):
         raise ValueError(f"flow must have shape {(h, w, 2)}, got {f.shape}")
-    bad = ~np.isfinite(f).all(-1)
-    f = np.where(bad[..., None], np.float32(0.0), f)
-    ys, xs = np.mgrid[0:h, 0:w].astype(np.float32)
-    mx, my = xs - f[..., 0], ys - f[..., 1]
+    bad = ~(np.isfinite(f[..., 0]) & np.isfinite(f[..., 1]))
+    any_bad = bool(bad.any())
+    if any_bad:
+        f = np.where(bad[..., None], np.float32(0.0), f)
+    mx = np.arange(w, dtype=np.float32)[None, :] - f[..., 0]
+    my = np.arange(h, dtype=np.float32)[:, None] - f[..., 1]
     out = cv2.remap(img, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     if img.ndim == 3 and out.ndim == 2:  # OpenCV drops a single channel
         out = out[..., None]
-    out[bad] = np.nan
+    if any_bad:
+        out[bad] = np.nan
     if not with_inside:
         return out
     return out, ~bad & (mx >= 0) & (mx <= w - 1) & (my >= 0) & (my <= h - 1)
