@@ -14,7 +14,8 @@ import numpy as np
 
 __all__ = ["MODELS", "BINS", "ONE_CHANNEL_WEIGHT", "DEFAULT_MODEL", "PIXEL_MODEL", "VARYING_RANGE",
            "MIN_WEIGHT_PIXELS", "varying_channels", "posterior_weights", "model_window", "model_bins",
-           "model_evidence", "model_likelihood_weight", "model_edges", "model_evidence_offset"]
+           "model_evidence", "model_likelihood_weight", "model_edges", "model_evidence_offset",
+           "model_edge_power"]
 
 #: Histogram bins of the likelihood (per channel) of a model that names none
 #: in :data:`MODELS` (``bins=None``: the model's, :func:`model_bins`).
@@ -212,8 +213,9 @@ def model_evidence(model_name) -> str:
 def model_likelihood_weight(model_name, features) -> float:
     """ζ of the posterior ``model_name`` on an image's features: the share
     of its pixels that the region likelihood counts
-    (:func:`swcuts.models.coarsening.effective_pixel_fraction`) for a
-    model whose :data:`MODELS` entry is ``coarsened``, 1 otherwise.
+    (:func:`swcuts.models.coarsening.effective_pixel_fraction`) times the
+    :data:`MODELS` entry's ``coarsened`` (True: 1; at most 1 in all) for a
+    coarsened model, 1 otherwise.
 
     Examples
     --------
@@ -223,11 +225,12 @@ def model_likelihood_weight(model_name, features) -> float:
     >>> model_likelihood_weight("window", smooth), model_likelihood_weight("learned", smooth) < 0.01
     (1.0, True)
     """
-    if not MODELS[model_name].get("coarsened"):
+    factor = float(MODELS[model_name].get("coarsened", 0.0))
+    if not factor:
         return 1.0
     from swcuts.models.coarsening import effective_pixel_fraction
 
-    return effective_pixel_fraction(features)
+    return min(1.0, factor * effective_pixel_fraction(features))
 
 
 def model_edges(model_name) -> str:
@@ -242,6 +245,20 @@ def model_edges(model_name) -> str:
     'kl'
     """
     return MODELS[model_name].get("edges", "kl")
+
+
+def model_edge_power(model_name) -> float:
+    """The power τ on the learned SW-cut edge probabilities of the posterior
+    ``model_name`` (q ↦ q^τ; τ < 1 raises them and makes the clusters
+    larger): its :data:`MODELS` entry's ``edge_power``, 1 where it names
+    none. Eq. 53's probabilities are used as they are.
+
+    Examples
+    --------
+    >>> model_edge_power("window")
+    1.0
+    """
+    return float(MODELS[model_name].get("edge_power", 1.0))
 
 
 def model_evidence_offset(model_name) -> float:
