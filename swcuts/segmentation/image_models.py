@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 __all__ = ["MODELS", "BINS", "ONE_CHANNEL_WEIGHT", "DEFAULT_MODEL", "PIXEL_MODEL", "VARYING_RANGE",
-           "MIN_WEIGHT_PIXELS", "varying_channels", "posterior_weights", "model_window", "model_bins",
+           "MIN_WEIGHT_PIXELS", "ZETA_REFERENCE", "varying_channels", "posterior_weights", "model_window", "model_bins",
            "model_evidence", "model_likelihood_weight", "model_edges", "model_evidence_offset",
            "model_edge_power"]
 
@@ -76,6 +76,9 @@ MODELS = {
     "learned": {"a0": 5.0, "a1": 5.0, "a2": 0.25, "boundary": 1.0, "offset": -1.0, "window": 12.0,
                 "bins": 24, "evidence": "learned", "coarsened": True},
 }
+#: ζ0 of ``zeta_power`` (:func:`model_likelihood_weight`): about the median ζ
+#: of the BSDS500 validation photos.
+ZETA_REFERENCE = 0.1
 #: The weights of MODELS were chosen on colour photos, whose three feature
 #: channels each add their evidence to the likelihood. An image with one
 #: channel that varies (grey, or colour without chroma) has less evidence
@@ -213,9 +216,13 @@ def model_evidence(model_name) -> str:
 def model_likelihood_weight(model_name, features) -> float:
     """ζ of the posterior ``model_name`` on an image's features: the share
     of its pixels that the region likelihood counts
-    (:func:`swcuts.models.coarsening.effective_pixel_fraction`) times the
-    :data:`MODELS` entry's ``coarsened`` (True: 1; at most 1 in all) for a
-    coarsened model, 1 otherwise.
+    (:func:`swcuts.models.coarsening.effective_pixel_fraction`) for a model
+    whose :data:`MODELS` entry is ``coarsened``, 1 otherwise. The entry may
+    also set ``coarsened`` to a factor f (True: 1) and ``zeta_power`` γ
+    (default 1): ζ' = min(1, f ζ0 (ζ/ζ0)^γ) with ζ0 = :data:`ZETA_REFERENCE`
+    (γ < 1 narrows the spread of ζ between images; γ = 0 gives every image
+    f ζ0). ζ' depends on the image alone, so every segmentation of an image
+    is scored with the same power of the likelihood.
 
     Examples
     --------
@@ -225,12 +232,17 @@ def model_likelihood_weight(model_name, features) -> float:
     >>> model_likelihood_weight("window", smooth), model_likelihood_weight("learned", smooth) < 0.01
     (1.0, True)
     """
-    factor = float(MODELS[model_name].get("coarsened", 0.0))
+    m = MODELS[model_name]
+    factor = float(m.get("coarsened", 0.0))
     if not factor:
         return 1.0
     from swcuts.models.coarsening import effective_pixel_fraction
 
-    return min(1.0, factor * effective_pixel_fraction(features))
+    power = float(m.get("zeta_power", 1.0))
+    zeta = effective_pixel_fraction(features)
+    if power != 1.0:
+        zeta = ZETA_REFERENCE * (zeta / ZETA_REFERENCE) ** power
+    return min(1.0, factor * zeta)
 
 
 def model_edges(model_name) -> str:
