@@ -74,7 +74,8 @@ MODELS = {
     "texture": {"a0": 100.0, "a1": 0.0, "a2": 5.0, "boundary": 10.0, "evidence": "texture"},
     "window": {"a0": 100.0, "a1": 100.0, "a2": 5.0, "boundary": 10.0, "window": 12.0, "bins": 24},
     "learned": {"a0": 5.0, "a1": 5.0, "a2": 0.25, "boundary": 1.0, "offset": -1.0, "window": 12.0,
-                "bins": 24, "evidence": "learned", "coarsened": True},
+                "bins": 24, "evidence": "learned", "coarsened": True, "zeta_power": 0.0,
+                "edges": "learned", "edge_power": 8.0},
 }
 #: ζ0 of ``zeta_power`` (:func:`model_likelihood_weight`): about the median ζ
 #: of the BSDS500 validation photos.
