@@ -57,17 +57,21 @@ BINS = 32
 #: held out, it leads every peer on PRI, VoI and covering where 32 trailed
 #: felzenszwalb on VoI (README, "Likelihood bins"). "learned" is "window"
 #: with the coarsened likelihood (``coarsened``: every statistics row scaled
-#: by ζ, the image's share of independent pixels,
-#: :func:`swcuts.models.coarsening.effective_pixel_fraction`) and the learned
-#: boundary evidence (``evidence``: −logit of the trained detector's
+#: by ζ', :func:`model_likelihood_weight`; ``zeta_power`` 0: the same
+#: ζ' = 0.1 for every photo, since with each photo's own ζ,
+#: :func:`swcuts.models.coarsening.effective_pixel_fraction`, 0.04–0.2 on
+#: BSDS, the number of segments followed ζ rather than the scene), the
+#: learned boundary evidence (``evidence``: −logit of the trained detector's
 #: probability plus ``offset`` per cut pixel pair,
-#: :func:`swcuts.models.boundary.learned_pair_weights`); its weights, the
-#: best of 7 settings on 25 BSDS500 validation photos, are as good as
-#: "window"'s there; on 85 held-out training photos it has a lower VoI
-#: (−2.1 paired standard errors) and a lower PRI (−2.9), so it is not the default
-#: (docs/algorithms/learned_posterior.md, docs/real_photos.md).
-#: ``edges`` "learned" (not set by any model yet) takes the learned SW-cut
-#: edge probabilities (:func:`model_edges`).
+#: :func:`swcuts.models.boundary.learned_pair_weights`) and the learned SW-cut
+#: edge probabilities to the power 8 (``edges``, ``edge_power``,
+#: :func:`model_edges`; as calibrated, power 1, they slowed the annealing);
+#: its weights, the best of 10 settings on 25 BSDS500 validation photos and
+#: of the best two on all 100, lead "window" there on PRI, VoI and covering
+#: by 3.5, 4.1 and 2.6 paired standard errors (docs/real_photos.md,
+#: docs/algorithms/learned_posterior.md).
+#: ``edges`` "learned" takes the learned SW-cut edge probabilities
+#: (:func:`model_edges`) instead of eq. 53's.
 MODELS = {
     "paper": {"a0": 250.0, "a1": 2500.0, "a2": 5.0, "boundary": 0.0},
     "contrast": {"a0": 200.0, "a1": 0.0, "a2": 5.0, "boundary": 10.0},
