@@ -21,7 +21,8 @@ mean ± standard error over photos is printed.
 
 Splits: ``val`` (100 BSDS500 validation photos: choose there), ``rest``
 (the 170 training photos outside the 30 development ones: report there),
-``train`` (the 30 development photos). Never the test split. ``--grey``: the
+``train`` (the 30 development photos; ``--start``: the first position taken
+with ``--every``). Never the test split. ``--grey``: the
 photos made grey (:func:`skimage.color.rgb2gray`), cached apart.
 """
 
@@ -96,6 +97,7 @@ def main():
     ap.add_argument("--set", default="", help="comma list key=value of the model's MODELS entry")
     ap.add_argument("--split", default="val", choices=sorted(SPLITS))
     ap.add_argument("--every", type=int, default=1)
+    ap.add_argument("--start", type=int, default=0, help="with --every K: start at the photo of this position")
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--no-humans", action="store_true", help="skip scoring the annotators")
     ap.add_argument("--grey", action="store_true", help="the grey versions of the photos (rgb2gray)")
@@ -105,7 +107,7 @@ def main():
     args = ap.parse_args()
     setting = parse_set(args.set)
     base = SPLITS[args.split]
-    names = sorted((p.stem for p in (base / "images").glob("*.jpg")), key=int)[::args.every]
+    names = sorted((p.stem for p in (base / "images").glob("*.jpg")), key=int)[args.start::args.every]
     tag = f"{args.model}-" + "-".join(f"{k}{v}" for k, v in sorted(setting.items()))
     cache = Path(args.out) / (args.split + ("-grey" if args.grey else "")) / f"{tag}.json"
     cache.parent.mkdir(parents=True, exist_ok=True)
