@@ -33,11 +33,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from bsds import DATA  # noqa: E402
+
 import swcuts  # noqa: E402
 from swcuts.evaluation.datasets import open_dataset  # noqa: F401
 from swcuts.segmentation.energy import energy_terms  # noqa: F401
-
-from bsds import DATA  # noqa: E402
 
 TERMS = ("likelihood", "labels", "regions", "areas", "boundary")
 
@@ -53,6 +53,7 @@ def main():
     ap.add_argument("--set", default="", help="comma list key=value of the model's MODELS entry")
     args = ap.parse_args()
     from model_sweep import SPLITS, parse_set
+
     from swcuts.segmentation.image_models import MODELS
 
     MODELS[args.model].update(parse_set(args.set))

@@ -14,8 +14,12 @@ from swcuts.models.boundary import learned_pair_weights
 from swcuts.models.coarsening import effective_pixel_fraction
 from swcuts.models.image import ImageModel
 from swcuts.segmentation.build import build_posterior
-from swcuts.segmentation.image_models import (MODELS, ZETA_REFERENCE, model_edge_power,
-                                              model_likelihood_weight)
+from swcuts.segmentation.image_models import (
+    MODELS,
+    ZETA_REFERENCE,
+    model_edge_power,
+    model_likelihood_weight,
+)
 from swcuts.segmentation.options import resolve_options
 
 
