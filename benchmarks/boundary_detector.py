@@ -20,6 +20,13 @@ diagonal. The detector's map is first thinned to its ridges
   its sigma (1, 2 or 3) chosen by ODS F on the first ``--canny-tune``
   val photos.
 
+``--posterior N --models window,learned``: also, on every N-th held-out photo,
+the posterior boundary map of each model
+(:meth:`swcuts.inference.posterior_samples.PosteriorSamples.boundary_probability`,
+thin mode; ``sample_posterior`` defaults, seed 0, ``--posterior-budget`` s),
+scored as ``benchmarks/posterior.py`` does (12 thresholds), with the detector
+and Canny on the same photos.
+
 Speed: the warm median time of :func:`boundary_probability` on the first
 photos (481x321), with the 1-minute load average.
 
@@ -41,7 +48,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from soft_boundaries import canny_map, counts, scores  # noqa: E402
+from soft_boundaries import THRESHOLDS, canny_map, counts, scores  # noqa: E402
 from swcuts.evaluation.datasets import open_dataset  # noqa: E402
 from swcuts.evaluation.metrics.boundaries import BSDS_MAX_DIST, boundary_map  # noqa: E402
 from swcuts.image.boundary_detector import boundary_probability, nonmax_suppress  # noqa: E402
@@ -113,6 +120,31 @@ def speed(n):
     return rows
 
 
+def posterior_map(image, model, budget):
+    from swcuts.segmentation.posterior import sample_posterior
+
+    return sample_posterior(image, seed=0, time_budget=budget, model=model).boundary_probability(mode="thin")
+
+
+def posterior_maps(names, detectors, models, budget, out):
+    """The posterior boundary maps of ``models`` beside ``detectors`` on ``names``."""
+    both = dict(detectors)
+    for m in models:
+        both[f"posterior-{m}"] = ((lambda im, m=m: posterior_map(im, m, budget)), THRESHOLDS)
+    t, cpu = time.perf_counter(), time.process_time()
+    res = evaluate("bsds500-train-rest", names, both, out / "counts")
+    print(f"\nPosterior boundary maps ({budget:g} s of sample_posterior each) on {len(names)} held-out photos "
+          f"({time.perf_counter() - t:.0f} s wall, {time.process_time() - cpu:.0f} s CPU, load average "
+          f"{os.getloadavg()[0]:.1f})")
+    print(f"{'map':<18} {'ODS F':>6} {'OIS F':>6} {'AP':>6} {'thr':>5}")
+    table = {}
+    for d, (_, thr) in both.items():
+        table[d] = scores(res[d], thr)
+        print(f"{d:<18} {table[d]['ods']:6.3f} {table[d]['ois']:6.3f} {table[d]['ap']:6.3f} "
+              f"{table[d]['threshold']:5.2f}")
+    return {"photos": list(names), "budget": budget, "table": table}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--limit", type=int, default=0, help="held-out photos scored (0: all 170)")
@@ -120,6 +152,10 @@ def main():
     ap.add_argument("--speed-photos", type=int, default=10)
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "out" / "boundary_detector"))
     ap.add_argument("--skip-speed", action="store_true")
+    ap.add_argument("--posterior", type=int, default=0,
+                    help="also score posterior boundary maps on every N-th held-out photo (0: no)")
+    ap.add_argument("--models", default="window,learned", help="the posteriors of --posterior")
+    ap.add_argument("--posterior-budget", type=float, default=5.0, help="seconds of sample_posterior per photo")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -155,6 +191,9 @@ def main():
           f"above Canny ({table[canny]['ods']:.3f}): {'MET' if ods > table[canny]['ods'] else 'MISSED'}")
     print("Published BSDS500 test-set ODS F for scale: " + ", ".join(f"{k} {v}" for k, v in PUBLISHED.items()))
     report.update(table=table, canny_tuning=tuned, n_heldout=len(held))
+    if args.posterior:
+        report["posterior"] = posterior_maps(held[::args.posterior], detectors, args.models.split(","),
+                                             args.posterior_budget, out)
     (out / "report.json").write_text(json.dumps(report, indent=1))
 
 

@@ -4,6 +4,7 @@ Usage::
 
     python benchmarks/energy_terms.py [--images 2092,23084,...] [--half tune|heldout|all]
                                       [--model contrast] [--seed 0]
+                                      [--split train|val|rest] [--every K] [--set key=value,...]
 
 For each BSDS development photo (default: the tuning half, as split by
 ``benchmarks/bsds.split_halves``), default ``segment()`` runs once, and
@@ -13,6 +14,11 @@ the number of segments and each term of −log π of the median annotator
 (the one with the median total) minus swcuts' answer: a positive entry
 is a term that prefers swcuts' answer. A posterior right for photos
 would rank the humans' segmentations first (a negative total).
+
+``--split val`` or ``rest`` (with ``--every K``: every K-th photo by sorted
+id) takes the BSDS500 validation or held-out training photos instead of the
+development ones; ``--set`` updates the model's MODELS entry as in
+``benchmarks/model_sweep.py``.
 """
 
 from __future__ import annotations
@@ -27,11 +33,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from bsds import DATA  # noqa: E402
+
 import swcuts  # noqa: E402
 from swcuts.evaluation.datasets import open_dataset  # noqa: F401
 from swcuts.segmentation.energy import energy_terms  # noqa: F401
-
-from bsds import DATA  # noqa: E402
 
 TERMS = ("likelihood", "labels", "regions", "areas", "boundary")
 
@@ -42,12 +48,20 @@ def main():
     ap.add_argument("--half", default="tune", choices=("tune", "heldout", "all"))
     ap.add_argument("--model", default="contrast")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--split", default="train", choices=("train", "val", "rest"))
+    ap.add_argument("--every", type=int, default=1, help="with --split val or rest: every K-th photo")
+    ap.add_argument("--set", default="", help="comma list key=value of the model's MODELS entry")
     args = ap.parse_args()
-    ds = open_dataset(DATA)
+    from model_sweep import SPLITS, parse_set
+
+    from swcuts.segmentation.image_models import MODELS
+
+    MODELS[args.model].update(parse_set(args.set))
+    ds = open_dataset(DATA if args.split == "train" else SPLITS[args.split])
     ids = sorted(ds.names, key=int)
-    names = (args.images.split(",") if args.images else
+    names = (args.images.split(",") if args.images else ids[::args.every] if args.split != "train" else
              {"tune": ids[0::2], "heldout": ids[1::2], "all": ids}[args.half])
-    print(f"−log π terms, median annotator minus swcuts' answer (model {args.model!r}; "
+    print(f"−log π terms, median annotator minus swcuts' answer (model {args.model!r} {args.set}; "
           "positive: the term prefers swcuts')")
     print("| image | segments swcuts / human | " + " | ".join(TERMS) + " | total | total % |")
     print("|---" * (len(TERMS) + 4) + "|")
@@ -70,6 +84,8 @@ def main():
           + " | ".join(f"{statistics.mean(d[t] for d, _ in totals):+,.0f}" for t in TERMS)
           + f" | {statistics.mean(sum(d.values()) for d, _ in totals):+,.0f} | "
           f"{statistics.mean(s for _, s in totals):+.1f} |")
+    lower = sum(sum(d.values()) < 0 for d, _ in totals)
+    print(f"humans lower (the median annotator more probable than swcuts' answer) on {lower} of {len(totals)}")
 
 
 if __name__ == "__main__":

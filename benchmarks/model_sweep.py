@@ -21,7 +21,9 @@ mean ± standard error over photos is printed.
 
 Splits: ``val`` (100 BSDS500 validation photos: choose there), ``rest``
 (the 170 training photos outside the 30 development ones: report there),
-``train`` (the 30 development photos). Never the test split.
+``train`` (the 30 development photos; ``--start``: the first position taken
+with ``--every``). Never the test split. ``--grey``: the
+photos made grey (:func:`skimage.color.rgb2gray`), cached apart.
 """
 
 from __future__ import annotations
@@ -58,7 +60,7 @@ def parse_set(text: str) -> dict:
 
 
 def run_one(args) -> dict:
-    model, setting, image_path, truth_path, humans = args
+    model, setting, image_path, truth_path, humans, grey = args
     import swcuts
     from swcuts.evaluation.datasets import open_dataset  # noqa: F401
     from swcuts.evaluation.metrics import benchmark_scores
@@ -69,6 +71,10 @@ def run_one(args) -> dict:
     kappa = float(setting.pop("kappa", 1.0))  # a segment() option, not a MODELS entry
     MODELS[model].update(setting)
     image = swcuts.load_image(image_path)
+    if grey:
+        from skimage.color import rgb2gray
+
+        image = rgb2gray(np.asarray(image)[..., :3])
     gt = loadmat(truth_path)["groundTruth"]
     truths = [gt[0, k]["Segmentation"][0, 0].astype(np.int64) for k in range(gt.shape[1])]
     start = time.perf_counter()
@@ -91,28 +97,31 @@ def main():
     ap.add_argument("--set", default="", help="comma list key=value of the model's MODELS entry")
     ap.add_argument("--split", default="val", choices=sorted(SPLITS))
     ap.add_argument("--every", type=int, default=1)
+    ap.add_argument("--start", type=int, default=0, help="with --every K: start at the photo of this position")
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--no-humans", action="store_true", help="skip scoring the annotators")
+    ap.add_argument("--grey", action="store_true", help="the grey versions of the photos (rgb2gray)")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "out" / "sweep"))
     ap.add_argument("--against", default=None,
                     help="a cache file of another setting on the same split: paired differences")
     args = ap.parse_args()
     setting = parse_set(args.set)
     base = SPLITS[args.split]
-    names = sorted((p.stem for p in (base / "images").glob("*.jpg")), key=int)[::args.every]
+    names = sorted((p.stem for p in (base / "images").glob("*.jpg")), key=int)[args.start::args.every]
     tag = f"{args.model}-" + "-".join(f"{k}{v}" for k, v in sorted(setting.items()))
-    cache = Path(args.out) / args.split / f"{tag}.json"
+    cache = Path(args.out) / (args.split + ("-grey" if args.grey else "")) / f"{tag}.json"
     cache.parent.mkdir(parents=True, exist_ok=True)
     rows = json.loads(cache.read_text()) if cache.exists() else {}
     todo = [n for n in names if n not in rows]
     jobs = [(args.model, setting, str(base / "images" / f"{n}.jpg"), str(base / "groundTruth" / f"{n}.mat"),
-             not args.no_humans) for n in todo]
+             not args.no_humans, args.grey) for n in todo]
     with ProcessPoolExecutor(args.workers) as pool:
         for name, row in zip(todo, pool.map(run_one, jobs)):
             rows[name] = row
             cache.write_text(json.dumps(rows, indent=1))
     got = [rows[n] for n in names]
-    print(f"{args.model} {setting or '(defaults)'} on {len(got)} {args.split} photos ({cache}):")
+    print(f"{args.model} {setting or '(defaults)'} on {len(got)} {args.split}{' grey' if args.grey else ''} "
+          f"photos ({cache}):")
     for key in (*SCORES, "humans_lower"):
         values = [r[key] for r in got if key in r]
         if values:

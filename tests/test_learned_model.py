@@ -13,7 +13,13 @@ from swcuts.io.errors import InputError
 from swcuts.models.boundary import learned_pair_weights
 from swcuts.models.coarsening import effective_pixel_fraction
 from swcuts.models.image import ImageModel
-from swcuts.segmentation.image_models import MODELS, model_likelihood_weight
+from swcuts.segmentation.build import build_posterior
+from swcuts.segmentation.image_models import (
+    MODELS,
+    ZETA_REFERENCE,
+    model_edge_power,
+    model_likelihood_weight,
+)
 from swcuts.segmentation.options import resolve_options
 
 
@@ -26,7 +32,8 @@ def two_regions(seed=0, shape=(40, 56)):
     return np.clip(img + 0.04 * rng.normal(size=img.shape), 0, 1)
 
 
-def test_zeta_is_the_images_and_smaller_for_correlated_pixels():
+def test_zeta_is_the_images_and_smaller_for_correlated_pixels(monkeypatch):
+    monkeypatch.setitem(MODELS, "learned", {**MODELS["learned"], "coarsened": True, "zeta_power": 1.0})
     rng = np.random.default_rng(1)
     white = rng.random((48, 48))
     smooth = gaussian_filter(white, 1.5)
@@ -96,7 +103,45 @@ def test_a_missing_weights_file_fails_in_one_line(monkeypatch, tmp_path):
     assert "\n" not in str(err.value) and "gone.npz" in str(err.value)
 
 
-def test_options_carry_the_models_likelihood_weight():
+def test_zeta_power_and_factor_set_the_likelihood_weight(monkeypatch):
+    rng = np.random.default_rng(2)
+    images = [gaussian_filter(rng.random((48, 48)), s) for s in (0.7, 1.5)]
+    zetas = [effective_pixel_fraction(im) for im in images]
+    assert zetas[0] > 2 * zetas[1]
+
+    def weights(**entry):
+        monkeypatch.setitem(MODELS, "learned", {**MODELS["learned"], **entry})
+        return [model_likelihood_weight("learned", im) for im in images]
+
+    assert weights(coarsened=True, zeta_power=1.0) == zetas
+    assert weights(coarsened=2.0, zeta_power=1.0) == pytest.approx([min(1.0, 2 * z) for z in zetas])
+    # γ = 0: every image gets f ζ0 whatever its ζ; γ = 1/2 halves the log-ratio between images.
+    assert weights(coarsened=1.5, zeta_power=0.0) == pytest.approx([1.5 * ZETA_REFERENCE] * 2)
+    half = weights(coarsened=True, zeta_power=0.5)
+    assert np.log(half[0] / half[1]) == pytest.approx(0.5 * np.log(zetas[0] / zetas[1]))
+    assert weights(coarsened=False) == [1.0, 1.0]
+    assert weights(coarsened=100.0, zeta_power=0.0) == [1.0, 1.0]     # at most 1
+
+
+def test_edge_power_raises_the_learned_edge_probabilities(monkeypatch):
+    from swcuts.image.prepare import prepare_image
+
+    features = prepare_image(two_regions())[0]
+    qs = []
+    for power in (1.0, 3.0):
+        monkeypatch.setitem(MODELS, "learned", {**MODELS["learned"], "edges": "learned", "edge_power": power})
+        run = resolve_options(model="learned", n_atoms=40).on_image(features)
+        assert run.posterior_params()["edge_power"] == power
+        qs.append(build_posterior(features, run.atoms, run.n_atoms, seed=0, **run.posterior_params())[2])
+    below = qs[0] < run.q_max                       # the others were capped before the power
+    assert below.any() and (~below).any()
+    np.testing.assert_allclose(qs[1][below], qs[0][below] ** 3, rtol=1e-9)
+    assert (qs[1] <= run.q_max).all() and (qs[1] <= qs[0]).all()
+    assert model_edge_power("window") == 1.0
+
+
+def test_options_carry_the_models_likelihood_weight(monkeypatch):
+    monkeypatch.setitem(MODELS, "learned", {**MODELS["learned"], "coarsened": True, "zeta_power": 1.0})
     img = two_regions()
     from swcuts.image.prepare import prepare_image
 

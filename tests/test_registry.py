@@ -56,11 +56,12 @@ def test_resolve_options_fills_the_records_defaults():
     assert (opts.atoms, opts.init, opts.posterior) == ("pixels", "atoms", "contrast")
     colour = np.random.default_rng(0).random((100, 200, 3))
     opts = options.resolve_options(sampler="split-merge", window_sizes=None).on_image(colour)
-    assert (opts.atoms, opts.init, opts.posterior) == ("watershed", "uniform", "window")
+    default = image_models.DEFAULT_MODEL
+    assert (opts.atoms, opts.init, opts.posterior) == ("watershed", "uniform", default)
     assert opts.n_atoms == options.default_n_atoms(100 * 200)
-    assert opts.posterior_params()["a0"] == pytest.approx(image_models.MODELS["window"]["a0"] * 0.2)
-    assert opts.posterior_params()["a2"] == image_models.MODELS["window"]["a2"]
-    assert opts.window == options.model_window("window", 100, 200) > 0
+    assert opts.posterior_params()["a0"] == pytest.approx(image_models.MODELS[default]["a0"] * 0.2)
+    assert opts.posterior_params()["a2"] == image_models.MODELS[default]["a2"]
+    assert opts.window == options.model_window(default, 100, 200) > 0
     # One varying channel (grey, or colour without chroma): the weights times ONE_CHANNEL_WEIGHT.
     grey = colour.copy()
     grey[..., 1:] = 0.5

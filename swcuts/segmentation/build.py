@@ -17,11 +17,12 @@ __all__ = ["build_posterior"]
 
 def build_posterior(features, atoms, n_atoms, *, seed, bins, a0, a1, a2, kappa, edge_scale, q_max,
                     boundary=0.0, evidence="contrast", window=0, likelihood_weight=1.0, edges="kl",
-                    evidence_offset=0.0, budget=None):
+                    evidence_offset=0.0, edge_power=1.0, budget=None):
     """Atoms, their graph, edge probabilities and the image posterior of
     prepared ``features``: ``(atom label image, RegionGraph, q, ImageModel)``.
     ``edges``: "kl", the q_ij of eq. 53, or "learned"
-    (:func:`swcuts.graph.learned_edges.learned_edge_probabilities`).
+    (:func:`swcuts.graph.learned_edges.learned_edge_probabilities`, raised
+    to ``edge_power``).
     ``edge_scale`` is used as given: the noise rule is applied once per image
     before (:meth:`swcuts.segmentation.options.RunOptions.on_image`). ``budget``: the
     :class:`~swcuts.inference.budget.Budget` of the run, which records the phases
@@ -41,7 +42,8 @@ def build_posterior(features, atoms, n_atoms, *, seed, bins, a0, a1, a2, kappa, 
         if edges == "learned":
             from swcuts.graph.learned_edges import learned_edge_probabilities
 
-            q = np.minimum(learned_edge_probabilities(features, atom_labels, graph, boundary_map), q_max)
+            q = learned_edge_probabilities(features, atom_labels, graph, boundary_map)
+            q = np.minimum(q if edge_power == 1.0 else q ** edge_power, q_max)
         else:
             if atoms == "pixels":
                 hist = patch_histograms(features, radius=1, bins=15)

@@ -13,8 +13,9 @@ import math
 import numpy as np
 
 __all__ = ["MODELS", "BINS", "ONE_CHANNEL_WEIGHT", "DEFAULT_MODEL", "PIXEL_MODEL", "VARYING_RANGE",
-           "MIN_WEIGHT_PIXELS", "varying_channels", "posterior_weights", "model_window", "model_bins",
-           "model_evidence", "model_likelihood_weight", "model_edges", "model_evidence_offset"]
+           "MIN_WEIGHT_PIXELS", "ZETA_REFERENCE", "varying_channels", "posterior_weights", "model_window", "model_bins",
+           "model_evidence", "model_likelihood_weight", "model_edges", "model_evidence_offset",
+           "model_edge_power"]
 
 #: Histogram bins of the likelihood (per channel) of a model that names none
 #: in :data:`MODELS` (``bins=None``: the model's, :func:`model_bins`).
@@ -56,25 +57,33 @@ BINS = 32
 #: held out, it leads every peer on PRI, VoI and covering where 32 trailed
 #: felzenszwalb on VoI (README, "Likelihood bins"). "learned" is "window"
 #: with the coarsened likelihood (``coarsened``: every statistics row scaled
-#: by ζ, the image's share of independent pixels,
-#: :func:`swcuts.models.coarsening.effective_pixel_fraction`) and the learned
-#: boundary evidence (``evidence``: −logit of the trained detector's
+#: by ζ', :func:`model_likelihood_weight`; ``zeta_power`` 0: the same
+#: ζ' = 0.1 for every photo, since with each photo's own ζ,
+#: :func:`swcuts.models.coarsening.effective_pixel_fraction`, 0.04–0.2 on
+#: BSDS, the number of segments followed ζ rather than the scene), the
+#: learned boundary evidence (``evidence``: −logit of the trained detector's
 #: probability plus ``offset`` per cut pixel pair,
-#: :func:`swcuts.models.boundary.learned_pair_weights`); its weights, the
-#: best of 7 settings on 25 BSDS500 validation photos, are as good as
-#: "window"'s there; on 85 held-out training photos it has a lower VoI
-#: (−2.1 paired standard errors) and a lower PRI (−2.9), so it is not the default
-#: (docs/algorithms/learned_posterior.md, docs/real_photos.md).
-#: ``edges`` "learned" (not set by any model yet) takes the learned SW-cut
-#: edge probabilities (:func:`model_edges`).
+#: :func:`swcuts.models.boundary.learned_pair_weights`) and the learned SW-cut
+#: edge probabilities to the power 8 (``edges``, ``edge_power``,
+#: :func:`model_edges`; as calibrated, power 1, they slowed the annealing);
+#: its weights, the best of 10 settings on 25 BSDS500 validation photos and
+#: of the best two on all 100, lead "window" there on PRI, VoI and covering
+#: by 3.5, 4.1 and 2.6 paired standard errors (docs/real_photos.md,
+#: docs/algorithms/learned_posterior.md).
+#: ``edges`` "learned" takes the learned SW-cut edge probabilities
+#: (:func:`model_edges`) instead of eq. 53's.
 MODELS = {
     "paper": {"a0": 250.0, "a1": 2500.0, "a2": 5.0, "boundary": 0.0},
     "contrast": {"a0": 200.0, "a1": 0.0, "a2": 5.0, "boundary": 10.0},
     "texture": {"a0": 100.0, "a1": 0.0, "a2": 5.0, "boundary": 10.0, "evidence": "texture"},
     "window": {"a0": 100.0, "a1": 100.0, "a2": 5.0, "boundary": 10.0, "window": 12.0, "bins": 24},
     "learned": {"a0": 5.0, "a1": 5.0, "a2": 0.25, "boundary": 1.0, "offset": -1.0, "window": 12.0,
-                "bins": 24, "evidence": "learned", "coarsened": True},
+                "bins": 24, "evidence": "learned", "coarsened": True, "zeta_power": 0.0,
+                "edges": "learned", "edge_power": 8.0},
 }
+#: ζ0 of ``zeta_power`` (:func:`model_likelihood_weight`): about the median ζ
+#: of the BSDS500 validation photos.
+ZETA_REFERENCE = 0.1
 #: The weights of MODELS were chosen on colour photos, whose three feature
 #: channels each add their evidence to the likelihood. An image with one
 #: channel that varies (grey, or colour without chroma) has less evidence
@@ -212,22 +221,33 @@ def model_evidence(model_name) -> str:
 def model_likelihood_weight(model_name, features) -> float:
     """ζ of the posterior ``model_name`` on an image's features: the share
     of its pixels that the region likelihood counts
-    (:func:`swcuts.models.coarsening.effective_pixel_fraction`) for a
-    model whose :data:`MODELS` entry is ``coarsened``, 1 otherwise.
+    (:func:`swcuts.models.coarsening.effective_pixel_fraction`) for a model
+    whose :data:`MODELS` entry is ``coarsened``, 1 otherwise. The entry may
+    also set ``coarsened`` to a factor f (True: 1) and ``zeta_power`` γ
+    (default 1): ζ' = min(1, f ζ0 (ζ/ζ0)^γ) with ζ0 = :data:`ZETA_REFERENCE`
+    (γ < 1 narrows the spread of ζ between images; γ = 0 gives every image
+    f ζ0). ζ' depends on the image alone, so every segmentation of an image
+    is scored with the same power of the likelihood.
 
     Examples
     --------
     >>> rng = np.random.default_rng(0)
     >>> from scipy.ndimage import gaussian_filter
     >>> smooth = gaussian_filter(rng.random((40, 40)), 2.0)
-    >>> model_likelihood_weight("window", smooth), model_likelihood_weight("learned", smooth) < 0.01
-    (1.0, True)
+    >>> model_likelihood_weight("window", smooth), model_likelihood_weight("learned", smooth)
+    (1.0, 0.1)
     """
-    if not MODELS[model_name].get("coarsened"):
+    m = MODELS[model_name]
+    factor = float(m.get("coarsened", 0.0))
+    if not factor:
         return 1.0
     from swcuts.models.coarsening import effective_pixel_fraction
 
-    return effective_pixel_fraction(features)
+    power = float(m.get("zeta_power", 1.0))
+    zeta = effective_pixel_fraction(features)
+    if power != 1.0:
+        zeta = ZETA_REFERENCE * (zeta / ZETA_REFERENCE) ** power
+    return min(1.0, factor * zeta)
 
 
 def model_edges(model_name) -> str:
@@ -242,6 +262,20 @@ def model_edges(model_name) -> str:
     'kl'
     """
     return MODELS[model_name].get("edges", "kl")
+
+
+def model_edge_power(model_name) -> float:
+    """The power τ on the learned SW-cut edge probabilities of the posterior
+    ``model_name`` (q ↦ q^τ; τ < 1 raises them and makes the clusters
+    larger): its :data:`MODELS` entry's ``edge_power``, 1 where it names
+    none. Eq. 53's probabilities are used as they are.
+
+    Examples
+    --------
+    >>> model_edge_power("window")
+    1.0
+    """
+    return float(MODELS[model_name].get("edge_power", 1.0))
 
 
 def model_evidence_offset(model_name) -> float:

@@ -16,8 +16,8 @@ import numpy as np
 
 from swcuts.image.atoms import ATOM_METHODS
 from swcuts.segmentation.image_models import (
-    DEFAULT_MODEL, MODELS, PIXEL_MODEL, model_bins, model_edges, model_evidence, model_evidence_offset,
-    model_likelihood_weight,
+    DEFAULT_MODEL, MODELS, PIXEL_MODEL, model_bins, model_edge_power, model_edges, model_evidence,
+    model_evidence_offset, model_likelihood_weight,
     model_window,
     posterior_weights, varying_channels)
 from swcuts.io.errors import InputTypeError, check_number, describe, is_integer
@@ -329,7 +329,8 @@ class RunOptions:
                     edge_scale=self.edge_scale, q_max=self.q_max, boundary=self.boundary,
                     evidence=model_evidence(self.posterior), window=self.window,
                     likelihood_weight=self.likelihood_weight, edges=model_edges(self.posterior),
-                    evidence_offset=model_evidence_offset(self.posterior))
+                    evidence_offset=model_evidence_offset(self.posterior),
+                    edge_power=model_edge_power(self.posterior))
 
     def default_steps(self, n_vertices) -> int:
         """The budget without ``steps`` or ``time_budget``, on ``n_vertices``."""
