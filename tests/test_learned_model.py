@@ -151,3 +151,13 @@ def test_options_carry_the_models_likelihood_weight(monkeypatch):
     assert run.posterior_params()["evidence"] == "learned"
     assert resolve_options(model="window").on_image(features).likelihood_weight == 1.0
     assert MODELS["learned"].get("coarsened")
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (4, 4), (6, 5)])
+def test_a_flat_tiny_image_is_one_segment_under_the_coarsened_likelihood(shape):
+    """Under ζ = 0.1 a label of fewer than 10 pixels has n = ζ·pixels < 1: the
+    BIC penalty's log n is held at 0 there, else every extra label earned
+    a bonus for its parameters and a flat 3x3 image split into many."""
+    rng = np.random.default_rng(0)
+    flat = 0.5 + 0.01 * rng.standard_normal(shape)
+    assert swcuts.segment(flat, seed=0, model="learned").n_labels == 1

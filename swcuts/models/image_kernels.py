@@ -71,7 +71,10 @@ def label_loglik(st, n_channels, n_bins, use_family, kappa, ridge):
     C = n_channels
     B = n_bins
     w = 1.0 / B
-    log_n = math.log(n)
+    # The BIC penalty's log of the sample size, never below 0: under the
+    # coarsened likelihood a row's n is zeta x pixels, and a label of fewer
+    # than 1/zeta pixels would otherwise earn a bonus for its parameters.
+    log_n = math.log(max(n, 1.0))
     best = -np.inf
     if use_family[0]:
         ll = 0.0
