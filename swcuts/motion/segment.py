@@ -328,10 +328,10 @@ def _anneal_level(post, regions, rng, rounds, budget_end, trace, seconds0, step0
 def _level2(post, x0, region_flat, n_reg, rgraph, obj_of_region, rng, T):
     """One level-2 run (``5 × regions`` SW-cut steps at temperature T)
     with the velocities ``x0`` fixed; returns the object of each region."""
-    vstats = post.object_stats(x0, region_flat, n_reg)
+    vstats = post.affine_stats(x0, region_flat, n_reg)  # affine objects when post.tau > 0
     # Eq. 76: q⁽²⁾ from the symmetric KL of the regions' motion histograms.
     q2 = kl_edge_probabilities(motion_histograms(x0, region_flat, n_reg, post), rgraph.edges)
-    model2 = ObjectModel(rgraph, vstats, post.cu, post.cv, post.alpha, post.lambda2)
+    model2 = ObjectModel(rgraph, vstats, post.cu, post.cv, post.alpha, post.lambda2, post.tau)
     state2 = model2.new_state(obj_of_region)
     kernel2 = SWC(model2, q2, compiled=False)
     for _ in range(5 * n_reg):
