@@ -88,6 +88,9 @@ ROUNDS_FINER = 4
 #: one object per region (False); after the finest sampled level, the
 #: objects anneal OBJECT_ROUNDS more level-2 runs with the flow fixed.
 INHERIT_OBJECTS, OBJECT_ROUNDS = False, 8
+#: Divisor of the KL divergence in q⁽²⁾ (eq. 76): larger proposes larger
+#: clusters of regions (a proposal choice; every value keeps level 2 exact).
+Q2_SCALE = 1.0
 #: Clipping check: where more than CLIP_FRACTION of a level's pixels have a
 #: label on the border of the label range, those pixels' labels are
 #: re-centred on their flow and the level anneals CLIP_ROUNDS more rounds,
@@ -330,7 +333,7 @@ def _level2(post, x0, region_flat, n_reg, rgraph, obj_of_region, rng, T):
     with the velocities ``x0`` fixed; returns the object of each region."""
     vstats = post.affine_stats(x0, region_flat, n_reg)  # affine objects when post.tau > 0
     # Eq. 76: q⁽²⁾ from the symmetric KL of the regions' motion histograms.
-    q2 = kl_edge_probabilities(motion_histograms(x0, region_flat, n_reg, post), rgraph.edges)
+    q2 = kl_edge_probabilities(motion_histograms(x0, region_flat, n_reg, post), rgraph.edges, scale=Q2_SCALE)
     model2 = ObjectModel(rgraph, vstats, post.cu, post.cv, post.alpha, post.lambda2, post.tau)
     state2 = model2.new_state(obj_of_region)
     kernel2 = SWC(model2, q2, compiled=False)
