@@ -88,7 +88,7 @@ def test_a_rotating_object_is_one_object_under_the_affine_model():
     assert gain[0.0] < 0 < gain[0.1]
 
 
-def affine_setting(seed=1, occam=1.0):
+def affine_setting(seed=1, occam=1.0, connected=None):
     """Six level-2 vertices (a path plus chords), each a few pixels whose
     velocities follow one of two affine maps plus noise; one vertex all nil."""
     rng = np.random.default_rng(seed)
@@ -103,26 +103,30 @@ def affine_setting(seed=1, occam=1.0):
         A = maps[vtx % 2]
         vel = pts @ A[:, :2].T + A[:, 2] + rng.normal(0, 0.3, (n, 2))
         rows.append(affine_stats(pts[:, 0], pts[:, 1], vel[:, 0], vel[:, 1], np.zeros(n, np.int64), 1)[0])
-    model = ObjectModel(graph, np.array(rows), GRID, GRID, alpha=0.5, lambda2=1.0, tau=0.5)
+    model = ObjectModel(graph, np.array(rows), GRID, GRID, alpha=0.5, lambda2=1.0, tau=0.5, connected=connected)
     model.occam = occam
     return model, rng.uniform(0.2, 0.8, len(edges))
 
 
-@pytest.fixture(scope="module")
-def level2():
-    model, q = affine_setting()
+@pytest.fixture(scope="module", params=[True, False], ids=["connected", "any"])
+def level2(request):
+    model, q = affine_setting(connected=request.param)
     states = set_partitions(model.n_vertices)
-    return model, q, states, exact_distribution(model, states)
+    p = exact_distribution(model, states)
+    if request.param:  # the connectivity prior removes states
+        assert 0 < np.count_nonzero(p == 0) < len(states)
+    return model, q, states, p
 
 
 def test_affine_term_matters_in_the_setting(level2):
     """The negative control can only fail if the Occam factor moves π."""
     model, q, states, p = level2
-    wrong, _ = affine_setting(occam=0.0)
+    wrong, _ = affine_setting(occam=0.0, connected=model.connected)
     p_wrong = exact_distribution(wrong, states)
-    assert 0.5 * np.abs(p - p_wrong).sum() > 0.15
-    plain = ObjectModel(model.graph, model.vstats, GRID, GRID, alpha=0.5, lambda2=1.0, tau=0.0)
-    assert 0.5 * np.abs(p - exact_distribution(plain, states)).sum() > 0.15
+    assert 0.5 * np.abs(p - p_wrong).sum() > 0.08
+    plain = ObjectModel(model.graph, model.vstats, GRID, GRID, alpha=0.5, lambda2=1.0, tau=0.0,
+                        connected=model.connected)
+    assert 0.5 * np.abs(p - exact_distribution(plain, states)).sum() > 0.08
 
 
 @pytest.mark.parametrize("kernel", [SWC2, SWC])
@@ -137,15 +141,18 @@ def test_enumeration_catches_a_kernel_without_the_occam_factor(level2):
     """Negative control: SW cuts on the affine term without its log det
     (the gradient fitted, not integrated) sample a different distribution."""
     model, q, states, p = level2
-    wrong, _ = affine_setting(occam=0.0)
+    wrong, _ = affine_setting(occam=0.0, connected=model.connected)
     tv, pvalue = chain_visits(SWC2(wrong, q), wrong, states, p, seed=4, n_samples=5000, thin=40)
     assert pvalue < 1e-3
 
 
-def test_affine_delta_equals_difference_of_log_target():
-    model, _ = affine_setting(seed=7)
+@pytest.mark.parametrize("connected", [False, True])
+def test_affine_delta_equals_difference_of_log_target(connected):
+    model, _ = affine_setting(seed=7, connected=connected)
     rng = np.random.default_rng(0)
-    state = model.new_state(rng.integers(0, 3, model.n_vertices))
+    state = model.new_state(np.zeros(model.n_vertices, np.int64) if connected
+                            else rng.integers(0, 3, model.n_vertices))
+    n_refused = 0
     for _ in range(200):
         R = np.flatnonzero(rng.random(model.n_vertices) < 0.4)
         if R.size == 0:
@@ -155,9 +162,14 @@ def test_affine_delta_equals_difference_of_log_target():
         d = model.delta(state, R, new)
         labels = state.labels.copy()
         labels[R] = new
+        if d == -math.inf:  # disconnects an object: refused, never applied
+            assert connected and model.log_target(labels) == -math.inf
+            n_refused += 1
+            continue
         assert d == pytest.approx(model.log_target(labels) - model.log_target(state.labels), abs=1e-8)
         model.apply(state, R, new, d)
         assert state.log_pi == pytest.approx(model.log_target(state.labels), abs=1e-7)
+    assert (n_refused > 0) == connected
 
 
 def test_posterior_log_target_holds_the_affine_term():
@@ -178,3 +190,36 @@ def test_posterior_log_target_holds_the_affine_term():
                 - object_score(r[0], r[1], r[2], r[3], p1.cu, p1.cv, 0.3) for r in st)
     assert p1.log_target(x0, obj) == pytest.approx(p0.log_target(x0, obj) + extra, abs=1e-8)
     np.testing.assert_allclose(st[:, :4], p0.object_stats(x0, obj, 2), atol=1e-9)
+
+
+def test_nonrigid_pair_flow_is_its_affine_maps_and_warps_frame1_onto_frame2():
+    import cv2
+
+    from swcuts.evaluation.synthetic.nonrigid import nonrigid_pair
+
+    p = nonrigid_pair((60, 80), n_objects=2, seed=4, noise=0.0)
+    q = nonrigid_pair((60, 80), n_objects=2, seed=4, noise=0.0)
+    np.testing.assert_array_equal(p.frame2, q.frame2)
+    h, w = p.objects.shape
+    ys, xs = np.mgrid[0:h, 0:w].astype(float)
+    homog = np.stack([xs, ys, np.ones_like(xs)], axis=-1)
+    expect = np.einsum("hwij,hwj->hwi", p.motions[p.objects], homog)
+    np.testing.assert_allclose(p.flow, expect, atol=1e-9)
+    # Not rigid: the flow varies inside every layer.
+    for k in range(3):
+        assert np.ptp(p.flow[p.objects == k], axis=0).max() > 0.3
+    # I2(x) = I1(x − f(x)) where visible (up to cubic interpolation of frame 1).
+    warped = cv2.remap(p.frame1.astype(np.float32), (xs - p.flow[..., 0]).astype(np.float32),
+                       (ys - p.flow[..., 1]).astype(np.float32), cv2.INTER_CUBIC)
+    ok = ~p.occluded
+    ok[:3], ok[-3:], ok[:, :3], ok[:, -3:] = False, False, False, False
+    assert np.abs(warped - p.frame2)[ok].mean() < 0.01 * np.abs(p.frame2 - p.frame1).mean() + 0.003
+
+
+def test_nonrigid_pair_refuses_bad_arguments():
+    from swcuts.evaluation.synthetic.nonrigid import nonrigid_pair
+
+    with pytest.raises(ValueError, match="max_rotation"):
+        nonrigid_pair((40, 40), max_rotation=-1)
+    with pytest.raises(ValueError, match="n_objects"):
+        nonrigid_pair((40, 40), n_objects=9)

@@ -33,6 +33,13 @@ every direction the pixels do not span, and the term falls back to the
 translation model there (S = 0: f_aff = f exactly). An object with no
 non-nil pixel scores f(o) = log |C|.
 
+**Connected objects.** One affine map also fits two distant rigid objects
+whose velocities happen to lie on a plane (with thousands of pixels the
+prior on B barely matters), so under the affine model every object must be
+connected in the region graph: π = 0 otherwise (a proper prior, an
+indicator; :class:`~swcuts.models.motion.ObjectModel` gives Δ = −∞ for a
+move that disconnects an object, which SW cuts rejects).
+
 Statistics per vertex or object (additive, :data:`N_AFFINE`): n, Σu,
 Σv, Σ(u² + v²) (the translation model's four), then Σx, Σy, Σx², Σxy,
 Σy², Σxu, Σyu, Σxv, Σyv over the non-nil pixels, with (x, y) measured from
@@ -48,7 +55,7 @@ from numba import njit
 
 from swcuts.models.motion_kernels import object_score
 
-__all__ = ["N_AFFINE", "affine_score", "affine_scores", "affine_fit", "affine_stats"]
+__all__ = ["N_AFFINE", "affine_score", "affine_scores", "affine_fit", "affine_stats", "connected_within"]
 
 #: Columns of the affine statistics (see the module docstring).
 N_AFFINE = 13
@@ -162,3 +169,30 @@ def affine_stats(x, y, u, v, group, n_groups):
     for j, c in enumerate(cols):
         out[:, j] = np.bincount(group, c, minlength=n_groups)
     return out
+
+
+@njit(cache=True)
+def connected_within(indptr, indices, inside, start, mark):
+    """Is the set ``inside`` (a 0/1 array over the vertices, ``start`` one of
+    them) connected in the graph (CSR ``indptr``, ``indices``)? ``mark`` is
+    zero scratch of the vertices' size, zero again on return."""
+    total = 0
+    for v in range(inside.size):
+        total += inside[v]
+    stack = np.empty(total, np.int64)
+    stack[0] = start
+    mark[start] = 1
+    top, seen = 1, 1
+    while top > 0:
+        top -= 1
+        v = stack[top]
+        for j in range(indptr[v], indptr[v + 1]):
+            u = indices[j]
+            if inside[u] and not mark[u]:
+                mark[u] = 1
+                stack[top] = u
+                top += 1
+                seen += 1
+    for v in range(inside.size):
+        mark[v] = 0
+    return seen == total

@@ -49,7 +49,7 @@ from swcuts.models.partition import Partition
 from swcuts.models.base import ModelState
 from swcuts.image.warp import frame_gradient, warp_frame1
 from swcuts.models.motion_kernels import N_STATS
-from swcuts.models.affine_objects import N_AFFINE, affine_score, affine_scores, affine_stats
+from swcuts.models.affine_objects import N_AFFINE, affine_score, affine_scores, affine_stats, connected_within
 
 __all__ = ["MotionPosterior", "ObjectModel", "velocity_grid", "noise_sigma", "check_weights", "MOTION_DEFAULTS"]
 
@@ -343,6 +343,9 @@ class ObjectModel:
     tau : float
         Prior deviation of the entries of each object's affine gradient (0:
         one translation per object).
+    connected : bool, optional
+        Every object must be connected in ``graph`` (π = 0 otherwise).
+        Default: with ``tau`` > 0 (see :mod:`swcuts.models.affine_objects`).
     """
 
     compiled = False
@@ -350,8 +353,10 @@ class ObjectModel:
     #: negative control.
     occam = 1.0
 
-    def __init__(self, graph, vstats, cu, cv, alpha, lambda2, tau=0.0):
+    def __init__(self, graph, vstats, cu, cv, alpha, lambda2, tau=0.0, connected=None):
         self.graph = graph
+        self.connected = bool(tau > 0) if connected is None else bool(connected)
+        self._mark = np.zeros(graph.n_vertices, np.int64)
         vstats = np.asarray(vstats, np.float64)
         self.vstats = np.zeros((vstats.shape[0], N_AFFINE))
         self.vstats[:, :vstats.shape[1]] = vstats
@@ -375,8 +380,19 @@ class ObjectModel:
             loglik[lab] = self._score(stats[lab])
         return ModelState(part, stats, loglik, self.log_target(part.labels))
 
+    def _is_connected(self, members) -> bool:
+        if not self.connected or members.sum() <= 1:
+            return True
+        return connected_within(self.graph.indptr, self.graph.indices, members,
+                                int(np.argmax(members)), self._mark)
+
     def log_target(self, labels) -> float:
-        used, inv = np.unique(np.asarray(labels), return_inverse=True)
+        labels = np.asarray(labels)
+        if self.connected:
+            for lab in np.unique(labels):
+                if not self._is_connected((labels == lab).astype(np.int64)):
+                    return -math.inf
+        used, inv = np.unique(labels, return_inverse=True)
         stats = np.zeros((used.size, N_AFFINE))
         np.add.at(stats, inv, self.vstats)
         return float(affine_scores(stats, self.cu, self.cv, self.alpha, self.tau, self.occam).sum()
@@ -389,6 +405,14 @@ class ObjectModel:
         new_label = int(new_label)
         if new_label == old:
             return 0.0
+        if self.connected:
+            labels = state.partition.labels
+            rest = (labels == old).astype(np.int64)
+            rest[R] = 0
+            grown = (labels == new_label).astype(np.int64)
+            grown[R] = 1
+            if not (self._is_connected(rest) and self._is_connected(grown)):
+                return -math.inf
         moved = self.vstats[R].sum(axis=0)
         rest = state.stats[old] - moved
         d = -state.loglik[old] - state.loglik[new_label]
