@@ -55,7 +55,7 @@ from numba import njit
 
 from swcuts.models.motion_kernels import object_score
 
-__all__ = ["N_AFFINE", "affine_score", "affine_scores", "affine_fit", "affine_stats", "connected_within"]
+__all__ = ["N_AFFINE", "affine_score", "affine_scores", "affine_fit", "affine_maps", "affine_stats", "connected_within"]
 
 #: Columns of the affine statistics (see the module docstring).
 N_AFFINE = 13
@@ -196,3 +196,33 @@ def connected_within(indptr, indices, inside, start, mark):
     for v in range(inside.size):
         mark[v] = 0
     return seen == total
+
+
+def affine_maps(stats, alpha, tau, shape, factor=1):
+    """Each object's posterior-mean motion as a (K, 2, 3) array ``A`` with
+    flow(x, y) ≈ A[k] @ (x, y, 1) in the pixels of the full frame.
+
+    ``stats`` are :func:`affine_stats` rows measured on a level of ``shape``
+    (H, W) (positions from its centre) that is ``factor`` times smaller than
+    the full frame (full pixel x ↔ level pixel (x − (factor − 1)/2) / factor;
+    velocities scale by ``factor``). An object without non-nil pixels gets 0.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> ys, xs = np.mgrid[0:20, 0:30].astype(float)
+    >>> u, v = 0.05 * xs + 1.0, -0.05 * ys
+    >>> st = affine_stats(xs.ravel() - 14.5, ys.ravel() - 9.5, u.ravel(), v.ravel(), np.zeros(600, np.int64), 1)
+    >>> A = affine_maps(st, alpha=0.5, tau=0.3, shape=(20, 30), factor=2)
+    >>> (np.round(A[0], 2) + 0.0).tolist()   # u = 2 u_level((x - 0.5) / 2) on the full frame
+    [[0.05, 0.0, 1.98], [0.0, -0.05, 0.02]]
+    """
+    centre, mean, grad = affine_fit(stats, alpha, tau)
+    h, w = shape
+    f = float(factor)
+    origin = (f - 1.0) / 2.0 + f * (centre + np.array([(w - 1) / 2.0, (h - 1) / 2.0]))
+    out = np.zeros((grad.shape[0], 2, 3))
+    out[:, :, :2] = grad
+    out[:, :, 2] = f * mean - np.einsum("kij,kj->ki", grad, origin)
+    out[np.asarray(stats)[:, 0] <= 0] = 0.0
+    return out

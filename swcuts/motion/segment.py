@@ -42,6 +42,7 @@ from swcuts.motion.flow_refine import refine_flow
 from swcuts.graph.region_graph import RegionGraph
 from swcuts.graph.edge_probabilities import kl_edge_probabilities
 from swcuts.io.errors import check_number
+from swcuts.models.affine_objects import affine_maps
 from swcuts.models.motion import (
     MOTION_DEFAULTS, MotionPosterior, ObjectModel, check_weights, motion_histograms, noise_sigma,
     velocity_grid)
@@ -115,6 +116,11 @@ class MotionSegmentation:
         Moving objects (level 2), labels 0..K-1, largest first.
     object_velocity : (K, 2) float array
         The most probable velocity c_o of each object.
+    object_motion : (K, 2, 3) float array or None
+        Each object's posterior-mean affine motion (weight ``tau`` > 0):
+        flow(x, y) ≈ object_motion[k] @ (x, y, 1), full-frame pixels
+        (:func:`swcuts.models.affine_objects.affine_maps`; ``tau`` = 0: the
+        gradient part is 0).
     trace : Trace
         Energy and temperature per round, all pyramid levels.
     energy : float
@@ -162,6 +168,7 @@ class MotionSegmentation:
     posterior_samples: int = 0
     phases: dict | None = None
     recentred: list | None = None
+    object_motion: np.ndarray | None = None
 
     @property
     def n_objects(self) -> int:
@@ -552,6 +559,8 @@ def segment_motion(frame1, frame2, *, seed=None, max_displacement=None, precisio
     small_rank = rank[np.clip(np.searchsorted(used, sampled_objects), 0, used.size - 1)]
     ostats = post.object_stats(np.asarray(x0), small_rank.ravel(), used.size)
     velocity = post.best_object_velocity(ostats) * factor
+    motion = affine_maps(post.affine_stats(np.asarray(x0), small_rank.ravel(), used.size), post.alpha,
+                         post.tau, post.shape, factor)
     filled = None
     if refine:
         with budget.phase("refining"):
@@ -564,4 +573,4 @@ def segment_motion(frame1, frame2, *, seed=None, max_displacement=None, precisio
                               energy=-float(log_pi), seconds=time.perf_counter() - t_start,
                               filled_flow=filled, flow_spread=spread, flow_std=std,
                               nil_probability=nil_p, posterior_samples=int(posterior_samples),
-                              phases=dict(budget.phases), recentred=recentred)
+                              phases=dict(budget.phases), recentred=recentred, object_motion=motion)
