@@ -63,9 +63,9 @@ __all__ = ["MotionPosterior", "ObjectModel", "velocity_grid", "noise_sigma", "ch
 #: worse: 2.0 gave 0.13 there and 0.35/1.74/2.00/0.62 on Middlebury).
 #: tau: prior deviation of each entry of an object's affine gradient B_o
 #: (:mod:`swcuts.models.affine_objects`; ours); 0 is the paper's translation
-#: model. 0.1 (a 10 % strain, a 6° rotation): objects VoI on the non-rigid
-#: synthetic set 0.478 -> 0.184, rigid set 0.114 -> 0.136 (both with
-#: Q2_SCALE 3), Middlebury EPE within ±0.01 (docs/algorithms/motion.md).
+#: model. 0.1 (a 10 % strain, a 6° rotation), with segment's Q2_SCALE 2:
+#: objects VoI on the non-rigid synthetic set 0.577 -> 0.183, rigid set
+#: 0.258 -> 0.135, EPE unchanged there and on Middlebury (docs/algorithms/motion.md).
 MOTION_DEFAULTS = dict(sigma=None, rounding=1.0, nil_cost=6.0, alpha=0.2, beta=4.0, delta=2.0, nu=1.0,
                        lambda2=200.0, tau=0.1)
 #: Upper clip of the level-0 edge probability: q = 1 would freeze a pair

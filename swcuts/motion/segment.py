@@ -91,7 +91,7 @@ ROUNDS_FINER = 4
 INHERIT_OBJECTS, OBJECT_ROUNDS = False, 8
 #: Divisor of the KL divergence in q⁽²⁾ (eq. 76): larger proposes larger
 #: clusters of regions (a proposal choice; every value keeps level 2 exact).
-Q2_SCALE = 3.0
+Q2_SCALE = 2.0
 #: Clipping check: where more than CLIP_FRACTION of a level's pixels have a
 #: label on the border of the label range, those pixels' labels are
 #: re-centred on their flow and the level anneals CLIP_ROUNDS more rounds,
