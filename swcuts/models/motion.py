@@ -285,7 +285,10 @@ class MotionPosterior:
 
     def log_target(self, x0, obj) -> float:
         """log π of levels 0 and 2 (unnormalised; level 1 held fixed),
-        computed from scratch."""
+        computed from scratch. With ``tau`` > 0 the object term is the
+        affine one; its connectivity prior is :class:`ObjectModel`'s (the
+        objects of :func:`~swcuts.motion.segment.segment_motion` are
+        connected, so it is 0 there and not checked here)."""
         x0 = np.asarray(x0, np.int64).ravel()
         obj = np.asarray(obj, np.int64).ravel()
         used, inv = np.unique(obj, return_inverse=True)
