@@ -244,3 +244,13 @@ def test_segment_motion_reports_each_objects_affine_motion():
     err_affine = np.hypot(*(affine - p.flow[mine]).T).mean()
     err_one = np.hypot(*(res.object_velocity[k] - p.flow[mine]).T).mean()
     assert err_affine < 0.7 * err_one
+
+
+def test_a_disconnected_start_is_split_into_connected_objects():
+    model, _ = affine_setting(connected=True)
+    labels = np.array([0, 1, 0, 1, 1, 0])  # path 0-1-2-3-4-5 plus chords 0-2, 3-5
+    state = model.new_state(labels)
+    assert np.isfinite(state.log_pi)
+    assert state.log_pi == pytest.approx(model.log_target(state.labels))
+    assert model.log_target(labels) == -math.inf
+    assert len(np.unique(state.labels)) == 4  # {0, 2}, {1}, {3, 4}, {5}

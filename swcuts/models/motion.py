@@ -376,7 +376,33 @@ class ObjectModel:
     def _score(self, row):
         return affine_score(row, self.cu, self.cv, self.alpha, self.tau, self.occam)
 
+    def _split_disconnected(self, labels):
+        """Each connected piece of every object its own label (the start of
+        a chain under the connectivity prior must have π > 0)."""
+        from scipy.sparse import coo_matrix
+        from scipy.sparse.csgraph import connected_components
+
+        labels = np.asarray(labels, np.int64)
+        e = self.graph.edges
+        keep = labels[e[:, 0]] == labels[e[:, 1]]
+        n = labels.size
+        adj = coo_matrix((np.ones(int(keep.sum())), (e[keep, 0], e[keep, 1])), shape=(n, n))
+        _, comp = connected_components(adj, directed=False)
+        # Pieces of one object keep its label for the first piece met.
+        out = labels.copy()
+        first = {}
+        fresh = iter(np.setdiff1d(np.arange(n), labels))
+        for v in range(n):
+            key = labels[v]
+            piece = first.setdefault(key, comp[v])
+            if comp[v] != piece:
+                first.setdefault((key, comp[v]), next(fresh))
+                out[v] = first[(key, comp[v])]
+        return out
+
     def new_state(self, labels) -> ModelState:
+        if self.connected:
+            labels = self._split_disconnected(labels)
         part = Partition(labels)
         n = part.n_vertices
         stats = np.zeros((n, N_AFFINE))
