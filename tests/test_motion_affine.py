@@ -20,7 +20,7 @@ from swcuts.samplers.swc import SWC, SWC2
 GRID = velocity_grid(2.0, 0.5)
 
 
-def _gradient_term_by_quadrature(x, y, u, v, alpha, tau):
+def _gradient_term_by_quadrature(x, y, u, v, alpha, tau, axes=2):
     """Σ_a log ∫ exp(−α[Σ(x_a − x̄_a − b·d)² − Σ(x_a − x̄_a)²]) N(b; 0, τ² I) db
     on a 2-D grid (d = p − p̄): what f_aff − f must be."""
     d = np.stack([x - x.mean(), y - y.mean()], axis=1)
@@ -28,7 +28,7 @@ def _gradient_term_by_quadrature(x, y, u, v, alpha, tau):
     bx, by = np.meshgrid(s, s, indexing="ij")
     logprior = -(bx ** 2 + by ** 2) / (2 * tau ** 2) - math.log(2 * math.pi * tau ** 2)
     total = 0.0
-    for vel in (u, v):
+    for vel in (u, v)[:axes]:
         r = vel - vel.mean()
         fit = (r[None, None, :] - bx[..., None] * d[:, 0] - by[..., None] * d[:, 1]) ** 2
         e = -alpha * (fit.sum(axis=2) - (r ** 2).sum()) + logprior
@@ -48,6 +48,17 @@ def test_affine_term_equals_the_integral_over_the_gradient(seed):
     st = affine_stats(x, y, u, v, np.zeros(n, np.int64), 1)[0]
     closed = affine_score(st, GRID, GRID, alpha, tau) - object_score(st[0], st[1], st[2], st[3], GRID, GRID, alpha)
     assert closed == pytest.approx(_gradient_term_by_quadrature(x, y, u, v, alpha, tau), abs=1e-4)
+
+
+def test_stereo_objects_integrate_the_u_gradient_only():
+    """With one v value (stereo, v ≡ 0) only the u row of B exists."""
+    rng = np.random.default_rng(4)
+    x, y = rng.normal(0, 2, 6), rng.normal(0, 2, 6)
+    u = 1.0 + 0.2 * x + rng.normal(0, 0.3, 6)
+    st = affine_stats(x, y, u, 0 * u, np.zeros(6, np.int64), 1)[0]
+    one = np.zeros(1)
+    closed = affine_score(st, GRID, one, 0.4, 0.3) - object_score(st[0], st[1], st[2], st[3], GRID, one, 0.4)
+    assert closed == pytest.approx(_gradient_term_by_quadrature(x, y, u, 0 * u, 0.4, 0.3, axes=1), abs=1e-4)
 
 
 def test_tau_zero_and_degenerate_objects_are_the_translation_model():

@@ -78,9 +78,11 @@ def _centred(st):
 
 
 @njit(cache=True)
-def _gradient_term(st, alpha, tau, occam):
+def _gradient_term(st, alpha, tau, occam, n_axes):
     """Σ_a [2α² s_aᵀ M⁻¹ s_a − occam · ½ log det(τ² M)] of the module docstring
-    (``occam`` = 1; 0 only for the tests' negative control)."""
+    over the first ``n_axes`` axes (2; 1: u only, stereo, where v ≡ 0 has no
+    gradient to integrate) (``occam`` = 1; 0 only for the tests' negative
+    control)."""
     if tau <= 0.0 or st[0] <= 0.0:
         return 0.0
     sxx, sxy, syy, sxu, syu, sxv, syv = _centred(st)
@@ -89,18 +91,20 @@ def _gradient_term(st, alpha, tau, occam):
     a, b, d = 1.0 + k * sxx, k * sxy, 1.0 + k * syy
     det = a * d - b * b
     t2 = tau * tau
-    out = 0.0
-    for sx, sy in ((sxu, syu), (sxv, syv)):
-        # sᵀ M⁻¹ s = τ² sᵀ (τ² M)⁻¹ s
-        quad = t2 * (d * sx * sx - 2.0 * b * sx * sy + a * sy * sy) / det
-        out += 2.0 * alpha * alpha * quad
-    return out - occam * math.log(det)  # two axes × ½ log det
+    # sᵀ M⁻¹ s = τ² sᵀ (τ² M)⁻¹ s, per axis
+    out = 2.0 * alpha * alpha * t2 * (d * sxu * sxu - 2.0 * b * sxu * syu + a * syu * syu) / det
+    if n_axes > 1:
+        out += 2.0 * alpha * alpha * t2 * (d * sxv * sxv - 2.0 * b * sxv * syv + a * syv * syv) / det
+    return out - occam * 0.5 * n_axes * math.log(det)
 
 
 @njit(cache=True)
 def affine_score(st, cu, cv, alpha, tau, occam=1.0):
-    """f_aff(o) of the module docstring from one row of statistics."""
-    return object_score(st[0], st[1], st[2], st[3], cu, cv, alpha) + _gradient_term(st, alpha, tau, occam)
+    """f_aff(o) of the module docstring from one row of statistics (a
+    one-value ``cv`` grid, stereo: the u axis only has a gradient)."""
+    n_axes = 2 if cv.size > 1 else 1
+    return (object_score(st[0], st[1], st[2], st[3], cu, cv, alpha)
+            + _gradient_term(st, alpha, tau, occam, n_axes))
 
 
 @njit(cache=True)
