@@ -173,7 +173,8 @@ OPTIONS = {
         "sigma": (REAL, True, np.float32(2.0)), "rounding": (REAL, False, np.float64(1.0)),
         "nil_cost": (REAL, False, np.float32(6.0)), "alpha": (REAL, False, np.float32(0.2)),
         "beta": (REAL, False, np.float32(4.0)), "delta": (REAL, False, np.int64(2)),
-        "nu": (REAL, False, np.float32(1.0)), "lambda2": (REAL, False, np.float64(200.0))}),
+        "nu": (REAL, False, np.float32(1.0)), "lambda2": (REAL, False, np.float64(200.0)),
+        "tau": (REAL, False, np.float32(0.1))}),
     "multigrid_from_atoms": (_multigrid_from_atoms, {
         "n_atoms": (INT, False, np.int64(20)), "steps": (INT, True, np.int64(100)),
         "time_budget": (REAL, True, np.float32(1.0)), "t0": (REAL, False, np.float32(1.0)),

@@ -40,6 +40,8 @@ MODULES = [
     "swcuts.io.flow",
     "swcuts.evaluation.motion_datasets",
     "swcuts.evaluation.synthetic.motion",
+    "swcuts.evaluation.synthetic.nonrigid",
+    "swcuts.models.affine_objects",
     "swcuts.inference.posterior_samples",
     "swcuts.evaluation.motion_peers",
     "swcuts.segmentation.options",

@@ -18,7 +18,12 @@ velocity c_o with weight exp(−α Σ_p ‖x_p − c_o‖²), the Markov term
 β Σ ‖x_p − x_q‖ over neighbour pairs, the level-0 boundary length δ|∂V⁽⁰⁾|
 and λ₂ per object. c_o is summed out (see
 :mod:`swcuts.models.motion_kernels`); after sampling each object reports
-its most probable c_o.
+its most probable c_o. With the weight ``tau`` > 0 (ours) c_o is an affine
+map of position per object, its gradient integrated against a N(0, τ²)
+prior (:mod:`swcuts.models.affine_objects`): ``log_target`` and the level-2
+model :class:`ObjectModel` use it; the level-0 kernel
+(:func:`~swcuts.models.motion_kernels.cluster_log_pi`) still pulls each pixel
+to one translation per object, so it is exact for τ = 0 only.
 
 Departures from the paper, each to keep the kernels exact and cheap: the
 label count λ₀L⁽⁰⁾ of the velocity regions is left out (δ already charges
@@ -43,7 +48,8 @@ from swcuts.graph.region_graph import pixel_pairs
 from swcuts.models.partition import Partition
 from swcuts.models.base import ModelState
 from swcuts.image.warp import frame_gradient, warp_frame1
-from swcuts.models.motion_kernels import N_STATS, object_score, object_scores
+from swcuts.models.motion_kernels import N_STATS
+from swcuts.models.affine_objects import N_AFFINE, affine_score, affine_scores, affine_stats, connected_within
 
 __all__ = ["MotionPosterior", "ObjectModel", "velocity_grid", "noise_sigma", "check_weights", "MOTION_DEFAULTS"]
 
@@ -55,8 +61,13 @@ __all__ = ["MotionPosterior", "ObjectModel", "velocity_grid", "noise_sigma", "ch
 #: whose surfaces slant and turn; on rigidly translating synthetic layers it
 #: costs 0.165 -> 0.174 (a larger alpha fits those better and real scenes
 #: worse: 2.0 gave 0.13 there and 0.35/1.74/2.00/0.62 on Middlebury).
+#: tau: prior deviation of each entry of an object's affine gradient B_o
+#: (:mod:`swcuts.models.affine_objects`; ours); 0 is the paper's translation
+#: model. 0.1 (a 10 % strain, a 6° rotation), with segment's Q2_SCALE 2:
+#: objects VoI on the non-rigid synthetic set 0.577 -> 0.183, rigid set
+#: 0.258 -> 0.135, EPE unchanged there and on Middlebury (docs/algorithms/motion.md).
 MOTION_DEFAULTS = dict(sigma=None, rounding=1.0, nil_cost=6.0, alpha=0.2, beta=4.0, delta=2.0, nu=1.0,
-                       lambda2=200.0)
+                       lambda2=200.0, tau=0.1)
 #: Upper clip of the level-0 edge probability: q = 1 would freeze a pair
 #: with different labels (its cut factor 1 − q would be 0 both ways).
 Q0_MAX = 0.98
@@ -248,6 +259,18 @@ class MotionPosterior:
         out[:, 3] = np.bincount(o, u * u + v * v, minlength=n_objects)
         return out
 
+    def affine_stats(self, x0, obj, n_objects):
+        """(n_objects, N_AFFINE) statistics of the non-nil pixels per object
+        (:func:`swcuts.models.affine_objects.affine_stats`; positions from
+        the frame's centre)."""
+        h, w = self.shape
+        u, v, nil = self.velocities(x0)
+        ok = ~nil
+        idx = np.flatnonzero(ok)
+        x = idx % w - (w - 1) / 2.0
+        y = idx // w - (h - 1) / 2.0
+        return affine_stats(x, y, u[ok], v[ok], np.asarray(obj).ravel()[ok], n_objects)
+
     def pair_energy(self, x0) -> float:
         """Σ over neighbour pairs of eq. 75's Markov and boundary terms."""
         h, w = self.shape
@@ -262,13 +285,16 @@ class MotionPosterior:
 
     def log_target(self, x0, obj) -> float:
         """log π of levels 0 and 2 (unnormalised; level 1 held fixed),
-        computed from scratch."""
+        computed from scratch. With ``tau`` > 0 the object term is the
+        affine one; its connectivity prior is :class:`ObjectModel`'s (the
+        objects of :func:`~swcuts.motion.segment.segment_motion` are
+        connected, so it is 0 there and not checked here)."""
         x0 = np.asarray(x0, np.int64).ravel()
         obj = np.asarray(obj, np.int64).ravel()
         used, inv = np.unique(obj, return_inverse=True)
         data = float(self.D[np.arange(x0.size), x0].astype(np.float64).sum())
-        stats = self.object_stats(x0, inv, used.size)
-        prior = float(object_scores(stats, self.cu, self.cv, self.alpha).sum())
+        stats = self.affine_stats(x0, inv, used.size)
+        prior = float(affine_scores(stats, self.cu, self.cv, self.alpha, self.tau).sum())
         return -data - self.pair_energy(x0) + prior - self.lambda2 * used.size
 
     def flow(self, x0):
@@ -304,50 +330,104 @@ class ObjectModel:
     """Level 2 of the motion posterior: objects as a partition of the
     level-2 vertices (connected intensity regions), with the level-0
     velocities fixed. log π = Σ_o f(o) − λ₂ L⁽²⁾ (see
-    :mod:`swcuts.models.motion_kernels` for f), in the model interface of
-    the generic SW-cut kernels (:mod:`swcuts.samplers.swc`).
+    :mod:`swcuts.models.motion_kernels` for f; with ``tau`` > 0, f is the
+    affine object term of :mod:`swcuts.models.affine_objects`), in the
+    model interface of the generic SW-cut kernels (:mod:`swcuts.samplers.swc`).
 
     Parameters
     ----------
     graph : RegionGraph
         Adjacency of the level-2 vertices.
-    vstats : (N, 4) float array
-        Statistics n, S1_u, S1_v, S2 of each vertex's non-nil velocities.
+    vstats : (N, 4) or (N, N_AFFINE) float array
+        Statistics n, S1_u, S1_v, S2 of each vertex's non-nil velocities,
+        then (affine model) their position moments
+        (:func:`swcuts.models.affine_objects.affine_stats`); 4 columns: no
+        positions, the translation model whatever ``tau``.
     cu, cv : float arrays
         The grid of object velocities.
     alpha, lambda2 : float
+    tau : float
+        Prior deviation of the entries of each object's affine gradient (0:
+        one translation per object).
+    connected : bool, optional
+        Every object must be connected in ``graph`` (π = 0 otherwise).
+        Default: with ``tau`` > 0 (see :mod:`swcuts.models.affine_objects`).
     """
 
     compiled = False
+    #: 1: the affine term's Occam factor (log det); 0 only for the tests'
+    #: negative control.
+    occam = 1.0
 
-    def __init__(self, graph, vstats, cu, cv, alpha, lambda2):
+    def __init__(self, graph, vstats, cu, cv, alpha, lambda2, tau=0.0, connected=None):
         self.graph = graph
-        self.vstats = np.asarray(vstats, np.float64)
+        self.connected = bool(tau > 0) if connected is None else bool(connected)
+        self._mark = np.zeros(graph.n_vertices, np.int64)
+        vstats = np.asarray(vstats, np.float64)
+        self.vstats = np.zeros((vstats.shape[0], N_AFFINE))
+        self.vstats[:, :vstats.shape[1]] = vstats
         self.cu, self.cv = np.asarray(cu, np.float64), np.asarray(cv, np.float64)
-        self.alpha, self.lambda2 = float(alpha), float(lambda2)
+        self.alpha, self.lambda2, self.tau = float(alpha), float(lambda2), float(tau)
 
     @property
     def n_vertices(self) -> int:
         return self.graph.n_vertices
 
     def _score(self, row):
-        return object_score(row[0], row[1], row[2], row[3], self.cu, self.cv, self.alpha)
+        return affine_score(row, self.cu, self.cv, self.alpha, self.tau, self.occam)
+
+    def _split_disconnected(self, labels):
+        """Each connected piece of every object its own label (the start of
+        a chain under the connectivity prior must have π > 0)."""
+        from scipy.sparse import coo_matrix
+        from scipy.sparse.csgraph import connected_components
+
+        labels = np.asarray(labels, np.int64)
+        e = self.graph.edges
+        keep = labels[e[:, 0]] == labels[e[:, 1]]
+        n = labels.size
+        adj = coo_matrix((np.ones(int(keep.sum())), (e[keep, 0], e[keep, 1])), shape=(n, n))
+        _, comp = connected_components(adj, directed=False)
+        # Pieces of one object keep its label for the first piece met.
+        out = labels.copy()
+        first = {}
+        fresh = iter(np.setdiff1d(np.arange(n), labels))
+        for v in range(n):
+            key = labels[v]
+            piece = first.setdefault(key, comp[v])
+            if comp[v] != piece:
+                first.setdefault((key, comp[v]), next(fresh))
+                out[v] = first[(key, comp[v])]
+        return out
 
     def new_state(self, labels) -> ModelState:
+        if self.connected:
+            labels = self._split_disconnected(labels)
         part = Partition(labels)
         n = part.n_vertices
-        stats = np.zeros((n, N_STATS))
+        stats = np.zeros((n, N_AFFINE))
         np.add.at(stats, part.labels, self.vstats)
         loglik = np.zeros(n)
         for lab in part.used_labels():
             loglik[lab] = self._score(stats[lab])
         return ModelState(part, stats, loglik, self.log_target(part.labels))
 
+    def _is_connected(self, members) -> bool:
+        if not self.connected or members.sum() <= 1:
+            return True
+        return connected_within(self.graph.indptr, self.graph.indices, members,
+                                int(np.argmax(members)), self._mark)
+
     def log_target(self, labels) -> float:
-        used, inv = np.unique(np.asarray(labels), return_inverse=True)
-        stats = np.zeros((used.size, N_STATS))
+        labels = np.asarray(labels)
+        if self.connected:
+            for lab in np.unique(labels):
+                if not self._is_connected((labels == lab).astype(np.int64)):
+                    return -math.inf
+        used, inv = np.unique(labels, return_inverse=True)
+        stats = np.zeros((used.size, N_AFFINE))
         np.add.at(stats, inv, self.vstats)
-        return float(object_scores(stats, self.cu, self.cv, self.alpha).sum()
+        return float(affine_scores(stats, self.cu, self.cv, self.alpha, self.tau, self.occam).sum()
                      - self.lambda2 * used.size)
 
     def delta(self, state, R, new_label) -> float:
@@ -357,6 +437,14 @@ class ObjectModel:
         new_label = int(new_label)
         if new_label == old:
             return 0.0
+        if self.connected:
+            labels = state.partition.labels
+            rest = (labels == old).astype(np.int64)
+            rest[R] = 0
+            grown = (labels == new_label).astype(np.int64)
+            grown[R] = 1
+            if not (self._is_connected(rest) and self._is_connected(grown)):
+                return -math.inf
         moved = self.vstats[R].sum(axis=0)
         rest = state.stats[old] - moved
         d = -state.loglik[old] - state.loglik[new_label]

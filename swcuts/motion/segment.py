@@ -42,6 +42,7 @@ from swcuts.motion.flow_refine import refine_flow
 from swcuts.graph.region_graph import RegionGraph
 from swcuts.graph.edge_probabilities import kl_edge_probabilities
 from swcuts.io.errors import check_number
+from swcuts.models.affine_objects import affine_maps
 from swcuts.models.motion import (
     MOTION_DEFAULTS, MotionPosterior, ObjectModel, check_weights, motion_histograms, noise_sigma,
     velocity_grid)
@@ -88,6 +89,9 @@ ROUNDS_FINER = 4
 #: one object per region (False); after the finest sampled level, the
 #: objects anneal OBJECT_ROUNDS more level-2 runs with the flow fixed.
 INHERIT_OBJECTS, OBJECT_ROUNDS = False, 8
+#: Divisor of the KL divergence in q⁽²⁾ (eq. 76): larger proposes larger
+#: clusters of regions (a proposal choice; every value keeps level 2 exact).
+Q2_SCALE = 2.0
 #: Clipping check: where more than CLIP_FRACTION of a level's pixels have a
 #: label on the border of the label range, those pixels' labels are
 #: re-centred on their flow and the level anneals CLIP_ROUNDS more rounds,
@@ -112,6 +116,11 @@ class MotionSegmentation:
         Moving objects (level 2), labels 0..K-1, largest first.
     object_velocity : (K, 2) float array
         The most probable velocity c_o of each object.
+    object_motion : (K, 2, 3) float array or None
+        Each object's posterior-mean affine motion (weight ``tau`` > 0):
+        flow(x, y) ≈ object_motion[k] @ (x, y, 1), full-frame pixels
+        (:func:`swcuts.models.affine_objects.affine_maps`; ``tau`` = 0: the
+        gradient part is 0).
     trace : Trace
         Energy and temperature per round, all pyramid levels.
     energy : float
@@ -159,6 +168,7 @@ class MotionSegmentation:
     posterior_samples: int = 0
     phases: dict | None = None
     recentred: list | None = None
+    object_motion: np.ndarray | None = None
 
     @property
     def n_objects(self) -> int:
@@ -328,10 +338,10 @@ def _anneal_level(post, regions, rng, rounds, budget_end, trace, seconds0, step0
 def _level2(post, x0, region_flat, n_reg, rgraph, obj_of_region, rng, T):
     """One level-2 run (``5 × regions`` SW-cut steps at temperature T)
     with the velocities ``x0`` fixed; returns the object of each region."""
-    vstats = post.object_stats(x0, region_flat, n_reg)
+    vstats = post.affine_stats(x0, region_flat, n_reg)  # affine objects when post.tau > 0
     # Eq. 76: q⁽²⁾ from the symmetric KL of the regions' motion histograms.
-    q2 = kl_edge_probabilities(motion_histograms(x0, region_flat, n_reg, post), rgraph.edges)
-    model2 = ObjectModel(rgraph, vstats, post.cu, post.cv, post.alpha, post.lambda2)
+    q2 = kl_edge_probabilities(motion_histograms(x0, region_flat, n_reg, post), rgraph.edges, scale=Q2_SCALE)
+    model2 = ObjectModel(rgraph, vstats, post.cu, post.cv, post.alpha, post.lambda2, post.tau)
     state2 = model2.new_state(obj_of_region)
     kernel2 = SWC(model2, q2, compiled=False)
     for _ in range(5 * n_reg):
@@ -549,6 +559,8 @@ def segment_motion(frame1, frame2, *, seed=None, max_displacement=None, precisio
     small_rank = rank[np.clip(np.searchsorted(used, sampled_objects), 0, used.size - 1)]
     ostats = post.object_stats(np.asarray(x0), small_rank.ravel(), used.size)
     velocity = post.best_object_velocity(ostats) * factor
+    motion = affine_maps(post.affine_stats(np.asarray(x0), small_rank.ravel(), used.size), post.alpha,
+                         post.tau, post.shape, factor)
     filled = None
     if refine:
         with budget.phase("refining"):
@@ -561,4 +573,4 @@ def segment_motion(frame1, frame2, *, seed=None, max_displacement=None, precisio
                               energy=-float(log_pi), seconds=time.perf_counter() - t_start,
                               filled_flow=filled, flow_spread=spread, flow_std=std,
                               nil_probability=nil_p, posterior_samples=int(posterior_samples),
-                              phases=dict(budget.phases), recentred=recentred)
+                              phases=dict(budget.phases), recentred=recentred, object_motion=motion)

@@ -56,6 +56,11 @@ class MotionPair:
         objects (None for real pairs without object ground truth).
     velocities : ndarray of float64, shape (K, 2)
         ``(u, v)`` of every layer.
+    motions : ndarray of float64, shape (K, 2, 3), or None
+        Layers moving by affine maps
+        (:func:`~swcuts.evaluation.synthetic.nonrigid.nonrigid_pair`): layer
+        k's flow at (x, y) is ``motions[k] @ (x, y, 1)``; None for
+        translating layers and real pairs.
     """
 
     frame1: np.ndarray
@@ -64,6 +69,7 @@ class MotionPair:
     occluded: np.ndarray
     objects: np.ndarray
     velocities: np.ndarray = field(default_factory=lambda: np.zeros((0, 2)))
+    motions: np.ndarray | None = None
 
 
 # ---------------------------------------------------------------------------
