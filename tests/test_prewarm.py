@@ -1,6 +1,5 @@
-"""The helper process of :mod:`swcuts.cli.prewarm`: its jobs are the kernels a
-cold default run compiles (two called from Python, the rest callees of the
-default kernel), the main process loads them,
+"""The helper process of :mod:`swcuts.cli.prewarm`: its jobs are the callees a
+cold compile of the default kernel asks for, the main process loads them,
 the command line starts and ends it (the library does not), and the
 result is the same with it, without it, and when it dies.
 
@@ -65,8 +64,7 @@ helpers = [x for x in [h] + started if x is not None]
 hits = {}
 for module, name, sig in prewarm.JOBS:
     kernel = prewarm._job_function(module, name)
-    kernel = getattr(kernel, "dispatcher", kernel)  # a compiled-only kernel's, or an njit kernel
-    hits[name] = [kernel._cache_hits[sig], [str(s) for s in kernel.signatures]]
+    hits[name] = [kernel.dispatcher._cache_hits[sig], [str(s) for s in kernel.dispatcher.signatures]]
 print(json.dumps({
     "energy": energy,
     "cli_energy": cli_energy,

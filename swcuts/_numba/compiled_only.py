@@ -53,26 +53,12 @@ from numba.extending import typeof_impl
 # the cache-file lock is in place before any kernel is compiled or loaded.
 from swcuts._numba import cache as numba_cache  # noqa: F401
 
-__all__ = ["compiled_only", "CompiledOnly", "LinkOnlyLibrary", "PrebuiltCache", "load_hook",
-           "before_first_call"]
+__all__ = ["compiled_only", "CompiledOnly", "LinkOnlyLibrary", "PrebuiltCache", "load_hook"]
 
 #: ``hook(py_func, sig) -> bool``, or None: asked before a link-only kernel
 #: compiles ``sig``; True means a helper process has compiled and cached
 #: that signature (:mod:`swcuts.cli.prewarm` sets it while its helper runs).
 load_hook = None
-
-
-def before_first_call(dispatcher, *args) -> None:
-    """Call before Python first calls an ordinary ``njit(cache=True)`` kernel
-    that a helper process may compile ahead (:mod:`swcuts.cli.prewarm`):
-    asks :data:`load_hook` for ``dispatcher`` with the types of ``args``, so
-    that the helper's work is waited for (the call then loads it from the
-    cache) or skipped (the call compiles it here), never done twice.
-    Nothing happens without a hook or once the kernel has an overload."""
-    hook = load_hook
-    if hook is None or dispatcher.overloads:
-        return
-    hook(dispatcher.py_func, tuple(dispatcher.typeof_pyval(a) for a in args))
 
 
 class LinkOnlyLibrary(JITCodeLibrary):

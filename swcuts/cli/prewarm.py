@@ -77,21 +77,16 @@ RUN_SWC_SIGNATURE = (_i8, _F, _F, _I, _I, _I, _I, _F2, _F, _REGIONS, _I, _VSRC, 
                      _F, _F, _F, _F, _BOOL, _i8, _i8, _F, _I, _B, _B, _I, _F, _F, _I, _I, _I, _F, _F,
                      _I, _F, _F, _PWS, _I, _F)
 
-#: (module, function, argument types) of the helper's jobs, in its order.
-#: First the two ordinary kernels the main process calls from Python before
-#: ``run_swc``, in the order it reaches them (``_symmetric_kl`` for the edge
-#: probabilities, ``label_loglik`` for the first state; the main process
-#: asks for them by :func:`~swcuts._numba.compiled_only.before_first_call`).
-#: Then callees of ``run_swc`` with the types it calls them with, the one
-#: the main process reaches last first (it types ``run_swc`` in order:
+#: (module, function, argument types) of the helper's jobs, in its order:
+#: callees of ``run_swc`` with the types it calls them with, the one the
+#: main process reaches last first (it types ``run_swc`` in order:
 #: load_regions, grow_into, cut_sums, propose_target, join_delta (its
 #: callees sum_stats, label_loglik, touching_regions, boundary_delta),
-#: leave_regions, move_regions, store_regions). Not join_delta: it calls
-#: label_loglik. ``tests/test_prewarm.py`` checks that a cold compile of the
-#: default run asks for exactly these.
+#: leave_regions, move_regions, store_regions). Not label_loglik: the main
+#: process compiles it before ``run_swc``, to set up the state; not
+#: join_delta: it calls label_loglik. ``tests/test_prewarm.py`` checks that
+#: a cold compile of ``run_swc`` asks for exactly these.
 JOBS = (
-    ("swcuts.graph.edge_probabilities", "_symmetric_kl", (nt.float64[:, :, ::1], nt.int64[:, ::1], _f8, _F)),
-    ("swcuts.models.image_kernels", "label_loglik", (_F, _i8, _i8, _BOOL, _f8, _f8)),
     ("swcuts.models.image_kernels", "store_regions", (_REGIONS, _I, _F)),
     ("swcuts.models.image_kernels", "move_regions",
      (_I, _i8, _i8, _i8, _I, _I, _I, _I, _F2, _F, _F, _f8, _f8, _REGIONS, _I, _I, _F, _B, _PWS, _I)),
@@ -330,11 +325,8 @@ def _work(inp, out):
         print(f"start {index}", file=out, flush=True)
         try:
             kernel = _job_function(module, name)
-            if isinstance(kernel, _co.CompiledOnly):  # an ordinary cached library of it
-                njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True,
-                     **kernel._options)(kernel.py_func).compile(sig)
-            else:  # an njit(cache=True) kernel: its own dispatcher saves it
-                kernel.compile(sig)
+            njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True,
+                 **kernel._options)(kernel.py_func).compile(sig)
         except Exception:
             print(f"fail {index}", file=out, flush=True)
         else:

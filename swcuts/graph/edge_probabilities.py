@@ -19,7 +19,7 @@ import math
 import numpy as np
 from numba import njit
 
-from swcuts._numba.compiled_only import before_first_call, compiled_only
+from swcuts._numba.compiled_only import compiled_only
 
 __all__ = [
     "vertex_histograms",
@@ -169,7 +169,6 @@ def kl_edge_probabilities(hist, edges, scale=1.0, eps=1e-2):
     # KL(i||j) + KL(j||i) = sum (p_i - p_j)(log p_i - log p_j), summed over
     # channels; computed edge by edge, so no (E, C, B) array is ever built.
     sym = np.empty(edges.shape[0])
-    before_first_call(_symmetric_kl, hist, edges, float(eps), sym)  # a first run: the helper may have it
     _symmetric_kl(hist, edges, float(eps), sym)
     q = np.exp(-0.5 * sym / scale)
     return np.minimum(q, Q_MAX)

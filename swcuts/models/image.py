@@ -39,7 +39,6 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from swcuts._numba.compiled_only import before_first_call
 from swcuts.models.partition import Partition
 from swcuts.models.base import SCORE_IMAGE, ModelState
 from swcuts.models.boundary import PAIR_EVIDENCE, boundary_delta, contrast_weights, cut_weight
@@ -387,9 +386,6 @@ class ImageModel:
         n = part.n_vertices
         lstats = label_sums(part.labels, self.vsrc, self.n_channels, self.n_bins, n)
         loglik = np.zeros(n)
-        if n:  # a first run: the helper process may be compiling label_loglik (swcuts.cli.prewarm)
-            before_first_call(label_loglik, lstats[0], self.n_channels, self.n_bins, self.use_family,
-                              self.kappa, self.ridge)
         for lab in part.used_labels():
             loglik[lab] = self._loglik(lstats[lab])
         # Root vertex and area of the connected region of every vertex.
