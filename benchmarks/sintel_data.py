@@ -27,10 +27,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-import urllib.request
 from pathlib import Path
 
 import numpy as np
+from stereo_data import _get, _git_show  # one fetcher for both data sets
 
 ROOT = Path(__file__).resolve().parents[1]
 REPO = "fperezgamonal/faldoi-ipol"
@@ -43,18 +43,6 @@ PASSES = ("clean", "final")
 def pair_names():
     """The folder names of the pairs, ``<pass>-<scene>``."""
     return [f"{p}-{s}" for p in PASSES for s in SCENES.values()]
-
-
-def _get(url: str) -> bytes:
-    with urllib.request.urlopen(url, timeout=60) as r:  # noqa: S310 (a fixed https URL)
-        return r.read()
-
-
-def _git_show(git_dir, path: str) -> bytes:
-    import subprocess
-
-    return subprocess.run(["git", "--git-dir", str(git_dir), "show", f"HEAD:example_data/{path}"],
-                          check=True, capture_output=True).stdout
 
 
 def _flo(data: bytes) -> np.ndarray:
@@ -78,7 +66,7 @@ def fetch(dest: Path, git_dir=None) -> None:
 
             def read(name):
                 path = f"{pas}/{difficulty}/{name}"
-                return _git_show(git_dir, path) if git_dir is not None else _get(
+                return _git_show(git_dir, path, "example_data") if git_dir is not None else _get(
                     RAW.format(ref=COMMIT, path=path))
 
             (folder / "frame2.png").write_bytes(read("frame_0002.png"))

@@ -50,10 +50,11 @@ def _get(url: str) -> bytes:
         return r.read()
 
 
-def _git_show(git_dir, path: str) -> bytes:
+def _git_show(git_dir, path: str, folder: str = "tests") -> bytes:
+    """The file ``folder/path`` at HEAD of the local clone ``git_dir``."""
     import subprocess
 
-    return subprocess.run(["git", "--git-dir", str(git_dir), "show", f"HEAD:tests/{path}"],
+    return subprocess.run(["git", "--git-dir", str(git_dir), "show", f"HEAD:{folder}/{path}"],
                           check=True, capture_output=True).stdout
 
 
