@@ -23,13 +23,13 @@ import json
 import os
 import sys
 import time
-from multiprocessing import Pool
 from pathlib import Path
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from pool import run_all  # noqa: E402  (benchmarks/pool.py)
 DATA = Path("/work/shared/data")
 
 
@@ -76,12 +76,7 @@ def main(argv=None) -> int:
     tasks += [(s.name, s.image, s.truths, k, wk, args.seed) for s in samples for k in scales for wk in works]
     print(f"{len(samples)} photos of {args.data}, {len(tasks)} runs, {args.workers} workers, "
           f"load {os.getloadavg()[0]:.2f}", file=sys.stderr, flush=True)
-    with Pool(args.workers) as pool:
-        rows = []
-        for r in pool.imap_unordered(_task, tasks):
-            rows.append(r)
-            if len(rows) % 20 == 0:
-                print(f"  {len(rows)}/{len(tasks)} runs, load {os.getloadavg()[0]:.2f}", file=sys.stderr, flush=True)
+    rows = run_all(_task, tasks, args.workers)
     native = {r["name"]: r["labels"] for r in rows if r["scale"] == 1}
     for r in rows:
         r["cov_native"] = float(segmentation_covering(r["labels"], native[r["name"]])) if r["scale"] != 1 else 1.0

@@ -21,13 +21,13 @@ import argparse
 import json
 import os
 import sys
-from multiprocessing import Pool
 from pathlib import Path
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from pool import run_all  # noqa: E402  (benchmarks/pool.py)
 DATA = Path("/work/shared/data")
 
 
@@ -67,12 +67,7 @@ def main(argv=None) -> int:
     mults = args.mult.split(",")
     tasks = [(s.name, s.image, s.truths, m, args.seed) for s in samples for m in mults]
     print(f"{len(samples)} photos, {len(tasks)} runs, load {os.getloadavg()[0]:.2f}", file=sys.stderr, flush=True)
-    with Pool(args.workers) as pool:
-        rows = []
-        for r in pool.imap_unordered(_task, tasks):
-            rows.append(r)
-            if len(rows) % 20 == 0:
-                print(f"  {len(rows)}/{len(tasks)} runs, load {os.getloadavg()[0]:.2f}", file=sys.stderr, flush=True)
+    rows = run_all(_task, tasks, args.workers)
     ref = {r["name"]: r["energy"] for r in rows if r["mult"] == mults[0]}
     print(f"{args.data}: {len(samples)} photos, seed {args.seed}, load {os.getloadavg()[0]:.2f}; means")
     print(f"{'budget':<10} {'PRI':>6} {'VoI':>6} {'cover':>6} {'bf':>6} {'segs':>6} {'ΔE vs ' + mults[0]:>10} "
