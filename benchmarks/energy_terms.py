@@ -13,7 +13,10 @@ its segmentation and every annotator's are scored on the pixel graph by
 the number of segments and each term of −log π of the median annotator
 (the one with the median total) minus swcuts' answer: a positive entry
 is a term that prefers swcuts' answer. A posterior right for photos
-would rank the humans' segmentations first (a negative total).
+would rank the humans' segmentations first (a negative total). The last
+column scores the median annotator snapped to swcuts' atoms (each atom its
+majority segment, :func:`swcuts.evaluation.metrics.snap_to_atoms`): the part
+of the gap that hand-drawn boundaries off the image's edges make.
 
 ``--split val`` or ``rest`` (with ``--every K``: every K-th photo by sorted
 id) takes the BSDS500 validation or held-out training photos instead of the
@@ -37,6 +40,7 @@ from bsds import DATA  # noqa: E402
 
 import swcuts  # noqa: E402
 from swcuts.evaluation.datasets import open_dataset  # noqa: F401
+from swcuts.evaluation.metrics import snap_to_atoms  # noqa: E402
 from swcuts.segmentation.energy import energy_terms  # noqa: F401
 
 TERMS = ("likelihood", "labels", "regions", "areas", "boundary")
@@ -63,9 +67,9 @@ def main():
              {"tune": ids[0::2], "heldout": ids[1::2], "all": ids}[args.half])
     print(f"−log π terms, median annotator minus swcuts' answer (model {args.model!r} {args.set}; "
           "positive: the term prefers swcuts')")
-    print("| image | segments swcuts / human | " + " | ".join(TERMS) + " | total | total % |")
-    print("|---" * (len(TERMS) + 4) + "|")
-    totals = []
+    print("| image | segments swcuts / human | " + " | ".join(TERMS) + " | total | total % | snapped total % |")
+    print("|---" * (len(TERMS) + 5) + "|")
+    totals, snapped = [], []
     for name in names:
         sample = ds.read(name)
         seg = swcuts.segment(sample.image, seed=args.seed, model=args.model)
@@ -78,14 +82,20 @@ def main():
         total = sum(diff.values())
         share = 100 * total / sum(ours.values())
         totals.append((diff, share))
+        # The same annotator on swcuts' atoms (each atom its majority
+        # segment): what a sampler on those atoms could reach of it.
+        on_atoms = energy_terms(sample.image, snap_to_atoms(sample.truths[k], seg.atoms), model=args.model)
+        snapped.append(100 * (sum(on_atoms.values()) - sum(ours.values())) / sum(ours.values()))
         print(f"| {name} | {int(seg.labels.max()) + 1} / {np.unique(sample.truths[k]).size} | "
-              + " | ".join(f"{diff[t]:+,.0f}" for t in TERMS) + f" | {total:+,.0f} | {share:+.1f} |")
+              + " | ".join(f"{diff[t]:+,.0f}" for t in TERMS) + f" | {total:+,.0f} | {share:+.1f} | "
+              f"{snapped[-1]:+.1f} |")
     print(f"| mean of {len(totals)} | | "
           + " | ".join(f"{statistics.mean(d[t] for d, _ in totals):+,.0f}" for t in TERMS)
           + f" | {statistics.mean(sum(d.values()) for d, _ in totals):+,.0f} | "
-          f"{statistics.mean(s for _, s in totals):+.1f} |")
+          f"{statistics.mean(s for _, s in totals):+.1f} | {statistics.mean(snapped):+.1f} |")
     lower = sum(sum(d.values()) < 0 for d, _ in totals)
-    print(f"humans lower (the median annotator more probable than swcuts' answer) on {lower} of {len(totals)}")
+    print(f"humans lower (the median annotator more probable than swcuts' answer) on {lower} of {len(totals)}; "
+          f"snapped to swcuts' atoms on {sum(s < 0 for s in snapped)}")
 
 
 if __name__ == "__main__":

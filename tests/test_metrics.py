@@ -10,7 +10,7 @@ from hypothesis.extra.numpy import arrays
 from swcuts.evaluation.metrics.contingency import _contingency
 from swcuts.evaluation.metrics.regions import (
     adjusted_rand_index, global_consistency_error, mean_variation_of_information,
-    probabilistic_rand_index, rand_index, segmentation_covering, variation_of_information)
+    probabilistic_rand_index, rand_index, segmentation_covering, variation_of_information, snap_to_atoms)
 from swcuts.evaluation.metrics.boundaries import (
     boundary_f_measure, boundary_map, boundary_precision_recall)
 from swcuts.evaluation.metrics.scores import benchmark_scores, segmentation_scores
@@ -563,3 +563,19 @@ def test_shared_tables_equal_the_metric_functions(seed):
         assert one["pri"] == rand_index(seg, truths[0])
         assert one["voi"] == variation_of_information(seg, truths[0])
         assert one["gce"] == global_consistency_error(seg, truths[0])
+
+
+def test_snap_to_atoms_keeps_a_segmentation_the_atoms_refine_and_moves_the_rest_to_their_majority():
+    rng = np.random.default_rng(0)
+    atoms = np.arange(48).reshape(6, 8) // 2          # 24 atoms of two pixels
+    coarse = rng.integers(0, 3, 24)[atoms] + 10       # constant on every atom
+    np.testing.assert_array_equal(snap_to_atoms(coarse, atoms), coarse)
+    noisy = coarse.copy()
+    noisy[0, 0] = 99                                  # one pixel of a two-pixel atom: a tie
+    assert snap_to_atoms(noisy, atoms)[0, 0] == min(99, coarse[0, 1])
+    blocks = np.arange(48).reshape(6, 8) // 4         # atoms of four pixels
+    noisy = coarse.copy()
+    noisy[0, 0] = 99
+    snapped = snap_to_atoms(noisy, blocks)
+    assert 99 not in snapped                          # outvoted 3 to 1 (or 2-1-1)
+    assert all(np.unique(snapped[blocks == b]).size == 1 for b in range(12))

@@ -30,7 +30,7 @@ from swcuts.evaluation.metrics.boundaries import (
     boundary_f_measure, boundary_map, boundary_precision_recall, boundary_scores)
 from swcuts.evaluation.metrics.regions import (
     adjusted_rand_index, global_consistency_error, mean_variation_of_information,
-    probabilistic_rand_index, rand_index, segmentation_covering, variation_of_information)
+    probabilistic_rand_index, rand_index, segmentation_covering, snap_to_atoms, variation_of_information)
 from swcuts.evaluation.metrics.scores import benchmark_scores, segmentation_scores
 
 __all__ = [
@@ -47,4 +47,5 @@ __all__ = [
     "segmentation_covering",
     "boundary_scores",
     "benchmark_scores",
+    "snap_to_atoms",
 ]

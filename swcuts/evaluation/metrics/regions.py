@@ -44,6 +44,7 @@ __all__ = [
     "global_consistency_error",
     "mean_variation_of_information",
     "segmentation_covering",
+    "snap_to_atoms",
 ]
 
 
@@ -331,3 +332,38 @@ def segmentation_covering(seg, truths, *, reduce="mean") -> float:
     seg, truths = _checked_truths(seg, truths)
     covers = [_covering_from_table(t) for t in _contingencies(seg, truths)]
     return float(np.mean(covers) if reduce == "mean" else np.max(covers))
+
+
+def snap_to_atoms(labels, atoms) -> np.ndarray:
+    """``labels`` made constant on every atom: each atom takes the label
+    that most of its pixels have (ties: the smallest label).
+
+    The best a segmentation on ``atoms`` can do to reproduce ``labels``,
+    e.g. an annotator's segmentation as the atom graph's samplers could
+    reach it (hand-drawn boundaries a pixel or two off the image's edges
+    land on the atoms' boundaries).
+
+    Parameters
+    ----------
+    labels, atoms : (H, W) int array
+        A segmentation and an over-segmentation of one image.
+
+    Returns
+    -------
+    (H, W) int64 array
+        The snapped labels (the names of ``labels``).
+
+    Examples
+    --------
+    >>> atoms = np.array([[0, 0, 1, 1], [0, 0, 1, 1]])
+    >>> labels = np.array([[5, 5, 5, 7], [5, 5, 7, 7]])
+    >>> snap_to_atoms(labels, atoms)
+    array([[5, 5, 7, 7],
+           [5, 5, 7, 7]])
+    """
+    seg, atoms = _check_pair(labels, atoms)
+    names, seg = np.unique(seg, return_inverse=True)
+    a_names, atoms = np.unique(atoms, return_inverse=True)
+    k = names.size
+    table = np.bincount(atoms.ravel() * k + seg.ravel(), minlength=a_names.size * k)
+    return names[table.reshape(a_names.size, k).argmax(1)][atoms.reshape(labels.shape)].astype(np.int64)
