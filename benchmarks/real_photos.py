@@ -18,8 +18,8 @@ Usage::
    segmentation at each, compared with the one at 1 MP (segments, VoI and
    covering after resizing the labels to 1 MP).
 3. Speed: default ``segment()`` on ten 481x321 photos, warm, one run
-   each, median and slowest, with model "window" (the default on atoms;
-   target: median <= 2 s), "contrast" and "paper". ``--model`` sets the model of
+   each, median and slowest, with the default model on atoms ("learned";
+   target: median <= SPEED_TARGET s), "window", "contrast" and "paper". ``--model`` sets the model of
    the scales part.
 """
 
@@ -47,6 +47,8 @@ from bsds import DATA, PEERS, REST, VAL, print_table, split_halves  # noqa: E402
 SCALE_IMAGES = ("2092", "65132", "163062")
 MEGAPIXELS = (0.25, 1.0, 4.0)
 SPEED_TARGET = 2.0
+#: Issue 37's warm median per 481x321 photo (seconds).
+FAST_TARGET = 1.0
 
 
 def quality(out: Path, workers: int) -> None:
@@ -138,7 +140,8 @@ def speed(n_photos=10, repeats=1) -> None:
           f"median of {repeats} run(s) each")
     print("| model | median s | mean s | slowest s (image) | median CPU s |")
     print("|---|---|---|---|---|")
-    for model in ("window", "contrast", "paper"):
+    models = dict.fromkeys((swcuts.segmentation.options.DEFAULT_MODEL, "window", "contrast", "paper"))
+    for model in models:
         times, cpu = {}, {}
         for name in names:
             image = ds.read(name).image
@@ -155,8 +158,8 @@ def speed(n_photos=10, repeats=1) -> None:
         print(f"| {model} | {t:.2f} | {statistics.mean(times.values()):.2f} | {times[slow]:.2f} ({slow}) | "
               f"{statistics.median(cpu.values()):.2f} |")
         if model == swcuts.segmentation.options.DEFAULT_MODEL:
-            verdict = "MET" if t <= SPEED_TARGET else "NOT MET"
-            print(f"target: median <= {SPEED_TARGET:g} s: {verdict}")
+            for target, issue in ((SPEED_TARGET, 34), (FAST_TARGET, 37)):
+                print(f"target (issue {issue}): median <= {target:g} s: {'MET' if t <= target else 'NOT MET'}")
 
 
 def main():

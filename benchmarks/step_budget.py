@@ -40,7 +40,8 @@ def _task(args):
 
     name, image, truths, mult, seed = args
     factor, _, stop = mult.partition("+")
-    segment_module.DEFAULT_BUDGET = (float(factor), None if not stop else Converged(*map(float, stop.split("/"))))
+    segment_module.DEFAULT_BUDGET = (float(factor), None if not stop else Converged(*map(float, stop.split("/"))),
+                                     segment_module.DEFAULT_BUDGET[2])
     seg = segment(image, seed=seed)
     s = benchmark_scores(seg.labels, truths)
     return dict(name=name, mult=mult, energy=float(seg.energy), steps=int(seg.steps),

@@ -65,12 +65,17 @@ def test_default_energy_scores_the_default_segment():
 
     image = _photo()
     seg = swcuts.segment(image, seed=0, steps=3000)
-    assert seg.posterior == "window" and seg.model.boundary > 0 and seg.model.window > 0
+    assert seg.posterior == "learned" and seg.model.boundary > 0 and seg.model.window > 0
     assert swcuts.energy(image, seg.labels) == pytest.approx(seg.energy, rel=1e-9)
     assert swcuts.energy(image, seg.labels, model="contrast") != pytest.approx(seg.energy, rel=1e-6)
+    # Below MIN_LEARNED_SIDE the default is "window", for segment() and energy() alike.
+    small = image[:24, :40]
+    seg = swcuts.segment(small, seed=0, steps=300)
+    assert seg.posterior == "window"
+    assert swcuts.energy(small, seg.labels) == pytest.approx(seg.energy, rel=1e-9)
 
 
-def test_window_on_atoms_contrast_on_pixels_by_default_and_paper_stays_available():
+def test_learned_on_atoms_contrast_on_pixels_by_default_and_paper_stays_available():
     from swcuts.segmentation import options
     from swcuts.samplers.registry import REGISTRY
 
@@ -78,11 +83,11 @@ def test_window_on_atoms_contrast_on_pixels_by_default_and_paper_stays_available
     on_pixels = {spec.name for spec in REGISTRY if spec.default_atoms == "pixels"}
     assert on_pixels and on_pixels != set(names)
     for name in names:
-        want = "contrast" if name in on_pixels else "window"
+        want = "contrast" if name in on_pixels else "learned"
         assert options.resolve_model(name, None) == want
         assert options.resolve_model(name, None, atoms="pixels") == "contrast"
     atom_samplers = [n for n in names if n not in on_pixels]
-    assert options.common_model(atom_samplers) == "window"
+    assert options.common_model(atom_samplers) is None      # each image's default on atoms
     assert options.common_model(names) == "contrast"
     assert options.common_model(atom_samplers, atoms="pixels") == "contrast"
     assert all(options.resolve_model(name, "paper") == "paper" for name in names)

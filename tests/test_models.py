@@ -415,6 +415,11 @@ def normalised_coords(h, w, pix):
     return (c - (w - 1) / 2.0) / scale, (r - (h - 1) / 2.0) / scale
 
 
+def bic_log(n):
+    """BIC's log n, below n = e its tangent through 0 (concave from 0)."""
+    return math.log(n) if n >= math.e else n / math.e
+
+
 def reference_loglik(features, pix, family, bins, kappa, ridge=0.0):
     """Penalised log-likelihood of the pixels ``pix`` from first principles."""
     h, w, C = features.shape
@@ -428,7 +433,7 @@ def reference_loglik(features, pix, family, bins, kappa, ridge=0.0):
             for count in np.bincount(idx, minlength=bins):
                 if count:
                     ll += count * math.log(count / n)
-        return ll - kappa * 0.5 * C * (bins - 1) * math.log(n)
+        return ll - kappa * 0.5 * C * (bins - 1) * bic_log(n)
     x, y = normalised_coords(h, w, pix)
     cols = [np.ones(n), x, y]
     if family == "quadratic":
@@ -447,7 +452,7 @@ def reference_loglik(features, pix, family, bins, kappa, ridge=0.0):
         rss = float(np.sum((vals[:, c] - X @ beta) ** 2))
         H += 0.5 * math.log(2 * math.pi * math.e * (rss / n + width**2 / 12)) - math.log(width)
     dim = 4 if family == "linear" else 7
-    return -n * H - kappa * 0.5 * C * dim * math.log(n)
+    return -n * H - kappa * 0.5 * C * dim * bic_log(n)
 
 
 def well_posed(h, w, pix, family, ridge):

@@ -35,7 +35,7 @@ def test_segment_uses_the_noise_scaled_edge_probabilities():
     rng = np.random.default_rng(5)
     img = np.where(np.arange(48)[None, :] < 24, 0.3, 0.7) * np.ones((40, 1))
     img = np.clip(img + 0.15 * rng.standard_normal(img.shape), 0, 1)
-    seg = segment(img, seed=0, steps=50, n_atoms=30)
+    seg = segment(img, seed=0, steps=50, n_atoms=30, model="window")  # eq. 53's q ("learned": its own)
     features, _ = prepare_image(img)
     factor = noise_edge_scale(features)
     assert factor < 0.5

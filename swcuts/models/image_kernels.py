@@ -71,10 +71,12 @@ def label_loglik(st, n_channels, n_bins, use_family, kappa, ridge):
     C = n_channels
     B = n_bins
     w = 1.0 / B
-    # The BIC penalty's log of the sample size, never below 0: under the
-    # coarsened likelihood a row's n is zeta x pixels, and a label of fewer
-    # than 1/zeta pixels would otherwise earn a bonus for its parameters.
-    log_n = math.log(max(n, 1.0))
+    # BIC's log n, below n = e its tangent through 0 (n / e): concave from 0,
+    # so the penalty per pixel never grows as labels shrink and splitting a
+    # flat region never pays. Under the coarsened likelihood a row's n is
+    # zeta x pixels, often below 1: log n would pay a label for its
+    # parameters, and log max(n, 1) would let splits of few pixels go free.
+    log_n = math.log(n) if n >= math.e else n / math.e
     best = -np.inf
     if use_family[0]:
         ll = 0.0

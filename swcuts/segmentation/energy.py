@@ -19,7 +19,7 @@ from swcuts.models.image import ImageModel
 from swcuts.segmentation.options import (
     BINS_WHY, DEFAULTS, MAX_BINS, _check_choice, _check_positive_int, _check_real)
 from swcuts.segmentation.image_models import (
-    DEFAULT_MODEL, MODELS, model_bins, model_evidence, model_evidence_offset, model_likelihood_weight, model_window,
+    MODELS, default_model_for, model_bins, model_evidence, model_evidence_offset, model_likelihood_weight, model_window,
     posterior_weights,
     varying_channels)
 
@@ -38,10 +38,11 @@ def _pixel_posterior(image, labels, *, channel_axis, bins, a0, a1, a2, kappa, mo
         _check_real(name, value, what="a non-negative number", allow_none=True, allow_zero=True)
     _check_real("a2", a2, what="a non-negative number", allow_none=True, allow_zero=True)
     _check_real("kappa", kappa, what="a non-negative number", allow_zero=True)
-    model = DEFAULT_MODEL if model is None else model
-    _check_choice("model", model, MODELS, "model")
+    if model is not None:
+        _check_choice("model", model, MODELS, "model")
     features, _ = prepare_image(image, channel_axis=channel_axis)
     h, w = features.shape[:2]
+    model = default_model_for(h, w) if model is None else model
     channels = varying_channels(features)
     bins = model_bins(model, bins, channels)
     labels = np.asarray(labels)
@@ -101,10 +102,10 @@ def energy(image, labels, *, channel_axis=-1, bins=DEFAULTS["bins"], a0=DEFAULTS
         Posterior parameters, as for :func:`swcuts.segment` (``bins``,
         ``a0``, ``a1``, ``a2`` None: the model's, the weights for the
         image's size and channels).
-    model : {"contrast", "texture", "window", "paper"}, optional
+    model : str, optional
         The image posterior (:data:`swcuts.segmentation.options.MODELS`); None: the
-        default of :func:`swcuts.segment` on atoms
-        (:data:`swcuts.segmentation.options.DEFAULT_MODEL`). To score a run on pixels,
+        default of :func:`swcuts.segment` on atoms for the image's size
+        (:func:`swcuts.segmentation.image_models.default_model_for`). To score a run on pixels,
         pass its ``Segmentation.posterior``.
 
     Returns

@@ -14,7 +14,8 @@ import numpy as np
 
 __all__ = ["MODELS", "BINS", "ONE_CHANNEL_WEIGHT", "DEFAULT_MODEL", "PIXEL_MODEL", "VARYING_RANGE",
            "MIN_WEIGHT_PIXELS", "ZETA_REFERENCE", "varying_channels", "posterior_weights", "model_window", "model_bins",
-           "model_evidence", "model_likelihood_weight", "model_edges", "model_evidence_offset",
+           "model_evidence", "model_likelihood_weight", "model_edges", "model_evidence_offset", "model_temperature",
+           "SMALL_IMAGE_MODEL", "MIN_LEARNED_SIDE", "default_model_for",
            "model_edge_power"]
 
 #: Histogram bins of the likelihood (per channel) of a model that names none
@@ -65,7 +66,9 @@ BINS = 32
 #: probability plus ``offset`` per cut pixel pair,
 #: :func:`swcuts.models.boundary.learned_pair_weights`) and the learned SW-cut
 #: edge probabilities to the power 8 (``edges``, ``edge_power``,
-#: :func:`model_edges`; as calibrated, power 1, they slowed the annealing);
+#: :func:`model_edges`; as calibrated, power 1, they slowed the annealing),
+#: annealed in its own temperature unit 0.1 (``temperature``,
+#: :func:`model_temperature`: its energies are about a tenth of "window"'s);
 #: its weights, the best of 10 settings on 25 BSDS500 validation photos and
 #: of the best two on all 100, lead "window" there on PRI, VoI and covering
 #: by 3.5, 4.1 and 2.6 paired standard errors (docs/real_photos.md,
@@ -79,7 +82,7 @@ MODELS = {
     "window": {"a0": 100.0, "a1": 100.0, "a2": 5.0, "boundary": 10.0, "window": 12.0, "bins": 24},
     "learned": {"a0": 5.0, "a1": 5.0, "a2": 0.25, "boundary": 1.0, "offset": -1.0, "window": 12.0,
                 "bins": 24, "evidence": "learned", "coarsened": True, "zeta_power": 0.0,
-                "edges": "learned", "edge_power": 8.0},
+                "edges": "learned", "edge_power": 8.0, "temperature": 0.1},
 }
 #: ζ0 of ``zeta_power`` (:func:`model_likelihood_weight`): about the median ζ
 #: of the BSDS500 validation photos.
@@ -95,13 +98,24 @@ ZETA_REFERENCE = 0.1
 #: watershed atoms; benchmarks/grey_photos.py); it also ends the
 #: undersegmented grey scenes of benchmarks/synthetic_scenes.py.
 ONE_CHANNEL_WEIGHT = 0.35
-#: The posterior of a run without ``model``: "window" on atoms (watershed,
-#: SLIC and the other over-segmentations), where over three seeds it scores better
-#: than "contrast" on both BSDS halves by the selection rule (README), and
-#: ``PIXEL_MODEL`` on pixels, where windows cannot be counted (a row per
-#: pixel). Every sampler's moves include the boundary term, and those of
-#: the samplers on atoms the window counts, proved by exact enumeration.
-DEFAULT_MODEL = "window"
+#: The posterior of a run without ``model`` on atoms (watershed, SLIC and
+#: the other over-segmentations): "learned", which leads "window" on the 170
+#: held-out BSDS500 training photos by more than 2 paired standard errors on
+#: PRI, VoI and covering (docs/real_photos.md), but not on images smaller
+#: than :data:`MIN_LEARNED_SIDE` (:func:`default_model_for`). ``PIXEL_MODEL``
+#: on pixels, where windows cannot be counted (a row per pixel). Every
+#: sampler's moves include the boundary term, and those of the samplers on
+#: atoms the window counts, proved by exact enumeration.
+DEFAULT_MODEL = "learned"
+#: The default on atoms of an image whose smaller side is below
+#: :data:`MIN_LEARNED_SIDE` pixels.
+SMALL_IMAGE_MODEL = "window"
+#: The detector of "learned" sees 16 pixels at its coarsest level
+#: (4 x 2^(levels - 1)) and pads a smaller image with mirrored copies of
+#: itself, whose steps drown its own (a 3x3 step got p = 0.005); up to twice
+#: that, its energies are a few tenths of a nat apart and tiny images of two
+#: flat halves came out in 1 or 3 segments. "window" gets them right.
+MIN_LEARNED_SIDE = 32
 #: The posterior of a run on pixels without ``model`` (multigrid,
 #: multi-level, ``atoms="pixels"``; ``init="atoms"``'s two phases).
 PIXEL_MODEL = "contrast"
@@ -289,3 +303,33 @@ def model_evidence_offset(model_name) -> float:
     0.0
     """
     return float(MODELS[model_name].get("offset", 0.0))
+
+
+def model_temperature(model_name) -> float:
+    """The unit of :func:`swcuts.segment`'s annealing temperatures on the
+    posterior ``model_name``: its :data:`MODELS` entry's ``temperature``, 1
+    where it names none. The schedule (``t0`` to ``t_final``) and the
+    convergence stop's "cold" run in this unit, so that a posterior whose
+    energies are all smaller (the coarsened likelihood with small priors)
+    is annealed as cold as one in nats. Sampling at T = 1
+    (:func:`swcuts.sample_posterior`) does not use it.
+
+    Examples
+    --------
+    >>> model_temperature("window")
+    1.0
+    """
+    return float(MODELS[model_name].get("temperature", 1.0))
+
+
+def default_model_for(h, w) -> str:
+    """The posterior of a run on atoms without ``model`` on an h x w image:
+    :data:`DEFAULT_MODEL`, or :data:`SMALL_IMAGE_MODEL` when the smaller
+    side is below :data:`MIN_LEARNED_SIDE`.
+
+    Examples
+    --------
+    >>> default_model_for(321, 481), default_model_for(24, 32)
+    ('learned', 'window')
+    """
+    return SMALL_IMAGE_MODEL if min(h, w) < MIN_LEARNED_SIDE else DEFAULT_MODEL

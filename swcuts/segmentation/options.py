@@ -16,7 +16,7 @@ import numpy as np
 
 from swcuts.image.atoms import ATOM_METHODS
 from swcuts.segmentation.image_models import (
-    DEFAULT_MODEL, MODELS, PIXEL_MODEL, model_bins, model_edge_power, model_edges, model_evidence,
+    DEFAULT_MODEL, MODELS, PIXEL_MODEL, default_model_for, model_bins, model_edge_power, model_edges, model_evidence,
     model_evidence_offset, model_likelihood_weight,
     model_window,
     posterior_weights, varying_channels)
@@ -136,7 +136,7 @@ def default_model(atoms) -> str:
     Examples
     --------
     >>> default_model("slic"), default_model("pixels")
-    ('window', 'contrast')
+    ('learned', 'contrast')
     """
     return PIXEL_MODEL if atoms == "pixels" else DEFAULT_MODEL
 
@@ -153,10 +153,11 @@ def resolve_model(sampler_name, model, atoms=None):
     return model
 
 
-def common_model(samplers, atoms=None) -> str:
+def common_model(samplers, atoms=None):
     """The posterior several samplers are compared on (one target for
-    all): :data:`DEFAULT_MODEL` when every one runs on atoms larger than
-    pixels, :data:`PIXEL_MODEL` when one of them runs on pixels.
+    all): None when every one runs on atoms larger than pixels (each
+    image's default on atoms, :func:`default_model_for`: the same for every
+    sampler), :data:`PIXEL_MODEL` when one of them runs on pixels.
 
     ``samplers``: names, or (name, atoms) pairs; ``atoms`` applies to the
     names (None: each sampler's default atoms).
@@ -164,13 +165,13 @@ def common_model(samplers, atoms=None) -> str:
     Examples
     --------
     >>> common_model(["swc", "gibbs"]), common_model(["swc", "multigrid"])
-    ('window', 'contrast')
+    (None, 'contrast')
     >>> common_model([("swc", "slic"), ("gibbs", "pixels")])
     'contrast'
     """
     runs = [run if isinstance(run, tuple) else (run, atoms) for run in samplers]
     on_pixels = any(resolve_atoms(name, run_atoms) == "pixels" for name, run_atoms in runs)
-    return PIXEL_MODEL if on_pixels else DEFAULT_MODEL
+    return PIXEL_MODEL if on_pixels else None
 
 
 def _check_seed(seed):
@@ -259,6 +260,9 @@ class RunOptions:
     likelihood_weight : float
         ζ of the coarsened likelihood (:func:`model_likelihood_weight`),
         set by :meth:`on_image`; 1: every pixel counts.
+    posterior_by_default : bool
+        ``model`` was not given on atoms: :meth:`on_image` sets ``posterior``
+        for the image's size (:func:`default_model_for`).
     bins : int or None
         The likelihood's bins per channel; None (the model's) until
         :meth:`on_image` (:func:`model_bins`).
@@ -287,6 +291,7 @@ class RunOptions:
     boundary: object = None
     window: int = 0
     likelihood_weight: float = 1.0
+    posterior_by_default: bool = False
 
     @property
     def name(self) -> str:
@@ -316,11 +321,12 @@ class RunOptions:
         h, w = features.shape[:2]
         n_atoms = default_n_atoms(h * w) if self.n_atoms is None else self.n_atoms
         channels = varying_channels(features)
-        a0, a1, a2, boundary = posterior_weights(self.posterior, h, w, self.a0, self.a1, self.a2, channels)
-        return replace(self, n_atoms=n_atoms, a0=a0, a1=a1, a2=a2, boundary=boundary,
-                       bins=model_bins(self.posterior, self.bins, channels),
-                       window=model_window(self.posterior, h, w),
-                       likelihood_weight=model_likelihood_weight(self.posterior, features),
+        posterior = default_model_for(h, w) if self.posterior_by_default else self.posterior
+        a0, a1, a2, boundary = posterior_weights(posterior, h, w, self.a0, self.a1, self.a2, channels)
+        return replace(self, posterior=posterior, n_atoms=n_atoms, a0=a0, a1=a1, a2=a2, boundary=boundary,
+                       bins=model_bins(posterior, self.bins, channels),
+                       window=model_window(posterior, h, w),
+                       likelihood_weight=model_likelihood_weight(posterior, features),
                        edge_scale=self.edge_scale * noise_edge_scale(features))
 
     def posterior_params(self) -> dict:
@@ -415,7 +421,8 @@ def resolve_options(*, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], s
     return RunOptions(spec=spec, sampler=sampler, atoms=atoms, n_atoms=n_atoms, seed=seed, steps=steps,
                       time_budget=time_budget, t0=float(t0), t_final=t_final, init=init,
                       edge_scale=edge_scale, q_max=q_max, bins=bins, a0=a0, a1=a1, a2=a2, kappa=kappa,
-                      window_sizes=window_sizes, levels=levels, posterior=posterior)
+                      window_sizes=window_sizes, levels=levels, posterior=posterior,
+                      posterior_by_default=model is None and posterior == DEFAULT_MODEL)
 
 
 def check_options(**options):

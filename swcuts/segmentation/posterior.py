@@ -447,7 +447,7 @@ def sample_posterior(image, *, n_samples=100, thin=None, chains=4, sampler="swc"
         :func:`sample_model`, :func:`swcuts.segment`).
     channel_axis : int or None
         Axis of the channels, as in scikit-image.
-    model : {"contrast", "texture", "window", "paper"}, optional
+    model : str, optional
         The image posterior (default as :func:`swcuts.segment`).
     atoms : str, optional
         Over-segmentation method (default as :func:`swcuts.segment`:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 import time
@@ -22,7 +22,7 @@ from swcuts.segmentation.options import (
     SAMPLERS, DEFAULTS, DEFAULT_T0_SWC, INITS, ATOMS_INIT_T0, ATOMS_INIT_SMALLEST_WINDOW,
     ATOMS_INIT_TIME_SHARE, _check_positive_int, _check_real, _check_window_sizes, _raw_hw, _check_windows_fit, default_steps,
     resolve_options)
-from swcuts.segmentation.image_models import model_evidence, model_evidence_offset
+from swcuts.segmentation.image_models import model_evidence, model_evidence_offset, model_temperature
 from swcuts.segmentation.build import build_posterior
 from swcuts.segmentation.costs import check_cost
 from swcuts.samplers.registry import sampler_spec
@@ -158,8 +158,7 @@ def _anneal_atoms(features, n_atoms, seed, rng, posterior, *, total_steps, budge
         steps = min(int(round(total_steps * steps / (steps + other))), total_steps - 1)
         if steps < 1:
             return np.zeros(atom_labels.size, dtype=np.int64), None
-    stop = None if steps is None or total_steps is not None else DEFAULT_BUDGET[1]  # segment()'s default
-    steps = int(round(DEFAULT_BUDGET[0] * steps)) if stop is not None else steps
+    steps, stop = _default_budget(steps) if steps is not None and total_steps is None else (steps, None)
     state = model.new_state(np.zeros(n, dtype=np.int64))
     schedule = Schedule(max(DEFAULT_T0_SWC, t_final), t_final)
     result = anneal(sampler_spec("swc").kernel(model, q), state, schedule, rng=rng, steps=steps,
@@ -306,7 +305,8 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
         from the start of the process, less a reserve for writing).
     t0, t_final : float
         Start and final temperature of the geometric schedule (default t0:
-        10 for SW-cut kernels, 100 for Gibbs, 1 for multigrid from atoms).
+        10 for SW-cut kernels, 100 for Gibbs, 1 for multigrid from atoms), in
+        the posterior's unit (:func:`~swcuts.segmentation.image_models.model_temperature`).
     init : {"atoms", "uniform", "random"}, optional
         Start from one label (``"uniform"``), from a random labelling of
         the atoms (``"random"``), or, for ``multigrid`` on pixels only
@@ -333,8 +333,8 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
         10^5 pixels of the image, at least those of 1,000 pixels), times 0.35
         on an image with one varying channel (grey), which has less evidence
         per pixel than a colour one (:data:`swcuts.segmentation.image_models.ONE_CHANNEL_WEIGHT`).
-    model : {"contrast", "texture", "window", "paper"}, optional
-        The image posterior. "paper": section 5 of Barbu & Zhu (region
+    model : {"learned", "window", "contrast", "texture", "paper"}, optional
+        The image posterior (:data:`~swcuts.segmentation.image_models.MODELS`). "paper": section 5 of Barbu & Zhu (region
         likelihoods, eq. 59 prior). "contrast": the same plus a
         contrast-sensitive boundary term that pays for boundaries across
         flat areas and little along image edges (:mod:`swcuts.models.boundary`;
@@ -345,8 +345,12 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
         histogram likelihood counts each pixel through the histogram of the
         window around it (about 31x31 pixels on a 481x321 photo), so that
         textures look alike from atom to atom, with a per-region weight;
-        samplers on atoms only. Default: "window" on atoms (it scores
-        better than "contrast" on real photos), "contrast" on pixels
+        samplers on atoms only. "learned": "window" with the coarsened
+        likelihood, the trained boundary detector's evidence and learned
+        SW-cut edge probabilities (docs/algorithms/learned_posterior.md).
+        Default: "learned" on atoms (it leads on held-out real photos;
+        "window" on images with a side below 32 pixels,
+        :func:`~swcuts.segmentation.image_models.default_model_for`), "contrast" on pixels
         (``atoms="pixels"``, the multigrid and multi-level samplers;
         :func:`swcuts.segmentation.options.default_model`). Every sampler's moves
         include the boundary term, and those of the samplers on atoms
@@ -490,8 +494,16 @@ class _Run(NamedTuple):
 
 
 #: An swc run without steps or time_budget: half its default steps, stopped once converged (31 % of
-#: the steps, same scores on val and train-rest: benchmarks/step_budget.py, docs/speed.md).
-DEFAULT_BUDGET = (0.5, Converged(patience=0.05, below=0.5))
+#: the steps, same scores on val and train-rest: benchmarks/step_budget.py, docs/speed.md), at least
+#: 5,000 (65 a vertex left tiny images of two flat halves in 3-8 segments, above the halves' energy).
+DEFAULT_BUDGET = (0.5, Converged(patience=0.05, below=0.5), 5000)
+
+
+def _default_budget(steps):
+    """segment()'s swc budget from the sampler's default ``steps``: (steps, stop rule)."""
+    return max(DEFAULT_BUDGET[2], int(round(DEFAULT_BUDGET[0] * steps))), DEFAULT_BUDGET[1]
+
+
 #: Seconds per megapixel to carry the atoms back to full size, kept from a timed run's sampling.
 CARRY_SECONDS_PER_MEGAPIXEL = 0.12
 
@@ -532,8 +544,10 @@ def _run_sampler(options, features, posterior, rng, progress, budget) -> _Run:
     if steps is None and options.time_budget is None:  # the default budget (for swc, as measured)
         steps = options.default_steps(n)
         if options.name == "swc":
-            steps, stop = max(1, int(round(DEFAULT_BUDGET[0] * steps))), DEFAULT_BUDGET[1]
-    schedule = Schedule(options.t0, options.t_final)
+            steps, stop = _default_budget(steps)
+    unit = model_temperature(options.posterior)
+    schedule = Schedule(options.t0 * unit, options.t_final * unit)
+    stop = stop if stop is None or unit == 1.0 else replace(stop, below=stop.below * unit)
     if options.spec.hierarchical:
         return _run_multilevel(options, features, posterior, schedule, rng, steps, progress, budget)
     if options.init == "uniform":
@@ -579,22 +593,8 @@ def _segmentation(options, run: _Run, display) -> Segmentation:
     """The :class:`Segmentation` of a run."""
     result = run.result
     return Segmentation(
-        levels=run.levels,
-        init=options.init,
-        posterior=options.posterior,
-        labels=run.vertex_labels[run.atoms],
-        atoms=run.atoms,
-        graph=run.graph,
-        vertex_labels=run.vertex_labels,
-        trace=result.trace,
-        energy=result.best_energy,
-        sampler=options.sampler,
-        atom_method=options.atoms,
-        steps=result.steps,
-        seconds=result.seconds,
-        accepted=result.accepted,
-        seed=options.seed,
-        image=display,
-        edge_probabilities=run.q,
-        model=run.model,
-    )
+        levels=run.levels, init=options.init, posterior=options.posterior, labels=run.vertex_labels[run.atoms],
+        atoms=run.atoms, graph=run.graph, vertex_labels=run.vertex_labels, trace=result.trace,
+        energy=result.best_energy, sampler=options.sampler, atom_method=options.atoms, steps=result.steps,
+        seconds=result.seconds, accepted=result.accepted, seed=options.seed, image=display,
+        edge_probabilities=run.q, model=run.model)
