@@ -33,7 +33,9 @@ overloads such as ``ol_np_empty`` show up too).
 With ``--busy`` another process keeps a core busy during the runs (the
 issue's "also with the other core busy").
 
-Run: ``python benchmarks/first_run.py [--repeat N] [--compiled] [--profile N] [--prewarm on|off] [--busy]``.
+With ``--model NAME`` the command runs with ``--model NAME``.
+
+Run: ``python benchmarks/first_run.py [--repeat N] [--compiled] [--profile N] [--prewarm on|off] [--busy] [--model NAME]``.
 Timings on a shared machine are noisy; compare medians of several calls.
 """
 
@@ -56,6 +58,8 @@ IMAGE = ROOT / "sample_images" / "coffee.png"
 TARGET_FIRST = 5.0
 #: SWCUTS_PREWARM for the runs ("1", "0"), or None: as in the environment.
 PREWARM = [None]
+#: Extra arguments of the command (``--model learned``).
+EXTRA = []
 
 
 def _children_cpu() -> float:
@@ -71,7 +75,7 @@ def run_segment(cache_dir: str, out_dir: str, debug_cache: bool = False) -> tupl
         env["SWCUTS_PREWARM"] = PREWARM[0]
     if debug_cache:
         env["NUMBA_DEBUG_CACHE"] = "1"
-    cmd = [sys.executable, "-m", "swcuts", "segment", str(IMAGE), "-o", out_dir, "--no-progress"]
+    cmd = [sys.executable, "-m", "swcuts", "segment", str(IMAGE), "-o", out_dir, "--no-progress", *EXTRA]
     cpu = _children_cpu()
     start = time.perf_counter()
     done = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True)
@@ -100,11 +104,11 @@ stack = []
 
 class Compiles(event.Listener):
     def on_start(self, e):
-        stack.append((e.data["dispatcher"].py_func.__qualname__, time.perf_counter()))
+        stack.append((e.data["dispatcher"].py_func.__qualname__, time.process_time()))
 
     def on_end(self, e):
         name, start = stack.pop()
-        dt = time.perf_counter() - start
+        dt = time.process_time() - start
         own[name] += dt
         if stack:
             own[stack[-1][0]] -= dt
@@ -127,7 +131,7 @@ def profile_compiles(out_dir: str) -> list:
         env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONPATH=str(ROOT))
         if PREWARM[0] is not None:
             env["SWCUTS_PREWARM"] = PREWARM[0]
-        cmd = [sys.executable, "-c", _PROFILER, "segment", str(IMAGE), "-o", out_dir, "--no-progress"]
+        cmd = [sys.executable, "-c", _PROFILER, "segment", str(IMAGE), "-o", out_dir, "--no-progress", *EXTRA]
         done = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(f"profiled run failed ({done.returncode}): {done.stderr.strip()}")
@@ -153,7 +157,11 @@ def main():
                     help="force the first run's helper process on or off (default: by the load)")
     ap.add_argument("--busy", action="store_true",
                     help="keep another core busy (a busy loop in another process) during the runs")
+    ap.add_argument("--model", help="run with --model MODEL (default: the command's default)")
     args = ap.parse_args()
+    if args.model:
+        EXTRA[:] = ["--model", args.model]
+    load_before = os.getloadavg()[0]
     if args.prewarm:
         PREWARM[0] = "1" if args.prewarm == "on" else "0"
     busy = busy_core() if args.busy else None
@@ -170,7 +178,8 @@ def main():
     warm_cpu = statistics.median(c for _, c in warm)
     prewarm = {None: "by the load", "1": "on", "0": "off"}[PREWARM[0]]
     print(f"swcuts segment {IMAGE.relative_to(ROOT)} -o OUT (default options), {os.cpu_count()} cores, "
-          f"load average {os.getloadavg()[0]:.2f}, helper process {prewarm}"
+          f"load average {load_before:.2f} before, {os.getloadavg()[0]:.2f} after, helper process {prewarm}"
+          + (f", {' '.join(EXTRA)}" if EXTRA else "")
           + (", another core kept busy" if args.busy else ""))
     print(f"{'measure':<44} {'wall s':>8} {'CPU s':>8} {'target':>8}")
     print(f"{'first run (empty numba cache)':<44} {first:>8.2f} {first_cpu:>8.2f} "
@@ -186,7 +195,7 @@ def main():
     if args.profile:
         with tempfile.TemporaryDirectory() as out:
             rows = profile_compiles(str(Path(out) / "profiled"))
-        print(f"\ncompile seconds of the first run, by function (own time; {len(rows)} functions, "
+        print(f"\ncompile CPU seconds of the first run, by function (own time; {len(rows)} functions, "
               f"{sum(s for s, _ in rows):.1f} s in all):")
         for seconds, name in rows[:args.profile]:
             print(f"  {seconds:6.2f}  {name}")

@@ -101,3 +101,23 @@ def test_functions_outside_swcuts_keep_numba_stamp(tmp_path, monkeypatch):
 
     stamp = _locator(elsewhere.f).get_source_stamp()
     assert stamp == caching._hash_source_file(str(module), 0, 0)
+
+
+def test_fast_flag_values_match_numba_for_set_and_unset_options():
+    # compile_speed replaces TargetConfig.values: the same dict (so the same
+    # hash and equality, which key numba's implementation cache) as numba's own
+    from numba.core import targetconfig
+    from numba.core.compiler import DEFAULT_FLAGS, Flags
+
+    from swcuts._numba import compile_speed
+
+    assert targetconfig.TargetConfig.values is compile_speed.fast_values
+    changed = Flags()
+    changed.nrt = True
+    changed.boundscheck = True
+    changed.inline = "always"
+    for flags in (Flags(), changed, DEFAULT_FLAGS):
+        assert compile_speed.fast_values(flags) == compile_speed._ORIGINAL_VALUES(flags)
+        assert list(compile_speed.fast_values(flags)) == list(compile_speed._ORIGINAL_VALUES(flags))
+    assert compile_speed.fast_values(changed) != compile_speed.fast_values(Flags())
+    assert changed != Flags() and Flags() == Flags() and hash(Flags()) == hash(Flags())

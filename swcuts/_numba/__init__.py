@@ -4,5 +4,5 @@ import lazy_loader as _lazy
 
 # Submodules load on first use: swcuts._numba.<module> works after "import swcuts".
 __getattr__, __dir__, __all__ = _lazy.attach(__name__, submodules=[
-    "cache", "compiled_only", "primitives"
+    "cache", "compile_speed", "compiled_only", "primitives"
 ])

@@ -42,6 +42,8 @@ from pathlib import Path
 
 from numba.core import caching
 
+from swcuts._numba import compile_speed
+
 try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows
@@ -120,3 +122,6 @@ def install() -> None:
 
 
 install()
+
+# Faster flag hashing for every compile in the process (see compile_speed).
+compile_speed.install()

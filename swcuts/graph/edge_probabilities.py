@@ -17,9 +17,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
-from swcuts._numba.compiled_only import compiled_only
 
 __all__ = [
     "vertex_histograms",
@@ -107,40 +105,29 @@ def patch_histograms(features, radius=1, bins=15):
     return hist
 
 
-@compiled_only
-def _smoothed(row, eps, p, logp):
-    """Normalised, smoothed histogram of each channel of ``row`` (C, B)."""
-    n_channels, n_bins = row.shape
-    for c in range(n_channels):
-        total = 0.0
-        for b in range(n_bins):
-            total += row[c, b]
-        total = max(total, 1e-300)
-        for b in range(n_bins):
-            v = (row[c, b] / total + eps) / (1.0 + eps * n_bins)
-            p[c, b] = v
-            logp[c, b] = math.log(v)
+#: Edges per block of :func:`_symmetric_kl` (bounds its (block, C, B) arrays).
+_KL_BLOCK = 1 << 15
 
 
-@njit(cache=True)
+def _smoothed(rows, eps):
+    """Normalised, smoothed histogram of each channel of ``rows`` (E, C, B),
+    and its log."""
+    rows = rows.astype(np.float64)
+    total = np.maximum(rows.sum(axis=2, keepdims=True), 1e-300)
+    p = (rows / total + eps) / (1.0 + eps * rows.shape[2])
+    return p, np.log(p)
+
+
 def _symmetric_kl(hist, edges, eps, out):
-    n_channels, n_bins = hist.shape[1], hist.shape[2]
-    pi = np.empty((n_channels, n_bins))
-    li = np.empty((n_channels, n_bins))
-    pj = np.empty((n_channels, n_bins))
-    lj = np.empty((n_channels, n_bins))
-    last = -1
-    for e in range(edges.shape[0]):
-        i, j = edges[e, 0], edges[e, 1]
-        if i != last:  # edges are sorted by their first end: reuse its histogram
-            _smoothed(hist[i], eps, pi, li)
-            last = i
-        _smoothed(hist[j], eps, pj, lj)
-        s = 0.0
-        for c in range(n_channels):
-            for b in range(n_bins):
-                s += (pi[c, b] - pj[c, b]) * (li[c, b] - lj[c, b])
-        out[e] = s
+    """``out[e]`` = KL(i||j) + KL(j||i) of edge e's two histograms, summed
+    over channels: sum (p_i - p_j)(log p_i - log p_j). NumPy in blocks of
+    edges, not a compiled loop: it runs once per image, and numba's compile
+    of it (0.3 s) was a share of every first run (issue 37)."""
+    for lo in range(0, edges.shape[0], _KL_BLOCK):
+        block = edges[lo:lo + _KL_BLOCK]
+        pi, li = _smoothed(hist[block[:, 0]], eps)
+        pj, lj = _smoothed(hist[block[:, 1]], eps)
+        out[lo:lo + block.shape[0]] = ((pi - pj) * (li - lj)).sum(axis=(1, 2))
 
 
 def kl_edge_probabilities(hist, edges, scale=1.0, eps=1e-2):
@@ -167,7 +154,7 @@ def kl_edge_probabilities(hist, edges, scale=1.0, eps=1e-2):
         hist = hist.astype(np.float64)
     edges = np.ascontiguousarray(edges, dtype=np.int64).reshape(-1, 2)
     # KL(i||j) + KL(j||i) = sum (p_i - p_j)(log p_i - log p_j), summed over
-    # channels; computed edge by edge, so no (E, C, B) array is ever built.
+    # channels; computed in blocks of edges, so no (E, C, B) array is built.
     sym = np.empty(edges.shape[0])
     _symmetric_kl(hist, edges, float(eps), sym)
     q = np.exp(-0.5 * sym / scale)
