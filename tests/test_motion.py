@@ -16,17 +16,16 @@ from swcuts.samplers.swc import SWC2
 from swcuts.samplers.velocity import VelocityGibbs
 
 
-def tiny_posterior(seed=0, h=2, w=2):
+def tiny_posterior(seed=0, h=2, w=2, tau=0.0, alpha=0.3):
     """A 2x2 pair with 4 velocities + nil; data costs and edge probabilities
     randomised to O(1) so that every state matters, a non-zero base flow."""
     rng = np.random.default_rng(seed)
     f1 = rng.random((h, w, 1)) * 255
     f2 = rng.random((h, w, 1)) * 255
-    # tau=0: the level-0 kernel pulls pixels to one translation per object,
-    # so it is exact for the translation object model only (see
-    # swcuts.models.affine_objects; the affine level 2: tests/test_motion_affine.py).
+    # tau=0 by default (the translation object model); tau > 0, the affine
+    # object model: tests/test_motion_level0_affine.py.
     post = MotionPosterior(f1, f2, velocity_grid(0.5, 1.0), base=rng.normal(0, 0.5, (h, w, 2)),
-                           sigma=60.0, alpha=0.3, beta=0.5, delta=0.4, nu=1.0, nil_cost=1.0, tau=0.0)
+                           sigma=60.0, alpha=alpha, beta=0.5, delta=0.4, nu=1.0, nil_cost=1.0, tau=tau)
     post.D = (rng.random(post.D.shape) * 2).astype(np.float32)
     xs, ys = np.arange(h * w) % w, np.arange(h * w) // w
     post.q_right = np.where(xs < w - 1, rng.uniform(0.7, 0.95, h * w), 0.0)
@@ -145,7 +144,7 @@ def test_velocity_moves_keep_cached_log_pi_on_a_larger_lattice():
     for T in (5.0, 1.0, 0.2):
         kernel.run(state, rng, np.full(300, T))
         assert state.log_pi == pytest.approx(post.log_target(state.x0, obj), rel=1e-9, abs=1e-6)
-        np.testing.assert_allclose(state.ostats, post.object_stats(state.x0, obj, 4), atol=1e-6)
+        np.testing.assert_allclose(state.ostats, post.affine_stats(state.x0, obj, 4), atol=1e-6)
 
 
 def test_segment_motion_recovers_two_translating_layers():

@@ -26,7 +26,7 @@ def tiny_stereo_posterior(seed=0, h=2, w=2):
     base = np.stack([rng.normal(0, 0.5, (h, w)), np.zeros((h, w))], axis=2)
     post = MotionPosterior(f1, f2, velocity_grid(1.0, 1.0), base=base, grid_v=np.zeros(1),
                            sigma=60.0, alpha=0.3, beta=0.5, delta=0.4, nu=1.0, nil_cost=1.0,
-                           tau=0.0)  # the level-0 kernel is exact for tau = 0 only
+                           tau=0.0)  # translation model (tau > 0: tests/test_motion_level0_affine.py)
     post.D = (rng.random(post.D.shape) * 2).astype(np.float32)
     xs, ys = np.arange(h * w) % w, np.arange(h * w) // w
     post.q_right = np.where(xs < w - 1, rng.uniform(0.7, 0.95, h * w), 0.0)

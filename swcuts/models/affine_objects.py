@@ -53,50 +53,9 @@ import math
 import numpy as np
 from numba import njit
 
-from swcuts.models.motion_kernels import object_score
+from swcuts.models.motion_kernels import N_AFFINE, _centred, _gradient_term, object_score
 
 __all__ = ["N_AFFINE", "affine_score", "affine_scores", "affine_fit", "affine_maps", "affine_stats", "connected_within"]
-
-#: Columns of the affine statistics (see the module docstring).
-N_AFFINE = 13
-
-
-@njit(cache=True)
-def _centred(st):
-    """(n, Sxx, Sxy, Syy, sxu, syu, sxv, syv) of the moments about the centroid."""
-    n = st[0]
-    mx, my = st[4] / n, st[5] / n
-    sxx = max(st[6] - n * mx * mx, 0.0)
-    syy = max(st[8] - n * my * my, 0.0)
-    sxy = st[7] - n * mx * my
-    mu, mv = st[1] / n, st[2] / n
-    sxu = st[9] - n * mx * mu
-    syu = st[10] - n * my * mu
-    sxv = st[11] - n * mx * mv
-    syv = st[12] - n * my * mv
-    return sxx, sxy, syy, sxu, syu, sxv, syv
-
-
-@njit(cache=True)
-def _gradient_term(st, alpha, tau, occam, n_axes):
-    """Σ_a [2α² s_aᵀ M⁻¹ s_a − occam · ½ log det(τ² M)] of the module docstring
-    over the first ``n_axes`` axes (2; 1: u only, stereo, where v ≡ 0 has no
-    gradient to integrate) (``occam`` = 1; 0 only for the tests' negative
-    control)."""
-    if tau <= 0.0 or st[0] <= 0.0:
-        return 0.0
-    sxx, sxy, syy, sxu, syu, sxv, syv = _centred(st)
-    k = 2.0 * alpha * tau * tau
-    # τ² M = I + k S; its inverse times τ² is M⁻¹.
-    a, b, d = 1.0 + k * sxx, k * sxy, 1.0 + k * syy
-    det = a * d - b * b
-    t2 = tau * tau
-    # sᵀ M⁻¹ s = τ² sᵀ (τ² M)⁻¹ s, per axis
-    out = 2.0 * alpha * alpha * t2 * (d * sxu * sxu - 2.0 * b * sxu * syu + a * syu * syu) / det
-    if n_axes > 1:
-        out += 2.0 * alpha * alpha * t2 * (d * sxv * sxv - 2.0 * b * sxv * syv + a * syv * syv) / det
-    return out - occam * 0.5 * n_axes * math.log(det)
-
 
 @njit(cache=True)
 def affine_score(st, cu, cv, alpha, tau, occam=1.0):

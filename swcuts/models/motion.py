@@ -21,9 +21,9 @@ and λ₂ per object. c_o is summed out (see
 its most probable c_o. With the weight ``tau`` > 0 (ours) c_o is an affine
 map of position per object, its gradient integrated against a N(0, τ²)
 prior (:mod:`swcuts.models.affine_objects`): ``log_target`` and the level-2
-model :class:`ObjectModel` use it; the level-0 kernel
-(:func:`~swcuts.models.motion_kernels.cluster_log_pi`) still pulls each pixel
-to one translation per object, so it is exact for τ = 0 only.
+model :class:`ObjectModel` and the level-0 kernel
+(:func:`~swcuts.models.motion_kernels.cluster_log_pi`, which carries the
+affine statistics of every object) all use it.
 
 Departures from the paper, each to keep the kernels exact and cheap: the
 label count λ₀L⁽⁰⁾ of the velocity regions is left out (δ already charges

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from swcuts.models.motion_kernels import N_STATS, cluster_log_pi, move_object_stats
+from swcuts.models.motion_kernels import N_AFFINE, cluster_log_pi, move_object_stats
 from swcuts._numba.primitives import draw_log_weights
 from swcuts.samplers.common import seed_compiled_rng
 from swcuts.samplers.multigrid import default_window_weights, window_component, window_pyramid
@@ -33,7 +33,7 @@ __all__ = ["VelocityGibbs"]
 @njit(cache=True)
 def run_velocity(temps, sizes, cdf, h, w, pix2v, vy, vx, win, x0, D, du, dv, wu, wv, nil, beta,
                  delta, nu, obj, ostats, cu, cv, alpha, qr, qd, l1q_r, l1q_d, mark, Rbuf, in_r, acc,
-                 touched, lp, cut, logw, use_cut, grid, axis_u, axis_v, grid_v):
+                 touched, lp, cut, logw, use_cut, grid, axis_u, axis_v, grid_v, tau, row):
     """One cluster-Gibbs step per temperature; returns (Σ Δ log π, moves)."""
     empty_i = np.zeros(0, np.int64)
     empty_f = np.zeros(0)
@@ -48,7 +48,7 @@ def run_velocity(temps, sizes, cdf, h, w, pix2v, vy, vx, win, x0, D, du, dv, wu,
             continue
         n_t = cluster_log_pi(Rbuf, n_r, x0, D, w, du, dv, wu, wv, nil, beta, delta, nu, obj,
                              ostats, cu, cv, alpha, qr, qd, l1q_r, l1q_d, win, in_r, acc, touched,
-                             lp, cut, grid, axis_u, axis_v, grid_v)
+                             lp, cut, grid, axis_u, axis_v, grid_v, tau, row)
         ell = x0[Rbuf[0]]
         best = -np.inf
         for k in range(n_lab):
@@ -81,11 +81,16 @@ class VelocityGibbs:
     _omit_cut : bool
         Test hook: drop the factor γ_k (a deliberately wrong kernel, the
         negative control of the invariance test).
+    _translation_only : bool
+        Test hook: pull pixels to one translation per object whatever the
+        posterior's ``tau`` (the level-0 kernel before the affine object
+        term reached it; wrong for τ > 0, a negative control).
     """
 
     name = "velocity-gibbs"
 
-    def __init__(self, posterior, obj, n_objects, window_sizes=None, _omit_cut=False):
+    def __init__(self, posterior, obj, n_objects, window_sizes=None, _omit_cut=False,
+                 _translation_only=False):
         self.post = posterior
         h, w = posterior.shape
         self.obj = np.ascontiguousarray(obj, np.int64).ravel()
@@ -103,7 +108,8 @@ class VelocityGibbs:
         self._mark = np.zeros(h * w, np.int8)
         self._in_r = np.zeros(h * w, np.int8)
         self._rbuf = np.empty(h * w, np.int64)
-        self._acc = np.zeros((self.n_objects, N_STATS))
+        self._acc = np.zeros((self.n_objects, N_AFFINE))
+        self._row = np.zeros(2 * N_AFFINE)
         self._touched = np.empty(self.n_objects, np.int64)
         self._lp = np.empty(n_lab)
         self._cut = np.empty(n_lab)
@@ -112,6 +118,7 @@ class VelocityGibbs:
         self._axis_u = np.empty(posterior.grid.size)
         self._axis_v = np.empty(posterior.grid_v.size)
         self.use_cut = not _omit_cut
+        self.affine = not _translation_only
 
     def set_objects(self, obj):
         """Give the pixels new object labels (the level-2 state changed);
@@ -124,7 +131,7 @@ class VelocityGibbs:
     def new_state(self, x0):
         """(labels, object statistics, log π) for a velocity labelling."""
         x0 = np.ascontiguousarray(x0, np.int64).ravel().copy()
-        ostats = self.post.object_stats(x0, self.obj, self.n_objects)
+        ostats = self.post.affine_stats(x0, self.obj, self.n_objects)
         return VelocityState(x0, ostats, self.post.log_target(x0, self.obj))
 
     def run(self, state, rng, temperatures):
@@ -138,9 +145,28 @@ class VelocityGibbs:
             self.vx, self._win, state.x0, p.D, p.du, p.dv, p.wu, p.wv, p.nil, p.beta, p.delta, p.nu,
             self.obj, state.ostats, p.cu, p.cv, p.alpha, p.q_right, p.q_down, self.l1q_r,
             self.l1q_d, self._mark, self._rbuf, self._in_r, self._acc, self._touched, self._lp,
-            self._cut, self._logw, self.use_cut, p.grid, self._axis_u, self._axis_v, p.grid_v)
+            self._cut, self._logw, self.use_cut, p.grid, self._axis_u, self._axis_v, p.grid_v,
+            p.tau if self.affine else 0.0, self._row)
         state.log_pi += total
         return int(moved)
+
+    def site_moments(self, state, sums):
+        """Add the single-site conditional moments of every pixel in
+        ``state`` to ``sums`` (5, H·W): P(x_p ≠ nil | rest), E[d_u 1(≠nil)
+        | rest], E[d_v 1(≠nil) | rest], E[d_u² 1(≠nil) | rest],
+        E[d_v² 1(≠nil) | rest].
+
+        Averaged over posterior samples they are Rao-Blackwellised
+        estimates of the moments of x_p's posterior marginal (E[g(x_p)] =
+        E[E[g(x_p) | rest]]): consistent like the samples' own moments and
+        never worse, and not 0 where every sample happens to agree."""
+        p = self.post
+        site_moments(state.x0, p.D, p.shape[1], p.du, p.dv, p.wu, p.wv, p.nil, p.beta, p.delta,
+                     p.nu, self.obj, state.ostats, p.cu, p.cv, p.alpha, p.q_right, p.q_down,
+                     self.l1q_r, self.l1q_d, self._in_r, self._acc, self._touched, self._lp,
+                     self._cut, p.grid, self._axis_u, self._axis_v, p.grid_v,
+                     p.tau if self.affine else 0.0, self._row, sums[0], sums[1], sums[2], sums[3],
+                     sums[4])
 
 
 class VelocityState:
@@ -150,3 +176,38 @@ class VelocityState:
         self.x0 = x0
         self.ostats = ostats
         self.log_pi = float(log_pi)
+
+
+@njit(cache=True)
+def site_moments(x0, D, w, du, dv, wu, wv, nil, beta, delta, nu, obj, ostats, cu, cv, alpha, qr,
+                 qd, l1q_r, l1q_d, in_r, acc, touched, lp, cut, grid, axis_u, axis_v, grid_v, tau,
+                 row, s0, s1u, s1v, s2u, s2v):
+    """Add every pixel's single-site conditional moments π(x_p | rest) to
+    ``s0`` (P(not nil)), ``s1u``, ``s1v`` (Σ_k π_k d_k over the velocity
+    labels) and ``s2u``, ``s2v`` (Σ_k π_k d_k²): the Rao-Blackwellised estimates
+    of the posterior moments of x_p (see :meth:`VelocityGibbs.site_moments`)."""
+    R = np.empty(1, np.int64)
+    win = np.zeros(4, np.int64)
+    n_lab = nil + 1
+    for p in range(x0.size):
+        R[0] = p
+        n_t = cluster_log_pi(R, 1, x0, D, w, du, dv, wu, wv, nil, beta, delta, nu, obj, ostats,
+                             cu, cv, alpha, qr, qd, l1q_r, l1q_d, win, in_r, acc, touched, lp, cut,
+                             grid, axis_u, axis_v, grid_v, tau, row)
+        ell = x0[p]
+        move_object_stats(n_t, touched, acc, ostats, ell, ell, du, dv, nil)  # clears acc
+        best = -np.inf
+        for k in range(n_lab):
+            if lp[k] > best:
+                best = lp[k]
+        z = 0.0
+        for k in range(n_lab):
+            lp[k] = np.exp(lp[k] - best)
+            z += lp[k]
+        for k in range(nil):
+            pk = lp[k] / z
+            s0[p] += pk
+            s1u[p] += pk * du[k]
+            s1v[p] += pk * dv[k]
+            s2u[p] += pk * du[k] * du[k]
+            s2v[p] += pk * dv[k] * dv[k]
