@@ -443,11 +443,14 @@ def test_local_moves_on_the_boundary_setting(factory):
     states = set_partitions(4)
     p = exact_distribution(model, states)
     results = []
+    # Thinned by 5: every 2nd state left enough autocorrelation in the counts
+    # that the iid floor was exceeded 1.5-fold on 3 of 8 seeds, with no trend
+    # at 4x the samples (no bias); the λ = 0 twin still fails 4-5-fold.
     for m, n in ((model, 1500), (paper_twin(model), 500)):
         rng = np.random.default_rng(2024)
         kernel = TreeGuided(m, moves="both")
         state = m.new_state(np.zeros(4, dtype=np.int64))
-        counts = visit_counts(kernel, state, rng, n_samples=n, thin=2, burn=50)
+        counts = visit_counts(kernel, state, rng, n_samples=n, thin=5, burn=50)
         results.append((*compare(counts, states, p), iid_tv(p, n)))
     (tv, pvalue, floor), (tv0, pvalue0, floor0) = results
     assert tv < 1.5 * floor and pvalue > 1e-3, f"TV {tv:.3f} (floor {floor:.3f}), p {pvalue:.2g}"
