@@ -45,14 +45,20 @@ def velocity_visits(kernel, post, obj, states, n_samples, thin, seed):
     return counts
 
 
+def level0_distribution(post, obj):
+    """Every velocity labelling of the tiny lattice and its exact probability
+    given the objects ``obj``: (states, p)."""
+    states = list(itertools.product(range(post.n_labels), repeat=post.n_pixels))
+    logp = np.array([post.log_target(np.array(s), obj) for s in states])
+    p = np.exp(logp - logp.max())
+    return states, p / p.sum()
+
+
 @pytest.fixture(scope="module")
 def level0():
     post = tiny_posterior()
     obj = np.array([0, 0, 1, 1])
-    states = list(itertools.product(range(post.n_labels), repeat=post.n_pixels))
-    logp = np.array([post.log_target(np.array(s), obj) for s in states])
-    p = np.exp(logp - logp.max())
-    return post, obj, states, p / p.sum()
+    return post, obj, *level0_distribution(post, obj)
 
 
 @pytest.mark.parametrize("sizes", [[2], [1, 2]])

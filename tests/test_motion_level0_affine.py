@@ -6,14 +6,13 @@ lattice."""
 
 from __future__ import annotations
 
-import itertools
 from collections import Counter
 
 import numpy as np
 import pytest
 
 from enumeration import assert_matches, compare
-from test_motion import tiny_posterior
+from test_motion import level0_distribution, tiny_posterior
 from swcuts.samplers.velocity import VelocityGibbs
 
 TAU = 0.6
@@ -35,10 +34,7 @@ def affine_level0():
     post = tiny_posterior(seed=2, tau=TAU, alpha=1.0)
     # one object: its gradient spans both axes of the 2x2 lattice
     obj = np.zeros(4, np.int64)
-    states = list(itertools.product(range(post.n_labels), repeat=post.n_pixels))
-    logp = np.array([post.log_target(np.array(s), obj) for s in states])
-    p = np.exp(logp - logp.max())
-    return post, obj, states, p / p.sum()
+    return post, obj, *level0_distribution(post, obj)
 
 
 @pytest.mark.parametrize("sizes", [[2], [1, 2]])
