@@ -33,7 +33,8 @@ def tiny_posterior(seed=0, h=2, w=2, tau=0.0, alpha=0.3):
     return post
 
 
-def velocity_visits(kernel, post, obj, states, n_samples, thin, seed):
+def level0_visits(kernel, post, n_samples, thin, seed):
+    """Visit counts of the level-0 labellings (after 500 burn-in sweeps) and the last state."""
     rng = np.random.default_rng(seed)
     state = kernel.new_state(np.zeros(post.n_pixels, np.int64))
     kernel.run(state, rng, np.ones(500))
@@ -41,6 +42,11 @@ def velocity_visits(kernel, post, obj, states, n_samples, thin, seed):
     for _ in range(n_samples):
         kernel.run(state, rng, np.ones(thin))
         counts[tuple(int(v) for v in state.x0)] += 1
+    return counts, state
+
+
+def velocity_visits(kernel, post, obj, states, n_samples, thin, seed):
+    counts, state = level0_visits(kernel, post, n_samples, thin, seed)
     assert state.log_pi == pytest.approx(post.log_target(state.x0, obj), abs=1e-6)
     return counts
 

@@ -6,27 +6,15 @@ lattice."""
 
 from __future__ import annotations
 
-from collections import Counter
 
 import numpy as np
 import pytest
 
 from enumeration import assert_matches, compare
-from test_motion import level0_distribution, tiny_posterior
+from test_motion import level0_distribution, level0_visits, tiny_posterior
 from swcuts.samplers.velocity import VelocityGibbs
 
 TAU = 0.6
-
-
-def _visits(kernel, post, n_samples, thin, seed):
-    rng = np.random.default_rng(seed)
-    state = kernel.new_state(np.zeros(post.n_pixels, np.int64))
-    kernel.run(state, rng, np.ones(500))
-    counts = Counter()
-    for _ in range(n_samples):
-        kernel.run(state, rng, np.ones(thin))
-        counts[tuple(int(v) for v in state.x0)] += 1
-    return counts, state
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +29,7 @@ def affine_level0():
 def test_velocity_gibbs_leaves_affine_level0_conditional_invariant(affine_level0, sizes):
     post, obj, states, p = affine_level0
     kernel = VelocityGibbs(post, obj, 1, window_sizes=sizes)
-    counts, state = _visits(kernel, post, n_samples=20000, thin=4, seed=3)
+    counts, state = level0_visits(kernel, post, n_samples=20000, thin=4, seed=3)
     assert state.log_pi == pytest.approx(post.log_target(state.x0, obj), abs=1e-6)
     tv, pvalue = compare(counts, states, p)
     assert_matches(tv, pvalue, p, 20000)
@@ -50,7 +38,7 @@ def test_velocity_gibbs_leaves_affine_level0_conditional_invariant(affine_level0
 def test_enumeration_catches_translation_only_level0_under_affine_target(affine_level0):
     post, obj, states, p = affine_level0
     kernel = VelocityGibbs(post, obj, 1, window_sizes=[2], _translation_only=True)
-    counts, _ = _visits(kernel, post, n_samples=20000, thin=4, seed=3)
+    counts, _ = level0_visits(kernel, post, n_samples=20000, thin=4, seed=3)
     tv, pvalue = compare(counts, states, p)
     assert pvalue < 1e-3
 
