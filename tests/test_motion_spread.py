@@ -50,10 +50,8 @@ def test_flow_posterior_matches_exact_marginals(monkeypatch, omit_cut):
     post, obj, nil_p, spread, m4 = exact_moments()
     monkeypatch.setattr(motion, "VelocityGibbs", functools.partial(VelocityGibbs, _omit_cut=omit_cut))
     n = 2000
-    # zeta=1: the model's own level-0 posterior (segment_motion samples a
-    # coarsened one, data term x SPREAD_ZETA, by default)
     got, std, got_nil = motion._flow_posterior(post, np.zeros(4, np.int64), obj, 2,
-                                               np.random.default_rng(1), n, zeta=1.0)
+                                               np.random.default_rng(1), n)
     got, got_nil = got.ravel(), got_nil.ravel()
     assert np.allclose(got ** 2, (std ** 2).sum(axis=2).ravel())
     se_nil = np.sqrt(nil_p * (1 - nil_p) / n)

@@ -29,8 +29,6 @@
 
 from __future__ import annotations
 
-import copy
-
 import math
 import time
 from dataclasses import dataclass
@@ -79,11 +77,6 @@ ROUNDS = 12
 #: Level-0 sweeps at T = 1 before the first posterior sample of the flow
 #: (the annealed state is at T_FINAL), and between samples.
 SPREAD_BURN_IN_SWEEPS, SPREAD_THIN_SWEEPS = 5, 1
-#: ζ of the flow samples' coarsened posterior: the data term (the
-#: likelihood) weighed by ζ, the prior unchanged (see ``_flow_posterior``).
-#: 1: the model's own posterior (0.1 did not make the spread predict the
-#: error on Middlebury and flattened it on a textured/flat test pair).
-SPREAD_ZETA = 1.0
 #: The default ``tau`` with ``vertical=False`` (stereo); ``tau=`` overrides it.
 STEREO_TAU = 0.0
 #: Pyramid levels finer than the first with at most this many pixels are
@@ -264,7 +257,7 @@ def _round_steps(h, w) -> int:
     return int(min(max(STEPS_PER_PIXEL * h * w, 200), MAX_ROUND_STEPS))
 
 
-def _flow_posterior(post, x0, obj, n_objects, rng, n_samples, zeta=None):
+def _flow_posterior(post, x0, obj, n_objects, rng, n_samples):
     """Per-pixel spread and nil probability of the level-0 posterior.
 
     Runs :class:`VelocityGibbs` at T = 1 from ``x0`` with the objects
@@ -275,10 +268,7 @@ def _flow_posterior(post, x0, obj, n_objects, rng, n_samples, zeta=None):
     pixel's single-site conditional moments given the rest
     (:meth:`VelocityGibbs.site_moments`), whose average estimates the
     marginal's moments (E g(x_p) = E E[g(x_p) | rest]) without the 0 that
-    a handful of identical samples give. The posterior sampled is the
-    coarsened one: the data term weighed by ``zeta`` (default
-    ``SPREAD_ZETA``), the prior unchanged; ``zeta`` = 1 samples the model's
-    own level-0 posterior.
+    a handful of identical samples give.
 
     Returns
     -------
@@ -289,10 +279,6 @@ def _flow_posterior(post, x0, obj, n_objects, rng, n_samples, zeta=None):
     nil_probability : (H, W) float array
     """
     h, w = post.shape
-    zeta = SPREAD_ZETA if zeta is None else float(zeta)
-    if zeta != 1.0:
-        post = copy.copy(post)
-        post.D = (post.D * np.float32(zeta)).astype(np.float32)
     kernel = VelocityGibbs(post, obj, n_objects)
     state = kernel.new_state(x0)
     sweep = _round_steps(h, w)
