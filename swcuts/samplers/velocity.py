@@ -23,7 +23,7 @@ import numpy as np
 from numba import njit
 
 from swcuts.models.motion_kernels import N_AFFINE, cluster_log_pi, move_object_stats
-from swcuts._numba.primitives import draw_log_weights
+from swcuts._numba.primitives import draw_log_weights, log_sum_exp
 from swcuts.samplers.common import seed_compiled_rng
 from swcuts.samplers.multigrid import default_window_weights, window_component, window_pyramid
 
@@ -196,16 +196,9 @@ def site_moments(x0, D, w, du, dv, wu, wv, nil, beta, delta, nu, obj, ostats, cu
                              grid, axis_u, axis_v, grid_v, tau, row)
         ell = x0[p]
         move_object_stats(n_t, touched, acc, ostats, ell, ell, du, dv, nil)  # clears acc
-        best = -np.inf
-        for k in range(n_lab):
-            if lp[k] > best:
-                best = lp[k]
-        z = 0.0
-        for k in range(n_lab):
-            lp[k] = np.exp(lp[k] - best)
-            z += lp[k]
+        lz = log_sum_exp(lp, n_lab)
         for k in range(nil):
-            pk = lp[k] / z
+            pk = np.exp(lp[k] - lz)
             s0[p] += pk
             s1u[p] += pk * du[k]
             s1v[p] += pk * dv[k]
