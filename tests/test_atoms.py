@@ -113,3 +113,36 @@ def test_watershed_atoms_keep_to_a_sharp_edge(n_atoms):
 
     assert straddling(watershed_atoms(img, n_atoms)) == set()
     assert straddling(watershed_atoms(img, n_atoms, refine=False))
+
+
+def test_watershed_atoms_follow_the_relief_they_are_given():
+    # A flat image whose relief has a ridge down column 21: with the relief,
+    # no atom crosses the ridge; with the (flat) gradient, atoms are cells
+    # of the seed grid and some do. Another method refuses a relief.
+    img = np.full((40, 60), 0.5)
+    relief = np.zeros((40, 60))
+    relief[:, 21] = 1.0
+    atoms = compute_atoms(img, "watershed", 24, relief=relief)
+    assert not np.intersect1d(atoms[:, :21], atoms[:, 22:]).size
+    plain = compute_atoms(img, "watershed", 24)
+    assert np.intersect1d(plain[:, :21], plain[:, 22:]).size
+    with pytest.raises(ValueError, match="relief"):
+        compute_atoms(img, "slic", 24, relief=relief)
+    with pytest.raises(ValueError, match="shape"):
+        compute_atoms(img, "watershed", 24, relief=relief[:, :-1])
+
+
+def test_the_learned_posterior_floods_the_detectors_boundary_map():
+    from swcuts.image.boundary_detector import boundary_probability
+    from swcuts.image.prepare import prepare_image
+    from swcuts.segmentation.build import build_posterior
+    from swcuts.segmentation.options import resolve_options
+
+    features, _ = prepare_image(np.random.default_rng(0).random((48, 64, 3)), channel_axis=-1)
+    built = {}
+    for model, relief in (("learned", boundary_probability(features)), ("window", None)):
+        run = resolve_options(model=model, seed=0).on_image(features)
+        built[model] = build_posterior(features, run.atoms, run.n_atoms, seed=0, **run.posterior_params())[0]
+        np.testing.assert_array_equal(built[model],
+                                      compute_atoms(features, "watershed", run.n_atoms, relief=relief))
+    assert not np.array_equal(built["learned"], built["window"])

@@ -254,13 +254,18 @@ def _grid_seeds(shape, n_atoms: int):
 
 
 def _watershed_cells(img: np.ndarray, n_atoms: int,
-                     compactness: float = WATERSHED_COMPACTNESS) -> np.ndarray:
-    """Raw seeded compact watershed of the gradient (see watershed_atoms)."""
+                     compactness: float = WATERSHED_COMPACTNESS, relief=None) -> np.ndarray:
+    """Raw seeded compact watershed of ``relief``, by default the gradient
+    (see watershed_atoms)."""
     from skimage.segmentation import watershed
 
     h, w = img.shape[:2]
-    smooth = ndimage.gaussian_filter(img, sigma=(0.7, 0.7, 0))
-    grad = _gradient(smooth)
+    if relief is None:
+        grad = _gradient(ndimage.gaussian_filter(img, sigma=(0.7, 0.7, 0)))
+    else:
+        grad = np.asarray(relief, dtype=np.float64)
+        if grad.shape != (h, w):
+            raise ValueError(f"relief has shape {grad.shape}, the image {(h, w)}")
     r, c, spacing = _grid_seeds((h, w), n_atoms)
     rad = int(spacing // 4)  # 0 (no move) when seeds are denser than 1 per 4x4
     off = np.arange(-rad, rad + 1)
@@ -280,14 +285,18 @@ def _watershed_cells(img: np.ndarray, n_atoms: int,
 
 def watershed_atoms(image, n_atoms: int = 1000, *,
                     compactness: float = WATERSHED_COMPACTNESS, refine: bool = True,
-                    seed=None) -> np.ndarray:
+                    seed=None, relief=None) -> np.ndarray:
     """Compact watershed of the gradient magnitude from a grid of seeds.
 
     The gradient is the Sobel magnitude of all channels (Euclidean norm;
     for a grey image the Sobel of lightness) after a light Gaussian blur.
     About ``n_atoms`` seeds are put on a regular grid and each is moved to
     the lowest gradient in a small window around it (as in SLIC), so seeds
-    do not sit on edges.
+    do not sit on edges. With ``relief`` that surface is flooded instead
+    of the gradient (the posteriors with the learned boundary detector
+    pass its boundary probability, so atom boundaries follow the edges
+    annotators draw rather than every change of colour: the oriented
+    watershed of gPb-owt-ucm, Arbelaez et al. 2011, without orientations).
 
     Parameters
     ----------
@@ -301,6 +310,9 @@ def watershed_atoms(image, n_atoms: int = 1000, *,
         and its four neighbours', of the region of nearest mean colour
         (one pass), so that no region keeps the ridge pixels on the far
         side of a sharp edge.
+    relief : (H, W) float array, optional
+        The surface flooded, whose ridges become atom boundaries (default
+        the gradient magnitude).
 
     Returns
     -------
@@ -308,7 +320,7 @@ def watershed_atoms(image, n_atoms: int = 1000, *,
         As for :func:`compute_atoms`.
     """
     img, n_atoms = _checked(image, n_atoms)
-    lab = _watershed_cells(img, n_atoms, compactness)
+    lab = _watershed_cells(img, n_atoms, compactness, relief)
     if refine:
         lab = _snap_boundaries(lab, img)
     return _finalize(lab, img, n_atoms)
@@ -462,7 +474,7 @@ _METHODS = {
 }
 
 
-def compute_atoms(image, method: str = "slic", n_atoms: int = 1000, *, seed=None) -> np.ndarray:
+def compute_atoms(image, method: str = "slic", n_atoms: int = 1000, *, seed=None, relief=None) -> np.ndarray:
     """Over-segment an image into atomic regions.
 
     Parameters
@@ -481,6 +493,9 @@ def compute_atoms(image, method: str = "slic", n_atoms: int = 1000, *, seed=None
         ``"pixels"`` ignores it.
     seed : optional
         Accepted for API uniformity; all methods are deterministic.
+    relief : (H, W) float array, optional
+        With ``"watershed"`` only: the surface flooded instead of the
+        gradient (:func:`watershed_atoms`).
 
     Returns
     -------
@@ -490,10 +505,15 @@ def compute_atoms(image, method: str = "slic", n_atoms: int = 1000, *, seed=None
     Raises
     ------
     ValueError
-        For an unknown method or ``n_atoms < 1``.
+        For an unknown method, ``n_atoms < 1`` or a ``relief`` given to
+        another method than ``"watershed"``.
     """
     if method not in _METHODS:
         raise ValueError(
             f"unknown atom method {method!r}; choose one of {', '.join(ATOM_METHODS)}")
     n_atoms = _check_n_atoms(n_atoms)
+    if relief is not None:
+        if method != "watershed":
+            raise ValueError(f"only 'watershed' atoms take a relief, not {method!r}")
+        return watershed_atoms(image, n_atoms, seed=seed, relief=relief)
     return _METHODS[method](image, n_atoms, seed=seed)

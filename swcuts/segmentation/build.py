@@ -17,25 +17,29 @@ __all__ = ["build_posterior"]
 
 def build_posterior(features, atoms, n_atoms, *, seed, bins, a0, a1, a2, kappa, edge_scale, q_max,
                     boundary=0.0, evidence="contrast", window=0, likelihood_weight=1.0, edges="kl",
-                    evidence_offset=0.0, edge_power=1.0, budget=None):
+                    evidence_offset=0.0, edge_power=1.0, atom_relief="gradient", budget=None):
     """Atoms, their graph, edge probabilities and the image posterior of
     prepared ``features``: ``(atom label image, RegionGraph, q, ImageModel)``.
     ``edges``: "kl", the q_ij of eq. 53, or "learned"
     (:func:`swcuts.graph.learned_edges.learned_edge_probabilities`, raised
-    to ``edge_power``).
+    to ``edge_power``). ``atom_relief``: "gradient", or "learned" for
+    watershed atoms flooded on the learned detector's boundary probability
+    (:func:`swcuts.segmentation.image_models.model_atom_relief`).
     ``edge_scale`` is used as given: the noise rule is applied once per image
     before (:meth:`swcuts.segmentation.options.RunOptions.on_image`). ``budget``: the
     :class:`~swcuts.inference.budget.Budget` of the run, which records the phases
     ``atoms``, ``graph``, ``edges`` and ``model``."""
     h, w = features.shape[:2]
     boundary_map = None
-    if (evidence == "learned" and boundary) or edges == "learned":
+    relief = atom_relief == "learned" and atoms == "watershed"
+    if (evidence == "learned" and boundary) or edges == "learned" or relief:
         from swcuts.image.boundary_detector import boundary_probability
 
         with phase_of(budget, "boundaries", "the learned boundary detector"):
             boundary_map = boundary_probability(features)
     with phase_of(budget, "atoms", f"{atoms} on {w}x{h} pixels"):
-        atom_labels = compute_atoms(features, atoms, n_atoms, seed=seed)
+        atom_labels = compute_atoms(features, atoms, n_atoms, seed=seed,
+                                    relief=boundary_map if relief else None)
     with phase_of(budget, "graph"):
         graph = RegionGraph.from_labels(atom_labels)
     with phase_of(budget, "edges", f"{graph.n_edges:,} edges"):

@@ -16,7 +16,7 @@ __all__ = ["MODELS", "BINS", "ONE_CHANNEL_WEIGHT", "DEFAULT_MODEL", "PIXEL_MODEL
            "MIN_WEIGHT_PIXELS", "ZETA_REFERENCE", "varying_channels", "posterior_weights", "model_window", "model_bins",
            "model_evidence", "model_likelihood_weight", "model_edges", "model_evidence_offset", "model_temperature",
            "SMALL_IMAGE_MODEL", "MIN_LEARNED_SIDE", "default_model_for",
-           "model_edge_power"]
+           "model_edge_power", "model_atom_relief"]
 
 #: Histogram bins of the likelihood (per channel) of a model that names none
 #: in :data:`MODELS` (``bins=None``: the model's, :func:`model_bins`).
@@ -72,7 +72,11 @@ BINS = 32
 #: its weights, the best of 10 settings on 25 BSDS500 validation photos and
 #: of the best two on all 100, lead "window" there on PRI, VoI and covering
 #: by 3.5, 4.1 and 2.6 paired standard errors (docs/real_photos.md,
-#: docs/algorithms/learned_posterior.md).
+#: docs/algorithms/learned_posterior.md). Its watershed atoms flood the
+#: detector's boundary probability (``atom_relief``, :func:`model_atom_relief`),
+#: with a0 = a1 = 10 (were 5 on gradient atoms): on the 100 validation photos
+#: boundary F +4.5 paired SE, PRI +0.8, VoI and covering within 1 SE, the best
+#: of a0 = 5, 7, 10, 14 and 20 (docs/real_photos.md, round 5).
 #: ``edges`` "learned" takes the learned SW-cut edge probabilities
 #: (:func:`model_edges`) instead of eq. 53's.
 MODELS = {
@@ -80,9 +84,9 @@ MODELS = {
     "contrast": {"a0": 200.0, "a1": 0.0, "a2": 5.0, "boundary": 10.0},
     "texture": {"a0": 100.0, "a1": 0.0, "a2": 5.0, "boundary": 10.0, "evidence": "texture"},
     "window": {"a0": 100.0, "a1": 100.0, "a2": 5.0, "boundary": 10.0, "window": 12.0, "bins": 24},
-    "learned": {"a0": 5.0, "a1": 5.0, "a2": 0.25, "boundary": 1.0, "offset": -1.0, "window": 12.0,
+    "learned": {"a0": 10.0, "a1": 10.0, "a2": 0.25, "boundary": 1.0, "offset": -1.0, "window": 12.0,
                 "bins": 24, "evidence": "learned", "coarsened": True, "zeta_power": 0.0,
-                "edges": "learned", "edge_power": 8.0, "temperature": 0.1},
+                "edges": "learned", "edge_power": 8.0, "temperature": 0.1, "atom_relief": "learned"},
 }
 #: ζ0 of ``zeta_power`` (:func:`model_likelihood_weight`): about the median ζ
 #: of the BSDS500 validation photos.
@@ -276,6 +280,22 @@ def model_edges(model_name) -> str:
     'kl'
     """
     return MODELS[model_name].get("edges", "kl")
+
+
+def model_atom_relief(model_name) -> str:
+    """The surface the watershed atoms of the posterior ``model_name`` flood
+    (``relief`` of :func:`swcuts.image.atoms.watershed_atoms`): "gradient",
+    the image's gradient magnitude, unless its :data:`MODELS` entry names
+    "learned", the learned detector's boundary probability
+    (:func:`swcuts.image.boundary_detector.boundary_probability`), so that
+    atom boundaries follow the edges annotators draw.
+
+    Examples
+    --------
+    >>> model_atom_relief("window"), model_atom_relief("learned")
+    ('gradient', 'learned')
+    """
+    return MODELS[model_name].get("atom_relief", "gradient")
 
 
 def model_edge_power(model_name) -> float:
