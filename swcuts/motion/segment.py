@@ -12,7 +12,7 @@
    without a larger label set. At each pyramid level the chain alternates,
    under one geometric temperature schedule, level 0 (multigrid cluster
    Gibbs over velocities, :mod:`swcuts.samplers.velocity`) and level 2 (SW
-   cuts over the regions, :class:`~swcuts.samplers.swc.SWC` on
+   cuts over the regions, :class:`~swcuts.samplers.objects.ObjectSWC` (compiled SWC) on
    :class:`~swcuts.models.motion.ObjectModel`, with q⁽²⁾ from the motion
    histograms, eq. 76, recomputed after each level-0 run), each kernel
    invariant for its conditional (Prop. 12).
@@ -47,6 +47,7 @@ from swcuts.models.motion import (
     MOTION_DEFAULTS, MotionPosterior, ObjectModel, check_weights, motion_histograms, noise_sigma,
     velocity_grid)
 from swcuts.samplers.swc import SWC
+from swcuts.samplers.objects import ObjectSWC
 from swcuts.samplers.velocity import VelocityGibbs
 from swcuts.motion.frames import _as_frames  # noqa: F401 (the CLI's and tests' import path)
 from swcuts.motion.pyramid import (  # noqa: F401 (re-exported)
@@ -344,9 +345,8 @@ def _level2(post, x0, region_flat, n_reg, rgraph, obj_of_region, rng, T):
     q2 = kl_edge_probabilities(motion_histograms(x0, region_flat, n_reg, post), rgraph.edges, scale=Q2_SCALE)
     model2 = ObjectModel(rgraph, vstats, post.cu, post.cv, post.alpha, post.lambda2, post.tau)
     state2 = model2.new_state(obj_of_region)
-    kernel2 = SWC(model2, q2, compiled=False)
-    for _ in range(5 * n_reg):
-        kernel2.step(state2, rng, T)
+    # Compiled SW cuts (the moves of SWC with its single-vertex steps).
+    ObjectSWC(model2, q2, p_single=SWC.DEFAULT_P_SINGLE).run(state2, rng, np.full(5 * n_reg, T))
     return state2.labels.copy()
 
 
