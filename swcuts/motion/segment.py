@@ -100,6 +100,12 @@ Q2_SCALE = 2.0
 #: re-centred on their flow and the level anneals CLIP_ROUNDS more rounds,
 #: at most CLIP_RETRIES times.
 CLIP_FRACTION, CLIP_ROUNDS, CLIP_RETRIES = 0.002, 2, 1
+#: With no ``max_displacement``: where more than CLIP_FRACTION of the
+#: coarsest level's pixels end on the border of its range (before any
+#: re-centring), or of the finest sampled level's (after it), the coarsest
+#: range is doubled (within the label cap) and the pyramid sampled again,
+#: at most WIDEN_RETRIES times (motion beyond the automatic range).
+WIDEN_RETRIES = 1
 
 
 @dataclass
@@ -154,6 +160,9 @@ class MotionSegmentation:
         Every time a pyramid level's labels were re-centred because they
         reached the border of their range: (the level's downsampling
         factor, the fraction of its pixels on the border).
+    widened : list of (float, float, float)
+        Every time the coarsest range was widened because the finest sampled
+        flow stayed clipped: (old range, new range, the fraction clipped).
     """
 
     flow: np.ndarray
@@ -172,6 +181,7 @@ class MotionSegmentation:
     phases: dict | None = None
     recentred: list | None = None
     object_motion: np.ndarray | None = None
+    widened: list | None = None
 
     @property
     def n_objects(self) -> int:
@@ -250,6 +260,20 @@ def _check_options(max_displacement, precision, pyramid_levels, shape, fraction=
 
 def _check_posterior_samples(n):
     check_number("posterior_samples", n, integer=True, minimum=0, maximum=10_000)
+
+
+def _coarse_grid(coarse_range, precision, vertical):
+    """Labels per axis of the coarsest level: −m..m, or for a rectified
+    pair (frame 2 the left image, disparities ≥ 0) −STEREO_NEGATIVE..2m,
+    as many."""
+    grid = velocity_grid(coarse_range, precision)
+    return grid if vertical else grid + coarse_range - min(STEREO_NEGATIVE, coarse_range)
+
+
+def _wider(coarse_range, precision):
+    """The coarsest range doubled, within the label cap."""
+    cap = (MOTION_LIMITS["max_labels_per_axis"] - 1) // 2 * float(precision)
+    return float(min(2 * coarse_range, max(cap, coarse_range)))
 
 
 def _round_steps(h, w) -> int:
@@ -469,14 +493,10 @@ def segment_motion(frame1, frame2, *, seed=None, max_displacement=None, precisio
     else:
         levels = default_pyramid_levels((h, w)) if pyramid_levels is None else int(pyramid_levels)
         coarse_range = float(max_displacement)
-    grid = velocity_grid(coarse_range, float(precision))
+    grid = _coarse_grid(coarse_range, float(precision), vertical)
     finer = min(coarse_range, math.floor(finer_range / precision) * float(precision))
     finer_grid = velocity_grid(finer, float(precision)) if finer > 0 else grid
     grid_v, finer_v = (grid, finer_grid) if vertical else (np.zeros(1), np.zeros(1))
-    if not vertical:
-        # A rectified pair (frame 2 the left image): disparities are >= 0, so
-        # the coarsest labels run from -STEREO_NEGATIVE to 2m, as many as for -m..m.
-        grid = grid + coarse_range - min(STEREO_NEGATIVE, coarse_range)
     # The finest level sampled: the first with at most SAMPLE_MAX_PIXELS
     # pixels (never coarser than the coarsest).
     finest = 0
@@ -496,51 +516,74 @@ def segment_motion(frame1, frame2, *, seed=None, max_displacement=None, precisio
     trace = Trace()
     with budget.phase("sampling", f"{levels - finest} pyramid levels"):
         budget_end = time.perf_counter() + budget.allot() if budget.timed else None
-        flow = None
         step = 0
-        recentred = []
-        object_map = None
-        for lev in range(levels - 1, finest - 1, -1):
-            factor = 2 ** lev
-            g1, g2 = _downsample(f1, factor), _downsample(f2, factor)
-            shape = g2.shape[:2]
-            base = None if flow is None else _snap_base(_upsample_flow(flow, shape), float(precision))
-            with phase_of(budget, "data terms"):
-                post = MotionPosterior(g1, g2, grid if flow is None else finer_grid, base=base,
-                                       grid_v=grid_v if flow is None else finer_v, **weights)
-            regions = regions_full if factor == 1 else _regions_at(regions_full, shape)
-            n_rounds = (rounds if flow is None else min(rounds, ROUNDS_FINER))
-            if budget_end is not None and time.perf_counter() >= budget_end:
-                n_rounds = 1
-            objects0 = None if (flow is None or not INHERIT_OBJECTS) else _objects_from_coarser(object_map, regions)
-            x0, obj_of_region, log_pi, step = _anneal_level(post, regions, rng, n_rounds, budget_end,
-                                                            trace, t_start, step, flow is None, budget,
-                                                            objects=objects0)
-            # Clipped at the range's border: labels re-centred there, annealed again.
-            for _ in range(CLIP_RETRIES):
-                clipped = float(_clipped(post, x0).mean())
-                if clipped <= CLIP_FRACTION or (
-                        budget_end is not None and time.perf_counter() >= budget_end):
-                    break
-                recentred.append((factor, clipped))
-                new_base, x0 = _recentre(post, x0)
+        recentred, widened = [], []
+        best = None
+        for attempt in range(1 + WIDEN_RETRIES):
+            flow = None
+            object_map = None
+            for lev in range(levels - 1, finest - 1, -1):
+                factor = 2 ** lev
+                g1, g2 = _downsample(f1, factor), _downsample(f2, factor)
+                shape = g2.shape[:2]
+                base = None if flow is None else _snap_base(_upsample_flow(flow, shape), float(precision))
                 with phase_of(budget, "data terms"):
-                    post = MotionPosterior(g1, g2, post.grid, base=new_base, grid_v=post.grid_v, **weights)
-                x0, obj_of_region, log_pi, step = _anneal_level(
-                    post, regions, rng, CLIP_ROUNDS, budget_end, trace, t_start, step, False, budget,
-                    start=(x0, obj_of_region))
-            if lev == finest and OBJECT_ROUNDS:
-                # Objects only, with the flow fixed: more level-2 annealing
-                # than the shared rounds give (cheap; the flow is unchanged).
-                with phase_of(budget, "level 2"):
-                    rgraph = RegionGraph.from_labels(regions)
-                    n_reg = int(regions.max()) + 1
-                    for T in T0_FINER * (T_FINAL / T0_FINER) ** np.linspace(0, 1, OBJECT_ROUNDS):
-                        obj_of_region = _level2(post, x0, regions.ravel(), n_reg, rgraph, obj_of_region,
-                                                rng, T)
-                    log_pi = post.log_target(x0, obj_of_region[regions.ravel()])
-            flow = post.flow(x0)
-            object_map = obj_of_region[regions]
+                    post = MotionPosterior(g1, g2, grid if flow is None else finer_grid, base=base,
+                                           grid_v=grid_v if flow is None else finer_v, **weights)
+                regions = regions_full if factor == 1 else _regions_at(regions_full, shape)
+                n_rounds = (rounds if flow is None else min(rounds, ROUNDS_FINER))
+                if budget_end is not None and time.perf_counter() >= budget_end:
+                    n_rounds = 1
+                objects0 = None if (flow is None or not INHERIT_OBJECTS) else _objects_from_coarser(object_map, regions)
+                x0, obj_of_region, log_pi, step = _anneal_level(post, regions, rng, n_rounds, budget_end,
+                                                                trace, t_start, step, flow is None, budget,
+                                                                objects=objects0)
+                widen = (flow is None and attempt < WIDEN_RETRIES and max_displacement is None
+                         and float(_clipped(post, x0).mean()) > CLIP_FRACTION)
+                if widen and _wider(coarse_range, precision) > coarse_range:
+                    break  # the coarsest range is too small: widened below
+                widen = False
+                # Clipped at the range's border: labels re-centred there, annealed again.
+                for _ in range(CLIP_RETRIES):
+                    clipped = float(_clipped(post, x0).mean())
+                    if clipped <= CLIP_FRACTION or (
+                            budget_end is not None and time.perf_counter() >= budget_end):
+                        break
+                    recentred.append((factor, clipped))
+                    new_base, x0 = _recentre(post, x0)
+                    with phase_of(budget, "data terms"):
+                        post = MotionPosterior(g1, g2, post.grid, base=new_base, grid_v=post.grid_v, **weights)
+                    x0, obj_of_region, log_pi, step = _anneal_level(
+                        post, regions, rng, CLIP_ROUNDS, budget_end, trace, t_start, step, False, budget,
+                        start=(x0, obj_of_region))
+                if lev == finest and OBJECT_ROUNDS:
+                    # Objects only, with the flow fixed: more level-2 annealing
+                    # than the shared rounds give (cheap; the flow is unchanged).
+                    with phase_of(budget, "level 2"):
+                        rgraph = RegionGraph.from_labels(regions)
+                        n_reg = int(regions.max()) + 1
+                        for T in T0_FINER * (T_FINAL / T0_FINER) ** np.linspace(0, 1, OBJECT_ROUNDS):
+                            obj_of_region = _level2(post, x0, regions.ravel(), n_reg, rgraph, obj_of_region,
+                                                    rng, T)
+                        log_pi = post.log_target(x0, obj_of_region[regions.ravel()])
+                flow = post.flow(x0)
+                object_map = obj_of_region[regions]
+            # The coarsest or the finest sampled flow clipped at its range's
+            # border: the coarsest range widened (doubled, within the label
+            # cap) and the pyramid sampled again; the run least clipped is kept.
+            clipped = float(_clipped(post, x0).mean())
+            if not widen and (best is None or clipped < best[0]):
+                best = (clipped, post, x0, obj_of_region, log_pi, flow)
+            wider = _wider(coarse_range, precision)
+            if (not widen and clipped <= CLIP_FRACTION) or max_displacement is not None \
+                    or wider <= coarse_range or attempt == WIDEN_RETRIES \
+                    or (budget_end is not None and time.perf_counter() >= budget_end):
+                break
+            widened.append((coarse_range, wider, clipped))
+            coarse_range = wider
+            grid = _coarse_grid(coarse_range, float(precision), vertical)
+            grid_v = grid if vertical else grid_v
+        _, post, x0, obj_of_region, log_pi, flow = best
     factor = 2 ** finest
     spread = std = nil_p = None
     if posterior_samples:
@@ -581,4 +624,5 @@ def segment_motion(frame1, frame2, *, seed=None, max_displacement=None, precisio
                               energy=-float(log_pi), seconds=time.perf_counter() - t_start,
                               filled_flow=filled, flow_spread=spread, flow_std=std,
                               nil_probability=nil_p, posterior_samples=int(posterior_samples),
-                              phases=dict(budget.phases), recentred=recentred, object_motion=motion)
+                              phases=dict(budget.phases), recentred=recentred, object_motion=motion,
+                              widened=widened)
