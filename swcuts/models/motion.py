@@ -330,6 +330,31 @@ class MotionPosterior:
         return np.asarray(cube.argmin(axis=1), np.int64)
 
 
+def _hop_graph(graph, hops):
+    """Edges (i < j), CSR indptr and indices of the graph joining the
+    vertices at most ``hops`` edges of ``graph`` apart (``graph`` itself
+    for 1)."""
+    if hops == 1:
+        return graph.edges, graph.indptr, graph.indices
+    from scipy.sparse import csr_matrix, identity
+
+    n = graph.n_vertices
+    e = np.asarray(graph.edges)
+    a = csr_matrix((np.ones(len(e)), (e[:, 0], e[:, 1])), shape=(n, n))
+    a = ((a + a.T + identity(n, format="csr")) > 0).astype(np.int64)
+    reach = a
+    for _ in range(hops - 1):
+        reach = ((reach @ a) > 0).astype(np.int64)
+    reach = reach.tocsr()
+    reach.setdiag(0)
+    reach.eliminate_zeros()
+    reach.sort_indices()
+    coo = reach.tocoo()
+    upper = coo.row < coo.col
+    edges = np.stack([coo.row[upper], coo.col[upper]], axis=1).astype(np.int64)
+    return edges, reach.indptr.astype(np.int64), reach.indices.astype(np.int64)
+
+
 class ObjectModel:
     """Level 2 of the motion posterior: objects as a partition of the
     level-2 vertices (connected intensity regions), with the level-0
@@ -356,6 +381,11 @@ class ObjectModel:
     connected : bool, optional
         Every object must be connected in ``graph`` (π = 0 otherwise).
         Default: with ``tau`` > 0 (see :mod:`swcuts.models.affine_objects`).
+    connect_hops : int
+        Connected means: through vertices of the object, each step to a
+        vertex at most this many edges of ``graph`` away (1: adjacent; 2:
+        also across one vertex of another object, e.g. an intensity region
+        that straddles the object's border).
     """
 
     compiled = False
@@ -363,9 +393,13 @@ class ObjectModel:
     #: negative control.
     occam = 1.0
 
-    def __init__(self, graph, vstats, cu, cv, alpha, lambda2, tau=0.0, connected=None):
+    def __init__(self, graph, vstats, cu, cv, alpha, lambda2, tau=0.0, connected=None, connect_hops=1):
         self.graph = graph
         self.connected = bool(tau > 0) if connected is None else bool(connected)
+        self.connect_hops = int(connect_hops)
+        if self.connect_hops < 1:
+            raise ValueError(f"connect_hops must be at least 1, got {connect_hops}")
+        self.connect_edges, self.connect_indptr, self.connect_indices = _hop_graph(graph, self.connect_hops)
         self._mark = np.zeros(graph.n_vertices, np.int64)
         vstats = np.asarray(vstats, np.float64)
         self.vstats = np.zeros((vstats.shape[0], N_AFFINE))
@@ -387,7 +421,7 @@ class ObjectModel:
         from scipy.sparse.csgraph import connected_components
 
         labels = np.asarray(labels, np.int64)
-        e = self.graph.edges
+        e = self.connect_edges
         keep = labels[e[:, 0]] == labels[e[:, 1]]
         n = labels.size
         adj = coo_matrix((np.ones(int(keep.sum())), (e[keep, 0], e[keep, 1])), shape=(n, n))
@@ -419,7 +453,7 @@ class ObjectModel:
     def _is_connected(self, members) -> bool:
         if not self.connected or members.sum() <= 1:
             return True
-        return connected_within(self.graph.indptr, self.graph.indices, members,
+        return connected_within(self.connect_indptr, self.connect_indices, members,
                                 int(np.argmax(members)), self._mark)
 
     def log_target(self, labels) -> float:

@@ -87,10 +87,13 @@ def object_delta(R, n_r, old, new, labels, size, lstats, lloglik, vstats, cu, cv
 
 @njit(cache=True)
 def run_objects(temps, labels, size, free_stack, n_free, lstats, lloglik, vstats, cu, cv, alpha, tau,
-                occam, lambda2, connected, indptr, indices, edge_ids, q, log1mq, p_single, w_adj,
+                occam, lambda2, connected, cindptr, cindices, indptr, indices, edge_ids, q, log1mq,
+                p_single, w_adj,
                 w_floor, w_fresh, w_far, omit_cut, Rbuf, mark, in_r, acc_log, acc_q, acc_n, adj,
                 inside, bmark, moved, row):
-    """One SW-cut step per temperature; returns (Σ Δ log π, accepted)."""
+    """One SW-cut step per temperature; returns (Σ Δ log π, accepted).
+    ``indptr``, ``indices``: the graph (clusters, cuts); ``cindptr``,
+    ``cindices``: the graph of the connectivity prior."""
     n = labels.size
     n_slots = size.size
     total = 0.0
@@ -120,7 +123,7 @@ def run_objects(temps, labels, size, free_stack, n_free, lstats, lloglik, vstats
         if new < 0 or new == ell:
             continue
         d = object_delta(Rbuf, n_r, ell, new, labels, size, lstats, lloglik, vstats, cu, cv, alpha,
-                         tau, occam, lambda2, connected, indptr, indices, inside, bmark, moved, row)
+                         tau, occam, lambda2, connected, cindptr, cindices, inside, bmark, moved, row)
         if not mh_accept(cut + log_prop + d / T):
             continue
         # object_delta left R's statistics in ``moved``.
@@ -195,7 +198,8 @@ class ObjectSWC:
             raise ValueError("the state has more label slots than the graph has vertices")
         d, _ = run_objects(np.asarray(temperatures, np.float64), part.labels, part.size,
                            part.free_stack, part.n_free, state.stats, state.loglik, m.vstats, m.cu,
-                           m.cv, m.alpha, m.tau, float(m.occam), m.lambda2, m.connected, g.indptr,
+                           m.cv, m.alpha, m.tau, float(m.occam), m.lambda2, m.connected,
+                           m.connect_indptr, m.connect_indices, g.indptr,
                            g.indices, g.edge_ids, self.q, self.log1mq, self.p_single, p.adjacent,
                            p.floor, p.fresh, p.far, self.omit_cut, *self._scratch)
         state.log_pi += d
