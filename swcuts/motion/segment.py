@@ -53,7 +53,7 @@ from swcuts.motion.frames import _as_frames  # noqa: F401 (the CLI's and tests' 
 from swcuts.motion.pyramid import (  # noqa: F401 (re-exported)
     AUTO_RANGE_FRACTION, MIN_COARSE_SIDE, MOTION_LIMITS, STEREO_NEGATIVE, STEREO_RANGE_FRACTION,
     _clipped, _downsample, _nearest, _objects_from_coarser, _recentre, _regions_at, _snap_base,
-    _upsample_flow, auto_range, default_pyramid_levels)
+    _check_options, _coarse_grid, _upsample_flow, _wider, auto_range, default_pyramid_levels)
 
 __all__ = ["segment_motion", "MotionSegmentation", "MOTION_LIMITS"]
 
@@ -95,14 +95,8 @@ INHERIT_OBJECTS, OBJECT_ROUNDS = False, 8
 #: Divisor of the KL divergence in q⁽²⁾ (eq. 76): larger proposes larger
 #: clusters of regions (a proposal choice; every value keeps level 2 exact).
 Q2_SCALE = 2.0
-#: Under the affine model (tau > 0) every object must be connected in the
-#: region graph, each step at most CONNECT_HOPS regions apart. Intensity
-#: regions straddle object borders, and at 1 hop the truth itself is
-#: disconnected (5, 4, 6, 6 pieces for 3 objects) on exactly the weak
-#: synthetic pairs (layered seeds 2 and 4, non-rigid 2 and 4): π = 0 there.
-#: 2 hops connects every truth but lets one affine map take two distant
-#: objects again (layered-2 VoI 0.91; means rigid 0.135 -> 0.237 / 0.190
-#: -> 0.355 and non-rigid 0.185 -> 0.316 / 0.165 -> 0.287 at seeds 0 / 1).
+#: Objects are connected over regions at most CONNECT_HOPS apart (tau > 0;
+#: 2 was tried and lost objects VoI: docs/algorithms/motion.md, round 5).
 CONNECT_HOPS = 1
 #: Clipping check: where more than CLIP_FRACTION of a level's pixels have a
 #: label on the border of the label range, those pixels' labels are
@@ -110,12 +104,9 @@ CONNECT_HOPS = 1
 #: at most CLIP_RETRIES times.
 CLIP_FRACTION, CLIP_ROUNDS, CLIP_RETRIES = 0.002, 2, 1
 #: With no ``max_displacement``: where more than WIDEN_FRACTION of the
-#: coarsest level's pixels end on the border of its range (before any
-#: re-centring), or of the finest sampled level's (after it), the coarsest
-#: range is doubled (within the label cap) and the pyramid sampled again,
-#: at most WIDEN_RETRIES times (motion beyond the automatic range). Ours:
-#: 13-83 % on motions of 12-20 % of the width; Urban3 0.6 % (a few border
-#: pixels), whose widening cost 3.5 s and no EPE.
+#: coarsest level's pixels end on its range's border (before re-centring)
+#: or of the finest sampled level's (after), the coarsest range is doubled
+#: (within the label cap) and the pyramid sampled again, WIDEN_RETRIES times.
 WIDEN_FRACTION, WIDEN_RETRIES = 0.05, 1
 
 
@@ -235,56 +226,8 @@ def _check_scalars(*, seed, max_displacement, precision, pyramid_levels, rounds,
     check_weights(weights)
 
 
-def _check_options(max_displacement, precision, pyramid_levels, shape, fraction=None):
-    """The options of :func:`segment_motion` that depend on the frames' ``shape``
-    (``max_displacement`` None: the range of :func:`auto_range`)."""
-    if max_displacement is None:
-        if pyramid_levels is not None and min(shape) >> (pyramid_levels - 1) < 8:
-            raise ValueError(f"pyramid_levels={pyramid_levels} shrinks a {shape[1]}x{shape[0]} "
-                             "pair below 8 pixels")
-        levels, max_displacement = auto_range(shape, float(precision), pyramid_levels, fraction)
-        if pyramid_levels is None:
-            pyramid_levels = levels
-    per_axis = 2 * max_displacement / precision + 1
-    if abs(per_axis - round(per_axis)) > 1e-6:
-        raise ValueError(f"max_displacement ({max_displacement}) must be a multiple of precision "
-                         f"({precision})")
-    per_axis = int(round(per_axis))
-    if per_axis > MOTION_LIMITS["max_labels_per_axis"]:
-        raise ValueError(f"max_displacement / precision gives {per_axis} labels per axis "
-                         f"({per_axis ** 2} velocities); at most "
-                         f"{MOTION_LIMITS['max_labels_per_axis']} per axis are supported: use "
-                         "pyramid_levels for larger motion")
-    table = shape[0] * shape[1] * (per_axis ** 2 + 1) * 4
-    if table > MOTION_LIMITS["max_label_table_bytes"]:
-        gb = table / 2**30
-        raise ValueError(f"a {shape[1]}x{shape[0]} pair with {per_axis ** 2} velocity labels needs "
-                         f"about {gb:.1f} GB for its data costs (limit "
-                         f"{MOTION_LIMITS['max_label_table_bytes'] / 2**30:.0f} GB): use fewer "
-                         "labels (larger precision, smaller max_displacement) or smaller frames")
-    if pyramid_levels is not None:
-        if min(shape) >> (pyramid_levels - 1) < 8:
-            raise ValueError(f"pyramid_levels={pyramid_levels} shrinks a {shape[1]}x{shape[0]} "
-                             "pair below 8 pixels")
-    return per_axis
-
-
 def _check_posterior_samples(n):
     check_number("posterior_samples", n, integer=True, minimum=0, maximum=10_000)
-
-
-def _coarse_grid(coarse_range, precision, vertical):
-    """Labels per axis of the coarsest level: −m..m, or for a rectified
-    pair (frame 2 the left image, disparities ≥ 0) −STEREO_NEGATIVE..2m,
-    as many."""
-    grid = velocity_grid(coarse_range, precision)
-    return grid if vertical else grid + coarse_range - min(STEREO_NEGATIVE, coarse_range)
-
-
-def _wider(coarse_range, precision):
-    """The coarsest range doubled, within the label cap."""
-    cap = (MOTION_LIMITS["max_labels_per_axis"] - 1) // 2 * float(precision)
-    return float(min(2 * coarse_range, max(cap, coarse_range)))
 
 
 def _round_steps(h, w) -> int:
