@@ -98,7 +98,7 @@ def _peer(name):
     return method
 
 
-def _swcuts_method(weights=None):
+def _swcuts_method(weights=None, seed=0):
     import swcuts
     from swcuts.inference.budget import Budget
 
@@ -108,13 +108,13 @@ def _swcuts_method(weights=None):
     # time.process_time, no time limit): on the shared machine wall time
     # depends on the load.
     def method(frame1, frame2):
-        result = swcuts.segment_motion(frame1, frame2, seed=0, **weights,
+        result = swcuts.segment_motion(frame1, frame2, seed=seed, **weights,
                                        time_budget=Budget(None, clock=time.process_time))
         method.phases = getattr(result, "phases", None)
         return result.dense_flow(), result.objects
 
     def stereo(frame1, frame2):
-        result = swcuts.segment_motion(frame1, frame2, seed=0, vertical=False, **weights,
+        result = swcuts.segment_motion(frame1, frame2, seed=seed, vertical=False, **weights,
                                        time_budget=Budget(None, clock=time.process_time))
         method.phases = getattr(result, "phases", None)
         return result.dense_flow(), result.objects
@@ -151,7 +151,7 @@ def _dis_vr_method():
     return method
 
 
-def default_methods(weights=None) -> dict:
+def default_methods(weights=None, seed=0) -> dict:
     """``{name: method}``: DIS, Farneback, DIS followed by the variational
     refinement (``dis+vr``) and, if it exists, swcuts (with the motion
     ``weights``)."""
@@ -159,7 +159,7 @@ def default_methods(weights=None) -> dict:
 
     methods = {"dis": _peer("dis"), "farneback": _peer("farneback"), "dis+vr": _dis_vr_method()}
     if hasattr(swcuts, "segment_motion"):
-        methods["swcuts"] = _swcuts_method(weights)
+        methods["swcuts"] = _swcuts_method(weights, seed)
     return methods
 
 
@@ -443,6 +443,7 @@ def main(argv=None):
     ap.add_argument("--middlebury", default=None, help="folder of the Middlebury sequences")
     ap.add_argument("--csv", default=None, help="also write the per-pair rows here")
     ap.add_argument("--no-tracemalloc", action="store_true", help="time without tracemalloc running")
+    ap.add_argument("--seed", type=int, default=0, help="seed of swcuts (default 0)")
     ap.add_argument("--refine-set", action="append", default=[], metavar="NAME=VALUE",
                     help="set a constant of swcuts.motion.flow_refine (a Python literal), e.g. "
                          "BOTTOM_UP=False or 'VARIATIONAL_STARTS=((4, 2),)'")
@@ -461,7 +462,7 @@ def main(argv=None):
     for item in filter(None, (t.strip() for t in args.weights.split(","))):
         name, _, value = item.partition("=")
         weights[name.strip()] = float(value)
-    methods = default_methods(weights)
+    methods = default_methods(weights, args.seed)
     if args.methods:
         wanted = [m.strip() for m in args.methods.split(",") if m.strip()]
         unknown = [m for m in wanted if m not in methods]

@@ -42,6 +42,7 @@ MODULES = [
     "swcuts.evaluation.synthetic.motion",
     "swcuts.evaluation.synthetic.nonrigid",
     "swcuts.models.affine_objects",
+    "swcuts.samplers.objects",
     "swcuts.inference.posterior_samples",
     "swcuts.evaluation.motion_peers",
     "swcuts.segmentation.options",

@@ -12,7 +12,7 @@ import pytest
 from enumeration import assert_matches, compare
 from swcuts.models.motion import MotionPosterior, velocity_grid
 from swcuts.motion.segment import (
-    AUTO_RANGE_FRACTION, MIN_COARSE_SIDE, _clipped, _recentre, auto_range)
+    AUTO_RANGE_FRACTION, MIN_COARSE_SIDE, MOTION_LIMITS, _clipped, _recentre, auto_range)
 from swcuts.samplers.velocity import VelocityGibbs
 from test_motion import velocity_visits
 
@@ -173,3 +173,64 @@ def test_cli_motion_stereo_writes_a_horizontal_flow(tmp_path):
     known = ~np.isnan(flow[..., 0])
     assert np.all(flow[known][:, 1] == 0)
     assert np.median(flow[known][:, 0]) == pytest.approx(4.0, abs=0.5)
+
+
+def _shifted_pair(du, dv, seed=2, shape=(96, 128)):
+    """A textured scene seen through two windows: frame2(x, y) = frame1(x − du, y − dv)."""
+    rng = np.random.default_rng(seed)
+    h, w = shape
+    big = _texture(rng, h + 104, w + 132)
+    frame1 = big[50:50 + h, 60:60 + w]
+    frame2 = big[50 - dv:50 - dv + h, 60 - du:60 - du + w]
+    return frame1.astype(np.uint8), frame2.astype(np.uint8)
+
+
+def _median_error(res, du, dv):
+    flow = res.dense_flow()[16:-16, 16:-16]
+    return float(np.median(np.hypot(flow[..., 0] - du, flow[..., 1] - dv)))
+
+
+@pytest.mark.parametrize("du, dv", [(15, -5), (-16, 6)])
+def test_default_range_finds_a_motion_of_an_eighth_of_the_width(du, dv):
+    """~12 % of the width (96x128, 15-16 px): past the automatic range of
+    the coarsest level (±3.5 px at 1/4 size, 14 px), found with no
+    max_displacement; the coarsest level was clipped, so its range was
+    widened."""
+    import swcuts
+
+    res = swcuts.segment_motion(*_shifted_pair(du, dv), seed=0, rounds=6)
+    assert _median_error(res, du, dv) < 0.5
+    assert res.widened and res.widened[0][1] > res.widened[0][0]
+
+
+def test_widening_finds_what_recentring_alone_misses(monkeypatch):
+    """A motion of 16 % of the width: found with the widened range; with
+    widening off (only the per-level re-centring), the same call is wrong
+    by many pixels (negative control)."""
+    import swcuts
+    from swcuts.motion import segment as seg
+
+    frames = _shifted_pair(20, -4)
+    res = swcuts.segment_motion(*frames, seed=0, rounds=6)
+    assert _median_error(res, 20, -4) < 0.5
+    monkeypatch.setattr(seg, "WIDEN_RETRIES", 0)
+    res = swcuts.segment_motion(*frames, seed=0, rounds=6)
+    assert res.widened == []
+    assert _median_error(res, 20, -4) > 2.0
+
+
+def test_a_motion_inside_the_range_is_not_widened():
+    import swcuts
+
+    res = swcuts.segment_motion(*_shifted_pair(4, -3), seed=0, rounds=6)
+    assert _median_error(res, 4, -3) < 0.5
+    assert res.widened == []
+
+
+def test_widening_doubles_within_the_label_cap():
+    from swcuts.motion.segment import _wider
+
+    cap = (MOTION_LIMITS["max_labels_per_axis"] - 1) // 2 * 0.5
+    assert _wider(3.5, 0.5) == 7.0
+    assert _wider(cap - 1, 0.5) == cap
+    assert _wider(cap, 0.5) == cap  # no wider: the caller stops

@@ -66,8 +66,12 @@ __all__ = ["MotionPosterior", "ObjectModel", "velocity_grid", "noise_sigma", "ch
 #: model. 0.1 (a 10 % strain, a 6° rotation), with segment's Q2_SCALE 2:
 #: objects VoI on the non-rigid synthetic set 0.577 -> 0.183, rigid set
 #: 0.258 -> 0.135, EPE unchanged there and on Middlebury (docs/algorithms/motion.md).
+#: Re-tuned to 0.2 with the exact level 0 and compiled level 2 (τ ∈ {0.03,
+#: 0.1, 0.2, 0.3}; seeds 0 and 1 for 0.1 and 0.2): the mean over both seeds
+#: of Grove3 0.712 -> 0.700, Venus 0.350 -> 0.339, non-rigid VoI 0.186 ->
+#: 0.175, the rest within ±0.004; 0.3 raised the rigid set's VoI to 0.197.
 MOTION_DEFAULTS = dict(sigma=None, rounding=1.0, nil_cost=6.0, alpha=0.2, beta=4.0, delta=2.0, nu=1.0,
-                       lambda2=200.0, tau=0.1)
+                       lambda2=200.0, tau=0.2)
 #: Upper clip of the level-0 edge probability: q = 1 would freeze a pair
 #: with different labels (its cut factor 1 − q would be 0 both ways).
 Q0_MAX = 0.98
@@ -326,6 +330,31 @@ class MotionPosterior:
         return np.asarray(cube.argmin(axis=1), np.int64)
 
 
+def _hop_graph(graph, hops):
+    """Edges (i < j), CSR indptr and indices of the graph joining the
+    vertices at most ``hops`` edges of ``graph`` apart (``graph`` itself
+    for 1)."""
+    if hops == 1:
+        return graph.edges, graph.indptr, graph.indices
+    from scipy.sparse import csr_matrix, identity
+
+    n = graph.n_vertices
+    e = np.asarray(graph.edges)
+    a = csr_matrix((np.ones(len(e)), (e[:, 0], e[:, 1])), shape=(n, n))
+    a = ((a + a.T + identity(n, format="csr")) > 0).astype(np.int64)
+    reach = a
+    for _ in range(hops - 1):
+        reach = ((reach @ a) > 0).astype(np.int64)
+    reach = reach.tocsr()
+    reach.setdiag(0)
+    reach.eliminate_zeros()
+    reach.sort_indices()
+    coo = reach.tocoo()
+    upper = coo.row < coo.col
+    edges = np.stack([coo.row[upper], coo.col[upper]], axis=1).astype(np.int64)
+    return edges, reach.indptr.astype(np.int64), reach.indices.astype(np.int64)
+
+
 class ObjectModel:
     """Level 2 of the motion posterior: objects as a partition of the
     level-2 vertices (connected intensity regions), with the level-0
@@ -352,6 +381,11 @@ class ObjectModel:
     connected : bool, optional
         Every object must be connected in ``graph`` (π = 0 otherwise).
         Default: with ``tau`` > 0 (see :mod:`swcuts.models.affine_objects`).
+    connect_hops : int
+        Connected means: through vertices of the object, each step to a
+        vertex at most this many edges of ``graph`` away (1: adjacent; 2:
+        also across one vertex of another object, e.g. an intensity region
+        that straddles the object's border).
     """
 
     compiled = False
@@ -359,9 +393,13 @@ class ObjectModel:
     #: negative control.
     occam = 1.0
 
-    def __init__(self, graph, vstats, cu, cv, alpha, lambda2, tau=0.0, connected=None):
+    def __init__(self, graph, vstats, cu, cv, alpha, lambda2, tau=0.0, connected=None, connect_hops=1):
         self.graph = graph
         self.connected = bool(tau > 0) if connected is None else bool(connected)
+        self.connect_hops = int(connect_hops)
+        if self.connect_hops < 1:
+            raise ValueError(f"connect_hops must be at least 1, got {connect_hops}")
+        self.connect_edges, self.connect_indptr, self.connect_indices = _hop_graph(graph, self.connect_hops)
         self._mark = np.zeros(graph.n_vertices, np.int64)
         vstats = np.asarray(vstats, np.float64)
         self.vstats = np.zeros((vstats.shape[0], N_AFFINE))
@@ -383,7 +421,7 @@ class ObjectModel:
         from scipy.sparse.csgraph import connected_components
 
         labels = np.asarray(labels, np.int64)
-        e = self.graph.edges
+        e = self.connect_edges
         keep = labels[e[:, 0]] == labels[e[:, 1]]
         n = labels.size
         adj = coo_matrix((np.ones(int(keep.sum())), (e[keep, 0], e[keep, 1])), shape=(n, n))
@@ -415,7 +453,7 @@ class ObjectModel:
     def _is_connected(self, members) -> bool:
         if not self.connected or members.sum() <= 1:
             return True
-        return connected_within(self.graph.indptr, self.graph.indices, members,
+        return connected_within(self.connect_indptr, self.connect_indices, members,
                                 int(np.argmax(members)), self._mark)
 
     def log_target(self, labels) -> float:

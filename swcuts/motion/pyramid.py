@@ -11,6 +11,8 @@ import cv2
 import numpy as np
 from skimage.measure import label as connected_label
 
+from swcuts.models.motion import velocity_grid
+
 __all__ = ["auto_range", "default_pyramid_levels", "MOTION_LIMITS"]
 
 #: Largest velocity label set (labels per axis) and label table (bytes) accepted.
@@ -70,6 +72,54 @@ def auto_range(shape, precision, pyramid_levels=None, fraction=None):
     m = math.ceil(m / precision - 1e-9) * precision
     cap = (MOTION_LIMITS["max_labels_per_axis"] - 1) // 2 * precision
     return levels, float(min(m, cap))
+
+
+def _check_options(max_displacement, precision, pyramid_levels, shape, fraction=None):
+    """The options of :func:`segment_motion` that depend on the frames' ``shape``
+    (``max_displacement`` None: the range of :func:`auto_range`)."""
+    if max_displacement is None:
+        if pyramid_levels is not None and min(shape) >> (pyramid_levels - 1) < 8:
+            raise ValueError(f"pyramid_levels={pyramid_levels} shrinks a {shape[1]}x{shape[0]} "
+                             "pair below 8 pixels")
+        levels, max_displacement = auto_range(shape, float(precision), pyramid_levels, fraction)
+        if pyramid_levels is None:
+            pyramid_levels = levels
+    per_axis = 2 * max_displacement / precision + 1
+    if abs(per_axis - round(per_axis)) > 1e-6:
+        raise ValueError(f"max_displacement ({max_displacement}) must be a multiple of precision "
+                         f"({precision})")
+    per_axis = int(round(per_axis))
+    if per_axis > MOTION_LIMITS["max_labels_per_axis"]:
+        raise ValueError(f"max_displacement / precision gives {per_axis} labels per axis "
+                         f"({per_axis ** 2} velocities); at most "
+                         f"{MOTION_LIMITS['max_labels_per_axis']} per axis are supported: use "
+                         "pyramid_levels for larger motion")
+    table = shape[0] * shape[1] * (per_axis ** 2 + 1) * 4
+    if table > MOTION_LIMITS["max_label_table_bytes"]:
+        gb = table / 2**30
+        raise ValueError(f"a {shape[1]}x{shape[0]} pair with {per_axis ** 2} velocity labels needs "
+                         f"about {gb:.1f} GB for its data costs (limit "
+                         f"{MOTION_LIMITS['max_label_table_bytes'] / 2**30:.0f} GB): use fewer "
+                         "labels (larger precision, smaller max_displacement) or smaller frames")
+    if pyramid_levels is not None:
+        if min(shape) >> (pyramid_levels - 1) < 8:
+            raise ValueError(f"pyramid_levels={pyramid_levels} shrinks a {shape[1]}x{shape[0]} "
+                             "pair below 8 pixels")
+    return per_axis
+
+
+def _coarse_grid(coarse_range, precision, vertical):
+    """Labels per axis of the coarsest level: −m..m, or for a rectified
+    pair (frame 2 the left image, disparities ≥ 0) −STEREO_NEGATIVE..2m,
+    as many."""
+    grid = velocity_grid(coarse_range, precision)
+    return grid if vertical else grid + coarse_range - min(STEREO_NEGATIVE, coarse_range)
+
+
+def _wider(coarse_range, precision):
+    """The coarsest range doubled, within the label cap."""
+    cap = (MOTION_LIMITS["max_labels_per_axis"] - 1) // 2 * float(precision)
+    return float(min(2 * coarse_range, max(cap, coarse_range)))
 
 
 def _downsample(a, factor):

@@ -12,7 +12,7 @@
    without a larger label set. At each pyramid level the chain alternates,
    under one geometric temperature schedule, level 0 (multigrid cluster
    Gibbs over velocities, :mod:`swcuts.samplers.velocity`) and level 2 (SW
-   cuts over the regions, :class:`~swcuts.samplers.swc.SWC` on
+   cuts over the regions, :class:`~swcuts.samplers.objects.ObjectSWC` (compiled SWC) on
    :class:`~swcuts.models.motion.ObjectModel`, with q⁽²⁾ from the motion
    histograms, eq. 76, recomputed after each level-0 run), each kernel
    invariant for its conditional (Prop. 12).
@@ -47,12 +47,13 @@ from swcuts.models.motion import (
     MOTION_DEFAULTS, MotionPosterior, ObjectModel, check_weights, motion_histograms, noise_sigma,
     velocity_grid)
 from swcuts.samplers.swc import SWC
+from swcuts.samplers.objects import ObjectSWC
 from swcuts.samplers.velocity import VelocityGibbs
 from swcuts.motion.frames import _as_frames  # noqa: F401 (the CLI's and tests' import path)
 from swcuts.motion.pyramid import (  # noqa: F401 (re-exported)
     AUTO_RANGE_FRACTION, MIN_COARSE_SIDE, MOTION_LIMITS, STEREO_NEGATIVE, STEREO_RANGE_FRACTION,
     _clipped, _downsample, _nearest, _objects_from_coarser, _recentre, _regions_at, _snap_base,
-    _upsample_flow, auto_range, default_pyramid_levels)
+    _check_options, _coarse_grid, _upsample_flow, _wider, auto_range, default_pyramid_levels)
 
 __all__ = ["segment_motion", "MotionSegmentation", "MOTION_LIMITS"]
 
@@ -94,11 +95,19 @@ INHERIT_OBJECTS, OBJECT_ROUNDS = False, 8
 #: Divisor of the KL divergence in q⁽²⁾ (eq. 76): larger proposes larger
 #: clusters of regions (a proposal choice; every value keeps level 2 exact).
 Q2_SCALE = 2.0
+#: Objects are connected over regions at most CONNECT_HOPS apart (tau > 0;
+#: 2 was tried and lost objects VoI: docs/algorithms/motion.md, round 5).
+CONNECT_HOPS = 1
 #: Clipping check: where more than CLIP_FRACTION of a level's pixels have a
 #: label on the border of the label range, those pixels' labels are
 #: re-centred on their flow and the level anneals CLIP_ROUNDS more rounds,
 #: at most CLIP_RETRIES times.
 CLIP_FRACTION, CLIP_ROUNDS, CLIP_RETRIES = 0.002, 2, 1
+#: With no ``max_displacement``: where more than WIDEN_FRACTION of the
+#: coarsest level's pixels end on its range's border (before re-centring)
+#: or of the finest sampled level's (after), the coarsest range is doubled
+#: (within the label cap) and the pyramid sampled again, WIDEN_RETRIES times.
+WIDEN_FRACTION, WIDEN_RETRIES = 0.05, 1
 
 
 @dataclass
@@ -153,6 +162,9 @@ class MotionSegmentation:
         Every time a pyramid level's labels were re-centred because they
         reached the border of their range: (the level's downsampling
         factor, the fraction of its pixels on the border).
+    widened : list of (float, float, float)
+        Every time the coarsest range was widened because the finest sampled
+        flow stayed clipped: (old range, new range, the fraction clipped).
     """
 
     flow: np.ndarray
@@ -171,6 +183,7 @@ class MotionSegmentation:
     phases: dict | None = None
     recentred: list | None = None
     object_motion: np.ndarray | None = None
+    widened: list | None = None
 
     @property
     def n_objects(self) -> int:
@@ -211,40 +224,6 @@ def _check_scalars(*, seed, max_displacement, precision, pyramid_levels, rounds,
     if unknown:
         raise TypeError(f"segment_motion() got unknown argument(s): {', '.join(sorted(unknown))}")
     check_weights(weights)
-
-
-def _check_options(max_displacement, precision, pyramid_levels, shape, fraction=None):
-    """The options of :func:`segment_motion` that depend on the frames' ``shape``
-    (``max_displacement`` None: the range of :func:`auto_range`)."""
-    if max_displacement is None:
-        if pyramid_levels is not None and min(shape) >> (pyramid_levels - 1) < 8:
-            raise ValueError(f"pyramid_levels={pyramid_levels} shrinks a {shape[1]}x{shape[0]} "
-                             "pair below 8 pixels")
-        levels, max_displacement = auto_range(shape, float(precision), pyramid_levels, fraction)
-        if pyramid_levels is None:
-            pyramid_levels = levels
-    per_axis = 2 * max_displacement / precision + 1
-    if abs(per_axis - round(per_axis)) > 1e-6:
-        raise ValueError(f"max_displacement ({max_displacement}) must be a multiple of precision "
-                         f"({precision})")
-    per_axis = int(round(per_axis))
-    if per_axis > MOTION_LIMITS["max_labels_per_axis"]:
-        raise ValueError(f"max_displacement / precision gives {per_axis} labels per axis "
-                         f"({per_axis ** 2} velocities); at most "
-                         f"{MOTION_LIMITS['max_labels_per_axis']} per axis are supported: use "
-                         "pyramid_levels for larger motion")
-    table = shape[0] * shape[1] * (per_axis ** 2 + 1) * 4
-    if table > MOTION_LIMITS["max_label_table_bytes"]:
-        gb = table / 2**30
-        raise ValueError(f"a {shape[1]}x{shape[0]} pair with {per_axis ** 2} velocity labels needs "
-                         f"about {gb:.1f} GB for its data costs (limit "
-                         f"{MOTION_LIMITS['max_label_table_bytes'] / 2**30:.0f} GB): use fewer "
-                         "labels (larger precision, smaller max_displacement) or smaller frames")
-    if pyramid_levels is not None:
-        if min(shape) >> (pyramid_levels - 1) < 8:
-            raise ValueError(f"pyramid_levels={pyramid_levels} shrinks a {shape[1]}x{shape[0]} "
-                             "pair below 8 pixels")
-    return per_axis
 
 
 def _check_posterior_samples(n):
@@ -342,11 +321,11 @@ def _level2(post, x0, region_flat, n_reg, rgraph, obj_of_region, rng, T):
     vstats = post.affine_stats(x0, region_flat, n_reg)  # affine objects when post.tau > 0
     # Eq. 76: q⁽²⁾ from the symmetric KL of the regions' motion histograms.
     q2 = kl_edge_probabilities(motion_histograms(x0, region_flat, n_reg, post), rgraph.edges, scale=Q2_SCALE)
-    model2 = ObjectModel(rgraph, vstats, post.cu, post.cv, post.alpha, post.lambda2, post.tau)
+    model2 = ObjectModel(rgraph, vstats, post.cu, post.cv, post.alpha, post.lambda2, post.tau,
+                         connect_hops=CONNECT_HOPS)
     state2 = model2.new_state(obj_of_region)
-    kernel2 = SWC(model2, q2, compiled=False)
-    for _ in range(5 * n_reg):
-        kernel2.step(state2, rng, T)
+    # Compiled SW cuts (the moves of SWC with its single-vertex steps).
+    ObjectSWC(model2, q2, p_single=SWC.DEFAULT_P_SINGLE).run(state2, rng, np.full(5 * n_reg, T))
     return state2.labels.copy()
 
 
@@ -469,14 +448,10 @@ def segment_motion(frame1, frame2, *, seed=None, max_displacement=None, precisio
     else:
         levels = default_pyramid_levels((h, w)) if pyramid_levels is None else int(pyramid_levels)
         coarse_range = float(max_displacement)
-    grid = velocity_grid(coarse_range, float(precision))
+    grid = _coarse_grid(coarse_range, float(precision), vertical)
     finer = min(coarse_range, math.floor(finer_range / precision) * float(precision))
     finer_grid = velocity_grid(finer, float(precision)) if finer > 0 else grid
     grid_v, finer_v = (grid, finer_grid) if vertical else (np.zeros(1), np.zeros(1))
-    if not vertical:
-        # A rectified pair (frame 2 the left image): disparities are >= 0, so
-        # the coarsest labels run from -STEREO_NEGATIVE to 2m, as many as for -m..m.
-        grid = grid + coarse_range - min(STEREO_NEGATIVE, coarse_range)
     # The finest level sampled: the first with at most SAMPLE_MAX_PIXELS
     # pixels (never coarser than the coarsest).
     finest = 0
@@ -496,51 +471,74 @@ def segment_motion(frame1, frame2, *, seed=None, max_displacement=None, precisio
     trace = Trace()
     with budget.phase("sampling", f"{levels - finest} pyramid levels"):
         budget_end = time.perf_counter() + budget.allot() if budget.timed else None
-        flow = None
         step = 0
-        recentred = []
-        object_map = None
-        for lev in range(levels - 1, finest - 1, -1):
-            factor = 2 ** lev
-            g1, g2 = _downsample(f1, factor), _downsample(f2, factor)
-            shape = g2.shape[:2]
-            base = None if flow is None else _snap_base(_upsample_flow(flow, shape), float(precision))
-            with phase_of(budget, "data terms"):
-                post = MotionPosterior(g1, g2, grid if flow is None else finer_grid, base=base,
-                                       grid_v=grid_v if flow is None else finer_v, **weights)
-            regions = regions_full if factor == 1 else _regions_at(regions_full, shape)
-            n_rounds = (rounds if flow is None else min(rounds, ROUNDS_FINER))
-            if budget_end is not None and time.perf_counter() >= budget_end:
-                n_rounds = 1
-            objects0 = None if (flow is None or not INHERIT_OBJECTS) else _objects_from_coarser(object_map, regions)
-            x0, obj_of_region, log_pi, step = _anneal_level(post, regions, rng, n_rounds, budget_end,
-                                                            trace, t_start, step, flow is None, budget,
-                                                            objects=objects0)
-            # Clipped at the range's border: labels re-centred there, annealed again.
-            for _ in range(CLIP_RETRIES):
-                clipped = float(_clipped(post, x0).mean())
-                if clipped <= CLIP_FRACTION or (
-                        budget_end is not None and time.perf_counter() >= budget_end):
-                    break
-                recentred.append((factor, clipped))
-                new_base, x0 = _recentre(post, x0)
+        recentred, widened = [], []
+        best = None
+        for attempt in range(1 + WIDEN_RETRIES):
+            flow = None
+            object_map = None
+            for lev in range(levels - 1, finest - 1, -1):
+                factor = 2 ** lev
+                g1, g2 = _downsample(f1, factor), _downsample(f2, factor)
+                shape = g2.shape[:2]
+                base = None if flow is None else _snap_base(_upsample_flow(flow, shape), float(precision))
                 with phase_of(budget, "data terms"):
-                    post = MotionPosterior(g1, g2, post.grid, base=new_base, grid_v=post.grid_v, **weights)
-                x0, obj_of_region, log_pi, step = _anneal_level(
-                    post, regions, rng, CLIP_ROUNDS, budget_end, trace, t_start, step, False, budget,
-                    start=(x0, obj_of_region))
-            if lev == finest and OBJECT_ROUNDS:
-                # Objects only, with the flow fixed: more level-2 annealing
-                # than the shared rounds give (cheap; the flow is unchanged).
-                with phase_of(budget, "level 2"):
-                    rgraph = RegionGraph.from_labels(regions)
-                    n_reg = int(regions.max()) + 1
-                    for T in T0_FINER * (T_FINAL / T0_FINER) ** np.linspace(0, 1, OBJECT_ROUNDS):
-                        obj_of_region = _level2(post, x0, regions.ravel(), n_reg, rgraph, obj_of_region,
-                                                rng, T)
-                    log_pi = post.log_target(x0, obj_of_region[regions.ravel()])
-            flow = post.flow(x0)
-            object_map = obj_of_region[regions]
+                    post = MotionPosterior(g1, g2, grid if flow is None else finer_grid, base=base,
+                                           grid_v=grid_v if flow is None else finer_v, **weights)
+                regions = regions_full if factor == 1 else _regions_at(regions_full, shape)
+                n_rounds = (rounds if flow is None else min(rounds, ROUNDS_FINER))
+                if budget_end is not None and time.perf_counter() >= budget_end:
+                    n_rounds = 1
+                objects0 = None if (flow is None or not INHERIT_OBJECTS) else _objects_from_coarser(object_map, regions)
+                x0, obj_of_region, log_pi, step = _anneal_level(post, regions, rng, n_rounds, budget_end,
+                                                                trace, t_start, step, flow is None, budget,
+                                                                objects=objects0)
+                widen = (flow is None and attempt < WIDEN_RETRIES and max_displacement is None
+                         and float(_clipped(post, x0).mean()) > WIDEN_FRACTION)
+                if widen and _wider(coarse_range, precision) > coarse_range:
+                    break  # the coarsest range is too small: widened below
+                widen = False
+                # Clipped at the range's border: labels re-centred there, annealed again.
+                for _ in range(CLIP_RETRIES):
+                    clipped = float(_clipped(post, x0).mean())
+                    if clipped <= CLIP_FRACTION or (
+                            budget_end is not None and time.perf_counter() >= budget_end):
+                        break
+                    recentred.append((factor, clipped))
+                    new_base, x0 = _recentre(post, x0)
+                    with phase_of(budget, "data terms"):
+                        post = MotionPosterior(g1, g2, post.grid, base=new_base, grid_v=post.grid_v, **weights)
+                    x0, obj_of_region, log_pi, step = _anneal_level(
+                        post, regions, rng, CLIP_ROUNDS, budget_end, trace, t_start, step, False, budget,
+                        start=(x0, obj_of_region))
+                if lev == finest and OBJECT_ROUNDS:
+                    # Objects only, with the flow fixed: more level-2 annealing
+                    # than the shared rounds give (cheap; the flow is unchanged).
+                    with phase_of(budget, "level 2"):
+                        rgraph = RegionGraph.from_labels(regions)
+                        n_reg = int(regions.max()) + 1
+                        for T in T0_FINER * (T_FINAL / T0_FINER) ** np.linspace(0, 1, OBJECT_ROUNDS):
+                            obj_of_region = _level2(post, x0, regions.ravel(), n_reg, rgraph, obj_of_region,
+                                                    rng, T)
+                        log_pi = post.log_target(x0, obj_of_region[regions.ravel()])
+                flow = post.flow(x0)
+                object_map = obj_of_region[regions]
+            # The coarsest or the finest sampled flow clipped at its range's
+            # border: the coarsest range widened (doubled, within the label
+            # cap) and the pyramid sampled again; the run least clipped is kept.
+            clipped = float(_clipped(post, x0).mean())
+            if not widen and (best is None or clipped < best[0]):
+                best = (clipped, post, x0, obj_of_region, log_pi, flow)
+            wider = _wider(coarse_range, precision)
+            if (not widen and clipped <= WIDEN_FRACTION) or max_displacement is not None \
+                    or wider <= coarse_range or attempt == WIDEN_RETRIES \
+                    or (budget_end is not None and time.perf_counter() >= budget_end):
+                break
+            widened.append((coarse_range, wider, clipped))
+            coarse_range = wider
+            grid = _coarse_grid(coarse_range, float(precision), vertical)
+            grid_v = grid if vertical else grid_v
+        _, post, x0, obj_of_region, log_pi, flow = best
     factor = 2 ** finest
     spread = std = nil_p = None
     if posterior_samples:
@@ -581,4 +579,5 @@ def segment_motion(frame1, frame2, *, seed=None, max_displacement=None, precisio
                               energy=-float(log_pi), seconds=time.perf_counter() - t_start,
                               filled_flow=filled, flow_spread=spread, flow_std=std,
                               nil_probability=nil_p, posterior_samples=int(posterior_samples),
-                              phases=dict(budget.phases), recentred=recentred, object_motion=motion)
+                              phases=dict(budget.phases), recentred=recentred, object_motion=motion,
+                              widened=widened)
