@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from enumeration import assert_matches, exact_distribution, run_visits, set_partitions
-from swcuts.samplers.objects import ObjectSWC, object_delta
+from swcuts.models.affine_objects import object_delta
+from swcuts.samplers.objects import ObjectSWC
 from test_motion_affine import affine_setting
 
 

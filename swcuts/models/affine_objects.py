@@ -55,7 +55,8 @@ from numba import njit
 
 from swcuts.models.motion_kernels import N_AFFINE, _centred, _gradient_term, object_score
 
-__all__ = ["N_AFFINE", "affine_score", "affine_scores", "affine_fit", "affine_maps", "affine_stats", "connected_within"]
+__all__ = ["N_AFFINE", "affine_score", "affine_scores", "affine_fit", "affine_maps", "affine_stats", "connected_within",
+           "object_delta"]
 
 @njit(cache=True)
 def affine_score(st, cu, cv, alpha, tau, occam=1.0):
@@ -189,3 +190,56 @@ def affine_maps(stats, alpha, tau, shape, factor=1):
     out[:, :, 2] = f * mean - np.einsum("kij,kj->ki", grad, origin)
     out[np.asarray(stats)[:, 0] <= 0] = 0.0
     return out
+
+
+@njit(cache=True)
+def _connected_after(R, n_r, lab, add, labels, indptr, indices, inside, bmark):
+    """Is label ``lab`` connected once R is added to it (``add``) or taken
+    out of it (not ``add``)? An empty or one-vertex set is."""
+    total = 0
+    start = -1
+    for v in range(labels.size):
+        inside[v] = 1 if labels[v] == lab else 0
+    for t in range(n_r):
+        inside[R[t]] = 1 if add else 0
+    for v in range(labels.size):
+        if inside[v]:
+            total += 1
+            if start < 0:
+                start = v
+    if total <= 1:
+        return True
+    return connected_within(indptr, indices, inside, start, bmark)
+
+
+@njit(cache=True)
+def object_delta(R, n_r, old, new, labels, size, lstats, lloglik, vstats, cu, cv, alpha, tau, occam,
+                 lambda2, connected, indptr, indices, inside, bmark, moved, row):
+    """Δ log π of moving R (all of label ``old``'s vertices ``R[:n_r]``)
+    to label ``new``: :meth:`ObjectModel.delta` (−inf when a label would
+    be disconnected under the connectivity prior). ``moved`` gets R's
+    statistics."""
+    if new == old:
+        return 0.0
+    if connected:
+        if not (_connected_after(R, n_r, old, False, labels, indptr, indices, inside, bmark)
+                and _connected_after(R, n_r, new, True, labels, indptr, indices, inside, bmark)):
+            return -math.inf
+    for c in range(moved.size):
+        moved[c] = 0.0
+    for t in range(n_r):
+        for c in range(moved.size):
+            moved[c] += vstats[R[t], c]
+    d = -lloglik[old] - lloglik[new]
+    if size[old] > n_r:
+        for c in range(row.size):
+            row[c] = lstats[old, c] - moved[c]
+        d += affine_score(row, cu, cv, alpha, tau, occam)
+    else:
+        d += lambda2
+    for c in range(row.size):
+        row[c] = lstats[new, c] + moved[c]
+    d += affine_score(row, cu, cv, alpha, tau, occam)
+    if size[new] == 0:
+        d -= lambda2
+    return d

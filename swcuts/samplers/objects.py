@@ -10,18 +10,17 @@ ones of :mod:`swcuts.samplers.common`, the partition update
 :func:`~swcuts.models.partition.relabel_vertices`, the object term
 :func:`~swcuts.models.affine_objects.affine_score` and the connectivity
 prior :func:`~swcuts.models.affine_objects.connected_within`. Δ log π is
-computed as :meth:`ObjectModel.delta` does (tested against it and by exact
-enumeration in ``tests/test_motion_objects_compiled.py``).
+:func:`~swcuts.models.affine_objects.object_delta`, the compiled form of
+:meth:`ObjectModel.delta` (tested against it and by exact enumeration in
+``tests/test_motion_objects_compiled.py``).
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import njit
 
-from swcuts.models.affine_objects import affine_score, connected_within
+from swcuts.models.affine_objects import affine_score, object_delta
 from swcuts.models.motion_kernels import N_AFFINE
 from swcuts.models.partition import relabel_vertices
 from swcuts._numba.primitives import mh_accept
@@ -30,59 +29,6 @@ from swcuts.samplers.common import (
     seed_compiled_rng)
 
 __all__ = ["ObjectSWC"]
-
-
-@njit(cache=True)
-def _connected_after(R, n_r, lab, add, labels, indptr, indices, inside, bmark):
-    """Is label ``lab`` connected once R is added to it (``add``) or taken
-    out of it (not ``add``)? An empty or one-vertex set is."""
-    total = 0
-    start = -1
-    for v in range(labels.size):
-        inside[v] = 1 if labels[v] == lab else 0
-    for t in range(n_r):
-        inside[R[t]] = 1 if add else 0
-    for v in range(labels.size):
-        if inside[v]:
-            total += 1
-            if start < 0:
-                start = v
-    if total <= 1:
-        return True
-    return connected_within(indptr, indices, inside, start, bmark)
-
-
-@njit(cache=True)
-def object_delta(R, n_r, old, new, labels, size, lstats, lloglik, vstats, cu, cv, alpha, tau, occam,
-                 lambda2, connected, indptr, indices, inside, bmark, moved, row):
-    """Δ log π of moving R (all of label ``old``'s vertices ``R[:n_r]``)
-    to label ``new``: :meth:`ObjectModel.delta` (−inf when a label would
-    be disconnected under the connectivity prior). ``moved`` gets R's
-    statistics."""
-    if new == old:
-        return 0.0
-    if connected:
-        if not (_connected_after(R, n_r, old, False, labels, indptr, indices, inside, bmark)
-                and _connected_after(R, n_r, new, True, labels, indptr, indices, inside, bmark)):
-            return -math.inf
-    for c in range(moved.size):
-        moved[c] = 0.0
-    for t in range(n_r):
-        for c in range(moved.size):
-            moved[c] += vstats[R[t], c]
-    d = -lloglik[old] - lloglik[new]
-    if size[old] > n_r:
-        for c in range(row.size):
-            row[c] = lstats[old, c] - moved[c]
-        d += affine_score(row, cu, cv, alpha, tau, occam)
-    else:
-        d += lambda2
-    for c in range(row.size):
-        row[c] = lstats[new, c] + moved[c]
-    d += affine_score(row, cu, cv, alpha, tau, occam)
-    if size[new] == 0:
-        d -= lambda2
-    return d
 
 
 @njit(cache=True)
