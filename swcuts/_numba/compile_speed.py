@@ -58,7 +58,7 @@ def fast_eq(self, other):
     if opts is not other.options:
         return _ORIGINAL_EQ(self, other)
     a, b = self._values, other._values
-    if a is b:
+    if a is b or a == b:  # the same options set to the same values
         return True
     for name in a.keys() | b.keys():
         option = opts.get(name)
