@@ -93,8 +93,20 @@ def _seed(seed):
 
 
 def seed_compiled_rng(rng) -> None:
-    """Seed the random generator that compiled code uses, from ``rng``."""
-    _seed(int(rng.integers(0, 2**31 - 1)))
+    """Seed the random generator that compiled code uses, from ``rng``.
+
+    As ``np.random.seed(seed)`` in compiled code (:func:`_seed`) does: numba's
+    ``rnd_init`` of this thread's NumPy-generator state, here called through
+    numba's helper library from Python, so that a first run has no kernel to
+    compile for it (issue 37); :func:`_seed` where that library differs.
+    """
+    seed = int(rng.integers(0, 2**31 - 1))
+    try:
+        from numba import _helperlib
+
+        _helperlib.rnd_seed(_helperlib.rnd_get_np_state_ptr(), seed)
+    except (ImportError, AttributeError, TypeError):  # another numba
+        _seed(seed)
 
 
 @compiled_only
