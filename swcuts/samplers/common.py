@@ -93,13 +93,9 @@ def _seed(seed):
 
 
 def seed_compiled_rng(rng) -> None:
-    """Seed the random generator that compiled code uses, from ``rng``.
-
-    As ``np.random.seed(seed)`` in compiled code (:func:`_seed`) does: numba's
-    ``rnd_init`` of this thread's NumPy-generator state, here called through
-    numba's helper library from Python, so that a first run has no kernel to
-    compile for it (issue 37); :func:`_seed` where that library differs.
-    """
+    """Seed the random generator that compiled code uses, from ``rng``: numba's
+    ``rnd_init`` of this thread's NumPy state, as :func:`_seed` does, called from
+    Python (no kernel to compile in a first run; :func:`_seed` on another numba)."""
     seed = int(rng.integers(0, 2**31 - 1))
     try:
         from numba import _helperlib
