@@ -19,7 +19,8 @@ Each is reported as wall seconds and as CPU seconds of the child process
 during a first run, its CPU seconds too): on a shared machine the wall
 time grows with the load, the CPU time much less. ``--prewarm on|off``
 forces that helper on or off (``SWCUTS_PREWARM``); by default it runs
-when the load average leaves a core free.
+when another core is free now (``swcuts.cli.prewarm._idle_cores``: the
+runnable tasks, not the load average).
 
 With ``--compiled`` it also lists the numba functions the first run
 compiled (from ``NUMBA_DEBUG_CACHE``; the main process's, not the
@@ -154,7 +155,7 @@ def main():
     ap.add_argument("--profile", type=int, default=0, metavar="N",
                     help="print the N functions with the longest compile time")
     ap.add_argument("--prewarm", choices=("on", "off"),
-                    help="force the first run's helper process on or off (default: by the load)")
+                    help="force the first run's helper process on or off (default: by the free cores)")
     ap.add_argument("--busy", action="store_true",
                     help="keep another core busy (a busy loop in another process) during the runs")
     ap.add_argument("--model", help="run with --model MODEL (default: the command's default)")
@@ -176,7 +177,7 @@ def main():
             busy.wait()
     warm_wall = statistics.median(w for w, _ in warm)
     warm_cpu = statistics.median(c for _, c in warm)
-    prewarm = {None: "by the load", "1": "on", "0": "off"}[PREWARM[0]]
+    prewarm = {None: "by the free cores", "1": "on", "0": "off"}[PREWARM[0]]
     print(f"swcuts segment {IMAGE.relative_to(ROOT)} -o OUT (default options), {os.cpu_count()} cores, "
           f"load average {load_before:.2f} before, {os.getloadavg()[0]:.2f} after, helper process {prewarm}"
           + (f", {' '.join(EXTRA)}" if EXTRA else "")

@@ -121,3 +121,35 @@ def test_fast_flag_values_match_numba_for_set_and_unset_options():
         assert list(compile_speed.fast_values(flags)) == list(compile_speed._ORIGINAL_VALUES(flags))
     assert compile_speed.fast_values(changed) != compile_speed.fast_values(Flags())
     assert changed != Flags() and Flags() == Flags() and hash(Flags()) == hash(Flags())
+
+
+def test_fast_flag_hash_and_equality_match_numba():
+    # compile_speed replaces TargetConfig.__hash__ and __eq__ (the key of
+    # numba's implementation cache): the same answers as numba's own, for
+    # flags equal, differing in a set option, and set to their defaults.
+    from numba.core import targetconfig
+    from numba.core.compiler import DEFAULT_FLAGS, Flags
+
+    from swcuts._numba import compile_speed
+
+    assert targetconfig.TargetConfig.__hash__ is compile_speed.fast_hash
+    assert targetconfig.TargetConfig.__eq__ is compile_speed.fast_eq
+    a = Flags()
+    a.nrt = True
+    b = Flags(a)
+    b.boundscheck = True
+    c = Flags()
+    c.nrt = True
+    c.boundscheck = Flags().boundscheck  # set, to its default: equal to unset
+    d = Flags()
+    d.inline = "always"
+    cases = [Flags(), a, b, c, d, Flags(a), DEFAULT_FLAGS]
+    answers = []
+    for x in cases:
+        assert compile_speed.fast_hash(x) == compile_speed._ORIGINAL_HASH(x) == hash(x)
+        for y in cases:
+            fast, numba = compile_speed.fast_eq(x, y), compile_speed._ORIGINAL_EQ(x, y)
+            assert fast is numba and (x == y) is numba
+            answers.append(numba)
+    assert True in answers and False in answers  # both answers were checked
+    assert compile_speed.fast_eq(a, "nrt") is NotImplemented

@@ -167,3 +167,31 @@ def test_an_error_in_the_block_ends_the_helper(monkeypatch):
             raise KeyboardInterrupt
     assert h._proc.poll() is not None
     assert compiled_only.load_hook is None
+
+
+def test_a_busy_loop_started_just_now_counts_as_a_busy_core(monkeypatch):
+    # The helper's decision reads the tasks runnable now, not the load
+    # average of the last minute (which a program started a second ago
+    # does not move yet).
+    import time
+
+    from swcuts.cli import prewarm
+
+    if prewarm._busy_now() is None:
+        pytest.skip("no /proc/loadavg")
+    loop = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        time.sleep(0.3)
+        assert prewarm._busy_now() >= 1
+        monkeypatch.setattr(prewarm, "_busy_now", lambda: 1)
+        monkeypatch.setattr(prewarm.os, "sched_getaffinity", lambda pid: {0, 1})
+        assert prewarm._idle_cores() == 0.0  # two cores: this run's and the loop's
+        monkeypatch.setattr(prewarm, "_busy_now", lambda: 0)
+        assert prewarm._idle_cores() == 1.0
+        # Where the count cannot be read: the load average.
+        monkeypatch.setattr(prewarm, "_busy_now", lambda: None)
+        monkeypatch.setattr(prewarm.os, "getloadavg", lambda: (1.7, 1.0, 1.0))
+        assert abs(prewarm._idle_cores() - 0.3) < 1e-12
+    finally:
+        loop.kill()
+        loop.wait()

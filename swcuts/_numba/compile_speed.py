@@ -7,7 +7,12 @@ one of its ~40 options through a Python property, some 80,000 times in a
 first run of ``swcuts segment``: about a tenth of numba's typing time
 (issue 37). :func:`install` replaces ``values`` by the same dictionary read
 from the stored values and the defaults directly (what each property's
-getter returns), so hashes and equality are unchanged.
+getter returns), so hashes and equality are unchanged. Each lookup also
+hashes the flags and compares them with a stored key (``__hash__`` and
+``__eq__``, ~38,000 and ~23,000 times), each building that dictionary again;
+:func:`fast_hash` and :func:`fast_eq` give the same results without it
+(numba's hash is of the sorted option *names*, the same for every flags
+object of a class; equality needs only the options set in either).
 
 Importing :mod:`swcuts._numba.cache` installs it (every compiled module of
 swcuts imports that first). ``tests/test_numba_cache.py`` checks it
@@ -19,9 +24,12 @@ from __future__ import annotations
 
 from numba.core import targetconfig
 
-__all__ = ["install", "fast_values"]
+__all__ = ["install", "fast_values", "fast_hash", "fast_eq"]
 
 _ORIGINAL_VALUES = targetconfig.TargetConfig.values
+_ORIGINAL_HASH = targetconfig.TargetConfig.__hash__
+_ORIGINAL_EQ = targetconfig.TargetConfig.__eq__
+_HASHES = {}
 
 
 def fast_values(self):
@@ -31,17 +39,55 @@ def fast_values(self):
     return {name: vals.get(name, option.default) for name, option in self.options.items()}
 
 
+def fast_hash(self):
+    """numba's ``hash(tuple(sorted(self.values())))``: sorting a dict sorts
+    its keys, the option names of the class; computed once per class."""
+    cls = type(self)
+    h = _HASHES.get(cls)
+    if h is None:
+        h = _HASHES[cls] = hash(tuple(sorted(self.options)))
+    return h
+
+
+def fast_eq(self, other):
+    """numba's ``self.values() == other.values()``, comparing only the
+    options set in either (the others are both the default)."""
+    if not isinstance(other, targetconfig.TargetConfig):
+        return NotImplemented
+    opts = self.options
+    if opts is not other.options:
+        return _ORIGINAL_EQ(self, other)
+    a, b = self._values, other._values
+    if a is b or a == b:  # the same options set to the same values
+        return True
+    for name in a.keys() | b.keys():
+        option = opts.get(name)
+        if option is None:  # not an option of the class: numba's own answer
+            return _ORIGINAL_EQ(self, other)
+        x = a.get(name, option.default)
+        y = b.get(name, option.default)
+        if not (x is y or x == y):
+            return False
+    return True
+
+
 def install():
-    """Make every ``TargetConfig`` use :func:`fast_values` (idempotent),
-    if it gives what numba's own ``values`` gives on its compile flags
-    (a numba whose internals differ is left as it is)."""
+    """Make every ``TargetConfig`` use :func:`fast_values`, :func:`fast_hash`
+    and :func:`fast_eq` (idempotent), if they give what numba's own give on
+    its compile flags (a numba whose internals differ is left as it is)."""
     try:
         from numba.core.compiler import Flags
 
-        flags = Flags()
+        flags, other = Flags(), Flags()
         flags.nrt = True
         same = fast_values(flags) == _ORIGINAL_VALUES(flags)
+        same_key = (fast_hash(flags) == _ORIGINAL_HASH(flags) == _ORIGINAL_HASH(other)
+                    and fast_eq(flags, other) is _ORIGINAL_EQ(flags, other) is False
+                    and fast_eq(flags, Flags(flags)) is _ORIGINAL_EQ(flags, Flags(flags)) is True)
     except Exception:  # noqa: BLE001 - another numba: keep its own
-        same = False
+        same = same_key = False
     if same:
         targetconfig.TargetConfig.values = fast_values
+    if same and same_key:
+        targetconfig.TargetConfig.__hash__ = fast_hash
+        targetconfig.TargetConfig.__eq__ = fast_eq

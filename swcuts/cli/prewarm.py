@@ -21,7 +21,7 @@ library code may call :func:`swcuts.segment` from pools of processes or
 threads, where a helper per call would oversubscribe the cores).
 :func:`helper` starts the process only when it can help: the default
 sampler's kernel is not in the cache yet, the machine has a second core
-that other work does not keep busy (load average), and ``SWCUTS_PREWARM``
+that other work does not keep busy (:func:`_idle_cores`), and ``SWCUTS_PREWARM``
 is not ``0`` (``1``: whatever the load). A busy second core is no use to
 it: Linux schedules the processes of one session as one group (autogroup),
 so with another program busy on the other of two cores, this run gets one
@@ -124,13 +124,48 @@ def _default_kernel_cached() -> bool:
         return True
 
 
+#: Reads of the number of runnable tasks (:func:`_busy_now`), this far apart (s).
+BUSY_SAMPLES, BUSY_INTERVAL = 5, 0.01
+
+
+def _busy_now():
+    """Tasks other than this one that kept a core busy just now: the fewest
+    runnable tasks (``/proc/loadavg``'s fourth field, this one included) in
+    :data:`BUSY_SAMPLES` reads :data:`BUSY_INTERVAL` s apart (a short burst
+    of another program's is not counted; a busy loop is), or None where
+    that cannot be read (not Linux)."""
+    import time
+
+    fewest = None
+    try:
+        for i in range(BUSY_SAMPLES):
+            if i:
+                time.sleep(BUSY_INTERVAL)
+            with open("/proc/loadavg") as fh:
+                running = int(fh.read().split()[3].split("/")[0])
+            fewest = running if fewest is None else min(fewest, running)
+    except (OSError, ValueError, IndexError):
+        return None
+    return max(fewest - 1, 0)
+
+
 def _idle_cores() -> float:
-    """Cores free for a helper: this process's cores less the load average
-    of the last minute, and less at least one core for this process."""
+    """Cores free for a helper: this process's cores less the ones other
+    tasks keep busy now (:func:`_busy_now`; where that cannot be read, the
+    load average of the last minute), and less one core for this process.
+
+    Not the load average where the count can be read: it lags by a minute,
+    so a program that started a second ago to keep the other core busy
+    did not count (the helper then cost the run ~0.7 s: with autogroup
+    this run gets one core however many processes it starts), and a
+    minute-old burst that has ended did."""
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not Linux
         cores = os.cpu_count() or 1
+    busy = _busy_now()
+    if busy is not None:
+        return cores - 1.0 - busy
     try:
         load = os.getloadavg()[0]
     except (AttributeError, OSError):  # pragma: no cover - Windows
@@ -271,9 +306,9 @@ def start() -> Helper | None:
     wanted = os.environ.get("SWCUTS_PREWARM", "")
     if wanted == "0" or _co.load_hook is not None:
         return None
-    if wanted != "1" and _idle_cores() < 0.5:  # no core free: the helper would only add work
-        return None
     if _default_kernel_cached():
+        return None
+    if wanted != "1" and _idle_cores() < 0.5:  # no core free: the helper would only add work
         return None
     try:
         proc = _launch()

@@ -36,8 +36,6 @@ areas up as ``comp_area[comp_root[v]]``, which holds in both forms.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import njit
 
@@ -45,111 +43,16 @@ from swcuts.models.partition import relabel_vertices
 from swcuts._numba.compiled_only import compiled_only
 from swcuts._numba.primitives import find
 from swcuts.models.boundary import boundary_delta
+from swcuts.models.label_likelihood import label_loglik
 from swcuts.models.regions import (
     pieces_interleaved, refresh_regions, search_pieces, touching_regions, vertex_leave_pieces)
-from swcuts.models.vertex_stats import row_offsets, sum_stats
+from swcuts.models.vertex_stats import sum_stats
 
 # fp: the model's parameters (FP_BOUNDARY: λ of the boundary term, models/boundary.py)
 FP_KAPPA, FP_RIDGE, FP_A0, FP_A1, FP_A2, FP_EXP, FP_BOUNDARY = range(7)
 N_MODEL_PARAMS = 7
 # The arrays of a region index.
 REG_RID, REG_AREA, REG_IDS, REG_NFREE, REG_MARK = range(5)
-
-_LOG_2PIE = math.log(2.0 * math.pi * math.e)
-
-
-# ------------------------------------------------------------ likelihood
-@njit(cache=True)
-def label_loglik(st, n_channels, n_bins, use_family, kappa, ridge):
-    """Penalised log-likelihood of one label from its statistics vector.
-
-    Layout of ``st``: [n, hist (C*B), M (36), Σφ·I (6C), Σ I² (C)].
-    """
-    n = st[0]
-    if n <= 0.0:
-        return 0.0
-    C = n_channels
-    B = n_bins
-    w = 1.0 / B
-    # BIC's log n, below n = e its tangent through 0 (n / e): concave from 0,
-    # so the penalty per pixel never grows as labels shrink and splitting a
-    # flat region never pays. Under the coarsened likelihood a row's n is
-    # zeta x pixels, often below 1: log n would pay a label for its
-    # parameters, and log max(n, 1) would let splits of few pixels go free.
-    log_n = math.log(n) if n >= math.e else n / math.e
-    best = -np.inf
-    if use_family[0]:
-        ll = 0.0
-        for t in range(1, 1 + C * B):
-            h = st[t]
-            if h > 0.0:
-                ll += h * math.log(h / n)
-        ll -= kappa * 0.5 * C * (B - 1) * log_n
-        best = ll
-    if use_family[1] or use_family[2]:
-        off_m, off_b, off_s = row_offsets(C, B)
-        # Cholesky of M + ridge*n*I; its leading 3x3 block factors the linear fit.
-        Lm = np.zeros((6, 6))
-        ok = True
-        for i in range(6):
-            for j in range(i + 1):
-                s = st[off_m + 6 * i + j]
-                if i == j:
-                    s += ridge * n
-                for k in range(j):
-                    s -= Lm[i, k] * Lm[j, k]
-                if i == j:
-                    if s <= 0.0:
-                        ok = False
-                        s = 1e-300
-                    Lm[i, i] = math.sqrt(s)
-                else:
-                    Lm[i, j] = s / Lm[j, j]
-        if ok:
-            h_lin = 0.0
-            h_quad = 0.0
-            z = np.zeros(6)
-            b3 = np.zeros(3)
-            b6 = np.zeros(6)
-            for c in range(C):
-                for i in range(6):
-                    s = st[off_b + 6 * c + i]
-                    for k in range(i):
-                        s -= Lm[i, k] * z[k]
-                    z[i] = s / Lm[i, i]
-                # yy - |z|^2 = yy - b'(M + ridge*n*I)^-1 b = RSS(beta) + ridge*n*|beta|^2
-                # at the ridge solution beta; drop the penalty term, so that the
-                # ridge only stabilises the solve (RSS(beta) = OLS RSS + O(ridge^2)).
-                for i in range(5, -1, -1):
-                    s = z[i]
-                    for k in range(i + 1, 6):
-                        s -= Lm[k, i] * b6[k]
-                    b6[i] = s / Lm[i, i]
-                for i in range(2, -1, -1):
-                    s = z[i]
-                    for k in range(i + 1, 3):
-                        s -= Lm[k, i] * b3[k]
-                    b3[i] = s / Lm[i, i]
-                yy = st[off_s + c]
-                r3 = yy - (z[0] * z[0] + z[1] * z[1] + z[2] * z[2])
-                r6 = r3 - (z[3] * z[3] + z[4] * z[4] + z[5] * z[5])
-                r3 -= ridge * n * (b3[0] * b3[0] + b3[1] * b3[1] + b3[2] * b3[2])
-                r6 -= ridge * n * (b6[0] * b6[0] + b6[1] * b6[1] + b6[2] * b6[2]
-                                   + b6[3] * b6[3] + b6[4] * b6[4] + b6[5] * b6[5])
-                var3 = max(r3 / n, 0.0) + w * w / 12.0
-                var6 = max(r6 / n, 0.0) + w * w / 12.0
-                h_lin += 0.5 * (_LOG_2PIE + math.log(var3)) - math.log(w)
-                h_quad += 0.5 * (_LOG_2PIE + math.log(var6)) - math.log(w)
-            if use_family[1]:
-                ll = -n * h_lin - kappa * 0.5 * C * 4 * log_n
-                if ll > best:
-                    best = ll
-            if use_family[2]:
-                ll = -n * h_quad - kappa * 0.5 * C * 7 * log_n
-                if ll > best:
-                    best = ll
-    return best
-
 
 # ------------------------------------------------------------ region index
 def new_region_index(n):

@@ -93,8 +93,16 @@ def _seed(seed):
 
 
 def seed_compiled_rng(rng) -> None:
-    """Seed the random generator that compiled code uses, from ``rng``."""
-    _seed(int(rng.integers(0, 2**31 - 1)))
+    """Seed the random generator that compiled code uses, from ``rng``: numba's
+    ``rnd_init`` of this thread's NumPy state, as :func:`_seed` does, called from
+    Python (no kernel to compile in a first run; :func:`_seed` on another numba)."""
+    seed = int(rng.integers(0, 2**31 - 1))
+    try:
+        from numba import _helperlib
+
+        _helperlib.rnd_seed(_helperlib.rnd_get_np_state_ptr(), seed)
+    except (ImportError, AttributeError, TypeError):  # another numba
+        _seed(seed)
 
 
 @compiled_only
