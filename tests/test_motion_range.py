@@ -234,3 +234,25 @@ def test_widening_doubles_within_the_label_cap():
     assert _wider(3.5, 0.5) == 7.0
     assert _wider(cap - 1, 0.5) == cap
     assert _wider(cap, 0.5) == cap  # no wider: the caller stops
+
+
+def test_a_widening_after_the_time_budget_ran_out_still_returns_a_flow(monkeypatch):
+    """The first run stops at its clipped coarsest level to widen; when the
+    time budget has run out by then, the widened run is still made (one
+    round a level) and returned: there is no other. (It used to fail with
+    no run kept.)"""
+    import time
+
+    import swcuts
+    from swcuts.motion import segment as seg
+
+    anneal = seg._anneal_level
+
+    def late(*args, **kwargs):  # every level ends past the budget
+        out = anneal(*args, **kwargs)
+        time.sleep(0.2)
+        return out
+
+    monkeypatch.setattr(seg, "_anneal_level", late)
+    res = swcuts.segment_motion(*_shifted_pair(20, -4), seed=0, rounds=6, time_budget=0.05)
+    assert res.widened and res.flow.shape == (96, 128, 2)

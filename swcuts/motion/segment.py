@@ -532,8 +532,9 @@ def segment_motion(frame1, frame2, *, seed=None, max_displacement=None, precisio
             wider = _wider(coarse_range, precision)
             if (not widen and clipped <= WIDEN_FRACTION) or max_displacement is not None \
                     or wider <= coarse_range or attempt == WIDEN_RETRIES \
-                    or (budget_end is not None and time.perf_counter() >= budget_end):
-                break
+                    or (best is not None and budget_end is not None
+                        and time.perf_counter() >= budget_end):
+                break  # (with no run kept yet, the widened one runs however late: one round a level)
             widened.append((coarse_range, wider, clipped))
             coarse_range = wider
             grid = _coarse_grid(coarse_range, float(precision), vertical)
