@@ -77,13 +77,11 @@ def auto_range(shape, precision, pyramid_levels=None, fraction=None):
 def _check_options(max_displacement, precision, pyramid_levels, shape, fraction=None):
     """The options of :func:`segment_motion` that depend on the frames' ``shape``
     (``max_displacement`` None: the range of :func:`auto_range`)."""
+    if pyramid_levels is not None and min(shape) >> (pyramid_levels - 1) < 8:
+        raise ValueError(f"pyramid_levels={pyramid_levels} shrinks a {shape[1]}x{shape[0]} "
+                         "pair below 8 pixels")
     if max_displacement is None:
-        if pyramid_levels is not None and min(shape) >> (pyramid_levels - 1) < 8:
-            raise ValueError(f"pyramid_levels={pyramid_levels} shrinks a {shape[1]}x{shape[0]} "
-                             "pair below 8 pixels")
-        levels, max_displacement = auto_range(shape, float(precision), pyramid_levels, fraction)
-        if pyramid_levels is None:
-            pyramid_levels = levels
+        max_displacement = auto_range(shape, float(precision), pyramid_levels, fraction)[1]
     per_axis = 2 * max_displacement / precision + 1
     if abs(per_axis - round(per_axis)) > 1e-6:
         raise ValueError(f"max_displacement ({max_displacement}) must be a multiple of precision "
@@ -101,10 +99,6 @@ def _check_options(max_displacement, precision, pyramid_levels, shape, fraction=
                          f"about {gb:.1f} GB for its data costs (limit "
                          f"{MOTION_LIMITS['max_label_table_bytes'] / 2**30:.0f} GB): use fewer "
                          "labels (larger precision, smaller max_displacement) or smaller frames")
-    if pyramid_levels is not None:
-        if min(shape) >> (pyramid_levels - 1) < 8:
-            raise ValueError(f"pyramid_levels={pyramid_levels} shrinks a {shape[1]}x{shape[0]} "
-                             "pair below 8 pixels")
     return per_axis
 
 
