@@ -3,14 +3,18 @@ samples against the exact mixture of posteriors, by enumeration."""
 
 import numpy as np
 import pytest
-
-from swcuts.io.errors import InputError
-from swcuts.segmentation.granularity import GRANULARITY, check_granularity, sample_granularities
-from swcuts.segmentation.posterior import sample_model, sample_posterior
 from test_enumeration_kernels import colour_setting, edge_q, grey_setting
+from test_posterior import Z_MAX, _exact
+
 from swcuts.inference import diagnostics as dg
 from swcuts.inference.posterior_samples import pixel_boundary_probability
-from test_posterior import Z_MAX, _exact
+from swcuts.io.errors import InputError
+from swcuts.segmentation.granularity import (
+    GRANULARITY,
+    check_granularity,
+    sample_granularities,
+)
+from swcuts.segmentation.posterior import sample_model, sample_posterior
 
 LADDER = (1.0, 3.0, 10.0)
 SETTINGS = {"grey": grey_setting, "colour": colour_setting}

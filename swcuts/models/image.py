@@ -253,7 +253,7 @@ class ImageModel:
         """
         import copy
 
-        self.vstats  # computed once here (it is lazy), then shared by the copy
+        _ = self.vstats  # computed once here (it is lazy), then shared by the copy
         out = copy.copy(self)
         out.a0 = self.a0 if a0 is None else float(a0)
         out.a1 = self.a1 if a1 is None else float(a1)

@@ -145,7 +145,7 @@ def sample_granularities(model, q, *, granularity=None, n_samples=100, seed=None
                                                time_budget=time_budget, **options)], granularity)
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     budget = None if time_budget is None else Budget.of(time_budget)
-    per_level = int(math.ceil(n_samples / levels))
+    per_level = math.ceil(n_samples / levels)
     parts = []
     for i, (g, child) in enumerate(zip(granularity, rng.spawn(levels))):
         seconds = None
