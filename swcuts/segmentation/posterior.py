@@ -433,7 +433,8 @@ def sample_posterior(image, *, n_samples=100, thin=None, chains=None, sampler="s
         As for :func:`swcuts.segment` (an array; a file name is refused
         with a :class:`TypeError` naming :func:`swcuts.load_image`).
     n_samples : int
-        Kept samples over all chains (at least 4 per chain).
+        Kept samples over all chains, rounded up to equal shares of the
+        granularity levels and their chains (at least 4 per chain).
     thin : int, optional
         Kernel steps between kept samples; default the measured integrated
         autocorrelation time (in steps) of −log π and the number of
