@@ -575,7 +575,9 @@ def test_segment_with_posterior_samples_and_its_bad_values():
     image = np.zeros((24, 32))
     image[:, 16:] = 1.0
     seg = swcuts.segment(image, seed=0, steps=200, n_atoms=20, posterior_samples=20)
-    assert seg.samples is not None and seg.samples.n_samples == 20  # over all chains
+    # Over all chains, rounded up to equal shares of the 3 granularities x 2 chains.
+    assert seg.samples is not None and seg.samples.n_samples == 24
+    assert seg.samples.granularity == (1.0, 3.0, 10.0) and seg.samples.n_chains == 6
     assert seg.samples.boundary_probability().shape == image.shape
     for bad in (0, 2.5, True):
         with pytest.raises(ValueError, match="posterior_samples"):

@@ -245,16 +245,39 @@ def test_sample_posterior_gets_what_is_left(monkeypatch, allotted):
     clock = FakeClock()
     slow_atoms(monkeypatch, clock, 0.2)
     ps = swcuts.sample_posterior(two_halves(), n_samples=8, chains=2, n_atoms=16, seed=0,
-                                 time_budget=Budget(0.6, clock=clock))
+                                 time_budget=Budget(0.6, clock=clock), granularity=1)
     assert allotted == [(1.0, pytest.approx(0.4))]
     assert ps.labels.shape[0] >= 8
+
+
+def test_granularity_levels_share_what_is_left(monkeypatch, allotted):
+    # Each of the 3 levels takes its share of what is left when it starts
+    # (this clock stands still while sampling: 0.4/3, 0.4/2, 0.4/1).
+    from swcuts.segmentation import posterior
+
+    clock = FakeClock()
+    slow_atoms(monkeypatch, clock, 0.2)
+    given = []
+    real = posterior.sample_model
+
+    def spy(*args, time_budget=None, **kwargs):
+        given.append(time_budget)
+        return real(*args, time_budget=time_budget, **kwargs)
+
+    monkeypatch.setattr(posterior, "sample_model", spy)
+    swcuts.sample_posterior(two_halves(), n_samples=12, chains=2, n_atoms=16, seed=0,
+                            time_budget=Budget(0.6, clock=clock))
+    assert [v for _, v in allotted] == [pytest.approx(0.4)] * 3
+    assert given == [pytest.approx(0.4 / 3), pytest.approx(0.2), pytest.approx(0.4)]
 
 
 def test_segment_with_posterior_samples_halves(monkeypatch, allotted):
     clock = FakeClock()
     swcuts.segment(two_halves(), seed=0, n_atoms=16, posterior_samples=8, time_budget=Budget(0.6, clock=clock))
-    (f1, first), (f2, second) = allotted
-    assert (f1, first) == (0.5, pytest.approx(0.3)) and (f2, second) == (1.0, pytest.approx(0.6))
+    # segment() takes half, then the samples' 3 granularity levels what is left.
+    (f1, first), *levels = allotted
+    assert (f1, first) == (0.5, pytest.approx(0.3))
+    assert levels == [(1.0, pytest.approx(0.6))] * 3
 
 
 def test_segment_motion_levels_get_what_is_left(monkeypatch, allotted):

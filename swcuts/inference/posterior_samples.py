@@ -67,6 +67,15 @@ class PosteriorSamples:
         With replica exchange (``replicas > 1``): the ``temperatures`` of
         the ladder, the ``swap_acceptance`` of every adjacent pair and the
         ``round_trips`` (T_1 to T_K and back), over all chains; empty without.
+    granularity : tuple of float
+        The multipliers of the prior weights a0 and a1 whose posteriors the
+        samples mix in equal shares (:mod:`swcuts.segmentation.granularity`);
+        ``(1.0,)``: the posterior as built.
+    levels : list of dict
+        With more than one granularity, each one's ``granularity``, ``a0``,
+        ``a1``, ``samples``, ``chains``, ``thin``, ``r_hat``, ``ess`` and mean
+        ``acceptance``; ``r_hat`` above is then the worst level's and ``ess``
+        the smallest (R-hat compares chains of one posterior).
     """
 
     labels: np.ndarray
@@ -92,6 +101,60 @@ class PosteriorSamples:
     model: object = field(repr=False, default=None)
     phase_seconds: dict = field(default_factory=dict)
     tempering: dict = field(default_factory=dict)
+    granularity: tuple = (1.0,)
+    levels: list = field(default_factory=list)
+
+    @classmethod
+    def pooled(cls, parts, granularity) -> "PosteriorSamples":
+        """The samples of several posteriors (``parts``, one per entry of
+        ``granularity``) as one equal-weight mixture.
+
+        Each part keeps the same number of samples per chain (the smallest,
+        when a time budget cut one short), so that every posterior weighs
+        the same in the estimates; the chains are numbered on from part to
+        part. The best state and ``model`` are the first part's (the
+        posterior as built, multiplier 1 first by convention); the
+        diagnostics are kept per part in :attr:`levels`, with the worst
+        R-hat and the smallest ESS over the parts in :attr:`r_hat` and
+        :attr:`ess`.
+        """
+        parts = list(parts)
+        if len(parts) != len(granularity) or not parts:
+            raise ValueError(f"need one set of samples per granularity, got {len(parts)} for {len(granularity)}")
+        if len(parts) == 1:
+            parts[0].granularity = tuple(float(g) for g in granularity)
+            return parts[0]
+        kept = min(p.energies.shape[1] for p in parts)
+        n = parts[0].labels.shape[1]
+        labels, chain, energies, n_segs, levels, warnings = [], [], [], [], [], []
+        offset = 0
+        for g, p in zip(granularity, parts):
+            c = p.n_chains
+            labels.append(p.labels.reshape(c, -1, n)[:, :kept].reshape(-1, n))
+            chain.append(np.repeat(np.arange(offset, offset + c), kept))
+            energies.append(p.energies[:, :kept])
+            n_segs.append(p.n_segments[:, :kept])
+            offset += c
+            levels.append({"granularity": float(g), "a0": float(getattr(p.model, "a0", math.nan)),
+                           "a1": float(getattr(p.model, "a1", math.nan)), "samples": c * kept, "chains": c,
+                           "thin": int(p.thin), "r_hat": dict(p.r_hat), "ess": dict(p.ess),
+                           "acceptance": float(np.mean(p.acceptance))})
+            warnings += [f"granularity x{g:g}: {w}" for w in p.warnings]
+        first = parts[0]
+        stats = first.r_hat.keys()
+        return cls(
+            labels=np.concatenate(labels), chain=np.concatenate(chain), atoms=first.atoms,
+            graph=first.graph, best_labels=first.best_labels, best_energy=first.best_energy,
+            energies=np.concatenate(energies), n_segments=np.concatenate(n_segs),
+            thin=max(int(p.thin) for p in parts), tau_steps=max(float(p.tau_steps) for p in parts),
+            acceptance=np.concatenate([p.acceptance for p in parts]),
+            r_hat={k: max(p.r_hat[k] for p in parts) for k in stats},
+            ess={k: min(p.ess[k] for p in parts) for k in stats}, warnings=warnings,
+            sampler=first.sampler, seconds=sum(p.seconds for p in parts),
+            steps=sum(p.steps for p in parts), seed=first.seed, posterior=first.posterior,
+            image=first.image, model=first.model,
+            phase_seconds={k: sum(p.phase_seconds.get(k, 0.0) for p in parts) for k in first.phase_seconds},
+            tempering=first.tempering, granularity=tuple(float(g) for g in granularity), levels=levels)
 
     @property
     def n_samples(self) -> int:
@@ -256,6 +319,10 @@ class PosteriorSamples:
             "n_segments": {str(int(a)): float(b) for a, b in zip(k, p)},
             "warnings": list(self.warnings),
             **({"tempering": self.tempering} if self.tempering else {}),
+            "granularity": [float(g) for g in self.granularity],
+            **({"levels": [{k_: (_num(v) if isinstance(v, float) else
+                                 {s: _num(x) for s, x in v.items()} if isinstance(v, dict) else v)
+                            for k_, v in level.items()} for level in self.levels]} if self.levels else {}),
             "seed": self.seed if isinstance(self.seed, (int, type(None))) else str(self.seed),
         }
 

@@ -233,6 +233,32 @@ class ImageModel:
                                                      probability=boundary_map, offset=evidence_offset)
                           if boundary else None)
 
+    def with_prior(self, a0=None, a1=None) -> "ImageModel":
+        """The same posterior with other prior weights per label (``a0``)
+        and per region (``a1``) of eq. 59; None keeps this model's.
+
+        A shallow copy: the statistics, the graph and the boundary term are
+        shared (read only), so it costs no pass over the pixels. A kernel
+        reads the weights when it is made (:meth:`kernel_params`).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from swcuts.graph.region_graph import RegionGraph
+        >>> pixels = np.arange(4).reshape(2, 2)
+        >>> model = ImageModel(np.zeros((2, 2)), pixels, RegionGraph.from_labels(pixels), a0=1.0, a1=2.0)
+        >>> coarse = model.with_prior(a0=3.0, a1=6.0)
+        >>> (coarse.a0, coarse.a1, model.a0), coarse.vstats is model.vstats
+        ((3.0, 6.0, 1.0), True)
+        """
+        import copy
+
+        _ = self.vstats  # computed once here (it is lazy), then shared by the copy
+        out = copy.copy(self)
+        out.a0 = self.a0 if a0 is None else float(a0)
+        out.a1 = self.a1 if a1 is None else float(a1)
+        return out
+
     def set_boundary(self, boundary, weights=None) -> None:
         """Set the boundary term −λ Σ_{cut edges} w_ij (:mod:`.boundary`).
 
