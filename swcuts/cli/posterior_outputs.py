@@ -74,8 +74,11 @@ def _hist_plot(samples) -> bytes:
     ax.set_ylabel("posterior probability")
     rh = samples.r_hat.get("n_segments", float("nan"))
     flag = " (not mixed)" if rh > 1.1 else ""
-    ax.set_title(f"{samples.n_samples} samples, {samples.n_chains} chains, split R-hat {rh:.2f}{flag}",
-                 fontsize=10)
+    levels = len(getattr(samples, "granularity", (1.0,)))
+    mix = f" over {levels} granularities" if levels > 1 else ""
+    worst = "worst " if levels > 1 else ""
+    ax.set_title(f"{samples.n_samples} samples{mix}, {samples.n_chains} chains, {worst}split R-hat "
+                 f"{rh:.2f}{flag}", fontsize=10)
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3, axis="y")
     return png_bytes(fig)
