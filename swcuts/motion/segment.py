@@ -157,12 +157,8 @@ class MotionSegmentation:
         Fraction of the posterior samples in which the pixel is nil
         (half-occluded); Rao-Blackwellised.
     label_spread : (H, W) float array or None
-        The spread of the sampled discrete labels: sqrt(var u + var v) of
-        each pixel's velocity label at T = 1 given not nil (levels 1 and 2
-        fixed; Rao-Blackwellised over the N samples), at the sampled
-        pyramid level (the sub-label refinement is not sampled). Nearly 0
-        almost everywhere: the label posterior with every pixel independent
-        is close to a point mass.
+        sqrt(var u + var v) of the sampled velocity labels given not nil
+        (Rao-Blackwellised; the sampled pyramid level, not the refinement).
     posterior_samples : int
         Number of posterior samples behind ``flow_spread`` (0: none).
     phases : dict
@@ -585,10 +581,7 @@ def segment_motion(frame1, frame2, *, seed=None, max_displacement=None, precisio
         with budget.phase("refining"):
             flow, filled = refine_flow(f1, f2, flow, regions_full, sigma=sigma, nil_cost=post.nil_cost,
                                        beta=post.beta, return_filled=True, vertical=vertical)
-    if posterior_samples:
-        # The expected end-point error of the returned flow (its nil pixels
-        # filled): the coarsened local posterior of the data term at full
-        # resolution and the forward-backward disagreement (uncertainty.py).
+    if posterior_samples:  # the expected end-point error of the returned flow (nil pixels filled)
         with budget.phase("posterior samples"):
             dense = filled if filled is not None else _fill_nearest(np.nan_to_num(flow), ~np.isnan(flow[..., 0]))
             spread, std = flow_error(f1, f2, dense, regions_full, sigma=sigma, nil_cost=post.nil_cost,
