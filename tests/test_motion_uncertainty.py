@@ -61,8 +61,9 @@ def test_local_posterior_matches_enumeration(zeta):
     du = np.array([-1.0, 0.0, 1.0, 0.0, 0.5])
     dv = np.array([0.0, 0.0, 0.0, 1.0, -0.5])
     costs = rng.random((du.size,) + regions.shape) * 0.2
+    costs[4, :3] += 3.0  # the running minimum changes between chunks
     decay = 0.6
-    got = unc.local_posterior(costs, du, dv, regions, decay, zeta)
+    got = unc.local_posterior(costs, du, dv, regions, decay, zeta, chunk=2)  # across chunks
     n_eff = zeta * ((1 + decay) / (1 - decay)) ** 2
     s = brute_window(costs, regions, decay)
     wsum = brute_window(np.ones((1,) + regions.shape), regions, decay)[0]

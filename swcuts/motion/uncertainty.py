@@ -60,7 +60,7 @@ ZETA = 0.3
 
 
 def offset_costs(frame1, frame2, flow, *, sigma, nil_cost, rounding=1.0, radius=RADIUS, step=STEP,
-                 vertical=True):
+                 vertical=True, offsets=None):
     """The motion model's capped data cost of every pixel at every offset.
 
     Parameters
@@ -73,6 +73,8 @@ def offset_costs(frame1, frame2, flow, *, sigma, nil_cost, rounding=1.0, radius=
         The offset grid per axis.
     vertical : bool
         False: offsets in u only (stereo).
+    offsets : (du, dv) arrays, optional
+        These offsets instead of the grid (``step`` still sets the rounding variance).
 
     Returns
     -------
@@ -94,9 +96,7 @@ def offset_costs(frame1, frame2, flow, *, sigma, nil_cost, rounding=1.0, radius=
     f2 = np.asarray(frame2, np.float32)
     if f1.ndim == 2:
         f1, f2 = f1[..., None], f2[..., None]
-    g = np.arange(-radius, radius + step / 2, step)
-    du, dv = np.meshgrid(g, g if vertical else np.zeros(1))
-    du, dv = du.ravel(), dv.ravel()
+    du, dv = _grid(radius, step, vertical) if offsets is None else (np.asarray(o, float) for o in offsets)
     gx, gy = frame_gradient(f2)
     g2 = gx * gx + (gy * gy if vertical else 0.0)
     scale = (0.5 / (sigma * sigma + rounding * step * step / 12.0 * g2)).astype(np.float32)
@@ -109,6 +109,12 @@ def offset_costs(frame1, frame2, flow, *, sigma, nil_cost, rounding=1.0, radius=
         c[~inside] = nil_cost
         out[k] = np.minimum(c, nil_cost)
     return out, du, dv
+
+
+def _grid(radius, step, vertical):
+    g = np.arange(-radius, radius + step / 2, step)
+    du, dv = np.meshgrid(g, g if vertical else np.zeros(1))
+    return du.ravel(), dv.ravel()
 
 
 @njit(cache=True)
@@ -160,11 +166,38 @@ def region_window(a, regions, decay=DECAY):
     return _rows(np.ascontiguousarray(cols.transpose(0, 2, 1)), reg, decay)
 
 
-def local_posterior(costs, du, dv, regions, decay=DECAY, zeta=ZETA):
+class _Moments:
+    """Running Σ_k exp(−a_k) (1, d_u², d_v²) over chunks of offsets, scaled
+    by the running minimum of a (log-sum-exp, memory O(H·W))."""
+
+    def __init__(self, shape):
+        self.m = np.full(shape, np.inf)
+        self.s = np.zeros((3,) + shape)
+
+    def add(self, a, du, dv):
+        m = np.minimum(self.m, a.min(axis=0))
+        self.s *= np.exp(np.where(np.isfinite(self.m), m - self.m, 0.0))
+        p = np.exp(m - a)
+        self.s[0] += p.sum(axis=0)
+        self.s[1] += np.tensordot(du * du, p, axes=1)
+        self.s[2] += np.tensordot(dv * dv, p, axes=1)
+        self.m = m
+
+    def e2(self):
+        return np.stack([self.s[1] / self.s[0], self.s[2] / self.s[0]], axis=2)
+
+
+def _chunk_energy(costs, regions, decay, zeta, weight):
+    n_eff = zeta * ((1.0 + decay) / (1.0 - decay)) ** 2
+    return region_window(costs, regions, decay) * (n_eff / weight)
+
+
+def local_posterior(costs, du, dv, regions, decay=DECAY, zeta=ZETA, chunk=9):
     """Per pixel the moments of the coarsened local posterior of its offset.
 
     π_p(d_k) ∝ exp(−n_eff · Σ_q w_pq c_q(d_k) / Σ_q w_pq), w from
-    :func:`region_window`, n_eff = zeta · ((1 + decay)/(1 − decay))².
+    :func:`region_window`, n_eff = zeta · ((1 + decay)/(1 − decay))²
+    (summed ``chunk`` offsets at a time).
 
     Returns
     -------
@@ -179,14 +212,12 @@ def local_posterior(costs, du, dv, regions, decay=DECAY, zeta=ZETA):
     >>> bool(e2.max() < 1e-6)
     True
     """
-    n_eff = zeta * ((1.0 + decay) / (1.0 - decay)) ** 2
     weight = region_window(np.ones((1,) + costs.shape[1:]), regions, decay)[0]
-    a = region_window(costs, regions, decay) * (n_eff / weight)
-    a -= a.min(axis=0)
-    p = np.exp(-a)
-    p /= p.sum(axis=0)
-    e2 = np.stack([np.tensordot(du * du, p, axes=1), np.tensordot(dv * dv, p, axes=1)], axis=2)
-    return e2
+    acc = _Moments(costs.shape[1:])
+    for i in range(0, len(du), chunk):
+        sl = slice(i, i + chunk)
+        acc.add(_chunk_energy(costs[sl], regions, decay, zeta, weight), du[sl], dv[sl])
+    return acc.e2()
 
 
 def flow_error(frame1, frame2, flow, regions, *, sigma, nil_cost, rounding=1.0, backward=None,
@@ -229,9 +260,16 @@ def flow_error(frame1, frame2, flow, regions, *, sigma, nil_cost, rounding=1.0, 
     if f1.ndim == 2:
         f1, f2 = f1[..., None], f2[..., None]
     flow = np.asarray(flow, np.float32)
-    costs, du, dv = offset_costs(f1, f2, flow, sigma=sigma, nil_cost=nil_cost, rounding=rounding,
-                                 vertical=vertical)
-    e2 = local_posterior(costs, du, dv, regions, decay, zeta)
+    # Offsets a chunk at a time: memory O(chunk · H · W), not O(81 · H · W).
+    du, dv = _grid(RADIUS, STEP, vertical)
+    weight = region_window(np.ones((1,) + f2.shape[:2]), regions, decay)[0]
+    acc = _Moments(f2.shape[:2])
+    for i in range(0, du.size, 9):
+        sl = slice(i, i + 9)
+        costs, _, _ = offset_costs(f1, f2, flow, sigma=sigma, nil_cost=nil_cost, rounding=rounding,
+                                   vertical=vertical, offsets=(du[sl], dv[sl]))
+        acc.add(_chunk_energy(costs, regions, decay, zeta, weight), du[sl], dv[sl])
+    e2 = acc.e2()
     if backward is None:
         backward = _dis(f2, f1)
     b = warp_frame1(np.asarray(backward, np.float32), flow)
