@@ -19,7 +19,9 @@ Usage: python benchmarks/calibration.py [--data bsds500-train-rest] [--images 6]
 2. Motion, on the Middlebury pairs: ``segment_motion(posterior_samples=N)``;
    Spearman correlation of ``flow_spread`` with the end-point error of the
    returned flow (pixels with a known true flow), beside the target >= 0.3,
-   and that of the sampled ``label_spread``; ``--motion-sintel``: also on the
+   and that of the sampled ``label_spread``; per quintile of ``flow_spread``
+   its RMS beside the RMS error (is the expected error's size right?);
+   ``--motion-sintel``: also on the
    held-out MPI-Sintel pairs (benchmarks/sintel_data.py).
 
 The 1-minute load average is printed beside every timing (the machine is shared).
@@ -118,12 +120,28 @@ def _motion_rows(pairs, samples):
         c = spread_error_correlation(res.flow_spread, res.flow, pair.flow, pair.occluded)
         label = spread_error_correlation(res.label_spread, res.flow, pair.flow, pair.occluded)["spearman"]
         rows.append(dict(name=name, seconds=time.perf_counter() - t, cpu_seconds=time.process_time() - cpu,
-                         label_spearman=label, **c))
+                         label_spearman=label, quintiles=_quintiles(res.flow_spread, res.flow, pair), **c))
         print(f"{name:>12} Spearman {c['spearman']:6.3f} over {c['n']} pixels, zero spread at "
               f"{100 * c['zero_spread']:.0f} %, {time.perf_counter() - t:.0f} s, load {os.getloadavg()[0]:.1f}"
               f" (CPU {rows[-1]['cpu_seconds']:.0f} s; sampled label spread: Spearman {label:.3f})",
               flush=True)
+        print(f"{'':>12} by quintile of flow_spread, RMS flow_spread / RMS error (px): " + " ".join(
+            f"{a:.2f}/{b:.2f}" for a, b in rows[-1]["quintiles"]), flush=True)
     return rows
+
+
+def _quintiles(spread, flow, pair):
+    """Per quintile of the predicted spread (pixels with a true flow): the
+    RMS of the prediction and the RMS of the end-point error."""
+    err = np.hypot(*(flow - pair.flow).transpose(2, 0, 1))
+    ok = np.isfinite(err) & np.isfinite(spread)
+    if pair.occluded is not None:
+        ok &= ~pair.occluded
+    p, e = spread[ok], err[ok]
+    edges = np.percentile(p, np.linspace(0, 100, 6))
+    b = np.clip(np.searchsorted(edges, p, side="right") - 1, 0, 4)
+    return [(float(np.sqrt(np.mean(p[b == i] ** 2))), float(np.sqrt(np.mean(e[b == i] ** 2))))
+            for i in range(5) if np.any(b == i)]
 
 
 def motion(args, out):
