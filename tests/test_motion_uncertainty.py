@@ -23,7 +23,7 @@ def _regions(seed, h=7, w=9):
 def brute_window(a, regions, decay, respect_regions=True):
     """Σ_q decay^(|Δy|+|Δx|) a_q over the q whose path (down q's column to
     p's row, then along that row to p) stays in p's region, by enumeration."""
-    k, h, w = a.shape
+    _, h, w = a.shape
     out = np.zeros_like(a, dtype=np.float64)
     for i in range(h):
         for j in range(w):
@@ -99,7 +99,7 @@ def test_offset_costs_match_the_model_data_term():
             want = min(float((r * r * scale[y, x]).sum()), 6.0)
             assert costs[k, y, x] == pytest.approx(want, rel=1e-4, abs=1e-5)
     # Stereo: offsets in u only.
-    c2, du2, dv2 = unc.offset_costs(f1, f2, flow, sigma=3.0, nil_cost=6.0, vertical=False)
+    c2, _, dv2 = unc.offset_costs(f1, f2, flow, sigma=3.0, nil_cost=6.0, vertical=False)
     assert c2.shape[0] == 9 and not dv2.any()
 
 
