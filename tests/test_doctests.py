@@ -32,6 +32,7 @@ MODULES = [
     "swcuts.motion.segment",
     "swcuts.motion.flow_refine",
     "swcuts.motion.pyramid",
+    "swcuts.motion.uncertainty",
     "swcuts.models.protocols",
     "swcuts.inference.multilevel_anneal",
     "swcuts.samplers.common",

@@ -98,6 +98,7 @@ def test_no_posterior_samples_gives_no_spread():
     f1, f2 = half_textured_pair(0)
     res = swcuts.segment_motion(f1, f2, seed=0, rounds=1, refine=False)
     assert res.flow_spread is None and res.nil_probability is None and res.flow_std is None
+    assert res.label_spread is None
     assert res.posterior_samples == 0
 
 

@@ -59,20 +59,20 @@ def add_parser(sub, *, int_type, float_type, dir_type) -> None:
     m.add_argument("--no-progress", action="store_true", help="never show the phases on a terminal")
     m.add_argument("--no-refine", action="store_true", help="keep the discrete flow (no sub-label fit)")
     m.add_argument("--posterior-samples", type=int_type, default=0, metavar="N",
-                   help="after annealing, draw N samples of the velocity labels at T = 1 and write "
-                        "their per-pixel spread and nil probability: flow_spread.png/.npy, "
-                        "nil_probability.npy (default 0: off)")
+                   help="after annealing, draw N samples of the velocity labels at T = 1 (the nil "
+                        "probability) and write the expected end-point error of the flow and the nil "
+                        "probability: flow_spread.png/.npy, nil_probability.npy (default 0: off)")
 
 
 def _spread_plot(res) -> bytes:
-    """flow_spread.png: the posterior flow spread (pixels) and the nil
+    """flow_spread.png: the expected end-point error of the flow (pixels) and the nil
     probability, each with a colour bar."""
     h, w = res.flow_spread.shape
     panel_h = min(4.0 * h / w, 6.0)  # 4-inch panels, whatever the frame size
     fig = figure(2 * 4.0 + 2.2, panel_h + 1.0)
     finite = res.flow_spread[np.isfinite(res.flow_spread)]
     top = max(float(finite.max()), 1e-6) if finite.size else 1.0
-    panels = ((res.flow_spread, "flow spread (label level)", "RMS end-point spread (px)", "viridis", top),
+    panels = ((res.flow_spread, "expected flow error", "RMS end-point error (px)", "viridis", top),
               (res.nil_probability, "P(nil: occluded)", "P(nil)", "magma", 1.0))
     for i, (values, title, label, cmap, vmax) in enumerate(panels):
         ax = fig.add_subplot(1, 2, i + 1)

@@ -18,8 +18,9 @@
    invariant for its conditional (Prop. 12).
 3. Optionally (``posterior_samples=N``), the level-0 chain of the finest
    pyramid level goes on at T = 1 with levels 1 and 2 held fixed, and N
-   thinned samples give the per-pixel flow spread and nil probability
-   (:func:`_flow_posterior`).
+   thinned samples give the per-pixel label spread and nil probability
+   (:func:`_flow_posterior`); after the refinement, the expected error of
+   the returned flow (:mod:`swcuts.motion.uncertainty`).
 4. After sampling, the flow of each region is refined below the label step
    (:func:`swcuts.motion.flow_refine.refine_flow`, ours, not the paper's): affine
    fits per region and a variational per-pixel step, each kept per region
@@ -38,7 +39,8 @@ from skimage.measure import label as connected_label
 
 from swcuts.inference.anneal import Trace
 from swcuts.inference.budget import Budget, phase_of
-from swcuts.motion.flow_refine import refine_flow
+from swcuts.motion.flow_refine import _fill_nearest, refine_flow
+from swcuts.motion.uncertainty import flow_error
 from swcuts.graph.region_graph import RegionGraph
 from swcuts.graph.edge_probabilities import kl_edge_probabilities
 from swcuts.io.errors import check_number
@@ -142,17 +144,21 @@ class MotionSegmentation:
         The refined flow with a value at the occluded pixels too (their
         region's refined motion); None without the refinement.
     flow_spread : (H, W) float array or None
-        With ``segment_motion(posterior_samples=N)``: the posterior spread
-        of every pixel's velocity, sqrt(var u + var v) in pixels (the RMS
-        end-point distance from the posterior mean) over the samples in
-        which it is not nil; 0 where it is nil in every sample (see
-        ``nil_probability``). At the discrete label level: the sub-label
-        refinement is not sampled. None without posterior samples.
+        With ``segment_motion(posterior_samples=N)``: the expected
+        end-point error of the returned flow (``filled_flow`` where it is
+        nil), in pixels: sqrt(E‖x_p − f_p‖² + ‖f_p + b(p − f_p)‖²), the
+        first under the coarsened local posterior of the data term at full
+        resolution, the second the disagreement with the backward flow
+        (:func:`swcuts.motion.uncertainty.flow_error`). None without
+        posterior samples.
     flow_std : (H, W, 2) float array or None
-        The posterior standard deviations of u and v separately (same samples).
+        The same per axis (u, v).
     nil_probability : (H, W) float array or None
         Fraction of the posterior samples in which the pixel is nil
-        (half-occluded).
+        (half-occluded); Rao-Blackwellised.
+    label_spread : (H, W) float array or None
+        sqrt(var u + var v) of the sampled velocity labels given not nil
+        (Rao-Blackwellised; the sampled pyramid level, not the refinement).
     posterior_samples : int
         Number of posterior samples behind ``flow_spread`` (0: none).
     phases : dict
@@ -184,6 +190,7 @@ class MotionSegmentation:
     recentred: list | None = None
     object_motion: np.ndarray | None = None
     widened: list | None = None
+    label_spread: np.ndarray | None = None
 
     @property
     def n_objects(self) -> int:
@@ -392,10 +399,11 @@ def segment_motion(frame1, frame2, *, seed=None, max_displacement=None, precisio
         after a burn-in of ``SPREAD_BURN_IN_SWEEPS`` sweeps; not bounded by
         ``time_budget``; the returned flow and objects are the annealed
         ones, the same as without samples)
-        and return their per-pixel spread (``flow_spread``, ``flow_std``)
-        and nil probability (Rao-Blackwellised moments; see
-        docs/algorithms/motion.md). The spread is at the discrete label
-        level: the sub-label refinement is not sampled. 0 (default): off.
+        and return their per-pixel nil probability and label spread
+        (``nil_probability``, ``label_spread``; Rao-Blackwellised), and the
+        expected end-point error of the returned flow (``flow_spread``,
+        ``flow_std``: :func:`swcuts.motion.uncertainty.flow_error`, exact
+        over an offset grid, ~1 s per 640x480 pair). 0 (default): off.
     progress : bool
         On a terminal, name each phase on stderr while it runs.
     vertical : bool
@@ -541,13 +549,13 @@ def segment_motion(frame1, frame2, *, seed=None, max_displacement=None, precisio
             grid_v = grid if vertical else grid_v
         _, post, x0, obj_of_region, log_pi, flow = best
     factor = 2 ** finest
-    spread = std = nil_p = None
+    label_spread = spread = std = nil_p = None
     if posterior_samples:
         with budget.phase("posterior samples"):
-            spread, std, nil_p = _flow_posterior(post, x0, obj_of_region[regions.ravel()],
-                                                 int(regions.max()) + 1, rng, int(posterior_samples))
+            label_spread, _, nil_p = _flow_posterior(post, x0, obj_of_region[regions.ravel()],
+                                                     int(regions.max()) + 1, rng, int(posterior_samples))
         if factor > 1:
-            spread, std = _nearest(spread, (h, w)) * factor, _nearest(std, (h, w)) * factor
+            label_spread = _nearest(label_spread, (h, w)) * factor
             nil_p = _nearest(nil_p, (h, w))
     objects_raw = obj_of_region[regions]
     sampled_objects = objects_raw
@@ -573,6 +581,11 @@ def segment_motion(frame1, frame2, *, seed=None, max_displacement=None, precisio
         with budget.phase("refining"):
             flow, filled = refine_flow(f1, f2, flow, regions_full, sigma=sigma, nil_cost=post.nil_cost,
                                        beta=post.beta, return_filled=True, vertical=vertical)
+    if posterior_samples:  # the expected end-point error of the returned flow (nil pixels filled)
+        with budget.phase("posterior samples"):
+            dense = filled if filled is not None else _fill_nearest(np.nan_to_num(flow), ~np.isnan(flow[..., 0]))
+            spread, std = flow_error(f1, f2, dense, regions_full, sigma=sigma, nil_cost=post.nil_cost,
+                                     rounding=post.rounding, vertical=vertical)
     if budget is not time_budget:
         budget.check_end()
     return MotionSegmentation(flow=flow, occluded=np.isnan(flow[..., 0]), regions=regions_full,
@@ -580,5 +593,6 @@ def segment_motion(frame1, frame2, *, seed=None, max_displacement=None, precisio
                               energy=-float(log_pi), seconds=time.perf_counter() - t_start,
                               filled_flow=filled, flow_spread=spread, flow_std=std,
                               nil_probability=nil_p, posterior_samples=int(posterior_samples),
+                              label_spread=label_spread,
                               phases=dict(budget.phases), recentred=recentred, object_motion=motion,
                               widened=widened)
