@@ -152,6 +152,7 @@ def main():
     ap.add_argument("--speed-photos", type=int, default=10)
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "out" / "boundary_detector"))
     ap.add_argument("--skip-speed", action="store_true")
+    ap.add_argument("--only", default="", help="comma list of the held-out maps scored (pb-colour, pb-grey, canny)")
     ap.add_argument("--posterior", type=int, default=0,
                     help="also score posterior boundary maps on every N-th held-out photo (0: no)")
     ap.add_argument("--models", default="window,learned", help="the posteriors of --posterior")
@@ -178,6 +179,9 @@ def main():
     detectors = {"pb-colour": (pb_map, PB_THRESHOLDS),
                  "pb-grey": ((lambda im: pb_map(im, grey=True)), PB_THRESHOLDS),
                  canny: cannys[canny]}
+    if args.only:
+        keep = args.only.split(",")
+        detectors = {d: v for d, v in detectors.items() if d in keep or d.split("-s")[0] in keep}
     res = evaluate("bsds500-train-rest", held, detectors, out / "counts")
     print(f"\nHeld-out soft boundaries: {len(held)} photos of bsds500-train-rest (never trained or tuned on)")
     print(f"{'detector':<12} {'ODS F':>6} {'OIS F':>6} {'AP':>6} {'thr':>5}")
@@ -186,9 +190,10 @@ def main():
         s = scores(res[d], thr)
         table[d] = s
         print(f"{d:<12} {s['ods']:6.3f} {s['ois']:6.3f} {s['ap']:6.3f} {s['threshold']:5.2f}")
-    ods = table["pb-colour"]["ods"]
-    print(f"Aim: pb-colour ODS F >= 0.67: {'MET' if ods >= 0.67 else 'MISSED'} ({ods:.3f}); "
-          f"above Canny ({table[canny]['ods']:.3f}): {'MET' if ods > table[canny]['ods'] else 'MISSED'}")
+    if "pb-colour" in table and canny in table:
+        ods = table["pb-colour"]["ods"]
+        print(f"Aim: pb-colour ODS F >= 0.67: {'MET' if ods >= 0.67 else 'MISSED'} ({ods:.3f}); "
+              f"above Canny ({table[canny]['ods']:.3f}): {'MET' if ods > table[canny]['ods'] else 'MISSED'}")
     print("Published BSDS500 test-set ODS F for scale: " + ", ".join(f"{k} {v}" for k, v in PUBLISHED.items()))
     report.update(table=table, canny_tuning=tuned, n_heldout=len(held))
     if args.posterior:

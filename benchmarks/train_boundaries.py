@@ -51,15 +51,30 @@ from swcuts.image.prepare import prepare_image  # noqa: E402
 DATA = ROOT.parent / "shared" / "data"
 TRAIN = ("bsds500-train", "bsds500-val")
 HELDOUT = ("bsds500-train-rest",)
-SETTINGS = {"n_bins": 12, "sigma": 2.0, "levels": 3, "texton_from": 1, "fine": 0}
+SETTINGS = {"n_bins": 12, "sigma": 2.0, "levels": 4, "texton_from": 1, "fine": 0,
+            "spectral": 8, "spectral_factor": 4, "spectral_rho": 0.1}
+#: ``--select``: fit on these, choose on SELECT (a held-back fifth of val), never on train-rest.
+SELECT_FIT = ("bsds500-train", "bsds500-val:0:80")
+SELECT = ("bsds500-val:80:100",)
+#: The photos each shipped detector is fitted on. The colour detector's design (levels, spectral)
+#: was chosen on SELECT, so its shipped weights are those of the selection run (SELECT_FIT);
+#: the grey detector was not chosen on anything and is fitted on all of TRAIN.
+FIT = {"colour": SELECT_FIT, "grey": TRAIN}
 N_TEXTONS = 24
 SEED = 0
+#: Each mode's random generator (bin ranges, textons) is seeded SEED + this.
+MODE_SEED = {"colour": 0, "grey": 1}
 
 
 def photos(splits):
-    for split in splits:
+    """Every photo of each split; ``split:a:b`` is the a-th to b-th photo (sorted by number)."""
+    for spec in splits:
+        split, *rng = spec.split(":")
         ds = open_dataset(DATA / split)
-        for name in sorted(ds.names, key=int):
+        names = sorted(ds.names, key=int)
+        if rng:
+            names = names[int(rng[0]):int(rng[1])]
+        for name in names:
             yield split, ds.read(name)
 
 
@@ -152,12 +167,49 @@ def collect(det, mode, splits, per_photo, seed):
     return x, y, w
 
 
+def collect_global(det, mode, splits, per_photo, seed):
+    """As :func:`collect`, the global network's inputs (the local network of ``det`` applied to
+    the whole photo, then :func:`bd.spectral_features`) at the same sampled pixels."""
+    import hashlib
+
+    key = hashlib.sha1(repr((mode, splits, per_photo, seed, det["settings"],
+                             [np.asarray(det[mode][k]).tobytes() for k in ("lo", "hi", "centres", "mean", "std",
+                                                                          "w1", "b1", "w2", "b2")],
+                             Path(bd.__file__).read_bytes())).encode()).hexdigest()[:16]
+    cache = ROOT / "benchmarks" / "out" / "train_boundaries" / f"global-{mode}-{'+'.join(splits)}-{key}.npz"
+    if cache.exists():
+        with np.load(cache) as z:
+            return z["x"].astype(np.float64), z["y"], z["w"]
+    rng = np.random.default_rng(seed)
+    xs, ys, ws = [], [], []
+    t0 = time.perf_counter()
+    for _, s in photos(splits):
+        z = as_features(s.image, mode)
+        f = bd.boundary_features(z, det)
+        h, w, n = f.shape
+        p = bd._network(f.reshape(-1, n), det[mode])
+        g = bd._global_inputs(f, p, det["settings"])
+        t = target(s.truths)
+        idx, wt = sample_pixels(t, per_photo, rng)
+        xs.append(g.reshape(h * w, -1)[idx])
+        ys.append(t.ravel()[idx])
+        ws.append(wt)
+    print(f"  {mode}: global features of {len(xs)} photos ({', '.join(splits)}) in "
+          f"{time.perf_counter() - t0:.0f} s", flush=True)
+    x, y, w = np.concatenate(xs).astype(np.float64), np.concatenate(ys), np.concatenate(ws)
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(cache, x=x.astype(np.float32), y=y, w=w)
+    return x, y, w
+
+
 def fit_network(x, y, w, hidden, seed, l2=1e-4, maxiter=500):
     """Weights of a one-hidden-layer tanh network minimising the weighted
     soft-label cross-entropy (L-BFGS)."""
     from scipy.optimize import minimize
 
     n, d = x.shape
+    x = np.ascontiguousarray(x, dtype=np.float32)          # float32 products: half the time, same optimum
+    y = np.asarray(y, dtype=np.float64)
     w = w / w.sum()
     rng = np.random.default_rng(seed)
     shapes = [(d, hidden), (hidden,), (hidden,), ()]
@@ -172,17 +224,18 @@ def fit_network(x, y, w, hidden, seed, l2=1e-4, maxiter=500):
 
     def loss(theta):
         w1, b1, w2, b2 = unpack(theta)
-        hdn = np.tanh(x @ w1 + b1)
-        logit = hdn @ w2 + b2
+        hdn = np.tanh(x @ w1.astype(np.float32) + b1.astype(np.float32))
+        logit = hdn.astype(np.float64) @ w2 + b2
         # cross-entropy of soft labels: softplus(logit) - y logit
         sp = np.logaddexp(0.0, logit)
         val = float(np.dot(w, sp - y * logit)) + 0.5 * l2 * (float((w1 ** 2).sum()) + float((w2 ** 2).sum()))
         g = w * (1.0 / (1.0 + np.exp(-logit)) - y)                  # dL/dlogit
         gw2 = hdn.T @ g + l2 * w2
         gb2 = g.sum()
-        gh = np.outer(g, w2) * (1.0 - hdn ** 2)
-        gw1 = x.T @ gh + l2 * w1
-        gb1 = gh.sum(0)
+        gh = np.outer(g.astype(np.float32), w2.astype(np.float32)) * (1.0 - hdn * hdn)
+        gw1 = (x.T @ gh).astype(np.float64) + l2 * w1
+        gw2 = gw2.astype(np.float64)
+        gb1 = gh.sum(0, dtype=np.float64)
         return val, np.concatenate([gw1.ravel(), gb1, gw2, [gb2]])
 
     theta0 = np.concatenate([rng.normal(0, 1 / np.sqrt(d), d * hidden), np.zeros(hidden),
@@ -213,28 +266,86 @@ def figures(label, p, y, w, unit="pixel"):
     return ll
 
 
-def train_mode(mode, args, rng):
+def train_mode(mode, args, rng, fit=TRAIN):
     print(f"\n{mode} detector", flush=True)
     lo, hi = bin_ranges(mode, rng)
     centres = textons(mode, rng)
     arrays = {"lo": lo, "hi": hi, "centres": centres}
     det = {"settings": dict(SETTINGS), mode: arrays}
-    x, y, w = collect(det, mode, TRAIN, args.per_photo, SEED)
+    x, y, w = collect(det, mode, fit, args.per_photo, SEED)
     mean, std = x.mean(0), x.std(0) + 1e-6
     t0 = time.perf_counter()
-    net, res = fit_network((x - mean) / std, y, w, args.hidden, SEED)
-    print(f"  network {x.shape[1]}-{args.hidden}-1 on {len(y)} pixels: {res.nit} L-BFGS iterations, "
+    net, res = fit_network((x - mean) / std, y, w, args.hidden, SEED, maxiter=args.maxiter)
+    print(f"  local network {x.shape[1]}-{args.hidden}-1 on {len(y)} pixels: {res.nit} L-BFGS iterations, "
           f"{time.perf_counter() - t0:.0f} s ({res.message})")
     arrays.update(mean=mean, std=std, **net)
-    p = bd._network(x.astype(np.float32), {k: np.asarray(v, dtype=np.float64) for k, v in arrays.items()})
-    figures("training pixels (train + val)", p, y, w)
+    arrays = {k: np.asarray(v, dtype=np.float64) for k, v in arrays.items()}
+    p = bd._network(x.astype(np.float32), arrays)
+    figures("training pixels, local network", p, y, w)
+    if SETTINGS["spectral"] > 0:
+        x, y, w = collect_global(det, mode, fit, args.per_photo, SEED)
+        mean, std = x.mean(0), x.std(0) + 1e-6
+        t0 = time.perf_counter()
+        net, res = fit_network((x - mean) / std, y, w, args.hidden, SEED + 1, maxiter=args.maxiter)
+        print(f"  global network {x.shape[1]}-{args.hidden}-1: {res.nit} L-BFGS iterations, "
+              f"{time.perf_counter() - t0:.0f} s ({res.message})")
+        arrays.update({"g_" + k: np.asarray(v, dtype=np.float64) for k, v in dict(mean=mean, std=std, **net).items()})
+        p = bd._network(x.astype(np.float32), arrays, "g_")
+        figures("training pixels, global network", p, y, w)
     return arrays
 
 
-def heldout(det, mode, args):
-    x, y, w = collect(det, mode, HELDOUT, args.per_photo, SEED + 1)
-    p = bd._network(x.astype(np.float32), det[mode])
-    figures("HELD-OUT pixels (train-rest, 170 photos)", p, y, w)
+def trained_cache(mode, args) -> Path:
+    """Where :func:`trained_mode` keeps ``mode``'s detector, keyed by everything it depends on."""
+    import hashlib
+    import inspect
+
+    key = hashlib.sha1(repr((mode, FIT[mode], SETTINGS, N_TEXTONS, SEED, args.hidden, args.per_photo, args.maxiter,
+                             Path(bd.__file__).read_bytes(),
+                             [inspect.getsource(f) for f in (train_mode, collect, collect_global, fit_network,
+                                                            bin_ranges, textons, target, sample_pixels)])
+                        ).encode()).hexdigest()[:16]
+    return ROOT / "benchmarks" / "out" / "train_boundaries" / f"trained-{mode}-{key}.npz"
+
+
+def trained_mode(mode, args):
+    """:func:`train_mode` on ``FIT[mode]``, cached (so the two modes can be trained by separate
+    runs, ``--modes grey`` and ``--modes colour``, and joined by a third)."""
+    cache = trained_cache(mode, args)
+    if cache.exists():
+        print(f"\n{mode} detector: {cache.name} (cached)")
+        with np.load(cache) as z:
+            return {k: z[k] for k in z.files}
+    arrays = train_mode(mode, args, np.random.default_rng(SEED + MODE_SEED[mode]), FIT[mode])
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(cache, **arrays)
+    return arrays
+
+
+def heldout(det, mode, args, splits=HELDOUT, label="HELD-OUT pixels (train-rest, 170 photos)"):
+    if det["settings"]["spectral"] > 0:
+        x, y, w = collect_global(det, mode, splits, args.per_photo, SEED + 1)
+        p = bd._network(x.astype(np.float32), det[mode], "g_")
+    else:
+        x, y, w = collect(det, mode, splits, args.per_photo, SEED + 1)
+        p = bd._network(x.astype(np.float32), det[mode])
+    return figures(label, p, y, w)
+
+
+def select_ods(det, mode, splits):
+    """ODS / OIS F and AP of ``det`` on the photos of ``splits`` (as benchmarks/boundary_detector.py)."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from soft_boundaries import counts, scores
+    from swcuts.evaluation.metrics.boundaries import BSDS_MAX_DIST
+
+    thr = np.array([0.01, 0.02, 0.03, 0.045, 0.06, 0.08, 0.1, 0.13, 0.16, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6])
+    res = []
+    for _, s in photos(splits):
+        z = as_features(s.image, mode)
+        soft = bd.nonmax_suppress(bd.boundary_probability(z, detector=det))
+        h, w = soft.shape
+        res.append(counts(soft, [boundary_map(t) for t in s.truths], BSDS_MAX_DIST * float(np.hypot(h, w)), thr))
+    return scores(res, thr)
 
 
 # ---------------------------------------------------------------- learned edge probabilities
@@ -251,14 +362,15 @@ def edge_labels(atoms, truths, n):
 
 
 def edge_data(splits, mode):
-    """Edge features, labels and eq.-53 q of every edge of every photo (watershed atoms)."""
+    """Edge features, labels and eq.-53 q of every edge of every photo (watershed atoms flooded on
+    the detector's map, as the default "learned" model's)."""
     from swcuts.graph.edge_probabilities import kl_edge_probabilities, vertex_histograms
     from swcuts.graph.learned_edges import edge_features
     from swcuts.graph.region_graph import RegionGraph
     from swcuts.image.atoms import compute_atoms
 
     cache = ROOT / "benchmarks" / "out" / "train_boundaries" / (
-        f"edges-{mode}-{'+'.join(splits)}-{hash_of(bd.DEFAULT_PATH, Path(__file__).with_name('x'))}.npz")
+        f"edges-relief-{mode}-{'+'.join(splits)}-{detector_key(mode)}.npz")
     if cache.exists():
         with np.load(cache) as z:
             return z["x"], z["y"], z["q53"], z["photo"]
@@ -266,9 +378,9 @@ def edge_data(splits, mode):
     t0 = time.perf_counter()
     for k, (_, s) in enumerate(photos(splits)):
         z = as_features(s.image, mode)
-        atoms = compute_atoms(z, "watershed", 1000, seed=0)
-        graph = RegionGraph.from_labels(atoms)
         bmap = bd.boundary_probability(z)
+        atoms = compute_atoms(z, "watershed", 1000, seed=0, relief=bmap)     # as the default model's atoms
+        graph = RegionGraph.from_labels(atoms)
         xs.append(edge_features(z, atoms, graph, bmap))
         maj = edge_labels(atoms, s.truths, graph.n_vertices)
         ys.append((maj[:, graph.edges[:, 0]] == maj[:, graph.edges[:, 1]]).mean(0))
@@ -280,6 +392,18 @@ def edge_data(splits, mode):
     cache.parent.mkdir(parents=True, exist_ok=True)
     np.savez(cache, x=out[0], y=out[1], q53=out[2], photo=out[3])
     return out
+
+
+def detector_key(mode):
+    """A hash of the shipped detector's ``mode`` (its arrays and settings) and of its code."""
+    import hashlib
+
+    det = bd.load_detector()
+    h = hashlib.sha1(repr(sorted(det["settings"].items())).encode())
+    for k in sorted(det[mode]):
+        h.update(np.asarray(det[mode][k]).tobytes())
+    h.update(Path(bd.__file__).read_bytes())
+    return h.hexdigest()[:12]
 
 
 def hash_of(*paths):
@@ -305,8 +429,8 @@ def train_edges(args):
     from swcuts.graph import learned_edges as le
 
     modes = {}
-    for mode in ("colour", "grey"):
-        print(f"\n{mode} edge probabilities (watershed atoms, 1000)", flush=True)
+    for mode in ([] if args.heldout_only else args.modes.split(",")):
+        print(f"\n{mode} edge probabilities (watershed atoms on the detector's map, 1000)", flush=True)
         x, y, _, _ = edge_data(TRAIN, mode)
         mean, std = x.mean(0), x.std(0) + 1e-9
         net, res = fit_network((x - mean) / std, y, np.ones(len(y)), args.edge_hidden, SEED, maxiter=400)
@@ -314,14 +438,22 @@ def train_edges(args):
         modes[mode] = dict(mean=mean, std=std, **net)
         figures("training edges (train + val): learned q", le.network(x, modes[mode]), y, np.ones(len(y)), "edge")
     path = Path(le.DEFAULT_PATH if args.edges_out is None else args.edges_out)
-    le.save_edge_model(path, modes, f"BSDS500 train (30) + val (100), every annotator, watershed atoms (1000), "
-                                    f"label: share of annotators whose majority segments of the two atoms agree; "
-                                    f"network {args.edge_hidden} tanh units; detector {bd.DEFAULT_PATH.name} "
-                                    f"{hash_of(bd.DEFAULT_PATH)}; benchmarks/train_boundaries.py --edges")
-    print(f"\nwrote {path} ({path.stat().st_size / 1024:.1f} KiB)")
+    if args.heldout_only:
+        pass
+    elif sorted(modes) != ["colour", "grey"]:          # --modes: the other mode's weights kept as they are
+        old = le.load_edge_model(path)
+        modes = {m: modes.get(m, {k: old[m][k] for k in ("mean", "std", "w1", "b1", "w2", "b2")})
+                 for m in ("colour", "grey")}
+    if not args.heldout_only:
+        le.save_edge_model(path, modes, f"BSDS500 train (30) + val (100), every annotator, watershed atoms (1000) on "
+                                        f"the detector's map; label: share of annotators whose majority segments of "
+                                        f"the two atoms agree; network {args.edge_hidden} tanh units; detector "
+                                        f"{bd.DEFAULT_PATH.name} {hash_of(bd.DEFAULT_PATH)}; "
+                                        f"benchmarks/train_boundaries.py --edges")
+        print(f"\nwrote {path} ({path.stat().st_size / 1024:.1f} KiB)")
     if args.skip_heldout:
         return
-    for mode in ("colour", "grey"):
+    for mode in args.modes.split(","):
         print(f"\n{mode} edge probabilities, HELD OUT (train-rest, 170 photos)")
         x, y, q53, photo = edge_data(HELDOUT, mode)
         ones = np.ones(len(y))
@@ -354,7 +486,36 @@ def main():
     ap.add_argument("--edges", action="store_true", help="train the learned edge probabilities only")
     ap.add_argument("--edge-hidden", type=int, default=8)
     ap.add_argument("--edges-out", default=None)
+    ap.add_argument("--modes", default="colour,grey",
+                    help="the detectors fitted (each cached; the weights file is written when both are)")
+    ap.add_argument("--maxiter", type=int, default=500, help="L-BFGS iterations of each detector network")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="override a detector setting (see SETTINGS), e.g. levels=4, spectral=8")
+    ap.add_argument("--select", action="store_true",
+                    help="model selection: fit on train + the first 80 val photos, print log-loss and ODS F on "
+                         "the last 20 val photos; writes --out (give a scratch path), never reads train-rest")
     args = ap.parse_args()
+    for kv in args.set:
+        k, v = kv.split("=")
+        if k not in SETTINGS:
+            sys.exit(f"unknown setting {k!r}: one of {', '.join(SETTINGS)}")
+        SETTINGS[k] = float(v) if "." in v else int(v)
+    if args.select:
+        if Path(args.out).resolve() == bd.DEFAULT_PATH.resolve():
+            sys.exit("--select writes a scratch detector: give --out PATH")
+        modes = {m: train_mode(m, args, np.random.default_rng(SEED + MODE_SEED[m]), SELECT_FIT)
+                 for m in args.modes.split(",")}
+        bd.save_detector(args.out, {**modes, **{m: modes[next(iter(modes))] for m in ("colour", "grey")
+                                                 if m not in modes}}, SETTINGS, "selection run")
+        det = bd.load_detector(args.out)
+        for m in modes:
+            ll = heldout(det, m, args, SELECT, f"SELECTION pixels ({SELECT[0]})")
+            t = time.perf_counter()
+            sc = select_ods(det, m, SELECT)
+            print(f"SELECT {m} {SETTINGS} hidden {args.hidden} per-photo {args.per_photo}: log-loss {ll:.4f}, "
+                  f"ODS {sc['ods']:.4f} OIS {sc['ois']:.4f} AP {sc['ap']:.4f} ({time.perf_counter() - t:.0f} s)",
+                  flush=True)
+        return
     if args.edges:
         train_edges(args)
         return
@@ -364,12 +525,14 @@ def main():
             print(f"\n{m} detector ({Path(args.out).name}), held out")
             heldout(det, m, args)
         return
-    rng = np.random.default_rng(SEED)
-    modes = {m: train_mode(m, args, rng) for m in ("colour", "grey")}
-    training = (f"BSDS500 train (30 photos of bsds500-train) + val (100), every annotator; target: share of "
-                f"annotators with a boundary within 1 px; {args.per_photo}+{args.per_photo} weighted pixels per "
-                f"photo; network {args.hidden} tanh units; settings {SETTINGS}, {N_TEXTONS} textons; "
-                f"benchmarks/train_boundaries.py")
+    modes = {m: trained_mode(m, args) for m in args.modes.split(",")}
+    if sorted(modes) != ["colour", "grey"]:
+        print(f"\ntrained {', '.join(modes)} (cached); run without --modes to write {args.out}")
+        return
+    training = (f"BSDS500, every annotator; colour fitted on {' + '.join(FIT['colour'])} (the other 20 val photos "
+                f"chose its design), grey on {' + '.join(FIT['grey'])}; target: share of annotators with a boundary "
+                f"within 1 px; {args.per_photo}+{args.per_photo} weighted pixels per photo; local and global networks "
+                f"of {args.hidden} tanh units; settings {SETTINGS}, {N_TEXTONS} textons; benchmarks/train_boundaries.py")
     bd.save_detector(args.out, modes, SETTINGS, training)
     print(f"\nwrote {args.out} ({Path(args.out).stat().st_size / 1024:.1f} KiB)")
     if not args.skip_heldout:

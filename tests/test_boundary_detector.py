@@ -113,3 +113,30 @@ def test_nonmax_suppress_keeps_the_ridge():
     strong = rows[:, 28:36] > 0.8 * peak
     assert (strong.sum(axis=1) <= 2).all() and strong.any(axis=1).all()
     assert (thin <= p).all()
+
+
+def _disc_map(shape=(100, 120), radius=30):
+    yy, xx = np.mgrid[0:shape[0], 0:shape[1]]
+    r = np.hypot(yy - shape[0] / 2, xx - shape[1] / 2)
+    return np.where(np.abs(r - radius) < 1.5, 0.9, 0.01), r
+
+
+def test_spectral_features_mark_the_closed_contour():
+    """The spectral cue is high on a closed contour of the map (through the
+    ARPACK path: 750 grid nodes) and low well inside and outside it, and
+    the same on every call (fixed start vector)."""
+    p, r = _disc_map()
+    s = bd.spectral_features(p, n_vectors=6, factor=4)
+    assert s.shape == p.shape + (2,) and s.dtype == np.float32 and np.isfinite(s).all()
+    on = s[np.abs(r - 30) < 2, 0].mean()
+    inside, outside = s[r < 15, 0].mean(), s[(r > 45) & (r < 55), 0].mean()
+    assert on > 3 * max(inside, outside), (on, inside, outside)
+    np.testing.assert_array_equal(s, bd.spectral_features(p, n_vectors=6, factor=4))
+
+
+def test_spectral_features_without_a_contour_are_flat_and_tiny_maps_are_zero():
+    flat = bd.spectral_features(np.full((60, 80), 0.02), n_vectors=4, factor=2)
+    edge = bd.spectral_features(_disc_map((60, 80), 20)[0], n_vectors=4, factor=2)
+    assert flat[..., 0].max() < 0.5 * edge[..., 0].max()
+    tiny = bd.spectral_features(np.full((3, 2), 0.5), n_vectors=8, factor=4)
+    assert tiny.shape == (3, 2, 2) and not tiny.any()
