@@ -156,7 +156,7 @@ OPTIONS = {
         "local_floor": (REAL, False, np.float64(0.5)), "neighbours": (INT, True, np.int64(5))}),
     "sample_posterior": (_sample_posterior, {
         "n_samples": (INT, False, np.int64(8)), "thin": (INT, True, np.int32(2)),
-        "chains": (INT, False, np.int64(2)), "seed": (INT, True, np.int64(1)),
+        "chains": (INT, True, np.int64(2)), "seed": (INT, True, np.int64(1)),
         "time_budget": (REAL, True, np.float32(2.0)), "n_atoms": (INT, True, np.int64(16)),
         "t0": (REAL, False, np.float32(5.0)), "anneal_steps": (INT, True, np.int64(10)),
         "pilot_steps": (INT, True, np.int64(10)), "edge_scale": (REAL, True, np.float32(1.0)),
