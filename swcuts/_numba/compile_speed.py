@@ -31,6 +31,13 @@ function with and without it (checked in issue 37's notes, up to the
 addresses and unique ids that differ between any two runs); about 0.6 CPU s
 less.
 
+Numba also highlights the text of every error it makes while typing and
+lowering (thousands in a first run, most of them caught again: a template
+that does not match, a value that is not a literal), and each highlight
+starts and stops colorama, which wraps and unwraps ``sys.stdout`` and
+``sys.stderr`` (``HighlightColorScheme._markup``). :func:`plain_markup`
+returns the same text without that round trip.
+
 Importing :mod:`swcuts._numba.cache` installs it (every compiled module of
 swcuts imports that first). ``tests/test_numba_cache.py`` checks it
 against the numba installed: the same values for flags with and without
@@ -39,11 +46,12 @@ options set.
 
 from __future__ import annotations
 
+from numba.core import errors as _errors
 from numba.core import targetconfig
 from numba.core.target_extension import get_local_target
 from numba.core.types import functions as _functions
 
-__all__ = ["install", "fast_values", "fast_hash", "fast_eq", "memo_call_type"]
+__all__ = ["install", "fast_values", "fast_hash", "fast_eq", "memo_call_type", "plain_markup"]
 
 _ORIGINAL_VALUES = targetconfig.TargetConfig.values
 _ORIGINAL_HASH = targetconfig.TargetConfig.__hash__
@@ -51,6 +59,11 @@ _ORIGINAL_EQ = targetconfig.TargetConfig.__eq__
 _ORIGINAL_CALL_TYPE = _functions.BaseFunction.get_call_type
 #: (function type, context, args, kws, flags, target) -> signature
 _CALL_TYPES = {}
+#: numba's error highlighting (None when colorama is missing or highlighting is off).
+_SCHEME = getattr(_errors, "HighlightColorScheme", None)
+_ORIGINAL_MARKUP = getattr(_SCHEME, "_markup", None)
+_RESET = getattr(getattr(_errors, "Style", None), "RESET_ALL", None)
+_BRIGHT = getattr(getattr(_errors, "Style", None), "BRIGHT", None)
 _HASHES = {}
 
 
@@ -113,11 +126,21 @@ def memo_call_type(self, context, args, kws):
     return sig
 
 
+def plain_markup(self, msg, color=None, style=_BRIGHT):
+    """numba's ``HighlightColorScheme._markup`` without starting colorama:
+    the colour and style codes, the message and the reset code, the same
+    string (anything but a ``str`` message goes to numba's own)."""
+    if not isinstance(msg, str):
+        return _ORIGINAL_MARKUP(self, msg, color, style)
+    return (color or "") + (style or "") + msg + _RESET
+
+
 def install():
     """Make every ``TargetConfig`` use :func:`fast_values`, :func:`fast_hash`
     and :func:`fast_eq` (idempotent), if they give what numba's own give on
     its compile flags (a numba whose internals differ is left as it is), and
-    numba's function types :func:`memo_call_type`."""
+    numba's function types :func:`memo_call_type` and its error highlighting
+    :func:`plain_markup` (if that gives the same text)."""
     try:
         from numba.core.compiler import Flags
 
@@ -136,3 +159,12 @@ def install():
         targetconfig.TargetConfig.__eq__ = fast_eq
     if getattr(_functions.BaseFunction, "get_call_type", None) is _ORIGINAL_CALL_TYPE:
         _functions.BaseFunction.get_call_type = memo_call_type
+    if _ORIGINAL_MARKUP is not None and isinstance(_RESET, str) and _SCHEME._markup is _ORIGINAL_MARKUP:
+        scheme = _SCHEME()
+        try:
+            same = all(plain_markup(scheme, "x", c, s) == _ORIGINAL_MARKUP(scheme, "x", c, s)
+                       for c in (None, "\x1b[31m") for s in (None, _BRIGHT))
+        except Exception:  # noqa: BLE001 - another numba or colorama: keep its own
+            same = False
+        if same:
+            _SCHEME._markup = plain_markup
