@@ -38,6 +38,12 @@ starts and stops colorama, which wraps and unwraps ``sys.stdout`` and
 ``sys.stderr`` (``HighlightColorScheme._markup``). :func:`plain_markup`
 returns the same text without that round trip.
 
+Lowering asks for the size of an LLVM type for every variable it
+allocates (``BaseContext.get_abi_sizeof``), and llvmlite answers by
+writing and parsing a little LLVM module each time; :func:`memo_abi_sizeof`
+keeps the answer per type (literal types only: a named struct's body can
+change).
+
 Importing :mod:`swcuts._numba.cache` installs it (every compiled module of
 swcuts imports that first). ``tests/test_numba_cache.py`` checks it
 against the numba installed: the same values for flags with and without
@@ -46,12 +52,15 @@ options set.
 
 from __future__ import annotations
 
+from llvmlite import ir as _llvmir
+from numba.core import base as _base
 from numba.core import errors as _errors
 from numba.core import targetconfig
 from numba.core.target_extension import get_local_target
 from numba.core.types import functions as _functions
 
-__all__ = ["install", "fast_values", "fast_hash", "fast_eq", "memo_call_type", "plain_markup"]
+__all__ = ["install", "fast_values", "fast_hash", "fast_eq", "memo_call_type", "plain_markup",
+           "memo_abi_sizeof"]
 
 _ORIGINAL_VALUES = targetconfig.TargetConfig.values
 _ORIGINAL_HASH = targetconfig.TargetConfig.__hash__
@@ -59,6 +68,9 @@ _ORIGINAL_EQ = targetconfig.TargetConfig.__eq__
 _ORIGINAL_CALL_TYPE = _functions.BaseFunction.get_call_type
 #: (function type, context, args, kws, flags, target) -> signature
 _CALL_TYPES = {}
+_ORIGINAL_SIZEOF = _base.BaseContext.get_abi_sizeof
+#: (target data, LLVM type text) -> ABI size in bytes
+_SIZES = {}
 #: numba's error highlighting (None when colorama is missing or highlighting is off).
 _SCHEME = getattr(_errors, "HighlightColorScheme", None)
 _ORIGINAL_MARKUP = getattr(_SCHEME, "_markup", None)
@@ -135,12 +147,27 @@ def plain_markup(self, msg, color=None, style=_BRIGHT):
     return (color or "") + (style or "") + msg + _RESET
 
 
+def memo_abi_sizeof(self, ty):
+    """numba's ``BaseContext.get_abi_sizeof``: the ABI size of the LLVM type
+    ``ty`` under the context's data layout, kept per type text (a type that
+    names a struct, ``%"..."``, is asked anew: its body may change)."""
+    text = str(ty) if isinstance(ty, _llvmir.Type) else None
+    if text is None or "%" in text:
+        return _ORIGINAL_SIZEOF(self, ty)
+    key = (self.target_data, text)
+    size = _SIZES.get(key)
+    if size is None:
+        size = _SIZES[key] = _ORIGINAL_SIZEOF(self, ty)
+    return size
+
+
 def install():
     """Make every ``TargetConfig`` use :func:`fast_values`, :func:`fast_hash`
     and :func:`fast_eq` (idempotent), if they give what numba's own give on
     its compile flags (a numba whose internals differ is left as it is), and
     numba's function types :func:`memo_call_type` and its error highlighting
-    :func:`plain_markup` (if that gives the same text)."""
+    :func:`plain_markup` (if that gives the same text), and the sizes of
+    LLVM types :func:`memo_abi_sizeof`."""
     try:
         from numba.core.compiler import Flags
 
@@ -159,6 +186,8 @@ def install():
         targetconfig.TargetConfig.__eq__ = fast_eq
     if getattr(_functions.BaseFunction, "get_call_type", None) is _ORIGINAL_CALL_TYPE:
         _functions.BaseFunction.get_call_type = memo_call_type
+    if _base.BaseContext.get_abi_sizeof is _ORIGINAL_SIZEOF:
+        _base.BaseContext.get_abi_sizeof = memo_abi_sizeof
     if _ORIGINAL_MARKUP is not None and isinstance(_RESET, str) and _SCHEME._markup is _ORIGINAL_MARKUP:
         scheme = _SCHEME()
         try:
