@@ -38,6 +38,19 @@ starts and stops colorama, which wraps and unwraps ``sys.stdout`` and
 ``sys.stderr`` (``HighlightColorScheme._markup``). :func:`plain_markup`
 returns the same text without that round trip.
 
+An ``@overload`` of numba's (``max``, ``int``, ``np.random.random``, ...)
+is compiled anew for every distinct set of compile flags of its callers
+(``_OverloadFunctionTemplate._get_impl`` keys its cache by the callers'
+flags), and swcuts' kernels differ in flags that do not reach the
+overload's code (a wrapper for Python or not, ``nogil``): a first run
+compiled ``int`` three times and ``max`` four. The flags an overload's
+compile takes from its caller are the ones numba's CPU target *inherits*
+(``inherit_if_not_set`` in ``CPUTargetOptions.finalize``: ``nrt``,
+``fastmath``, ``error_model``, ``forceinline`` in numba 0.68, read from
+numba's source on first use); :func:`shared_overload_impl` keys the cache
+by those alone, so callers that agree on them share one compiled overload,
+the same code.
+
 Lowering asks for the size of an LLVM type for every variable it
 allocates (``BaseContext.get_abi_sizeof``), and llvmlite answers by
 writing and parsing a little LLVM module each time; :func:`memo_abi_sizeof`
@@ -55,12 +68,14 @@ from __future__ import annotations
 from llvmlite import ir as _llvmir
 from numba.core import base as _base
 from numba.core import errors as _errors
+from numba.core.typing import templates as _templates
 from numba.core import targetconfig
 from numba.core.target_extension import get_local_target
 from numba.core.types import functions as _functions
 
 __all__ = ["install", "fast_values", "fast_hash", "fast_eq", "memo_call_type", "plain_markup",
-           "memo_abi_sizeof"]
+           "memo_abi_sizeof",
+           "shared_overload_impl"]
 
 _ORIGINAL_VALUES = targetconfig.TargetConfig.values
 _ORIGINAL_HASH = targetconfig.TargetConfig.__hash__
@@ -68,6 +83,11 @@ _ORIGINAL_EQ = targetconfig.TargetConfig.__eq__
 _ORIGINAL_CALL_TYPE = _functions.BaseFunction.get_call_type
 #: (function type, context, args, kws, flags, target) -> signature
 _CALL_TYPES = {}
+_OVERLOAD = getattr(_templates, "_OverloadFunctionTemplate", None)
+_ORIGINAL_GET_IMPL = getattr(_OVERLOAD, "_get_impl", None)
+#: Names of the options a compile inherits from its caller's flags
+#: (:func:`inherited_options`); [] until read, None if they cannot be read.
+_INHERITED = []
 _ORIGINAL_SIZEOF = _base.BaseContext.get_abi_sizeof
 #: (target data, LLVM type text) -> ABI size in bytes
 _SIZES = {}
@@ -161,13 +181,68 @@ def memo_abi_sizeof(self, ty):
     return size
 
 
+def inherited_options():
+    """The compile options numba's CPU target inherits from the caller's
+    flags (``flags.inherit_if_not_set("name", ...)`` in
+    ``CPUTargetOptions.finalize``), read from numba's source once; None
+    when that cannot be read."""
+    if _INHERITED == []:
+        try:
+            import inspect
+            import re
+
+            from numba.core import cpu
+
+            names = re.findall(r"""inherit_if_not_set\(\s*["'](\w+)["']""",
+                               inspect.getsource(cpu.CPUTargetOptions.finalize))
+            _INHERITED[:] = [tuple(names)] if names else [None]
+        except Exception:  # noqa: BLE001 - no source, another numba
+            _INHERITED[:] = [None]
+    return _INHERITED[0]
+
+
+def _inherited_key(flags, names):
+    """The values of ``names`` in ``flags`` (None for no flags), hashable."""
+    if flags is None:
+        return None
+    values = []
+    for name in names:
+        value = getattr(flags, name)
+        inner = getattr(value, "flags", None)  # FastMathOptions: a set of names
+        if isinstance(inner, (set, frozenset)):
+            value = (type(value).__name__, frozenset(inner))
+        values.append(value)
+    return tuple(values)
+
+
+def shared_overload_impl(self, args, kws):
+    """numba's ``_OverloadFunctionTemplate._get_impl`` (the dispatcher of an
+    ``@overload`` for the given argument types), cached by the values of
+    the caller's flags that the overload's compile inherits
+    (:func:`inherited_options`) instead of all of them (module
+    docstring). Where those cannot be read, or a key is unhashable,
+    numba's own."""
+    names = inherited_options()
+    if names is None:
+        return _ORIGINAL_GET_IMPL(self, args, kws)
+    try:
+        key = (self.context, tuple(args), tuple(kws.items()), "swcuts-inherited",
+               _inherited_key(targetconfig.ConfigStack.top_or_none(), names))
+        if key in self._impl_cache:
+            return self._impl_cache[key]
+    except TypeError:  # an unhashable value
+        return _ORIGINAL_GET_IMPL(self, args, kws)
+    return self._build_impl(key, args, kws)
+
+
 def install():
     """Make every ``TargetConfig`` use :func:`fast_values`, :func:`fast_hash`
     and :func:`fast_eq` (idempotent), if they give what numba's own give on
     its compile flags (a numba whose internals differ is left as it is), and
     numba's function types :func:`memo_call_type` and its error highlighting
-    :func:`plain_markup` (if that gives the same text), and the sizes of
-    LLVM types :func:`memo_abi_sizeof`."""
+    :func:`plain_markup` (if that gives the same text), the sizes of
+    LLVM types :func:`memo_abi_sizeof`, and ``@overload`` dispatchers
+    :func:`shared_overload_impl`."""
     try:
         from numba.core.compiler import Flags
 
@@ -186,6 +261,8 @@ def install():
         targetconfig.TargetConfig.__eq__ = fast_eq
     if getattr(_functions.BaseFunction, "get_call_type", None) is _ORIGINAL_CALL_TYPE:
         _functions.BaseFunction.get_call_type = memo_call_type
+    if _ORIGINAL_GET_IMPL is not None and _OVERLOAD._get_impl is _ORIGINAL_GET_IMPL:
+        _OVERLOAD._get_impl = shared_overload_impl
     if _base.BaseContext.get_abi_sizeof is _ORIGINAL_SIZEOF:
         _base.BaseContext.get_abi_sizeof = memo_abi_sizeof
     if _ORIGINAL_MARKUP is not None and isinstance(_RESET, str) and _SCHEME._markup is _ORIGINAL_MARKUP:
