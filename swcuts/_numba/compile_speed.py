@@ -57,6 +57,14 @@ writing and parsing a little LLVM module each time; :func:`memo_abi_sizeof`
 keeps the answer per type (literal types only: a named struct's body can
 change).
 
+Before linking, numba runs LLVM's function passes over every function of
+each module it lowers (``CPUCodeLibrary._optimize_functions``), with a new
+pass builder and pass manager per function, also for the functions a
+module only declares (its callees, numba's runtime): ~250 declarations
+against ~40 definitions in a first run. A declaration has no body to
+optimise; :func:`optimize_defined_functions` skips them, and runs the same
+passes on the definitions.
+
 Importing :mod:`swcuts._numba.cache` installs it (every compiled module of
 swcuts imports that first). ``tests/test_numba_cache.py`` checks it
 against the numba installed: the same values for flags with and without
@@ -67,6 +75,7 @@ from __future__ import annotations
 
 from llvmlite import ir as _llvmir
 from numba.core import base as _base
+from numba.core import codegen as _codegen
 from numba.core import errors as _errors
 from numba.core.typing import templates as _templates
 from numba.core import targetconfig
@@ -75,7 +84,8 @@ from numba.core.types import functions as _functions
 
 __all__ = ["install", "fast_values", "fast_hash", "fast_eq", "memo_call_type", "plain_markup",
            "memo_abi_sizeof",
-           "shared_overload_impl"]
+           "shared_overload_impl",
+           "optimize_defined_functions"]
 
 _ORIGINAL_VALUES = targetconfig.TargetConfig.values
 _ORIGINAL_HASH = targetconfig.TargetConfig.__hash__
@@ -88,6 +98,7 @@ _ORIGINAL_GET_IMPL = getattr(_OVERLOAD, "_get_impl", None)
 #: Names of the options a compile inherits from its caller's flags
 #: (:func:`inherited_options`); [] until read, None if they cannot be read.
 _INHERITED = []
+_ORIGINAL_OPTIMIZE = _codegen.CPUCodeLibrary._optimize_functions
 _ORIGINAL_SIZEOF = _base.BaseContext.get_abi_sizeof
 #: (target data, LLVM type text) -> ABI size in bytes
 _SIZES = {}
@@ -235,14 +246,29 @@ def shared_overload_impl(self, args, kws):
     return self._build_impl(key, args, kws)
 
 
+def optimize_defined_functions(self, ll_module):
+    """numba's ``CPUCodeLibrary._optimize_functions`` (LLVM's function
+    passes on each function of ``ll_module``, a new pass manager each)
+    for the functions the module defines; its declarations have no body
+    and are skipped."""
+    ll_module.data_layout = self._codegen._data_layout
+    for func in ll_module.functions:
+        if func.is_declaration:
+            continue
+        fpm, pb = self._codegen._function_pass_manager()
+        with self._recorded_timings.record(f"Function passes on {func.name!r}", pb):
+            fpm.run(func, pb)
+
+
 def install():
     """Make every ``TargetConfig`` use :func:`fast_values`, :func:`fast_hash`
     and :func:`fast_eq` (idempotent), if they give what numba's own give on
     its compile flags (a numba whose internals differ is left as it is), and
     numba's function types :func:`memo_call_type` and its error highlighting
     :func:`plain_markup` (if that gives the same text), the sizes of
-    LLVM types :func:`memo_abi_sizeof`, and ``@overload`` dispatchers
-    :func:`shared_overload_impl`."""
+    LLVM types :func:`memo_abi_sizeof`, ``@overload`` dispatchers
+    :func:`shared_overload_impl`, and LLVM's function passes
+    :func:`optimize_defined_functions`."""
     try:
         from numba.core.compiler import Flags
 
@@ -263,6 +289,8 @@ def install():
         _functions.BaseFunction.get_call_type = memo_call_type
     if _ORIGINAL_GET_IMPL is not None and _OVERLOAD._get_impl is _ORIGINAL_GET_IMPL:
         _OVERLOAD._get_impl = shared_overload_impl
+    if _codegen.CPUCodeLibrary._optimize_functions is _ORIGINAL_OPTIMIZE:
+        _codegen.CPUCodeLibrary._optimize_functions = optimize_defined_functions
     if _base.BaseContext.get_abi_sizeof is _ORIGINAL_SIZEOF:
         _base.BaseContext.get_abi_sizeof = memo_abi_sizeof
     if _ORIGINAL_MARKUP is not None and isinstance(_RESET, str) and _SCHEME._markup is _ORIGINAL_MARKUP:
