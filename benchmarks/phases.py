@@ -45,6 +45,10 @@ DEFAULT_PHOTO = DATA / "35091.jpg"
 PHASES = ("starting", "reading", "preparing", "working", "atoms", "graph", "edges", "model", "compiling",
           "sampling", "full size", "writing")
 TARGET = {"4000x2667": (10.0, 3.0)}  # wall seconds, peak GB
+#: Issue 37: "the cost per pixel flat from 1 to 12 MP": the wall seconds per
+#: megapixel at the largest size of about 12 MP over those at about 1 MP
+#: (1.0: flat; below 1: the cost grows slower than the pixels).
+TARGET_PER_PIXEL = 1.0
 
 _CHILD = r"""
 import json, resource, sys, time
@@ -165,6 +169,14 @@ def print_table(rows, photo_name, work="default") -> None:
             v = per_mp(r)
             cells.append(f"{v / base:11.2f}" if v is not None and base else f"{'-':>11}")
         print(f"{p:<11}" + "".join(cells))
+    one = [r for r in rows if abs(r["mp"] - 1) < 0.3]
+    twelve = [r for r in rows if abs(r["mp"] - 12) < 1.5]
+    if one and twelve:
+        a, b = one[0], max(twelve, key=lambda r: r["mp"])
+        ratio = (b["outside_wall"] / b["mp"]) / (a["outside_wall"] / a["mp"])
+        print(f"\ntarget cost per pixel flat from 1 to 12 MP: wall per MP at {b['mp']:.2f} MP / at "
+              f"{a['mp']:.2f} MP = {ratio:.2f} (<= {TARGET_PER_PIXEL:g}), load {a['load']:.2f} and "
+              f"{b['load']:.2f}: {'MET' if ratio <= TARGET_PER_PIXEL else 'NOT MET'}")
     for r in rows:
         key = f"{max(r['w'], r['h'])}x{min(r['w'], r['h'])}"
         if key in TARGET:

@@ -178,7 +178,7 @@ def test_phases_shown_only_on_a_terminal(monkeypatch):
 
 
 def test_write_reserve_and_process_start():
-    assert write_reserve((3000, 4000)) == pytest.approx(3.1)
+    assert write_reserve((3000, 4000)) == pytest.approx(2.9)
     assert write_reserve((1000, 1000), compare=4) == pytest.approx(1.4)
     mark_process_start(12.5)
     try:

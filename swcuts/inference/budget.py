@@ -47,13 +47,16 @@ __all__ = ["Budget", "BudgetWarning", "check_budget", "MAX_TIME_BUDGET", "phase_
 #: phases before it took (then the run takes longer than the budget).
 MIN_SAMPLING_SHARE = 0.1
 #: Estimated seconds to render and write the outputs of ``swcuts segment``,
-#: kept from the sampler's share: a fixed part (loading matplotlib and the
-#: energy plot, 0.3 s on a 200x133 photo, then the process's exit after the
-#: last line, 0.3-0.5 s with numba loaded) and a part per megapixel (1.4 s
-#: for a 4000x2667 photo since the overlays are drawn with OpenCV and the
-#: PNGs encoded at zlib level 1 in threads, against 10 s before; 2 cores
-#: shared, benchmarks/phases.py).
-WRITE_SECONDS = 0.7
+#: kept from the sampler's share: a fixed part (the PNGs of a small photo
+#: and the energy plot, drawn with Pillow in ~0.01 s since matplotlib is no
+#: longer loaded for it, then the process's exit after the last line with
+#: numba loaded: 0.44-0.54 s in all from the sampler's end to the exit of
+#: ``swcuts segment`` on the 200x133 sample photo with ``--time-budget 3``,
+#: load 7 on 2 cores, issue 37; 0.7 s before, when matplotlib took 0.3 s
+#: of it) and a part per megapixel (1.4 s for a 4000x2667 photo since the
+#: overlays are drawn with OpenCV and the PNGs encoded at zlib level 1 in
+#: threads, against 10 s before; 2 cores shared, benchmarks/phases.py).
+WRITE_SECONDS = 0.5
 WRITE_SECONDS_PER_MEGAPIXEL = 0.2
 #: The same for ``swcuts compare``: a fixed part (two plots and the page,
 #: 0.6 s after the last sampler on a 200x133 photo, then the exit) and per
@@ -93,7 +96,7 @@ def write_reserve(hw, *, compare=0) -> float:
     or with ``compare`` samplers of ``swcuts compare``.
 
     >>> round(write_reserve((3000, 4000)), 2)
-    3.1
+    2.9
     """
     megapixels = int(hw[0]) * int(hw[1]) / 1e6
     if compare:

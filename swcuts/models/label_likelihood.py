@@ -24,7 +24,9 @@ _LOG_2PIE = math.log(2.0 * math.pi * math.e)
 
 
 # ------------------------------------------------------------ likelihood
-@njit(cache=True)
+# no_cfunc_wrapper: Python and compiled code call it, never C (that wrapper
+# would only cost a first run compile time).
+@njit(cache=True, no_cfunc_wrapper=True)
 def label_loglik(st, n_channels, n_bins, use_family, kappa, ridge):
     """Penalised log-likelihood of one label from its statistics vector.
 

@@ -98,8 +98,10 @@ def _book(d, f_state, labels, best_labels):
 # The runners: ``temps.size`` steps of a kind. Each compiles only the moves
 # of its kinds (a first run of the default sampler compiles run_swc alone,
 # without SWC-1's clustering); both take the same arguments, so that
-# run_compiled calls either.
-@njit(cache=True, nogil=True)  # nogil: chains of sample_posterior run in threads
+# run_compiled calls either. nogil: chains of sample_posterior run in
+# threads; no_cfunc_wrapper: only Python calls them (a C-callable wrapper
+# would cost a first run compile time for nothing).
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def run_swc(kind, temps, f_state, labels, size, free_stack, n_free, lstats, lloglik, regions,
             best_labels, vsrc, indptr, indices, edge_ids, edges, q, log1mq, area, bw, use_family,
             n_channels, n_bins, fp, Rbuf, in_r, mark, stack, acc_log, acc_q, acc_n, adj, roots,
@@ -152,7 +154,7 @@ def run_swc(kind, temps, f_state, labels, size, free_stack, n_free, lstats, llog
     return accepted
 
 
-@njit(cache=True, nogil=True)  # nogil: chains of sample_posterior run in threads
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def run_gibbs(kind, temps, f_state, labels, size, free_stack, n_free, lstats, lloglik, regions,
               best_labels, vsrc, indptr, indices, edge_ids, edges, q, log1mq, area, bw, use_family,
               n_channels, n_bins, fp, Rbuf, in_r, mark, stack, acc_log, acc_q, acc_n, adj, roots,

@@ -16,22 +16,64 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from swcuts.image.atoms import DEFAULT_ATOMS
-from swcuts.samplers.gibbs import Gibbs
-from swcuts.samplers.multiflip import Multiflip
-from swcuts.samplers.multigrid import Multigrid
-from swcuts.samplers.reconfiguration.kernel import SRM, Reconfiguration
-from swcuts.samplers.split_merge import RandomSplit, SplitMerge
 from swcuts.samplers.swc import SWC, SWC1, SWC2, ClusterGibbs
-from swcuts.samplers.tree_guided.kernel import TreeGuided
-from swcuts.samplers.triadic.kernel import Triadic
 
-__all__ = ["SamplerSpec", "REGISTRY", "sampler_spec", "find_spec", "RUNS_ON"]
+__all__ = ["SamplerSpec", "REGISTRY", "sampler_spec", "find_spec", "RUNS_ON", "LazyKernel", "kernel_class"]
 
 #: What a sampler runs on: the atoms of ``segment(atoms=...)``
 #: (:data:`~swcuts.image.atoms.DEFAULT_ATOMS` by default), the pixels (by default;
 #: it also runs on atoms), or a hierarchy of groupings of the pixels that it
 #: forms itself by cluster sampling.
 RUNS_ON = ("atoms", "pixels", "hierarchy")
+
+
+class LazyKernel:
+    """A sampler's kernel class, imported on first use (called, or
+    :func:`kernel_class`): a run of the default sampler (``swc``) does not
+    load the modules of the others (tree-guided, reconfiguration, triadic,
+    multiflip, ... with their numba dispatchers: ~0.1 s of every run,
+    issue 37).
+
+    Examples
+    --------
+    >>> kernel_class(LazyKernel("swcuts.samplers.gibbs", "Gibbs")).__name__
+    'Gibbs'
+    """
+
+    def __init__(self, module: str, name: str):
+        self.module, self.name = module, name
+        self._cls = None
+
+    def resolve(self):
+        """The class (its module imported on the first call)."""
+        if self._cls is None:
+            import importlib
+
+            self._cls = getattr(importlib.import_module(self.module), self.name)
+        return self._cls
+
+    def __call__(self, *args, **kwargs):
+        return self.resolve()(*args, **kwargs)
+
+    def __repr__(self):
+        return f"LazyKernel({self.module}.{self.name})"
+
+
+def kernel_class(kernel):
+    """The kernel factory itself: a :class:`LazyKernel`'s class, any other as it is."""
+    return kernel.resolve() if isinstance(kernel, LazyKernel) else kernel
+
+
+_S = "swcuts.samplers."
+Gibbs = LazyKernel(_S + "gibbs", "Gibbs")
+Multiflip = LazyKernel(_S + "multiflip", "Multiflip")
+Multigrid = LazyKernel(_S + "multigrid", "Multigrid")
+SRM = LazyKernel(_S + "reconfiguration.kernel", "SRM")
+Reconfiguration = LazyKernel(_S + "reconfiguration.kernel", "Reconfiguration")
+RandomSplit = LazyKernel(_S + "split_merge", "RandomSplit")
+SplitMerge = LazyKernel(_S + "split_merge", "SplitMerge")
+TreeGuided = LazyKernel(_S + "tree_guided.kernel", "TreeGuided")
+Triadic = LazyKernel(_S + "triadic.kernel", "Triadic")
 
 
 def _multilevel(model, q, features, **options):
@@ -51,7 +93,8 @@ class SamplerSpec:
     name : str
         The name users type (``segment(sampler=name)``).
     kernel : callable
-        The factory: ``kernel(model, q, **options)`` returns the kernel
+        The factory (a :class:`LazyKernel` for samplers other than SW cuts':
+        the class imported when first called; :func:`kernel_class`): ``kernel(model, q, **options)`` returns the kernel
         (``step(state, rng, temperature)``, :class:`swcuts.models.protocols.Kernel`);
         for a hierarchical sampler ``kernel(model, q, features, **options)``
         returns the :class:`~swcuts.samplers.multilevel.MultiLevel` driver.
