@@ -135,71 +135,55 @@ def textons(mode, rng):
     return centres
 
 
-def collect(det, mode, splits, per_photo, seed):
-    """Features, targets and weights of sampled pixels (cached in benchmarks/out/train_boundaries,
-    keyed by everything they depend on)."""
+def _sampled_pixels(prefix, det, mode, splits, per_photo, seed, arrays, rows_of):
+    """Rows ``rows_of(photo)`` (an (h, w, k) array) of the pixels sampled from every
+    photo of ``splits``, their targets and weights; cached in benchmarks/out/train_boundaries,
+    keyed by everything they depend on (``det``'s ``arrays`` and the detector's source)."""
     import hashlib
 
     key = hashlib.sha1(repr((mode, splits, per_photo, seed, det["settings"],
-                             [np.asarray(det[mode][k]).tobytes() for k in ("lo", "hi", "centres")],
+                             [np.asarray(det[mode][k]).tobytes() for k in arrays],
                              Path(bd.__file__).read_bytes())).encode()).hexdigest()[:16]
-    cache = ROOT / "benchmarks" / "out" / "train_boundaries" / f"{mode}-{'+'.join(splits)}-{key}.npz"
+    cache = ROOT / "benchmarks" / "out" / "train_boundaries" / f"{prefix}{mode}-{'+'.join(splits)}-{key}.npz"
     if cache.exists():
         with np.load(cache) as z:
             return z["x"].astype(np.float64), z["y"], z["w"]
     rng = np.random.default_rng(seed)
     xs, ys, ws = [], [], []
     t0 = time.perf_counter()
-    n = 0
     for _, s in photos(splits):
-        z = as_features(s.image, mode)
-        f = bd.boundary_features(z, det)
+        rows = rows_of(s)
         t = target(s.truths)
         idx, w = sample_pixels(t, per_photo, rng)
-        xs.append(f.reshape(-1, f.shape[2])[idx])
+        xs.append(rows.reshape(-1, rows.shape[2])[idx])
         ys.append(t.ravel()[idx])
         ws.append(w)
-        n += 1
-    print(f"  {mode}: features of {n} photos ({', '.join(splits)}) in {time.perf_counter() - t0:.0f} s", flush=True)
-    x, y, w = np.concatenate(xs).astype(np.float64), np.concatenate(ys), np.concatenate(ws)
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    np.savez(cache, x=x.astype(np.float32), y=y, w=w)
-    return x, y, w
-
-
-def collect_global(det, mode, splits, per_photo, seed):
-    """As :func:`collect`, the global network's inputs (the local network of ``det`` applied to
-    the whole photo, then :func:`bd.spectral_features`) at the same sampled pixels."""
-    import hashlib
-
-    key = hashlib.sha1(repr((mode, splits, per_photo, seed, det["settings"],
-                             [np.asarray(det[mode][k]).tobytes() for k in ("lo", "hi", "centres", "mean", "std",
-                                                                          "w1", "b1", "w2", "b2")],
-                             Path(bd.__file__).read_bytes())).encode()).hexdigest()[:16]
-    cache = ROOT / "benchmarks" / "out" / "train_boundaries" / f"global-{mode}-{'+'.join(splits)}-{key}.npz"
-    if cache.exists():
-        with np.load(cache) as z:
-            return z["x"].astype(np.float64), z["y"], z["w"]
-    rng = np.random.default_rng(seed)
-    xs, ys, ws = [], [], []
-    t0 = time.perf_counter()
-    for _, s in photos(splits):
-        z = as_features(s.image, mode)
-        f = bd.boundary_features(z, det)
-        h, w, n = f.shape
-        p = bd._network(f.reshape(-1, n), det[mode])
-        g = bd._global_inputs(f, p, det["settings"])
-        t = target(s.truths)
-        idx, wt = sample_pixels(t, per_photo, rng)
-        xs.append(g.reshape(h * w, -1)[idx])
-        ys.append(t.ravel()[idx])
-        ws.append(wt)
-    print(f"  {mode}: global features of {len(xs)} photos ({', '.join(splits)}) in "
+    print(f"  {mode}: {prefix.rstrip('-') or 'local'} features of {len(xs)} photos ({', '.join(splits)}) in "
           f"{time.perf_counter() - t0:.0f} s", flush=True)
     x, y, w = np.concatenate(xs).astype(np.float64), np.concatenate(ys), np.concatenate(ws)
     cache.parent.mkdir(parents=True, exist_ok=True)
     np.savez(cache, x=x.astype(np.float32), y=y, w=w)
     return x, y, w
+
+
+def collect(det, mode, splits, per_photo, seed):
+    """Features, targets and weights of sampled pixels (:func:`_sampled_pixels`)."""
+    return _sampled_pixels("", det, mode, splits, per_photo, seed, ("lo", "hi", "centres"),
+                           lambda s: bd.boundary_features(as_features(s.image, mode), det))
+
+
+def collect_global(det, mode, splits, per_photo, seed):
+    """As :func:`collect`, the global network's inputs (the local network of ``det`` applied to
+    the whole photo, then :func:`bd.spectral_features`) at the same sampled pixels."""
+
+    def rows_of(s):
+        f = bd.boundary_features(as_features(s.image, mode), det)
+        h, w, n = f.shape
+        p = bd._network(f.reshape(-1, n), det[mode])
+        return bd._global_inputs(f, p, det["settings"]).reshape(h, w, -1)
+
+    return _sampled_pixels("global-", det, mode, splits, per_photo, seed,
+                           ("lo", "hi", "centres", "mean", "std", "w1", "b1", "w2", "b2"), rows_of)
 
 
 def fit_network(x, y, w, hidden, seed, l2=1e-4, maxiter=500):
