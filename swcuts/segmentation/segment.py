@@ -59,9 +59,9 @@ class Segmentation:
     posterior : str
         The image posterior sampled (``segment(model=...)``, :data:`MODELS`).
     samples : PosteriorSamples or None
-        With ``segment(posterior_samples=N)``: N samples of the posterior at
-        T = 1 (:func:`swcuts.sample_posterior`, its own chains), with the
-        boundary probability and segment stability maps.
+        With ``segment(posterior_samples=N)``: N samples at T = 1 of the
+        posterior at three granularities (:func:`swcuts.sample_posterior`'s
+        default), with the boundary probability and segment stability maps.
     phase_seconds : dict
         Wall seconds of every phase of the run (preparing, atoms, graph,
         edges, model, compiling, sampling, full size; from the CLI also
@@ -369,8 +369,8 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
         atoms, graph, edges, model, compiling) and show a progress bar
         while sampling.
     posterior_samples : int, optional
-        Also draw this many samples of the posterior at T = 1 with the same
-        sampler and posterior (:func:`swcuts.sample_posterior`; samplers on
+        Also draw this many samples at T = 1 with the same sampler and
+        posterior (:func:`swcuts.sample_posterior`, its granularities; samplers on
         atoms only), in :attr:`Segmentation.samples`; with a
         ``time_budget``, the segmentation samples for half of what is left
         and the posterior samples get the rest.
