@@ -57,6 +57,8 @@ ZETA = 0.3
 #: Tuned on Dimetrodon, Grove3, Urban3, Venus and the synthetic sets
 #: (DECAY ∈ {0.7, 0.85, 0.9}, ZETA ∈ {0.1, 0.3, 1}; worst Middlebury pair
 #: 0.22, 0.31, 0.32 with ZETA 0.3); Sintel held out.
+#: Offsets summed at a time (memory O(CHUNK · H · W)).
+CHUNK = 9
 
 
 def offset_costs(frame1, frame2, flow, *, sigma, nil_cost, rounding=1.0, radius=RADIUS, step=STEP,
@@ -192,7 +194,17 @@ def _chunk_energy(costs, regions, decay, zeta, weight):
     return region_window(costs, regions, decay) * (n_eff / weight)
 
 
-def local_posterior(costs, du, dv, regions, decay=DECAY, zeta=ZETA, chunk=9):
+def _moments(chunks, shape, regions, decay, zeta):
+    """E d_u² and E d_v² of the coarsened local posterior from ``chunks`` of
+    (costs, du, dv), summed a chunk at a time (memory O(chunk · H · W))."""
+    weight = region_window(np.ones((1,) + tuple(shape)), regions, decay)[0]
+    acc = _Moments(tuple(shape))
+    for costs, du, dv in chunks:
+        acc.add(_chunk_energy(costs, regions, decay, zeta, weight), du, dv)
+    return acc.e2()
+
+
+def local_posterior(costs, du, dv, regions, decay=DECAY, zeta=ZETA, chunk=CHUNK):
     """Per pixel the moments of the coarsened local posterior of its offset.
 
     π_p(d_k) ∝ exp(−n_eff · Σ_q w_pq c_q(d_k) / Σ_q w_pq), w from
@@ -212,12 +224,8 @@ def local_posterior(costs, du, dv, regions, decay=DECAY, zeta=ZETA, chunk=9):
     >>> bool(e2.max() < 1e-6)
     True
     """
-    weight = region_window(np.ones((1,) + costs.shape[1:]), regions, decay)[0]
-    acc = _Moments(costs.shape[1:])
-    for i in range(0, len(du), chunk):
-        sl = slice(i, i + chunk)
-        acc.add(_chunk_energy(costs[sl], regions, decay, zeta, weight), du[sl], dv[sl])
-    return acc.e2()
+    slices = [slice(i, i + chunk) for i in range(0, len(du), chunk)]
+    return _moments(((costs[sl], du[sl], dv[sl]) for sl in slices), costs.shape[1:], regions, decay, zeta)
 
 
 def flow_error(frame1, frame2, flow, regions, *, sigma, nil_cost, rounding=1.0, backward=None,
@@ -262,14 +270,10 @@ def flow_error(frame1, frame2, flow, regions, *, sigma, nil_cost, rounding=1.0, 
     flow = np.asarray(flow, np.float32)
     # Offsets a chunk at a time: memory O(chunk · H · W), not O(81 · H · W).
     du, dv = _grid(RADIUS, STEP, vertical)
-    weight = region_window(np.ones((1,) + f2.shape[:2]), regions, decay)[0]
-    acc = _Moments(f2.shape[:2])
-    for i in range(0, du.size, 9):
-        sl = slice(i, i + 9)
-        costs, _, _ = offset_costs(f1, f2, flow, sigma=sigma, nil_cost=nil_cost, rounding=rounding,
-                                   vertical=vertical, offsets=(du[sl], dv[sl]))
-        acc.add(_chunk_energy(costs, regions, decay, zeta, weight), du[sl], dv[sl])
-    e2 = acc.e2()
+    chunks = (offset_costs(f1, f2, flow, sigma=sigma, nil_cost=nil_cost, rounding=rounding,
+                           vertical=vertical, offsets=(du[i:i + CHUNK], dv[i:i + CHUNK]))
+              for i in range(0, du.size, CHUNK))
+    e2 = _moments(chunks, f2.shape[:2], regions, decay, zeta)
     if backward is None:
         backward = _dis(f2, f1)
     b = warp_frame1(np.asarray(backward, np.float32), flow)
