@@ -584,3 +584,10 @@ def test_segment_with_posterior_samples_and_its_bad_values():
             swcuts.segment(image, steps=10, posterior_samples=bad)
     with pytest.raises(ValueError, match="on atoms"):
         swcuts.segment(image, sampler="multigrid", steps=10, posterior_samples=3)
+    # granularity: passed on to sample_posterior, checked before any work, only with samples.
+    one = swcuts.segment(image, seed=0, steps=200, n_atoms=20, posterior_samples=8, granularity=1)
+    assert one.samples.granularity == (1.0,) and one.samples.n_chains == 4
+    for bad, message in (((1, 3), "give posterior_samples"), (0, "positive"), ((2, 2), "differ")):
+        with pytest.raises(ValueError, match=message):
+            swcuts.segment(image, steps=10, granularity=bad,
+                           posterior_samples=None if message == "give posterior_samples" else 4)

@@ -2,6 +2,7 @@
 exactly enumerated ones within Monte Carlo error, a biased kernel fails the
 same test, chains that have not mixed are reported, and the maps are right."""
 
+import json
 import math
 
 import numpy as np
@@ -188,7 +189,6 @@ def test_write_posterior_outputs(tmp_path):
     assert np.allclose(np.load(tmp_path / "out" / "boundary_prob.npy"), ps.boundary_probability())
     for name in ("boundary_prob.png", "stability.png", "segments_hist.png"):
         assert (tmp_path / "out" / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    import json
 
     summary = json.loads((tmp_path / "out" / "posterior_summary.json").read_text())
     assert summary["n_samples"] == 40 and summary["warnings"] == ps.warnings
@@ -247,6 +247,17 @@ def test_cli_segment_writes_posterior_maps_with_its_outputs(tmp_path, capsys):
                  "--posterior-samples", "0"]) == 2
     assert "--posterior-samples" in capsys.readouterr().err
     assert not (tmp_path / "bad").exists()
+    # --granularity: one posterior (the summary says which), or a one-line error before any work.
+    assert main(["segment", str(tmp_path / "a.png"), "-o", str(tmp_path / "one"), "--seed", "0",
+                 "--steps", "500", "--posterior-samples", "4", "--granularity", "1", "--no-progress"]) == 0
+    assert json.loads((tmp_path / "one" / "posterior_summary.json").read_text())["granularity"] == [1.0]
+    for extra in (["--granularity", "1,3"], ["--posterior-samples", "4", "--granularity", "1,-3"],
+                  ["--posterior-samples", "4", "--granularity", "1,x"]):
+        capsys.readouterr()
+        assert main(["segment", str(tmp_path / "a.png"), "-o", str(tmp_path / "bad"), *extra]) == 2
+        err = capsys.readouterr().err
+        assert "--granularity" in err and len(err.strip().splitlines()) == 1, err
+        assert not (tmp_path / "bad").exists()
 
 
 def _two_halves(shape=(24, 32)):

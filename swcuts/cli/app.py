@@ -87,6 +87,13 @@ def _sizes(text):
         raise argparse.ArgumentTypeError(f"expected integers separated by commas, got '{text}'") from None
 
 
+def _floats(text):
+    try:
+        return [float(t) for t in text.replace(",", " ").split()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected numbers separated by commas, got '{text}'") from None
+
+
 def _names(text):
     names = [t.strip() for t in text.split(",") if t.strip()]
     if not names:
@@ -155,6 +162,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also draw N samples of the posterior at T = 1 (swcuts.sample_posterior) and "
                         "write boundary_prob.png/.npy, stability.png, segments_hist.png and "
                         "posterior_summary.json (atom samplers only)")
+    s.add_argument("--granularity", type=_floats, default=None, metavar="G1,G2,...",
+                   help="with --posterior-samples: multipliers of the prior weights per label and per "
+                        "region whose posteriors are sampled in equal shares (default 1,3,10: "
+                        "granularity unknown; 1: the posterior alone)")
     s.add_argument("--no-progress", action="store_true",
                    help="never show the phases (reading, atoms, ..., sampling, writing) or a progress bar")
 
@@ -256,7 +267,8 @@ def _cmd_segment(args) -> int:
     # of the compiling to a helper process on a second core (swcuts.cli.prewarm).
     with prewarm.helper(_default_kernel_run(options)):
         seg = segment(image, channel_axis=channel_axis, progress=not args.no_progress,
-                      posterior_samples=args.posterior_samples, **{**options, "time_budget": budget})
+                      posterior_samples=args.posterior_samples, granularity=args.granularity,
+                      **{**options, "time_budget": budget})
     with signals_deferred(), budget.phase("writing", f"{len(SEGMENT_OUTPUTS)} files"):
         files = output_files(seg, {**options, "image": str(args.image)})
         if seg.samples is not None:

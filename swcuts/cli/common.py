@@ -58,19 +58,20 @@ def _write_bytes(path, data: bytes):
 
 
 def _check_posterior_samples(args):
-    """``--posterior-samples``, checked before the image is read (the
-    message names the flag; :func:`segment` checks it again)."""
-    from swcuts.segmentation.segment import _check_posterior_samples as check
+    """``--posterior-samples`` and ``--granularity``, checked before the image
+    is read (the message names the flags; :func:`segment` checks them again)."""
+    from swcuts.segmentation.posterior import check_segment_samples
     from swcuts.segmentation.options import resolve_options
 
-    if args.posterior_samples is None:
+    if args.posterior_samples is None and args.granularity is None:
         return
     options = resolve_options(sampler=args.sampler, atoms=args.atoms, n_atoms=args.n_atoms,
                               init=args.init, model=args.model)
     try:
-        check(args.posterior_samples, options)
+        check_segment_samples(args.posterior_samples, options, args.granularity)
     except InputError as exc:
-        raise InputError(str(exc).replace("posterior_samples", "--posterior-samples", 1)) from None
+        message = str(exc).replace("posterior_samples", "--posterior-samples")
+        raise InputError(message.replace("granularity", "--granularity", 1)) from None
 
 
 def _load_checked(path):

@@ -45,7 +45,7 @@ from swcuts.inference.posterior_samples import (
     ESS_WARN, R_HAT_WARN, PosteriorSamples, pixel_boundary_probability)
 
 __all__ = ["sample_posterior", "sample_model", "PosteriorSamples", "pixel_boundary_probability",
-           "R_HAT_WARN"]
+           "R_HAT_WARN", "check_segment_samples"]
 
 #: Start temperature of the annealing to T = 1 (SW cuts: T0 <= 15, section 5).
 T0 = 10.0
@@ -548,3 +548,22 @@ def _demo() -> PosteriorSamples:
     image += 0.05 * np.random.default_rng(1).standard_normal(image.shape)
     return sample_posterior(image, n_samples=40, chains=2, n_atoms=16, seed=0, anneal_steps=200,
                             pilot_steps=400, granularity=1)
+
+
+def check_segment_samples(n, options, granularity=None) -> None:
+    """:func:`swcuts.segment`'s ``posterior_samples`` and ``granularity``,
+    or a one-line error: a count from 1 to 10000 with a sampler on atoms,
+    and a ladder (:func:`~swcuts.segmentation.granularity.check_granularity`)
+    only with it."""
+    from swcuts.segmentation.granularity import check_granularity
+
+    if n is None:
+        if granularity is not None:
+            raise InputError("granularity sets the posterior samples' ladder: give posterior_samples too")
+        return
+    check_number("posterior_samples", n, integer=True, minimum=1, maximum=10_000,
+                 what="an integer from 1 to 10000")
+    if options.spec.runs_on != "atoms" or options.atoms == "pixels" or options.init == "atoms":
+        raise InputError("posterior_samples samples on atoms: use a sampler on atoms (e.g. swc), "
+                         f"not '{options.name}' on {options.atoms} atoms")
+    check_granularity(granularity)

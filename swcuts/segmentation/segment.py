@@ -261,7 +261,8 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
             channel_axis=-1, edge_scale=DEFAULTS["edge_scale"], q_max=DEFAULTS["q_max"],
             bins=DEFAULTS["bins"], a0=DEFAULTS["a0"], a1=DEFAULTS["a1"], a2=DEFAULTS["a2"],
             kappa=DEFAULTS["kappa"], window_sizes=None, levels=DEFAULTS["levels"], model=None,
-            progress=False, posterior_samples=None, work_pixels=WORK_PIXELS) -> Segmentation:
+            progress=False, posterior_samples=None, granularity=None,
+            work_pixels=WORK_PIXELS) -> Segmentation:
     """Segment an image by annealing its posterior with a partition sampler.
 
     Parameters
@@ -374,6 +375,10 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
         atoms only), in :attr:`Segmentation.samples`; with a
         ``time_budget``, the segmentation samples for half of what is left
         and the posterior samples get the rest.
+    granularity : float or sequence of float, optional
+        With ``posterior_samples``: the ladder of prior-weight multipliers
+        of :func:`swcuts.sample_posterior` (default (1, 3, 10); 1: the
+        posterior alone).
     work_pixels : int or None
         A sampler on atoms segments an image of more than twice this many
         pixels on a working image of about this many (area averaging), at
@@ -422,7 +427,9 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
                               time_budget=Budget.seconds_of(time_budget), t0=t0, t_final=t_final, init=init,
                               edge_scale=edge_scale, q_max=q_max, bins=bins, a0=a0, a1=a1, a2=a2,
                               kappa=kappa, window_sizes=window_sizes, levels=levels, model=model)
-    _check_posterior_samples(posterior_samples, options)
+    if posterior_samples is not None or granularity is not None:
+        from swcuts.segmentation.posterior import check_segment_samples
+        check_segment_samples(posterior_samples, options, granularity)
     budget = Budget.of(time_budget, progress=progress, start=called)
     if work_pixels is not None:
         check_number("work_pixels", work_pixels, integer=True, minimum=1000, what="an integer >= 1000 or None")
@@ -464,21 +471,10 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
                                            n_atoms=n_atoms, channel_axis=channel_axis,
                                            edge_scale=edge_scale, q_max=q_max, bins=bins, a0=a0,
                                            a1=a1, a2=a2, kappa=kappa, progress=progress,
-                                           time_budget=budget)
+                                           time_budget=budget, granularity=granularity)
     if budget is not time_budget:
         budget.check_end()
     return seg
-
-
-def _check_posterior_samples(n, options) -> None:
-    """``posterior_samples``: None, or a count from 1 to 10000 with a sampler on atoms."""
-    if n is None:
-        return
-    check_number("posterior_samples", n, integer=True, minimum=1, maximum=10_000,
-                 what="an integer from 1 to 10000")
-    if options.spec.runs_on != "atoms" or options.atoms == "pixels" or options.init == "atoms":
-        raise InputError("posterior_samples samples on atoms: use a sampler on atoms (e.g. swc), "
-                         f"not '{options.name}' on {options.atoms} atoms")
 
 
 class _Run(NamedTuple):
