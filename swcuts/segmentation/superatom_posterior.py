@@ -1,0 +1,118 @@
+"""The "superatoms" sampling posterior (issue 35, round 7): the image
+posterior on a coarse graph, with its evidence counted once per region and
+once per boundary.
+
+On the ~1,000 atoms of a photo the "learned" posterior is, locally, a point
+mass: a one-atom move at a boundary costs tens to hundreds of nats, because
+the likelihood counts an atom's pixels (times ζ' = 0.1) and the boundary
+term every pixel pair of the boundary as independent evidence. Here:
+
+* **The graph** is that of ~:data:`SUPERATOMS` super-atoms, the atoms merged
+  along their weakest boundaries of the detector's probability
+  (:func:`swcuts.graph.superatoms.merge_weakest`), so that the graph's edges
+  follow the detector's ridges;
+* **the likelihood** (the "learned" model's window histograms) is raised to
+  the power ζ = :func:`swcuts.models.coarsening.region_pixel_fraction` of the
+  super-atoms: the share of independent pixels for an AR(1) field with the
+  lag-one correlations of the residuals from each super-atom's mean
+  (2e-4 to 1e-2 on BSDS photos: 0.1 to 10 independent pixels a super-atom);
+* **the boundary evidence** is counted once per super-atom edge: a cut edge
+  e costs λ (w̄_e + c), with w̄_e the mean over its pixel pairs of
+  −logit p (:func:`swcuts.models.boundary.learned_pair_weights`) and c =
+  :data:`OFFSET` a reward per cut edge (the prior log-odds of a boundary);
+* **the prior** of eq. 59 with a0 = a1 = :data:`PRIOR` per label and region.
+
+It is an :class:`~swcuts.models.image.ImageModel` on the super-atom graph
+with its rows scaled by ζ and per-edge boundary weights
+(:meth:`~swcuts.models.image.ImageModel.set_boundary`), so every kernel
+samples it exactly as the enumeration tests show for that model
+(``tests/test_superatom_posterior.py`` checks the posterior as built here).
+The derivation and the measurements are in docs/algorithms/posterior.md
+("Round 7").
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from swcuts.graph.region_graph import RegionGraph
+from swcuts.graph.superatoms import merge_weakest, pair_strengths
+from swcuts.inference.budget import phase_of
+from swcuts.models.boundary import edge_weights, learned_pair_weights
+from swcuts.models.coarsening import region_pixel_fraction
+from swcuts.models.image import ImageModel
+
+__all__ = ["SUPERATOMS", "PRIOR", "OFFSET", "EDGE_WEIGHT", "STEPS_PER_SUPERATOM",
+           "SUPERATOM_GRANULARITY", "superatom_edge_weights",
+           "superatom_model", "build_superatom_posterior"]
+
+#: Super-atoms of a photo (the atoms merged down to this many).
+SUPERATOMS = 200
+#: a0 = a1 of the super-atom posterior (nats per label and per region).
+PRIOR = 1.0
+#: c, added to every super-atom edge's mean −logit p: the reward of a cut edge.
+OFFSET = -2.0
+#: λ, the weight of the per-edge boundary evidence.
+EDGE_WEIGHT = 1.0
+#: Annealing and pilot steps of each chain, per super-atom.
+STEPS_PER_SUPERATOM = 500
+#: The granularity ladder of the super-atom posterior (multipliers of
+#: :data:`PRIOR`; :mod:`swcuts.segmentation.granularity`).
+SUPERATOM_GRANULARITY = (0.3, 1.0, 3.0)
+
+
+def superatom_edge_weights(probability, labels, graph, offset=OFFSET) -> np.ndarray:
+    """w_e = mean over the pixel pairs across edge e of −logit p, plus ``offset``.
+
+    Examples
+    --------
+    >>> labels = np.array([[0, 0, 1, 1]] * 2)
+    >>> p = np.array([[0.5, 0.5, 0.5, 0.5]] * 2)
+    >>> superatom_edge_weights(p, labels, RegionGraph.from_labels(labels), offset=-1.0)
+    array([-1.])
+    """
+    pairs = learned_pair_weights(np.zeros(np.shape(probability)), probability, 0.0)
+    total = edge_weights(pairs, labels, graph)
+    count = edge_weights(np.ones_like(pairs), labels, graph)
+    return total / np.maximum(count, 1.0) + float(offset)
+
+
+def superatom_model(features, labels, graph, probability, *, bins, window, a2, kappa, zeta=None,
+                    prior=PRIOR, offset=OFFSET, boundary=EDGE_WEIGHT) -> ImageModel:
+    """The posterior on a super-atom label image (see the module docstring).
+
+    ``zeta`` None: :func:`~swcuts.models.coarsening.region_pixel_fraction`
+    of ``labels``.
+    """
+    zeta = region_pixel_fraction(features, labels) if zeta is None else float(zeta)
+    model = ImageModel(features, labels, graph, bins=bins, a0=prior, a1=prior, a2=a2, kappa=kappa,
+                       window=window, likelihood_weight=max(zeta, 1e-6))
+    model.set_boundary(boundary, superatom_edge_weights(probability, labels, graph, offset))
+    return model
+
+
+def build_superatom_posterior(features, atoms, n_atoms, *, seed, params, n_superatoms=SUPERATOMS,
+                              budget=None):
+    """Atoms, super-atoms, their SW-cut edge probabilities and the posterior
+    of prepared ``features``: ``(SuperAtoms, q, ImageModel)``.
+
+    ``params``: the run's :meth:`~swcuts.segmentation.options.RunOptions.posterior_params`
+    (bins, window, a2, kappa, q_max and the atoms' relief are taken from it).
+    """
+    from swcuts.graph.learned_edges import learned_edge_probabilities
+    from swcuts.image.atoms import compute_atoms
+    from swcuts.image.boundary_detector import boundary_probability
+
+    with phase_of(budget, "boundaries", "the learned boundary detector"):
+        prob = boundary_probability(features)
+    relief = prob if params.get("atom_relief") == "learned" and atoms == "watershed" else None
+    with phase_of(budget, "atoms", f"{atoms}, then {n_superatoms} super-atoms"):
+        atom_labels = compute_atoms(features, atoms, n_atoms, seed=seed, relief=relief)
+        sa = merge_weakest(atom_labels, RegionGraph.from_labels(atom_labels), pair_strengths(prob),
+                           n_regions=n_superatoms)
+    with phase_of(budget, "edges", f"{sa.graph.n_edges:,} edges"):
+        q = np.minimum(learned_edge_probabilities(features, sa.labels, sa.graph, prob), params["q_max"])
+    with phase_of(budget, "model", f"statistics of {sa.n_regions:,} super-atoms"):
+        model = superatom_model(features, sa.labels, sa.graph, prob, bins=params["bins"],
+                                window=params["window"], a2=params["a2"], kappa=params["kappa"])
+    return sa, q, model
