@@ -81,3 +81,26 @@ def test_the_same_samples_fail_against_per_pixel_boundary_evidence(sampled):
                         + OFFSET * sa.graph.boundary_length)
     co, pix = _mixture(summed, sa.labels)
     assert _z_scores(ps, co, pix).max() > 2 * Z_MAX
+
+
+def test_sample_posterior_on_superatoms():
+    from swcuts.segmentation.posterior import sample_posterior
+
+    rng = np.random.default_rng(2)
+    image = np.zeros((40, 48, 3))
+    image[:, 24:] = [0.9, 0.6, 0.2]
+    image[10:30, 4:16] = [0.2, 0.3, 0.8]
+    image = np.clip(image + 0.03 * rng.standard_normal(image.shape), 0, 1)
+    ps = sample_posterior(image, superatoms=8, n_samples=24, n_atoms=60, seed=0)
+    assert ps.posterior == "superatoms" and ps.granularity == SUPERATOM_GRANULARITY
+    assert ps.atoms.shape == (40, 48) and ps.atoms.max() + 1 <= 8 and ps.graph.n_vertices == ps.atoms.max() + 1
+    assert ps.labels.shape[1] == ps.graph.n_vertices and ps.boundary_probability().shape == (40, 48)
+
+
+@pytest.mark.parametrize("bad", [1, 0, 2.5])
+def test_bad_superatoms(bad):
+    from swcuts.io.errors import InputError
+    from swcuts.segmentation.posterior import sample_posterior
+
+    with pytest.raises(InputError):
+        sample_posterior(np.zeros((40, 40)), superatoms=bad)

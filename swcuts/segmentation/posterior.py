@@ -490,10 +490,11 @@ def sample_posterior(image, *, n_samples=100, thin=None, chains=None, sampler="s
         (:mod:`swcuts.segmentation.superatom_posterior`): on this many
         super-atoms (the atoms merged along their weakest boundaries), the
         likelihood coarsened to the super-atoms' share of independent pixels
-        and the boundary evidence counted once per super-atom edge;
-        ``anneal_steps`` and ``pilot_steps`` default to
-        :data:`~swcuts.segmentation.superatom_posterior.STEPS_PER_SUPERATOM`
-        per super-atom. None (default): the image posterior on the atoms.
+        and the boundary evidence counted once per super-atom edge
+        (:data:`~swcuts.segmentation.superatom_posterior.SUPERATOMS`, 100,
+        mixes on photos); ``anneal_steps``, ``pilot_steps`` and ``thin``
+        default to a number of steps per super-atom (that module's
+        constants). None (default): the image posterior on the atoms.
 
     Returns
     -------
@@ -545,14 +546,14 @@ def sample_posterior(image, *, n_samples=100, thin=None, chains=None, sampler="s
         atom_labels, graph, q, post = build_posterior(features, atoms, run.n_atoms, seed=atom_seed,
                                                       budget=budget, **run.posterior_params())
     else:
-        from swcuts.segmentation.superatom_posterior import STEPS_PER_SUPERATOM, build_superatom_posterior
+        from swcuts.segmentation import superatom_posterior as sp
 
-        sa, q, post = build_superatom_posterior(features, atoms, run.n_atoms, seed=atom_seed, budget=budget,
-                                                params=run.posterior_params(), n_superatoms=superatoms)
-        atom_labels, model_name = sa.labels, "superatoms"
-        steps = STEPS_PER_SUPERATOM * sa.n_regions
-        anneal_steps = steps if anneal_steps is None else anneal_steps
-        pilot_steps = steps if pilot_steps is None else pilot_steps
+        sa, q, post = sp.build_superatom_posterior(features, atoms, run.n_atoms, seed=atom_seed, budget=budget,
+                                                   params=run.posterior_params(), n_superatoms=superatoms)
+        atom_labels, model_name, k = sa.labels, "superatoms", sa.n_regions
+        anneal_steps = sp.ANNEAL_PER_SUPERATOM * k if anneal_steps is None else anneal_steps
+        pilot_steps = sp.PILOT_PER_SUPERATOM * k if pilot_steps is None else pilot_steps
+        thin = sp.THIN_PER_SUPERATOM * k if thin is None else thin
     result = sample_granularities(post, q, granularity=granularity, atoms=atom_labels,
                                   n_samples=n_samples, thin=thin, chains=chains, sampler=sampler,
                                   seed=rng, time_budget=budget, t0=t0, anneal_steps=anneal_steps,

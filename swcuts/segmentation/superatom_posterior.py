@@ -42,23 +42,27 @@ from swcuts.models.boundary import edge_weights, learned_pair_weights
 from swcuts.models.coarsening import region_pixel_fraction
 from swcuts.models.image import ImageModel
 
-__all__ = ["SUPERATOMS", "PRIOR", "OFFSET", "EDGE_WEIGHT", "STEPS_PER_SUPERATOM",
+__all__ = ["SUPERATOMS", "PRIOR", "OFFSET", "EDGE_WEIGHT", "ANNEAL_PER_SUPERATOM", "PILOT_PER_SUPERATOM",
+           "THIN_PER_SUPERATOM",
            "SUPERATOM_GRANULARITY", "superatom_edge_weights",
            "superatom_model", "build_superatom_posterior"]
 
 #: Super-atoms of a photo (the atoms merged down to this many).
-SUPERATOMS = 200
+SUPERATOMS = 100
 #: a0 = a1 of the super-atom posterior (nats per label and per region).
 PRIOR = 1.0
 #: c, added to every super-atom edge's mean −logit p: the reward of a cut edge.
 OFFSET = -2.0
 #: λ, the weight of the per-edge boundary evidence.
 EDGE_WEIGHT = 1.0
-#: Annealing and pilot steps of each chain, per super-atom.
-STEPS_PER_SUPERATOM = 500
+#: Steps of each chain, per super-atom: annealing, pilot and between kept
+#: samples (``thin``; the pilot's autocorrelation time came out at 4-12 steps
+#: per super-atom on the validation photos, and R-hat was steadier with more).
+ANNEAL_PER_SUPERATOM, PILOT_PER_SUPERATOM, THIN_PER_SUPERATOM = 100, 200, 40
 #: The granularity ladder of the super-atom posterior (multipliers of
-#: :data:`PRIOR`; :mod:`swcuts.segmentation.granularity`).
-SUPERATOM_GRANULARITY = (0.3, 1.0, 3.0)
+#: :data:`PRIOR`; :mod:`swcuts.segmentation.granularity`). With 3 (a0 = a1 =
+#: 3 nats) the chains of that level froze in different 1-2 segment states.
+SUPERATOM_GRANULARITY = (0.1, 0.3, 1.0)
 
 
 def superatom_edge_weights(probability, labels, graph, offset=OFFSET) -> np.ndarray:
