@@ -67,3 +67,13 @@ def test_bad_input():
         merge_weakest(atoms, graph, strength, n_regions=0)
     with pytest.raises(ValueError):
         pair_strengths(np.zeros(4))
+
+
+def test_min_size_merges_small_regions_first():
+    atoms, graph, strength = _setting(2)
+    sa = merge_weakest(atoms, graph, strength, n_regions=6, min_size=20)   # atoms have 9 pixels
+    assert sa.n_regions == 6 and sa.graph.pixel_count.min() >= 20
+    # The levels recorded are those of the weakest-first merges that followed.
+    assert np.all(np.diff(sa.merge_levels) >= -1e-12) and _crossed_stronger(sa, strength) <= 1e-12
+    plain = merge_weakest(atoms, graph, strength, n_regions=6)
+    assert plain.graph.pixel_count.min() < 20         # without it, a small region is kept

@@ -107,7 +107,7 @@ class SuperAtoms:
         return int(self.graph.n_vertices)
 
 
-def merge_weakest(atoms, graph, strength, *, n_regions=None, max_level=None) -> SuperAtoms:
+def merge_weakest(atoms, graph, strength, *, n_regions=None, max_level=None, min_size=0) -> SuperAtoms:
     """Merge adjacent atoms along their weakest boundaries.
 
     Parameters
@@ -124,6 +124,11 @@ def merge_weakest(atoms, graph, strength, *, n_regions=None, max_level=None) -> 
     max_level : float, optional
         Stop when the weakest boundary left has a mean strength of at least
         this. With neither, every connected group of atoms becomes one region.
+    min_size : int
+        First, every region of fewer pixels is merged into the neighbour
+        across its weakest boundary (smallest regions first), whatever the
+        strength; the weakest-first merging follows (its levels are
+        :attr:`SuperAtoms.merge_levels`). 0: none.
 
     Returns
     -------
@@ -145,11 +150,42 @@ def merge_weakest(atoms, graph, strength, *, n_regions=None, max_level=None) -> 
     nb = [dict() for _ in range(n)]
     for e, (i, j) in enumerate(graph.edges.tolist()):
         nb[i][j] = nb[j][i] = [s[e], c[e]]
-    heap = [(s[e] / c[e], i, j) for e, (i, j) in enumerate(graph.edges.tolist())]
-    heapq.heapify(heap)
     parent = np.arange(n)
-    levels = []
+    area = graph.pixel_count.astype(np.int64).copy()
     regions = n
+
+    def join(i, j):  # j's boundaries become i's; returns i's changed neighbours
+        del nb[i][j], nb[j][i]
+        changed = []
+        for v, (sv, cv) in nb[j].items():
+            del nb[v][j]
+            if v in nb[i]:
+                nb[i][v][0] += sv
+                nb[i][v][1] += cv
+            else:
+                nb[i][v] = nb[v][i] = [sv, cv]
+            changed.append(v)
+        nb[j] = {}
+        parent[j] = i
+        area[i] += area[j]
+        return changed
+
+    # 1. Regions below min_size join the neighbour across their weakest boundary.
+    small = [(int(area[v]), v) for v in range(n) if area[v] < min_size]
+    heapq.heapify(small)
+    while small and regions > target:
+        a, v = heapq.heappop(small)
+        if parent[v] != v or a != area[v] or not nb[v]:
+            continue  # stale, or an isolated region
+        u = min(nb[v], key=lambda x: (nb[v][x][0] / nb[v][x][1], x))
+        join(u, v)
+        regions -= 1
+        if area[u] < min_size:
+            heapq.heappush(small, (int(area[u]), u))
+    # 2. The weakest boundary first.
+    heap = [(sv / cv, i, j) for i in range(n) for j, (sv, cv) in nb[i].items() if i < j]
+    heapq.heapify(heap)
+    levels = []
     while regions > target and heap:
         level, i, j = heapq.heappop(heap)
         shared = nb[i].get(j)
@@ -158,17 +194,8 @@ def merge_weakest(atoms, graph, strength, *, n_regions=None, max_level=None) -> 
         if max_level is not None and level >= max_level:
             break
         levels.append(level)
-        del nb[i][j], nb[j][i]
-        for v, (sv, cv) in nb[j].items():  # j's boundaries become i's
-            del nb[v][j]
-            if v in nb[i]:
-                nb[i][v][0] += sv
-                nb[i][v][1] += cv
-            else:
-                nb[i][v] = nb[v][i] = [sv, cv]
+        for v in join(i, j):
             heapq.heappush(heap, (nb[i][v][0] / nb[i][v][1], min(i, v), max(i, v)))
-        nb[j] = {}
-        parent[j] = i
         regions -= 1
     root = parent.copy()
     while True:  # path halving to the roots

@@ -42,13 +42,24 @@ from swcuts.models.boundary import edge_weights, learned_pair_weights
 from swcuts.models.coarsening import region_pixel_fraction
 from swcuts.models.image import ImageModel
 
-__all__ = ["SUPERATOMS", "PRIOR", "OFFSET", "EDGE_WEIGHT", "ANNEAL_PER_SUPERATOM", "PILOT_PER_SUPERATOM",
+__all__ = ["SUPERATOMS", "MIN_SIZE_SHARE", "AREA_SHARE", "PRIOR", "OFFSET", "EDGE_WEIGHT", "ANNEAL_PER_SUPERATOM", "PILOT_PER_SUPERATOM",
            "THIN_PER_SUPERATOM",
            "SUPERATOM_GRANULARITY", "superatom_edge_weights",
            "superatom_model", "build_superatom_posterior"]
 
 #: Super-atoms of a photo (the atoms merged down to this many).
 SUPERATOMS = 100
+#: Super-atoms smaller than this share of the mean super-atom (pixels / K)
+#: are merged into a neighbour first (:func:`~swcuts.graph.superatoms.merge_weakest`'s
+#: ``min_size``). By boundary strength alone the merging keeps many small
+#: regions of strong detail (a plane's rivets, stones) and one large
+#: background, and the samples cut out those small regions; with 0.25 or more
+#: the samples on the 3 validation photos had one segment (the area prior
+#: a2 Σ area^0.9 charges ~190 nats for cutting a 5,000-pixel plane out of the
+#: sky), so 0: none (docs/algorithms/posterior.md, round 7).
+MIN_SIZE_SHARE = 0.0
+#: The area prior's weight a2 (on Σ area^0.9) is the model's times this.
+AREA_SHARE = 1.0
 #: a0 = a1 of the super-atom posterior (nats per label and per region).
 PRIOR = 1.0
 #: c, added to every super-atom edge's mean −logit p: the reward of a cut edge.
@@ -113,10 +124,11 @@ def build_superatom_posterior(features, atoms, n_atoms, *, seed, params, n_super
     with phase_of(budget, "atoms", f"{atoms}, then {n_superatoms} super-atoms"):
         atom_labels = compute_atoms(features, atoms, n_atoms, seed=seed, relief=relief)
         sa = merge_weakest(atom_labels, RegionGraph.from_labels(atom_labels), pair_strengths(prob),
-                           n_regions=n_superatoms)
+                           n_regions=n_superatoms,
+                           min_size=int(MIN_SIZE_SHARE * atom_labels.size / n_superatoms))
     with phase_of(budget, "edges", f"{sa.graph.n_edges:,} edges"):
         q = np.minimum(learned_edge_probabilities(features, sa.labels, sa.graph, prob), params["q_max"])
     with phase_of(budget, "model", f"statistics of {sa.n_regions:,} super-atoms"):
         model = superatom_model(features, sa.labels, sa.graph, prob, bins=params["bins"],
-                                window=params["window"], a2=params["a2"], kappa=params["kappa"])
+                                window=params["window"], a2=AREA_SHARE * params["a2"], kappa=params["kappa"])
     return sa, q, model
