@@ -28,7 +28,11 @@ with its rows scaled by ζ and per-edge boundary weights
 samples it exactly as the enumeration tests show for that model
 (``tests/test_superatom_posterior.py`` checks the posterior as built here).
 The derivation and the measurements are in docs/algorithms/posterior.md
-("Round 7").
+("Round 7"). In short: its chains mix where the atoms' do not (held out,
+split R-hat ≤ 1.1 on 3 of 6 photos against 0 of 6, in 6-8 s), but the
+boundaries it samples are small blobs of strong detail rather than the
+annotators' outlines (soft-boundary ODS F 0.23 against 0.61): an option of
+:func:`~swcuts.segmentation.posterior.sample_posterior`, not its default.
 """
 
 from __future__ import annotations
