@@ -15,6 +15,8 @@ from swcuts.graph.superatoms import merge_weakest, pair_strengths
 from swcuts.models.boundary import edge_weights, learned_pair_weights
 from swcuts.segmentation.granularity import sample_granularities
 from swcuts.segmentation.superatom_posterior import (
+    BOUNDARY_ZETA,
+    EDGE_OFFSET,
     OFFSET,
     SUPERATOM_GRANULARITY,
     superatom_edge_weights,
@@ -54,12 +56,15 @@ def sampled():
     return ps, model, sa, img, prob
 
 
-def test_the_edge_weights_are_means_plus_the_offset():
+def test_the_edge_weights_are_coarsened_sums_or_means():
     model, _, sa, img, prob = _setting()
     pairs = learned_pair_weights(img, prob, 0.0)
-    mean = edge_weights(pairs, sa.labels, sa.graph) / sa.graph.boundary_length
-    assert np.allclose(model.boundary_weights, mean + OFFSET)
-    assert np.allclose(superatom_edge_weights(prob, sa.labels, sa.graph, 0.0), mean)
+    total = edge_weights(pairs, sa.labels, sa.graph)
+    assert np.allclose(model.boundary_weights, BOUNDARY_ZETA * (total + OFFSET * sa.graph.boundary_length))
+    mean = total / sa.graph.boundary_length
+    assert np.allclose(superatom_edge_weights(prob, sa.labels, sa.graph, per="edge"), mean + EDGE_OFFSET)
+    with pytest.raises(ValueError):
+        superatom_edge_weights(prob, sa.labels, sa.graph, per="atom")
 
 
 def test_samples_match_the_exact_superatom_posterior(sampled):
@@ -71,15 +76,15 @@ def test_samples_match_the_exact_superatom_posterior(sampled):
     assert z.max() < Z_MAX, f"largest z-score {z.max():.2f}"
 
 
-def test_the_same_samples_fail_against_per_pixel_boundary_evidence(sampled):
-    # Negative control: the posterior whose boundary evidence is counted once
-    # per pixel pair of the boundary (the sum, as the atom posterior counts it).
+@pytest.mark.parametrize("evidence", [{"zeta": 1.0}, {"per": "edge"}])
+def test_the_same_samples_fail_against_other_boundary_evidence(sampled, evidence):
+    # Negative controls: the posterior that counts every pixel pair of a
+    # boundary as independent (as the atom posterior does), and the one that
+    # counts the evidence once per edge.
     ps, model, sa, img, prob = sampled
-    summed = model.with_prior()
-    pairs = learned_pair_weights(img, prob, 0.0)
-    summed.set_boundary(model.boundary, edge_weights(pairs, sa.labels, sa.graph)
-                        + OFFSET * sa.graph.boundary_length)
-    co, pix = _mixture(summed, sa.labels)
+    other = model.with_prior()
+    other.set_boundary(model.boundary, superatom_edge_weights(prob, sa.labels, sa.graph, **evidence))
+    co, pix = _mixture(other, sa.labels)
     assert _z_scores(ps, co, pix).max() > 2 * Z_MAX
 
 

@@ -1,6 +1,6 @@
 """The "superatoms" sampling posterior (issue 35, round 7): the image
-posterior on a coarse graph, with its evidence counted once per region and
-once per boundary.
+posterior on a coarse graph, with its evidence coarsened to the independent
+pixels of its regions and of its boundaries.
 
 On the ~1,000 atoms of a photo the "learned" posterior is, locally, a point
 mass: a one-atom move at a boundary costs tens to hundreds of nats, because
@@ -16,11 +16,15 @@ term every pixel pair of the boundary as independent evidence. Here:
   super-atoms: the share of independent pixels for an AR(1) field with the
   lag-one correlations of the residuals from each super-atom's mean
   (2e-4 to 1e-2 on BSDS photos: 0.1 to 10 independent pixels a super-atom);
-* **the boundary evidence** is counted once per super-atom edge: a cut edge
-  e costs λ (w̄_e + c), with w̄_e the mean over its pixel pairs of
-  −logit p (:func:`swcuts.models.boundary.learned_pair_weights`) and c =
-  :data:`OFFSET` a reward per cut edge (the prior log-odds of a boundary);
-* **the prior** of eq. 59 with a0 = a1 = :data:`PRIOR` per label and region.
+* **the boundary evidence** is coarsened likewise: a cut edge e costs
+  λ ζ_b Σ_{pixel pairs across e} (−logit p + c), with ζ_b =
+  :data:`BOUNDARY_ZETA` the share of a boundary's pixel pairs that are
+  independent (the detector's map is smooth along a boundary), −logit p the
+  "learned" evidence (:func:`swcuts.models.boundary.learned_pair_weights`)
+  and c = :data:`OFFSET`; ``per="edge"`` of :func:`superatom_edge_weights`
+  counts it once per edge instead (measured first, worse: below);
+* **the prior** of eq. 59 with a0 = a1 = :data:`PRIOR` per label and region
+  and the model's area weight a2 times :data:`AREA_SHARE`.
 
 It is an :class:`~swcuts.models.image.ImageModel` on the super-atom graph
 with its rows scaled by ζ and per-edge boundary weights
@@ -46,7 +50,7 @@ from swcuts.models.boundary import edge_weights, learned_pair_weights
 from swcuts.models.coarsening import region_pixel_fraction
 from swcuts.models.image import ImageModel
 
-__all__ = ["SUPERATOMS", "MIN_SIZE_SHARE", "AREA_SHARE", "PRIOR", "OFFSET", "EDGE_WEIGHT", "ANNEAL_PER_SUPERATOM", "PILOT_PER_SUPERATOM",
+__all__ = ["SUPERATOMS", "MIN_SIZE_SHARE", "AREA_SHARE", "PRIOR", "BOUNDARY_ZETA", "OFFSET", "EDGE_OFFSET", "EDGE_WEIGHT", "ANNEAL_PER_SUPERATOM", "PILOT_PER_SUPERATOM",
            "THIN_PER_SUPERATOM",
            "SUPERATOM_GRANULARITY", "superatom_edge_weights",
            "superatom_model", "build_superatom_posterior"]
@@ -62,13 +66,25 @@ SUPERATOMS = 100
 #: a2 Σ area^0.9 charges ~190 nats for cutting a 5,000-pixel plane out of the
 #: sky), so 0: none (docs/algorithms/posterior.md, round 7).
 MIN_SIZE_SHARE = 0.0
-#: The area prior's weight a2 (on Σ area^0.9) is the model's times this.
-AREA_SHARE = 1.0
+#: The area prior's weight a2 (on Σ area^0.9) is the model's times this:
+#: tuned against a likelihood at ζ' = 0.1, at 1 it charges ~190 nats for
+#: cutting a 5,000-pixel plane out of the sky once the likelihood counts its
+#: independent pixels only (round 7; 0.3 chosen of 1, 0.3, 0.1, 0 on the 3
+#: validation photos).
+AREA_SHARE = 0.3
 #: a0 = a1 of the super-atom posterior (nats per label and per region).
 PRIOR = 1.0
-#: c, added to every super-atom edge's mean −logit p: the reward of a cut edge.
-OFFSET = -2.0
-#: λ, the weight of the per-edge boundary evidence.
+#: ζ_b, the share of a boundary's pixel pairs that are independent evidence:
+#: the detector's map is smooth along a boundary (an AR(1) series with lag-one
+#: correlation ρ has (1 − ρ)/(1 + ρ) of its length as independent draws;
+#: ρ = 0.9 gives 0.053). 0.05 chosen of 0.02 and 0.05 on the 3 validation photos.
+BOUNDARY_ZETA = 0.05
+#: c, added to every pixel pair's −logit p (``per="pixel"``): the reward of
+#: a cut pixel pair (the "learned" model's is −1).
+OFFSET = -1.5
+#: c of ``per="edge"`` (once per super-atom edge, the first form of round 7).
+EDGE_OFFSET = -2.0
+#: λ, the weight of the boundary evidence.
 EDGE_WEIGHT = 1.0
 #: Steps of each chain, per super-atom: annealing, pilot and between kept
 #: samples (``thin``; the pilot's autocorrelation time came out at 4-12 steps
@@ -80,33 +96,47 @@ ANNEAL_PER_SUPERATOM, PILOT_PER_SUPERATOM, THIN_PER_SUPERATOM = 100, 200, 40
 SUPERATOM_GRANULARITY = (0.1, 0.3, 1.0)
 
 
-def superatom_edge_weights(probability, labels, graph, offset=OFFSET) -> np.ndarray:
-    """w_e = mean over the pixel pairs across edge e of −logit p, plus ``offset``.
+def superatom_edge_weights(probability, labels, graph, *, per="pixel", offset=None,
+                           zeta=BOUNDARY_ZETA) -> np.ndarray:
+    """Boundary weight w_e of every super-atom edge (a cut edge costs λ w_e).
+
+    ``per="pixel"``: w_e = ζ_b Σ over the pixel pairs across e of
+    (−logit p + c), the "learned" evidence coarsened to the boundary's
+    independent pixel pairs (``zeta``, c = ``offset``, default :data:`OFFSET`).
+    ``per="edge"``: w_e = mean over those pairs of −logit p, plus c (default
+    :data:`EDGE_OFFSET`), once per edge whatever its length.
 
     Examples
     --------
     >>> labels = np.array([[0, 0, 1, 1]] * 2)
-    >>> p = np.array([[0.5, 0.5, 0.5, 0.5]] * 2)
-    >>> superatom_edge_weights(p, labels, RegionGraph.from_labels(labels), offset=-1.0)
-    array([-1.])
+    >>> p = np.array([[0.5, 0.5, 0.5, 0.5]] * 2)             # −logit p = 0 on both pairs
+    >>> graph = RegionGraph.from_labels(labels)
+    >>> superatom_edge_weights(p, labels, graph, offset=-1.0, zeta=0.5), superatom_edge_weights(p, labels, graph, per="edge")
+    (array([-1.]), array([-2.]))
     """
+    if per not in ("pixel", "edge"):
+        raise ValueError(f"per must be 'pixel' or 'edge', got {per!r}")
+    c = (OFFSET if per == "pixel" else EDGE_OFFSET) if offset is None else float(offset)
     pairs = learned_pair_weights(np.zeros(np.shape(probability)), probability, 0.0)
     total = edge_weights(pairs, labels, graph)
     count = edge_weights(np.ones_like(pairs), labels, graph)
-    return total / np.maximum(count, 1.0) + float(offset)
+    if per == "edge":
+        return total / np.maximum(count, 1.0) + c
+    return float(zeta) * (total + c * count)
 
 
 def superatom_model(features, labels, graph, probability, *, bins, window, a2, kappa, zeta=None,
-                    prior=PRIOR, offset=OFFSET, boundary=EDGE_WEIGHT) -> ImageModel:
+                    prior=PRIOR, boundary=EDGE_WEIGHT, **evidence) -> ImageModel:
     """The posterior on a super-atom label image (see the module docstring).
 
     ``zeta`` None: :func:`~swcuts.models.coarsening.region_pixel_fraction`
-    of ``labels``.
+    of ``labels``. ``evidence``: ``per``, ``offset`` and ``zeta`` (ζ_b) of
+    :func:`superatom_edge_weights`.
     """
     zeta = region_pixel_fraction(features, labels) if zeta is None else float(zeta)
     model = ImageModel(features, labels, graph, bins=bins, a0=prior, a1=prior, a2=a2, kappa=kappa,
                        window=window, likelihood_weight=max(zeta, 1e-6))
-    model.set_boundary(boundary, superatom_edge_weights(probability, labels, graph, offset))
+    model.set_boundary(boundary, superatom_edge_weights(probability, labels, graph, **evidence))
     return model
 
 
