@@ -33,9 +33,10 @@ samples it exactly as the enumeration tests show for that model
 (``tests/test_superatom_posterior.py`` checks the posterior as built here).
 The derivation and the measurements are in docs/algorithms/posterior.md
 ("Round 7"). In short: its chains mix where the atoms' do not (held out,
-split R-hat ≤ 1.1 on 3 of 6 photos against 0 of 6, in 6-8 s), but the
-boundaries it samples are small blobs of strong detail rather than the
-annotators' outlines (soft-boundary ODS F 0.23 against 0.61): an option of
+split R-hat ≤ 1.1 on 3 of 6 photos against 0 of 6, in 10-15 s), but its
+boundary maps are no better calibrated than the default's (ECE 0.39 against
+0.40) and detect the annotators' boundaries worse (soft-boundary ODS F 0.51
+against 0.61): an option of
 :func:`~swcuts.segmentation.posterior.sample_posterior`, not its default.
 """
 
