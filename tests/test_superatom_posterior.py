@@ -81,7 +81,7 @@ def test_the_same_samples_fail_against_other_boundary_evidence(sampled, evidence
     # Negative controls: the posterior that counts every pixel pair of a
     # boundary as independent (as the atom posterior does), and the one that
     # counts the evidence once per edge.
-    ps, model, sa, img, prob = sampled
+    ps, model, sa, _, prob = sampled
     other = model.with_prior()
     other.set_boundary(model.boundary, superatom_edge_weights(prob, sa.labels, sa.graph, **evidence))
     co, pix = _mixture(other, sa.labels)

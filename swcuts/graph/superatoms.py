@@ -147,7 +147,7 @@ def merge_weakest(atoms, graph, strength, *, n_regions=None, max_level=None, min
         raise ValueError(f"n_regions must be at least 1, got {n_regions!r}")
     target = 1 if n_regions is None else int(n_regions)
     s, c = _edge_sums(strength, atoms, graph)
-    nb = [dict() for _ in range(n)]
+    nb = [{} for _ in range(n)]
     for e, (i, j) in enumerate(graph.edges.tolist()):
         nb[i][j] = nb[j][i] = [s[e], c[e]]
     parent = np.arange(n)
