@@ -1,7 +1,7 @@
 """Issue-35 targets: posterior samples that mix at T = 1, and calibrated uncertainty.
 
 Usage: python benchmarks/calibration.py [--data bsds500-train-rest] [--images 6]
-           [--replicas K] [--t-max T] [--option key=value ...] [--skip-motion] [--motion-samples N] [--motion-sintel]
+           [--replicas K] [--t-max T] [--option key=value ...] [--skip-motion] [--ods] [--motion-samples N] [--motion-sintel]
            [--out benchmarks/out/calibration]
 
 1. Boundaries, on the first ``--images`` photos (sorted ids) of ``--data``
@@ -45,6 +45,9 @@ from swcuts.evaluation.calibration import (annotator_proximity, boundary_proximi
                                            pooled_reliability, reliability, reliability_png,
                                            spread_error_correlation)
 
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from soft_boundaries import canny_map, counts, scores  # noqa: E402
+
 DATA = ROOT.parent / "shared" / "data"
 R_HAT_TARGET, SECONDS_TARGET, ECE_TARGET, SPEARMAN_TARGET = 1.1, 20.0, 0.10, 0.3
 
@@ -68,7 +71,7 @@ def boundaries(args, out):
           f"{', '.join(f'{k}={v}' for k, v in opts.items())})")
     print(f"{'image':>8} {'wall s':>7} {'load':>5} {'Rhat E':>7} {'Rhat K':>7} {'ESS E':>6} {'ESS K':>6} "
           f"{'acc':>8} {'swap acc':>16} {'ECE':>6} {'pixels':>7}")
-    rows, pairs = [], []
+    rows, pairs, soft = [], [], {"posterior": [], "canny-s2": []}
     for name in ids:
         sample = ds.read(name)
         t = time.perf_counter()
@@ -83,6 +86,9 @@ def boundaries(args, out):
         swap = s.get("tempering", {}).get("swap_acceptance", [])
         row = dict(image=name, wall=wall, load=load, ece=rel["ece"], pixels=rel["n"], **s)
         rows.append(row)
+        if args.ods:
+            soft["posterior"].append(_soft_counts(ps.boundary_probability(mode="thin"), sample))
+            soft["canny-s2"].append(_soft_counts(canny_map(sample.image, 2.0), sample))
         print(f"{name:>8} {wall:7.1f} {load:5.1f} {ps.r_hat['energy']:7.2f} {ps.r_hat['n_segments']:7.2f} "
               f"{ps.ess['energy']:6.1f} {ps.ess['n_segments']:6.1f} {np.mean(ps.acceptance):8.1e} "
               f"{' '.join(f'{a:.2f}' for a in swap if a is not None):>16} {rel['ece']:6.3f} {rel['n']:7d}",
@@ -104,9 +110,22 @@ def boundaries(args, out):
     print("reliability (bin: pixels, mean p, share of annotators): " + "; ".join(
         f"{e:.1f}: {c}, {mp:.2f}, {mt:.2f}" for e, c, mp, mt in
         zip(pooled["edges"][:-1], pooled["count"], pooled["mean_p"], pooled["mean_truth"]) if c))
+    if args.ods:
+        for d, c in soft.items():
+            sc = scores(c)
+            print(f"soft boundaries, {d}: ODS F {sc['ods']:.3f}, OIS F {sc['ois']:.3f}, AP {sc['ap']:.3f}")
     (out / "boundaries.json").write_text(json.dumps(
         {"options": opts, "rows": rows, "pooled": {k: np.asarray(v).tolist() for k, v in pooled.items()}},
         indent=1, default=str))
+
+
+def _soft_counts(soft_map, sample):
+    """Per-threshold match counts of a soft boundary map against the
+    annotators (benchmarks/soft_boundaries.py; the BSDS tolerance)."""
+    from swcuts.evaluation.metrics.boundaries import BSDS_MAX_DIST, boundary_map
+
+    h, w = sample.image.shape[:2]
+    return counts(soft_map, [boundary_map(t) for t in sample.truths], BSDS_MAX_DIST * float(np.hypot(h, w)))
 
 
 def _motion_rows(pairs, samples):
@@ -182,6 +201,8 @@ def main():
     ap.add_argument("--skip-boundaries", action="store_true")
     ap.add_argument("--motion-sintel", action="store_true", help="also the held-out MPI-Sintel pairs")
     ap.add_argument("--skip-motion", action="store_true")
+    ap.add_argument("--ods", action="store_true",
+                    help="also the soft-boundary ODS F / OIS F / AP of the boundary probability, and Canny's (sigma 2)")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "out" / "calibration"))
     args = ap.parse_args()
     out = Path(args.out)

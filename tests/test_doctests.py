@@ -54,6 +54,7 @@ MODULES = [
     "swcuts.models.vertex_stats",
     "swcuts.image.boundary_detector",
     "swcuts.graph.learned_edges",
+    "swcuts.graph.superatoms",
     "swcuts.models.coarsening",
     "swcuts.models.image",
     "swcuts.io.weights",

@@ -415,7 +415,7 @@ def sample_posterior(image, *, n_samples=100, thin=None, chains=None, sampler="s
                      t0=T0, anneal_steps=None, pilot_steps=None, edge_scale=None, q_max=None,
                      bins=None, a0=None, a1=None, a2=None, kappa=None, workers=None,
                      progress=False, replicas=1, t_max=T_MAX, swap_every=None,
-                     granularity=None) -> PosteriorSamples:
+                     granularity=None, superatoms=None) -> PosteriorSamples:
     """Samples of the posterior over segmentations of ``image``.
 
     The image, its atoms, edge probabilities and posterior are prepared as
@@ -482,7 +482,19 @@ def sample_posterior(image, *, n_samples=100, thin=None, chains=None, sampler="s
         multiplier, each sampled by its own ``chains`` chains
         (:mod:`swcuts.segmentation.granularity`). Default
         :data:`~swcuts.segmentation.granularity.GRANULARITY`, ``(1, 3, 10)``;
-        ``1``: the posterior at the model's own weights alone.
+        ``1``: the posterior at the model's own weights alone. With
+        ``superatoms``: default
+        :data:`~swcuts.segmentation.superatom_posterior.SUPERATOM_GRANULARITY`.
+    superatoms : int, optional
+        Sample the "superatoms" posterior instead
+        (:mod:`swcuts.segmentation.superatom_posterior`): on this many
+        super-atoms (the atoms merged along their weakest boundaries), the
+        likelihood coarsened to the super-atoms' share of independent pixels
+        and the boundary evidence counted once per super-atom edge
+        (:data:`~swcuts.segmentation.superatom_posterior.SUPERATOMS`, 100,
+        mixes on photos); ``anneal_steps``, ``pilot_steps`` and ``thin``
+        default to a number of steps per super-atom (that module's
+        constants). None (default): the image posterior on the atoms.
 
     Returns
     -------
@@ -504,6 +516,9 @@ def sample_posterior(image, *, n_samples=100, thin=None, chains=None, sampler="s
     from swcuts.segmentation.granularity import check_granularity, sample_granularities
 
     refuse_path(image, "sample_posterior")
+    check_number("superatoms", superatoms, integer=True, minimum=2, allow_none=True)
+    if superatoms is not None and granularity is None:
+        from swcuts.segmentation.superatom_posterior import SUPERATOM_GRANULARITY as granularity
     granularity = check_granularity(granularity)
     if chains is None:
         chains = POSTERIOR_CHAINS if len(granularity) == 1 else LEVEL_CHAINS
@@ -527,8 +542,18 @@ def sample_posterior(image, *, n_samples=100, thin=None, chains=None, sampler="s
     model_name = run.posterior
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     atom_seed = seed if not isinstance(seed, np.random.Generator) else int(rng.integers(2**31))
-    atom_labels, graph, q, post = build_posterior(features, atoms, run.n_atoms, seed=atom_seed,
-                                                  budget=budget, **run.posterior_params())
+    if superatoms is None:
+        atom_labels, graph, q, post = build_posterior(features, atoms, run.n_atoms, seed=atom_seed,
+                                                      budget=budget, **run.posterior_params())
+    else:
+        from swcuts.segmentation import superatom_posterior as sp
+
+        sa, q, post = sp.build_superatom_posterior(features, atoms, run.n_atoms, seed=atom_seed, budget=budget,
+                                                   params=run.posterior_params(), n_superatoms=superatoms)
+        atom_labels, model_name, k = sa.labels, "superatoms", sa.n_regions
+        anneal_steps = sp.ANNEAL_PER_SUPERATOM * k if anneal_steps is None else anneal_steps
+        pilot_steps = sp.PILOT_PER_SUPERATOM * k if pilot_steps is None else pilot_steps
+        thin = sp.THIN_PER_SUPERATOM * k if thin is None else thin
     result = sample_granularities(post, q, granularity=granularity, atoms=atom_labels,
                                   n_samples=n_samples, thin=thin, chains=chains, sampler=sampler,
                                   seed=rng, time_budget=budget, t0=t0, anneal_steps=anneal_steps,
