@@ -38,11 +38,16 @@ __all__ = ["fuse_flows", "occlusion_costs", "pixel_pair_cost"]
 #: :data:`swcuts.motion.uncertainty.DECAY`; tried 0.85, 0.93, 0.97).
 DECAY = 0.85
 #: Least gain, in nats per judged pixel of the window, for a pixel to leave
-#: its region's candidate (tried 0, 0.5, 1, 2).
-MARGIN = 1.0
+#: its region's candidate (tried 0.25, 0.5, 1, 2; 0.25 loses the aperture
+#: rectangles).
+MARGIN = 0.5
 #: Least cost, as a fraction of the nil cost, of a pixel whose candidate flow
 #: fails the forward-backward check (tried 0.25, 0.5, 0.75, 1).
-FB_COST = 0.5
+FB_COST = 0.75
+#: ... only where the candidate's own cost exceeds this: in uniform areas the
+#: backward flow is unreliable (the aperture problem) and a right flow fails
+#: the check at no cost (0 loses the aperture rectangles; tried 0, 0.5, 1, 1.5).
+FB_MIN_COST = 0.5
 #: MARGIN, FB_COST and DECAY were tuned on Dimetrodon, Grove3, Urban3,
 #: Venus, Cones (both views) at seeds 0 and 1 and the synthetic sets at
 #: seed 0; Sintel held out (docs/algorithms/motion.md, round 7).
@@ -68,20 +73,23 @@ def pixel_pair_cost(flow, regions, valid):
     return out
 
 
-def occlusion_costs(costs, failed, nil_cost, fb_cost=FB_COST):
+def occlusion_costs(costs, failed, nil_cost, fb_cost=None, min_cost=None):
     """``costs`` (K, H, W) raised to at least ``fb_cost`` × ``nil_cost``
-    where ``failed`` (K, H, W) (the candidate fails the forward-backward
-    check there: an occluded pixel, or a wrong flow).
+    (default :data:`FB_COST`) where ``failed`` (K, H, W) (the candidate
+    fails the forward-backward check there: an occluded pixel, or a wrong
+    flow) and the cost exceeds ``min_cost`` (default :data:`FB_MIN_COST`).
 
     Examples
     --------
     >>> occlusion_costs(np.array([[[1.0, 5.0]]]), np.array([[[True, True]]]), 6.0).tolist()
     [[[3.0, 5.0]]]
     """
-    return np.where(failed, np.maximum(costs, fb_cost * nil_cost), costs)
+    fb_cost = FB_COST if fb_cost is None else fb_cost
+    min_cost = FB_MIN_COST if min_cost is None else min_cost
+    return np.where(failed & (costs > min_cost), np.maximum(costs, fb_cost * nil_cost), costs)
 
 
-def fuse_flows(costs, cand, regions, judged, prior, *, beta, decay=DECAY, margin=MARGIN):
+def fuse_flows(costs, cand, regions, judged, prior, *, beta, decay=None, margin=None):
     """Choose one of the candidate flows at every pixel.
 
     Parameters
@@ -100,9 +108,10 @@ def fuse_flows(costs, cand, regions, judged, prior, *, beta, decay=DECAY, margin
     beta : float
         Weight of the Markov term m_k.
     decay : float in [0, 1)
-        Weight per pixel of path length of the window.
+        Weight per pixel of path length of the window (default :data:`DECAY`).
     margin : float
-        Least gain per judged pixel of the window to leave ``prior``.
+        Least gain per judged pixel of the window to leave ``prior``
+        (default :data:`MARGIN`).
 
     Returns
     -------
@@ -122,6 +131,8 @@ def fuse_flows(costs, cand, regions, judged, prior, *, beta, decay=DECAY, margin
     >>> choice.tolist()
     [[0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1]]
     """
+    decay = DECAY if decay is None else decay
+    margin = MARGIN if margin is None else margin
     cand = np.stack([np.asarray(f, np.float64) for f in cand])
     judged = np.asarray(judged, bool)
     e = np.where(judged, np.asarray(costs, np.float64), 0.0)
