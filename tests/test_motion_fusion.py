@@ -149,3 +149,24 @@ def test_refine_flow_fuses_two_motions_in_one_region(monkeypatch):
     single = epe()
     assert single > 0.3
     assert fused < 0.5 * single
+
+
+def test_bottom_up_variational_adds_the_refined_dis_candidate(monkeypatch):
+    """With BOTTOM_UP_VARIATIONAL the variational refinement runs on DIS's
+    flow (one more candidate); without it (negative control) it does not."""
+    f1, f2, _ = _two_motion_pair(0, h=48, w=64)
+    h, w = f1.shape[:2]
+    dis = fr._dis(f1, f2)
+    seen = []
+    real = fr._variational_pyramid
+
+    def spy(frame1, frame2, flow, scales, vertical=True):
+        seen.append(np.array_equal(np.asarray(flow, np.float32), dis))
+        return real(frame1, frame2, flow, scales, vertical)
+
+    monkeypatch.setattr(fr, "_variational_pyramid", spy)
+    for on in (True, False):
+        seen.clear()
+        monkeypatch.setattr(fr, "BOTTOM_UP_VARIATIONAL", on)
+        fr.refine_flow(f1, f2, np.zeros((h, w, 2)), np.zeros((h, w), np.int64), dense=False)
+        assert any(seen) == on

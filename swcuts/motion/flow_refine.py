@@ -57,6 +57,11 @@ VARIATIONAL_BETA = 0.5
 #: region (a bottom-up proposal, kept only where it lowers the region's
 #: energy like any other candidate).
 BOTTOM_UP = True
+#: ... and its variational refinement (OpenCV's, as in ``dis+vr``) too: one
+#: full-size variational step more (~0.4 CPU s at 640×480). Off by default
+#: (round 7: with :data:`FUSION` better on the Middlebury pairs and Cones,
+#: not on held-out Sintel market_5).
+BOTTOM_UP_VARIATIONAL = False
 #: Occlusion-aware fits: pixels whose flow fails the forward-backward check
 #: against a backward flow (DIS from frame 1) neither pull a region's fit
 #: nor count in its energy (:func:`occlusion_check`).
@@ -75,7 +80,10 @@ OUT_OF_VIEW = True
 #: after the per-region choice, judged on every pixel seen in frame 1 with
 #: the forward-backward check of each candidate priced in
 #: (:func:`swcuts.motion.fusion.occlusion_costs`); needs :data:`OCCLUSION_CHECK`.
-FUSION = True
+#: Off by default: better on every Middlebury pair, Cones and the synthetic
+#: sets, but held-out Sintel market_5 final stays behind DIS (round 7,
+#: docs/algorithms/motion.md); ``benchmarks/motion.py --refine-set FUSION=True``.
+FUSION = False
 #: Inlier scale of the first Gauss-Newton iterations (then 1).
 GNC = (8.0, 4.0, 2.0)
 
@@ -447,6 +455,8 @@ def refine_flow(frame1, frame2, flow, regions, *, sigma=2.0, nil_cost=6.0, beta=
         if not vertical:
             bottom_up[..., 1] = 0.0
         cand.append(bottom_up)
+        if BOTTOM_UP_VARIATIONAL:
+            cand.append(_variational_pyramid(frame1, frame2, bottom_up, (), vertical))
     out, pick = _pick(frame1, frame2, cand, regions, valid, sigma, nil_cost, beta, return_pick=True)
     if FUSION and OCCLUSION_CHECK:
         # Per pixel, another of the region's candidates where a window
