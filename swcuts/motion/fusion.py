@@ -81,8 +81,9 @@ def occlusion_costs(costs, failed, nil_cost, fb_cost=None, min_cost=None):
 
     Examples
     --------
-    >>> occlusion_costs(np.array([[[1.0, 5.0]]]), np.array([[[True, True]]]), 6.0).tolist()
-    [[[3.0, 5.0]]]
+    >>> occlusion_costs(np.array([[[0.2, 1.0, 5.0]]]), np.ones((1, 1, 3), bool), 6.0,
+    ...                 fb_cost=0.5, min_cost=0.5).tolist()
+    [[[0.2, 3.0, 5.0]]]
     """
     fb_cost = FB_COST if fb_cost is None else fb_cost
     min_cost = FB_MIN_COST if min_cost is None else min_cost
