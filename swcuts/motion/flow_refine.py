@@ -80,10 +80,14 @@ OUT_OF_VIEW = True
 #: after the per-region choice, judged on every pixel seen in frame 1 with
 #: the forward-backward check of each candidate priced in
 #: (:func:`swcuts.motion.fusion.occlusion_costs`); needs :data:`OCCLUSION_CHECK`.
-#: Off by default: better on every Middlebury pair, Cones and the synthetic
-#: sets, but held-out Sintel market_5 final stays behind DIS (round 7,
-#: docs/algorithms/motion.md); ``benchmarks/motion.py --refine-set FUSION=True``.
-FUSION = False
+#: Round 7 (docs/algorithms/motion.md): better on every Middlebury pair,
+#: Cones and the synthetic sets; ahead of DIS on held-out Sintel's finals.
+FUSION = True
+#: The fusion also judges the pixels the discrete flow left nil (their source
+#: inside frame 1 by their nearest non-nil pixel's flow): where the discrete
+#: flow is mostly nil (fast motion) its nearest-pixel fill would otherwise
+#: stand unjudged.
+FUSION_NIL = True
 #: Inlier scale of the first Gauss-Newton iterations (then 1).
 GNC = (8.0, 4.0, 2.0)
 
@@ -420,6 +424,8 @@ def refine_flow(frame1, frame2, flow, regions, *, sigma=2.0, nil_cost=6.0, beta=
             valid = valid & ~unseen
             base = _fill_nearest(base, valid)
         seen = valid  # the fusion judges every pixel seen in frame 1
+        if FUSION_NIL:
+            seen = valid | (nil & ~_source_outside(_fill_nearest(base, valid)))
         valid = valid & ~(failed & (e_base > OCCLUSION_MIN_COST))
     gx1, gy1 = frame_gradient(frame1)
     if not vertical:  # no v column in the Gauss-Newton steps: v stays 0
