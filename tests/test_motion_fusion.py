@@ -170,3 +170,30 @@ def test_bottom_up_variational_adds_the_refined_dis_candidate(monkeypatch):
         monkeypatch.setattr(fr, "BOTTOM_UP_VARIATIONAL", on)
         fr.refine_flow(f1, f2, np.zeros((h, w, 2)), np.zeros((h, w), np.int64), dense=False)
         assert any(seen) == on
+
+
+def test_nil_pixels_are_judged(monkeypatch):
+    """The discrete flow is nil on the right half (a fast motion it could
+    not match) and the left motion elsewhere: with FUSION_NIL the nil half
+    is judged and takes the candidate that fits it (DIS's); without it
+    (negative control) it keeps the nearest-pixel fill of the wrong motion."""
+    f1, f2, truth = _two_motion_pair(0, h=48, w=64)
+    h, w = truth.shape[:2]
+    flow = np.zeros((h, w, 2))
+    flow[:] = (1.0, 0.0)
+    flow[:, w // 2:] = np.nan
+    regions = np.zeros((h, w), np.int64)
+    right = np.zeros((h, w), bool)
+    right[8:-8, w // 2 + 8:-8] = True
+    monkeypatch.setattr(fr, "FUSION", True)
+
+    def epe():
+        _, filled = fr.refine_flow(f1, f2, flow, regions, dense=False, return_filled=True)
+        return float(np.hypot(*(filled - truth).transpose(2, 0, 1))[right].mean())
+
+    monkeypatch.setattr(fr, "FUSION_NIL", True)
+    judged = epe()
+    monkeypatch.setattr(fr, "FUSION_NIL", False)
+    control = epe()
+    assert control > 0.5
+    assert judged < 0.3 * control
