@@ -197,3 +197,19 @@ def test_nil_pixels_are_judged(monkeypatch):
     control = epe()
     assert control > 0.5
     assert judged < 0.3 * control
+
+
+def test_informative_gate_ignores_pixels_nothing_fits():
+    """Every candidate near the nil cost: the Markov term alone would take
+    the smooth candidate over the region's (noisy) one; with the gate those
+    pixels are not judged and the prior stays (without it, the negative
+    control, it switches)."""
+    h, w = 8, 8
+    noisy = np.random.default_rng(1).normal(0, 1, (h, w, 2))
+    one = np.zeros((h, w), np.int64)
+    costs = np.full((2, h, w), 5.9)
+    cand = [noisy, np.zeros((h, w, 2))]
+    _, gated = fu.fuse_flows(costs, cand, one, one == 0, one, beta=4.0, informative=3.0)
+    assert (gated == 0).all()
+    _, control = fu.fuse_flows(costs, cand, one, one == 0, one, beta=4.0)
+    assert (control == 1).mean() > 0.9
