@@ -33,6 +33,7 @@ MODULES = [
     "swcuts.motion.flow_refine",
     "swcuts.motion.pyramid",
     "swcuts.motion.uncertainty",
+    "swcuts.motion.fusion",
     "swcuts.models.protocols",
     "swcuts.inference.multilevel_anneal",
     "swcuts.samplers.common",

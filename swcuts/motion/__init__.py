@@ -4,5 +4,5 @@ import lazy_loader as _lazy
 
 # Submodules load on first use: swcuts.motion.<module> works after "import swcuts".
 __getattr__, __dir__, __all__ = _lazy.attach(__name__, submodules=[
-    "flow_refine", "frames", "pyramid", "segment", "uncertainty"
+    "flow_refine", "frames", "fusion", "pyramid", "segment", "uncertainty"
 ])

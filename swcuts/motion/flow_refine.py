@@ -12,7 +12,9 @@ pixels and every channel). A region keeps the affine flow only where it
 lowers its energy, the capped data term plus the Markov term β‖f_p − f_q‖
 of eq. 75 over its neighbour pairs; elsewhere the discrete answer stays.
 OpenCV's DIS flow is one more candidate per region (:data:`BOTTOM_UP`).
-Then OpenCV's variational refinement (the per-pixel step inside DIS) is
+With :data:`FUSION`, each pixel may then take another of its region's
+candidates where their data cost over a window inside the region says so
+(:func:`swcuts.motion.fusion.fuse_flows`). Then OpenCV's variational refinement (the per-pixel step inside DIS) is
 started from that flow and kept per region where it lowers the same
 energy, its Markov term weighted by :data:`VARIATIONAL_BETA`. Pixels not
 seen in frame 1 are left out of the fits and energies
@@ -55,6 +57,11 @@ VARIATIONAL_BETA = 0.5
 #: region (a bottom-up proposal, kept only where it lowers the region's
 #: energy like any other candidate).
 BOTTOM_UP = True
+#: ... and its variational refinement (OpenCV's, as in ``dis+vr``) too: one
+#: full-size variational step more (~0.4 CPU s at 640×480). Off by default
+#: (round 7: better on every Middlebury pair and Cones, but the aperture
+#: rectangles of pair seed 2 go from centre EPE 0.09 to 0.45, the limit 0.5).
+BOTTOM_UP_VARIATIONAL = False
 #: Occlusion-aware fits: pixels whose flow fails the forward-backward check
 #: against a backward flow (DIS from frame 1) neither pull a region's fit
 #: nor count in its energy (:func:`occlusion_check`).
@@ -69,6 +76,18 @@ OCCLUSION_MIN_COST = 4.5
 #: and it takes its region's refined flow, as a nil pixel does (it stays
 #: non-nil in the output; :func:`_source_outside`).
 OUT_OF_VIEW = True
+#: Per-pixel fusion of the candidates (:func:`swcuts.motion.fusion.fuse_flows`)
+#: after the per-region choice, judged on every pixel seen in frame 1 with
+#: the forward-backward check of each candidate priced in
+#: (:func:`swcuts.motion.fusion.occlusion_costs`); needs :data:`OCCLUSION_CHECK`.
+#: Round 7 (docs/algorithms/motion.md): better on every Middlebury pair,
+#: Cones and the synthetic sets; ahead of DIS on held-out Sintel's finals.
+FUSION = True
+#: The fusion also judges the pixels the discrete flow left nil (their source
+#: inside frame 1 by their nearest non-nil pixel's flow): where the discrete
+#: flow is mostly nil (fast motion) its nearest-pixel fill would otherwise
+#: stand unjudged.
+FUSION_NIL = True
 #: Inlier scale of the first Gauss-Newton iterations (then 1).
 GNC = (8.0, 4.0, 2.0)
 
@@ -195,7 +214,7 @@ def _gauss_newton(frame1, frame2, theta, regions, xc, yc, valid, gx1, gy1, sigma
     return _affine(theta, regions, xc, yc)
 
 
-def _pick(frame1, frame2, cand, regions, valid, sigma, nil_cost, beta):
+def _pick(frame1, frame2, cand, regions, valid, sigma, nil_cost, beta, return_pick=False):
     """Per region the candidate flow of least energy (capped data term plus
     β × Markov term; eq. 75's pull α‖f_p − c_o‖² to one velocity per object
     is left out: on real scenes, whose objects slant and turn, it would
@@ -212,7 +231,8 @@ def _pick(frame1, frame2, cand, regions, valid, sigma, nil_cost, beta):
                       + beta * _pair_cost(f, regions, valid, n))
     energy = np.stack(energy)
     pick = energy.argmin(axis=0)[regions]
-    return np.take_along_axis(np.stack(cand), pick[None, ..., None], axis=0)[0]
+    out = np.take_along_axis(np.stack(cand), pick[None, ..., None], axis=0)[0]
+    return (out, pick) if return_pick else out
 
 
 def _fill_nearest(flow, valid):
@@ -324,7 +344,9 @@ def refine_flow(frame1, frame2, flow, regions, *, sigma=2.0, nil_cost=6.0, beta=
     affine flow from the least-squares affine fit of the discrete flow, an
     affine flow and a translation from its median; with :data:`BOTTOM_UP`,
     OpenCV's DIS flow is a fourth; the region keeps the candidate of least
-    energy, or its discrete flow if that is lower.
+    energy, or its discrete flow if that is lower; with :data:`FUSION`,
+    a pixel may take another of these candidates where the data cost over a
+    window inside its region says so (:mod:`swcuts.motion.fusion`).
 
     The cost of a pixel is that of eq. 74 capped at ``nil_cost`` (a pixel
     that fits worse would be labelled nil), so occluded pixels neither pull
@@ -390,7 +412,8 @@ def refine_flow(frame1, frame2, flow, regions, *, sigma=2.0, nil_cost=6.0, beta=
         # areas the backward flow is unreliable (the aperture problem) and
         # the check fails where the flow is right.
         e_base, _, _, _ = _pixel_cost(frame1, frame2, base, valid, sigma, nil_cost)
-        failed = occlusion_check(frame1, frame2, base)
+        backward = _dis(frame2, frame1)
+        failed = occlusion_check(frame1, frame2, base, backward)
         if OUT_OF_VIEW:
             # Not seen in frame 1: their own match is ignored (they neither
             # pull a fit nor count in an energy) and they take their
@@ -400,6 +423,9 @@ def refine_flow(frame1, frame2, flow, regions, *, sigma=2.0, nil_cost=6.0, beta=
             unseen = valid & failed & _source_outside(_fill_nearest(base, valid & ~failed))
             valid = valid & ~unseen
             base = _fill_nearest(base, valid)
+        seen = valid  # the fusion judges every pixel seen in frame 1
+        if FUSION_NIL:
+            seen = valid | (nil & ~_source_outside(_fill_nearest(base, valid)))
         valid = valid & ~(failed & (e_base > OCCLUSION_MIN_COST))
     gx1, gy1 = frame_gradient(frame1)
     if not vertical:  # no v column in the Gauss-Newton steps: v stays 0
@@ -435,7 +461,19 @@ def refine_flow(frame1, frame2, flow, regions, *, sigma=2.0, nil_cost=6.0, beta=
         if not vertical:
             bottom_up[..., 1] = 0.0
         cand.append(bottom_up)
-    out = _pick(frame1, frame2, cand, regions, valid, sigma, nil_cost, beta)
+        if BOTTOM_UP_VARIATIONAL:
+            cand.append(_variational_pyramid(frame1, frame2, bottom_up, (), vertical))
+    out, pick = _pick(frame1, frame2, cand, regions, valid, sigma, nil_cost, beta, return_pick=True)
+    if FUSION and OCCLUSION_CHECK:
+        # Per pixel, another of the region's candidates where a window
+        # inside the region says so; each candidate pays its capped cost on
+        # every seen pixel, raised where it fails the forward-backward check.
+        from swcuts.motion.fusion import fuse_flows, occlusion_costs
+
+        costs = np.stack([_pixel_cost(frame1, frame2, f, seen, sigma, nil_cost)[0] for f in cand])
+        failed_k = np.stack([occlusion_check(frame1, frame2, f, backward) for f in cand])
+        out, _ = fuse_flows(occlusion_costs(costs, failed_k, nil_cost), cand, regions, seen, pick, beta=beta)
+        out = out.astype(np.float32)
     if dense:
         # A dense variational refinement (OpenCV's, as inside DIS) started
         # from that flow, kept per region where it lowers the energy too.
