@@ -1,8 +1,12 @@
 """Train the boundary detector (swcuts/image/boundary_detector.npz) from the
 shared BSDS500 photos, and print its validation figures.
 
-Usage: python benchmarks/train_boundaries.py [--out PATH] [--hidden 16] [--per-photo 4000]
+Usage: python benchmarks/train_boundaries.py [--out PATH] [--hidden 16] [--global-hidden N] [--per-photo 4000]
                                              [--skip-heldout] [--heldout-only] [--edges]
+                                             [--select --out SCRATCH] [--modes colour,grey] [--set KEY=VALUE]
+
+Each network fit is cached in benchmarks/out/train_boundaries by its data and
+arguments, so a change to the second stage refits only the second network.
 
 Training photos: BSDS500 ``bsds500-train`` (30) and ``bsds500-val`` (100),
 every annotator. ``bsds500-train-rest`` (170) is held out: it is only read
