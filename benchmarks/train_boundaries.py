@@ -1,8 +1,12 @@
 """Train the boundary detector (swcuts/image/boundary_detector.npz) from the
 shared BSDS500 photos, and print its validation figures.
 
-Usage: python benchmarks/train_boundaries.py [--out PATH] [--hidden 16] [--per-photo 4000]
+Usage: python benchmarks/train_boundaries.py [--out PATH] [--hidden 16] [--global-hidden N] [--per-photo 4000]
                                              [--skip-heldout] [--heldout-only] [--edges]
+                                             [--select --out SCRATCH] [--modes colour,grey] [--set KEY=VALUE]
+
+Each network fit is cached in benchmarks/out/train_boundaries by its data and
+arguments, so a change to the second stage refits only the second network.
 
 Training photos: BSDS500 ``bsds500-train`` (30) and ``bsds500-val`` (100),
 every annotator. ``bsds500-train-rest`` (170) is held out: it is only read
@@ -37,6 +41,7 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -45,6 +50,7 @@ sys.path.insert(0, str(ROOT))
 
 from swcuts.evaluation.datasets import open_dataset  # noqa: E402
 from swcuts.evaluation.metrics.boundaries import boundary_map  # noqa: E402
+from swcuts.image import boundary_context as bc  # noqa: E402
 from swcuts.image import boundary_detector as bd  # noqa: E402
 from swcuts.image.prepare import prepare_image  # noqa: E402
 
@@ -52,7 +58,7 @@ DATA = ROOT.parent / "shared" / "data"
 TRAIN = ("bsds500-train", "bsds500-val")
 HELDOUT = ("bsds500-train-rest",)
 SETTINGS = {"n_bins": 12, "sigma": 2.0, "levels": 4, "texton_from": 1, "fine": 0,
-            "spectral": 8, "spectral_factor": 4, "spectral_rho": 0.1}
+            "spectral": 8, "spectral_factor": 4, "spectral_rho": 0.1, "context": 8}
 #: ``--select``: fit on these, choose on SELECT (a held-back fifth of val), never on train-rest.
 SELECT_FIT = ("bsds500-train", "bsds500-val:0:80")
 SELECT = ("bsds500-val:80:100",)
@@ -143,7 +149,8 @@ def _sampled_pixels(prefix, det, mode, splits, per_photo, seed, arrays, rows_of)
 
     key = hashlib.sha1(repr((mode, splits, per_photo, seed, det["settings"],
                              [np.asarray(det[mode][k]).tobytes() for k in arrays],
-                             Path(bd.__file__).read_bytes())).encode()).hexdigest()[:16]
+                             Path(bd.__file__).read_bytes(), Path(bc.__file__).read_bytes())
+                       ).encode()).hexdigest()[:16]
     cache = ROOT / "benchmarks" / "out" / "train_boundaries" / f"{prefix}{mode}-{'+'.join(splits)}-{key}.npz"
     if cache.exists():
         with np.load(cache) as z:
@@ -188,7 +195,25 @@ def collect_global(det, mode, splits, per_photo, seed):
 
 def fit_network(x, y, w, hidden, seed, l2=1e-4, maxiter=500):
     """Weights of a one-hidden-layer tanh network minimising the weighted
-    soft-label cross-entropy (L-BFGS)."""
+    soft-label cross-entropy (L-BFGS); cached in benchmarks/out/train_boundaries, keyed by the
+    data and every argument (so a design change of the second stage reuses the first's fit)."""
+    import hashlib
+    import inspect
+
+    key = hashlib.sha1(b"".join([np.ascontiguousarray(a).tobytes() for a in (x, y, w)] + [
+        repr((hidden, seed, l2, maxiter, inspect.getsource(_fit_network))).encode()])).hexdigest()[:16]
+    cache = ROOT / "benchmarks" / "out" / "train_boundaries" / f"net-{key}.npz"
+    if cache.exists():
+        with np.load(cache) as z:
+            return ({k: z[k] for k in ("w1", "b1", "w2", "b2")},
+                    SimpleNamespace(nit=int(z["nit"]), message=f"cached {cache.name}: {z['message']}"))
+    net, res = _fit_network(x, y, w, hidden, seed, l2, maxiter)
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(cache, **net, nit=np.int64(res.nit), message=np.str_(res.message))
+    return net, res
+
+
+def _fit_network(x, y, w, hidden, seed, l2, maxiter):
     from scipy.optimize import minimize
 
     n, d = x.shape
@@ -270,8 +295,8 @@ def train_mode(mode, args, rng, fit=TRAIN):
         x, y, w = collect_global(det, mode, fit, args.per_photo, SEED)
         mean, std = x.mean(0), x.std(0) + 1e-6
         t0 = time.perf_counter()
-        net, res = fit_network((x - mean) / std, y, w, args.hidden, SEED + 1, maxiter=args.maxiter)
-        print(f"  global network {x.shape[1]}-{args.hidden}-1: {res.nit} L-BFGS iterations, "
+        net, res = fit_network((x - mean) / std, y, w, args.global_hidden, SEED + 1, maxiter=args.maxiter)
+        print(f"  global network {x.shape[1]}-{args.global_hidden}-1: {res.nit} L-BFGS iterations, "
               f"{time.perf_counter() - t0:.0f} s ({res.message})")
         arrays.update({"g_" + k: np.asarray(v, dtype=np.float64) for k, v in dict(mean=mean, std=std, **net).items()})
         p = bd._network(x.astype(np.float32), arrays, "g_")
@@ -285,7 +310,7 @@ def trained_cache(mode, args) -> Path:
     import inspect
 
     key = hashlib.sha1(repr((mode, FIT[mode], SETTINGS, N_TEXTONS, SEED, args.hidden, args.per_photo, args.maxiter,
-                             Path(bd.__file__).read_bytes(),
+                             args.global_hidden, Path(bd.__file__).read_bytes(), Path(bc.__file__).read_bytes(),
                              [inspect.getsource(f) for f in (train_mode, collect, collect_global, fit_network,
                                                             bin_ranges, textons, target, sample_pixels)])
                         ).encode()).hexdigest()[:16]
@@ -464,6 +489,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=str(bd.DEFAULT_PATH))
     ap.add_argument("--hidden", type=int, default=16)
+    ap.add_argument("--global-hidden", type=int, default=None, help="hidden units of the global network "
+                                                                    "(default: --hidden)")
     ap.add_argument("--per-photo", type=int, default=4000)
     ap.add_argument("--skip-heldout", action="store_true")
     ap.add_argument("--heldout-only", action="store_true", help="print the held-out figures of --out, no training")
@@ -479,6 +506,8 @@ def main():
                     help="model selection: fit on train + the first 80 val photos, print log-loss and ODS F on "
                          "the last 20 val photos; writes --out (give a scratch path), never reads train-rest")
     args = ap.parse_args()
+    if args.global_hidden is None:
+        args.global_hidden = args.hidden
     for kv in args.set:
         k, v = kv.split("=")
         if k not in SETTINGS:
@@ -496,7 +525,7 @@ def main():
             ll = heldout(det, m, args, SELECT, f"SELECTION pixels ({SELECT[0]})")
             t = time.perf_counter()
             sc = select_ods(det, m, SELECT)
-            print(f"SELECT {m} {SETTINGS} hidden {args.hidden} per-photo {args.per_photo}: log-loss {ll:.4f}, "
+            print(f"SELECT {m} {SETTINGS} hidden {args.hidden}/{args.global_hidden} per-photo {args.per_photo}: log-loss {ll:.4f}, "
                   f"ODS {sc['ods']:.4f} OIS {sc['ois']:.4f} AP {sc['ap']:.4f} ({time.perf_counter() - t:.0f} s)",
                   flush=True)
         return
@@ -516,7 +545,7 @@ def main():
     training = (f"BSDS500, every annotator; colour fitted on {' + '.join(FIT['colour'])} (the other 20 val photos "
                 f"chose its design), grey on {' + '.join(FIT['grey'])}; target: share of annotators with a boundary "
                 f"within 1 px; {args.per_photo}+{args.per_photo} weighted pixels per photo; local and global networks "
-                f"of {args.hidden} tanh units; settings {SETTINGS}, {N_TEXTONS} textons; benchmarks/train_boundaries.py")
+                f"of {args.hidden} and {args.global_hidden} tanh units; settings {SETTINGS}, {N_TEXTONS} textons; benchmarks/train_boundaries.py")
     bd.save_detector(args.out, modes, SETTINGS, training)
     print(f"\nwrote {args.out} ({Path(args.out).stat().st_size / 1024:.1f} KiB)")
     if not args.skip_heldout:

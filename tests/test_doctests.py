@@ -53,6 +53,7 @@ MODULES = [
     "swcuts._numba.compiled_only",
     "swcuts.cli.posterior_outputs",
     "swcuts.models.vertex_stats",
+    "swcuts.image.boundary_context",
     "swcuts.image.boundary_detector",
     "swcuts.graph.learned_edges",
     "swcuts.graph.superatoms",

@@ -33,8 +33,12 @@ weights' setting ``spectral`` is above 0: the local network's map gives a
 normalised-cuts affinity on a reduced grid (:func:`spectral_features`);
 the gradients of its leading eigenvectors mark the boundaries of large
 coherent regions and not those inside textures. A second network reads
-the local features, the local map's log-odds and the spectral cues, and
-gives the calibrated probability.
+the local features, the local map's log-odds, the spectral cues and, when
+the setting ``context`` is at least 2, auto-context cues of the local map
+(Tu 2008; :func:`~swcuts.image.boundary_context.context_features`: the map
+around each pixel, up to ``context`` pixels away), and gives the calibrated
+probability. The second stage's cues live in
+:mod:`swcuts.image.boundary_context`.
 
 Colour images use a detector trained on CIELAB features; grey images one
 trained on the grey values of the same photos. Both live in the same file.
@@ -49,6 +53,7 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
+from swcuts.image.boundary_context import context_distances, context_features, spectral_features
 from swcuts.io.errors import InputError
 from swcuts.io.weights import WeightsFile, write_weights
 
@@ -58,7 +63,7 @@ __all__ = ["boundary_probability", "boundary_features", "spectral_features", "lo
 #: The shipped weights.
 DEFAULT_PATH = Path(__file__).with_name("boundary_detector.npz")
 #: Version of the weights file's layout; a file of another version is refused.
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 #: The command that rebuilds the weights file (said by every error about it).
 REBUILD = "python benchmarks/train_boundaries.py"
 #: The two detectors of a weights file, by the number of feature channels.
@@ -66,7 +71,8 @@ MODES = {3: "colour", 1: "grey"}
 #: Per-mode arrays a weights file must hold (``<mode>_<name>``).
 _ARRAYS = ("lo", "hi", "centres", "mean", "std", "w1", "b1", "w2", "b2")
 #: Scalar settings of a weights file (shared by both modes).
-_SETTINGS = ("n_bins", "sigma", "levels", "texton_from", "fine", "spectral", "spectral_factor", "spectral_rho")
+_SETTINGS = ("n_bins", "sigma", "levels", "texton_from", "fine", "spectral", "spectral_factor", "spectral_rho",
+             "context")
 #: Per-mode arrays of the second (global) network, when the setting ``spectral`` is above 0.
 _GLOBAL = ("g_mean", "g_std", "g_w1", "g_b1", "g_w2", "g_b2")
 
@@ -143,7 +149,8 @@ def save_detector(path, modes: dict, settings: dict, training: str) -> None:
     settings : dict
         ``n_bins``, ``sigma``, ``levels``, ``texton_from``, ``fine`` (1: also σ/2 at full resolution),
         ``spectral`` (eigenvectors of the globalization, 0: none), ``spectral_factor`` (its grid:
-        one node per factor x factor pixels), ``spectral_rho`` (its affinity's scale).
+        one node per factor x factor pixels), ``spectral_rho`` (its affinity's scale), ``context``
+        (the largest distance of the auto-context cues, 0: none).
     training : str
         What the weights were trained on (kept in the file).
     """
@@ -374,115 +381,18 @@ def _network(x, mode, prefix=""):
     return 1.0 / (1.0 + np.exp(-logit))
 
 
-#: Offsets (dy, dx) of the globalization's affinity: every pixel within distance √8 (half of them).
-_OFFSETS = ((0, 1), (1, 0), (1, 1), (1, -1), (0, 2), (2, 0), (1, 2), (2, 1), (2, -1), (1, -2), (2, 2), (2, -2))
-
-
-def spectral_features(prob, n_vectors=8, factor=4, rho=0.1) -> np.ndarray:
-    """Spectral globalization of a boundary map, as gPb's sPb (Maire,
-    Arbelaez, Fowlkes & Malik 2008): the gradients of the leading
-    eigenvectors of a normalised-cuts affinity built on the map.
-
-    The map is max-pooled to a grid of one node per ``factor`` x
-    ``factor`` pixels; two nodes within distance √8 have affinity
-    exp(−m/ρ), m the largest pooled probability on the segment between them
-    (the intervening contour cue). The ``n_vectors`` eigenvectors v_j of
-    the generalised problem (D − W) v = λ D v after the constant one
-    (ARPACK, a fixed start vector, so the result is deterministic) are
-    scaled to unit RMS; their gradient magnitudes g_j are combined as
-    sqrt(Σ_j g_j² / √λ_j / Σ_j 1/√λ_j) (scale-free, and unchanged by a
-    rotation within an eigenspace), over all of them and over the first
-    half, and interpolated back to every pixel.
-
-    Parameters
-    ----------
-    prob : (H, W) float array
-        A boundary probability map (the detector's local one).
-    n_vectors : int
-    factor : int
-    rho : float
-
-    Returns
-    -------
-    (H, W, 2) float32 array
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> p = np.full((40, 40), 0.01); p[:, 19:21] = 0.9        # a vertical boundary
-    >>> s = spectral_features(p, n_vectors=4, factor=2)
-    >>> bool(s[:, 18:22, 0].mean() > 3 * s[:, :10, 0].mean())
-    True
-    """
-    import cv2
-    import scipy.sparse as sp
-    from scipy.sparse.linalg import ArpackNoConvergence, eigsh
-
-    p = np.asarray(prob, dtype=np.float64)
-    h, w = p.shape
-    f = int(factor)
-    hh, ww = -(-h // f), -(-w // f)
-    q = np.pad(p, ((0, hh * f - h), (0, ww * f - w)), mode="edge").reshape(hh, f, ww, f).max(axis=(1, 3))
-    n = hh * ww
-    k = int(n_vectors)
-    out = np.zeros((h, w, 2), dtype=np.float32)
-    if n < k + 3:
-        return out
-    idx = np.arange(n).reshape(hh, ww)
-    rows, cols, vals = [], [], []
-    for dy, dx in _OFFSETS:
-        y1, x0, x1 = hh - dy, max(0, -dx), ww - max(0, dx)
-        if y1 <= 0 or x1 <= x0:
-            continue
-        m = np.maximum(q[:y1, x0:x1], q[dy:dy + y1, x0 + dx:x1 + dx])
-        steps = max(abs(dy), abs(dx))
-        for t in range(1, steps):
-            iy, ix = int(round(dy * t / steps)), int(round(dx * t / steps))
-            m = np.maximum(m, q[iy:iy + y1, x0 + ix:x1 + ix])
-        rows.append(idx[:y1, x0:x1].ravel())
-        cols.append(idx[dy:dy + y1, x0 + dx:x1 + dx].ravel())
-        vals.append(np.exp(-m / rho).ravel())
-    r, c, v = np.concatenate(rows), np.concatenate(cols), np.concatenate(vals)
-    wmat = sp.coo_matrix((np.r_[v, v], (np.r_[r, c], np.r_[c, r])), shape=(n, n)).tocsr()
-    d = np.asarray(wmat.sum(axis=1)).ravel()
-    dm = sp.diags(1.0 / np.sqrt(d))
-    mat = (dm @ wmat @ dm).tocsr()
-    if n <= 600:
-        mu, vec = np.linalg.eigh(mat.toarray())
-        mu, vec = mu[-(k + 1):], vec[:, -(k + 1):]
-    else:
-        v0 = np.random.default_rng(0).standard_normal(n)
-        try:
-            mu, vec = eigsh(mat, k=k + 1, which="LA", tol=1e-3, v0=v0)
-        except ArpackNoConvergence as e:                      # what converged
-            mu, vec = e.eigenvalues, e.eigenvectors
-    order = np.argsort(-mu)[1:]                               # drop the constant one (μ = 1)
-    lam = np.maximum(1.0 - mu[order], 1e-6)
-    vec = vec[:, order] / np.sqrt(d)[:, None]
-    grads = np.zeros((len(order), hh, ww), dtype=np.float32)
-    for j in range(len(order)):
-        u = vec[:, j].reshape(hh, ww)
-        u = (u / max(np.sqrt(np.mean(u * u)), 1e-300)).astype(np.float32)
-        gx = cv2.Sobel(u, cv2.CV_32F, 1, 0, borderType=cv2.BORDER_REFLECT) / 8.0
-        gy = cv2.Sobel(u, cv2.CV_32F, 0, 1, borderType=cv2.BORDER_REFLECT) / 8.0
-        grads[j] = gx * gx + gy * gy
-    wts = 1.0 / np.sqrt(lam)
-    for ch, top in enumerate((len(order), max(len(order) // 2, 1))):
-        g = np.tensordot(wts[:top], grads[:top], axes=1) / wts[:top].sum()
-        up = cv2.resize(np.sqrt(g).astype(np.float32), (ww * f, hh * f), interpolation=cv2.INTER_LINEAR)
-        out[..., ch] = up[:h, :w]
-    return out
-
-
 def _global_inputs(features, prob, settings):
     """The global network's inputs: the local features, the local map's
-    log-odds and :func:`spectral_features` of the local map."""
+    log-odds, :func:`spectral_features` and :func:`context_features` of the local map."""
     h, w, n = features.shape
     pr = np.clip(prob.reshape(h, w), 1e-6, 1 - 1e-6)
     spec = spectral_features(pr, int(settings["spectral"]), int(settings["spectral_factor"]),
                              settings["spectral_rho"])
     logit = np.log(pr / (1.0 - pr)).astype(np.float32)[..., None]
-    return np.concatenate([features, logit, spec], axis=2)
+    parts = [features, logit, spec]
+    if settings.get("context", 0) >= 2:
+        parts.append(context_features(pr, context_distances(settings["context"])))
+    return np.concatenate(parts, axis=2)
 
 
 def boundary_probability(features, *, detector=None) -> np.ndarray:
