@@ -87,18 +87,36 @@ def neighbour_correlations(features, radius=LOCAL_RADIUS) -> tuple[float, float]
     for c in range(z.shape[-1]):
         plane = np.ascontiguousarray(z[..., c])
         res[..., c] = plane - cv2.blur(plane, (side, side), borderType=cv2.BORDER_REFLECT)
-    # Residuals beyond TRIM robust standard deviations are edges inside the
-    # window (a step leaves a ramp of correlated residuals), not texture.
+    return _lag_one(res)
+
+
+def _lag_one(res, labels=None) -> tuple[float, float]:
+    """Lag-one correlations (ρx, ρy) of the (H, W, C) residuals ``res``,
+    pooled over channels, over the adjacent pairs whose residuals are all
+    within :data:`TRIM` robust standard deviations (beyond, a residual is
+    an edge: a step leaves a ramp of correlated residuals, structure, not
+    texture) and, with ``labels``, in one region."""
     mad = np.median(np.abs(res), axis=(0, 1))
     keep = (np.abs(res) <= TRIM * 1.4826 * np.maximum(mad, 1e-12)).all(axis=-1)
     out = []
-    for a, b, ka, kb in ((res[:, :-1], res[:, 1:], keep[:, :-1], keep[:, 1:]),
-                         (res[:-1], res[1:], keep[:-1], keep[1:])):
-        both = ka & kb
-        a, b = a[both], b[both]
+    for first, second in ((np.s_[:, :-1], np.s_[:, 1:]), (np.s_[:-1], np.s_[1:])):
+        both = keep[first] & keep[second]
+        if labels is not None:
+            both &= labels[first] == labels[second]
+        a, b = res[first][both], res[second][both]
         den = float(np.sqrt((a * a).sum() * (b * b).sum()))
         out.append(float((a * b).sum()) / den if den > 0 else 0.0)
     return out[0], out[1]
+
+
+def _independent_share(correlations, cap) -> float:
+    """(1 − ρx)(1 − ρy) / ((1 + ρx)(1 + ρy)), each ρ clipped to [0, ``cap``]:
+    the share of independent draws of an AR(1) field on the lattice."""
+    zeta = 1.0
+    for rho in correlations:
+        rho = min(max(rho, 0.0), cap)
+        zeta *= (1.0 - rho) / (1.0 + rho)
+    return float(zeta)
 
 
 def effective_pixel_fraction(features) -> float:
@@ -117,11 +135,7 @@ def effective_pixel_fraction(features) -> float:
     >>> bool(effective_pixel_fraction(blurred) < 0.01)
     True
     """
-    zeta = 1.0
-    for rho in neighbour_correlations(features):
-        rho = min(max(rho, 0.0), MAX_CORRELATION)
-        zeta *= (1.0 - rho) / (1.0 + rho)
-    return float(zeta)
+    return _independent_share(neighbour_correlations(features), MAX_CORRELATION)
 
 
 def region_correlations(features, labels) -> tuple[float, float]:
@@ -161,16 +175,7 @@ def region_correlations(features, labels) -> tuple[float, float]:
     for c in range(z.shape[-1]):
         mean = np.bincount(lab.ravel(), weights=z[..., c].ravel(), minlength=n) / count
         res[..., c] = z[..., c] - mean[lab]
-    mad = np.median(np.abs(res), axis=(0, 1))
-    keep = (np.abs(res) <= TRIM * 1.4826 * np.maximum(mad, 1e-12)).all(axis=-1)
-    out = []
-    for a, b, ka, kb, la, lb in ((res[:, :-1], res[:, 1:], keep[:, :-1], keep[:, 1:], lab[:, :-1], lab[:, 1:]),
-                                 (res[:-1], res[1:], keep[:-1], keep[1:], lab[:-1], lab[1:])):
-        both = ka & kb & (la == lb)
-        a, b = a[both], b[both]
-        den = float(np.sqrt((a * a).sum() * (b * b).sum()))
-        out.append(float((a * b).sum()) / den if den > 0 else 0.0)
-    return out[0], out[1]
+    return _lag_one(res, lab)
 
 
 def region_pixel_fraction(features, labels) -> float:
@@ -192,8 +197,4 @@ def region_pixel_fraction(features, labels) -> float:
     >>> round(region_pixel_fraction(rng.normal(size=(64, 64)), halves), 1)
     1.0
     """
-    zeta = 1.0
-    for rho in region_correlations(features, labels):
-        rho = min(max(rho, 0.0), REGION_MAX_CORRELATION)
-        zeta *= (1.0 - rho) / (1.0 + rho)
-    return float(zeta)
+    return _independent_share(region_correlations(features, labels), REGION_MAX_CORRELATION)
