@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from swcuts.graph.edge_probabilities import Q_MAX, kl_edge_probabilities, vertex_histograms
-from swcuts.graph.region_graph import pixel_pairs
+from swcuts.graph.region_graph import pair_edges, pixel_pairs
 from swcuts.io.errors import InputError
 from swcuts.io.weights import WeightsFile, write_weights
 
@@ -130,12 +130,9 @@ def edge_features(features, atoms, graph, boundary_map) -> np.ndarray:
     out = np.zeros((n_edges, len(EDGE_FEATURES)))
     if n_edges == 0:
         return out
-    a, b = pixel_pairs(atoms)
+    cut, eid = pair_edges(atoms, graph)
     va, vb = pixel_pairs(bmap)
-    cut = a != b
     v = np.clip(np.maximum(va[cut], vb[cut]), 1e-6, 1 - 1e-6)
-    keys = np.minimum(a[cut], b[cut]) * n + np.maximum(a[cut], b[cut])
-    eid = np.searchsorted(graph.edges[:, 0] * n + graph.edges[:, 1], keys)
     order = np.lexsort((v, eid))
     v_sorted, e_sorted = v[order], eid[order]
     count = np.bincount(eid, minlength=n_edges)

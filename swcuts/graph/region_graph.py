@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["RegionGraph", "pixel_pairs"]
+__all__ = ["RegionGraph", "pixel_pairs", "pair_edges"]
 
 
 def pixel_pairs(labels):
@@ -20,6 +20,29 @@ def pixel_pairs(labels):
     a = np.concatenate([labels[:, :-1].ravel(), labels[:-1, :].ravel()])
     b = np.concatenate([labels[:, 1:].ravel(), labels[1:, :].ravel()])
     return a, b
+
+
+def pair_edges(labels, graph):
+    """The pixel pairs that straddle two regions, and the edge each crosses.
+
+    Returns ``(cut, edge)``: ``cut`` a boolean mask over the pairs of
+    :func:`pixel_pairs` (in its order) whose two labels differ, and
+    ``edge`` the index in ``graph.edges`` of each of those pairs, so that
+    ``np.bincount(edge, weights=values[cut], minlength=graph.n_edges)``
+    sums a per-pair quantity over every edge.
+
+    Examples
+    --------
+    >>> labels = np.array([[0, 0, 1], [2, 2, 1]])
+    >>> cut, edge = pair_edges(labels, RegionGraph.from_labels(labels))
+    >>> cut.nonzero()[0].tolist(), edge.tolist()          # edges (0, 1), (0, 2), (1, 2)
+    ([1, 3, 4, 5], [0, 2, 1, 1])
+    """
+    a, b = pixel_pairs(np.asarray(labels, dtype=np.int64))
+    cut = a != b
+    n = graph.n_vertices
+    keys = np.minimum(a[cut], b[cut]) * n + np.maximum(a[cut], b[cut])
+    return cut, np.searchsorted(graph.edges[:, 0] * n + graph.edges[:, 1], keys)
 
 
 def _csr(edges, n):

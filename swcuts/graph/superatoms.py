@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from swcuts.graph.region_graph import RegionGraph, pixel_pairs
+from swcuts.graph.region_graph import RegionGraph, pair_edges, pixel_pairs
 
 __all__ = ["SuperAtoms", "merge_weakest", "pair_strengths", "edge_means"]
 
@@ -45,19 +45,14 @@ def pair_strengths(probability) -> np.ndarray:
     p = np.asarray(probability, dtype=np.float64)
     if p.ndim != 2:
         raise ValueError(f"need a 2-D map, got shape {p.shape}")
-    return np.concatenate([np.maximum(p[:, 1:], p[:, :-1]).ravel(),
-                           np.maximum(p[1:, :], p[:-1, :]).ravel()])
+    return np.maximum(*pixel_pairs(p))
 
 
 def _edge_sums(strength, labels, graph):
     """(sum, count) of ``strength`` over the pixel pairs across every edge of ``graph``."""
-    a, b = pixel_pairs(np.asarray(labels, dtype=np.int64))
-    cut = a != b
-    n = graph.n_vertices
-    keys = np.minimum(a[cut], b[cut]) * n + np.maximum(a[cut], b[cut])
-    at = np.searchsorted(graph.edges[:, 0] * n + graph.edges[:, 1], keys)
-    s = np.bincount(at, weights=np.asarray(strength, dtype=np.float64)[cut], minlength=graph.n_edges)
-    c = np.bincount(at, minlength=graph.n_edges).astype(np.float64)
+    cut, edge = pair_edges(labels, graph)
+    s = np.bincount(edge, weights=np.asarray(strength, dtype=np.float64)[cut], minlength=graph.n_edges)
+    c = np.bincount(edge, minlength=graph.n_edges).astype(np.float64)
     return s, c
 
 

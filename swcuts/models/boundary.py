@@ -39,7 +39,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import ndimage as ndi
 
-from swcuts.graph.region_graph import pixel_pairs
+from swcuts.graph.region_graph import pair_edges, pixel_pairs
 from swcuts._numba.compiled_only import compiled_only
 
 __all__ = ["contrast_weights", "pair_weights", "edge_weights", "boundary_change", "boundary_delta",
@@ -311,13 +311,8 @@ def edge_weights(pairs, atoms, graph):
     >>> edge_weights(np.arange(7.0), atoms, RegionGraph.from_labels(atoms))   # pairs 1 and 3
     array([4.])
     """
-    a, b = pixel_pairs(np.asarray(atoms, dtype=np.int64))
-    cut = a != b
-    n = graph.n_vertices
-    keys = np.minimum(a[cut], b[cut]) * n + np.maximum(a[cut], b[cut])
-    edge_keys = graph.edges[:, 0] * n + graph.edges[:, 1]
-    return np.bincount(np.searchsorted(edge_keys, keys), weights=np.asarray(pairs)[cut],
-                       minlength=graph.n_edges)
+    cut, edge = pair_edges(atoms, graph)
+    return np.bincount(edge, weights=np.asarray(pairs)[cut], minlength=graph.n_edges)
 
 
 def contrast_weights(features, atoms, graph, sigma=SMOOTHING_SIGMA, evidence="contrast", probability=None,
