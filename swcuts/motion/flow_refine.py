@@ -29,6 +29,7 @@ import numpy as np
 from numba import njit
 
 from swcuts.image.warp import frame_gradient, warp_frame1
+from swcuts.motion.fusion import fuse_flows, occlusion_costs, pixel_pair_cost
 
 __all__ = ["refine_flow"]
 
@@ -105,12 +106,7 @@ def _pixel_cost(frame1, frame2, flow, valid, sigma, cap):
 def _pair_cost(flow, regions, valid, n):
     """Per region Σ ‖f_p − f_q‖ over its 4-neighbour pairs of non-nil
     pixels inside it (the Markov term of eq. 75 without β)."""
-    out = np.zeros(n)
-    for a, b in ((np.s_[:, :-1], np.s_[:, 1:]), (np.s_[:-1, :], np.s_[1:, :])):
-        same = (regions[a] == regions[b]) & valid[a] & valid[b]
-        d = np.hypot(*(flow[a] - flow[b])[same].T)
-        out += np.bincount(regions[a][same], d, minlength=n)
-    return out
+    return np.bincount(regions.ravel(), pixel_pair_cost(flow, regions, valid).ravel(), minlength=n)
 
 
 def _affine(theta, regions, xc, yc):
@@ -214,7 +210,7 @@ def _gauss_newton(frame1, frame2, theta, regions, xc, yc, valid, gx1, gy1, sigma
     return _affine(theta, regions, xc, yc)
 
 
-def _pick(frame1, frame2, cand, regions, valid, sigma, nil_cost, beta, return_pick=False):
+def _pick(frame1, frame2, cand, regions, valid, sigma, nil_cost, beta, details=False):
     """Per region the candidate flow of least energy (capped data term plus
     β × Markov term; eq. 75's pull α‖f_p − c_o‖² to one velocity per object
     is left out: on real scenes, whose objects slant and turn, it would
@@ -222,17 +218,16 @@ def _pick(frame1, frame2, cand, regions, valid, sigma, nil_cost, beta, return_pi
     source falls outside frame 1 is compared with frame 1's nearest border
     pixel, like any other at a cost of at most ``nil_cost``: it is not left
     out (a candidate would win by pushing pixels out of the frame) nor
-    charged in full (the true flow at the frame's edge may point out)."""
+    charged in full (the true flow at the frame's edge may point out).
+    With ``details``: also each pixel's candidate and the (K, H, W) capped
+    data costs of the candidates at every pixel."""
     n = int(regions.max()) + 1
-    energy = []
-    for f in cand:
-        e, _, _, _ = _pixel_cost(frame1, frame2, f, valid, sigma, nil_cost)
-        energy.append(np.bincount(regions[valid], e[valid], minlength=n)
-                      + beta * _pair_cost(f, regions, valid, n))
-    energy = np.stack(energy)
+    costs = np.stack([_pixel_cost(frame1, frame2, f, valid, sigma, nil_cost)[0] for f in cand])
+    energy = np.stack([np.bincount(regions[valid], e[valid], minlength=n) + beta * _pair_cost(f, regions, valid, n)
+                       for e, f in zip(costs, cand)])
     pick = energy.argmin(axis=0)[regions]
     out = np.take_along_axis(np.stack(cand), pick[None, ..., None], axis=0)[0]
-    return (out, pick) if return_pick else out
+    return (out, pick, costs) if details else out
 
 
 def _fill_nearest(flow, valid):
@@ -463,14 +458,11 @@ def refine_flow(frame1, frame2, flow, regions, *, sigma=2.0, nil_cost=6.0, beta=
         cand.append(bottom_up)
         if BOTTOM_UP_VARIATIONAL:
             cand.append(_variational_pyramid(frame1, frame2, bottom_up, (), vertical))
-    out, pick = _pick(frame1, frame2, cand, regions, valid, sigma, nil_cost, beta, return_pick=True)
+    out, pick, costs = _pick(frame1, frame2, cand, regions, valid, sigma, nil_cost, beta, details=True)
     if FUSION and OCCLUSION_CHECK:
         # Per pixel, another of the region's candidates where a window
         # inside the region says so; each candidate pays its capped cost on
         # every seen pixel, raised where it fails the forward-backward check.
-        from swcuts.motion.fusion import fuse_flows, occlusion_costs
-
-        costs = np.stack([_pixel_cost(frame1, frame2, f, seen, sigma, nil_cost)[0] for f in cand])
         failed_k = np.stack([occlusion_check(frame1, frame2, f, backward) for f in cand])
         out, _ = fuse_flows(occlusion_costs(costs, failed_k, nil_cost), cand, regions, seen, pick, beta=beta)
         out = out.astype(np.float32)
