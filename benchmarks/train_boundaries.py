@@ -311,7 +311,7 @@ def trained_cache(mode, args) -> Path:
 
     key = hashlib.sha1(repr((mode, FIT[mode], SETTINGS, N_TEXTONS, SEED, args.hidden, args.per_photo, args.maxiter,
                              args.global_hidden, Path(bd.__file__).read_bytes(), Path(bc.__file__).read_bytes(),
-                             [inspect.getsource(f) for f in (train_mode, collect, collect_global, fit_network,
+                             [inspect.getsource(f) for f in (train_mode, collect, collect_global, fit_network, _fit_network,
                                                             bin_ranges, textons, target, sample_pixels)])
                         ).encode()).hexdigest()[:16]
     return ROOT / "benchmarks" / "out" / "train_boundaries" / f"trained-{mode}-{key}.npz"

@@ -490,7 +490,7 @@ def sample_posterior(image, *, n_samples=100, thin=None, chains=None, sampler="s
         (:mod:`swcuts.segmentation.superatom_posterior`): on this many
         super-atoms (the atoms merged along their weakest boundaries), the
         likelihood coarsened to the super-atoms' share of independent pixels
-        and the boundary evidence counted once per super-atom edge
+        and the boundary evidence to a share of its pixel pairs
         (:data:`~swcuts.segmentation.superatom_posterior.SUPERATOMS`, 100,
         mixes on photos); ``anneal_steps``, ``pilot_steps`` and ``thin``
         default to a number of steps per super-atom (that module's
