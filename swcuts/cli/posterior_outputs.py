@@ -64,6 +64,8 @@ def _stability_plot(samples) -> bytes:
 
 
 def _hist_plot(samples) -> bytes:
+    from matplotlib.ticker import MaxNLocator
+
     k, p = samples.n_segments_distribution()
     fig = figure(6, 3.5)
     ax = fig.add_subplot()
@@ -71,6 +73,7 @@ def _hist_plot(samples) -> bytes:
     best_k = int(samples.best_labels.max()) + 1
     ax.axvline(best_k, color="#cc3311", lw=1.5, ls="--", label=f"best state ({best_k})")
     ax.set_xlabel("number of segments")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # counts: no ticks at 24.5
     ax.set_ylabel("posterior probability")
     rh = samples.r_hat.get("n_segments", float("nan"))
     flag = " (not mixed)" if rh > 1.1 else ""
