@@ -84,7 +84,8 @@ def boundaries(args, out):
         rel = reliability(p, truth)
         s = ps.summary()
         swap = s.get("tempering", {}).get("swap_acceptance", [])
-        row = dict(image=name, wall=wall, load=load, ece=rel["ece"], pixels=rel["n"], **s)
+        row = dict(image=name, wall=wall, load=load, ece=rel["ece"], pixels=rel["n"], **s,
+                   mixed=_mixed([level["r_hat"] for level in ps.levels] or [ps.r_hat]))
         rows.append(row)
         if args.ods:
             soft["posterior"].append(_soft_counts(ps.boundary_probability(mode="thin"), sample))
@@ -96,11 +97,10 @@ def boundaries(args, out):
     pooled = pooled_reliability(pairs)
     (out / "reliability.png").write_bytes(reliability_png(
         pooled, f"boundary within 2 px, {args.data}, {len(ids)} photos", ylabel="share of annotators"))
-    n_ok = sum(1 for r in rows if max(r["r_hat"]["energy"] or np.inf, r["r_hat"]["n_segments"] or np.inf)
-               <= R_HAT_TARGET)
+    n_ok = sum(1 for r in rows if r["mixed"])
     walls = [r["wall"] for r in rows]
     print(f"split R-hat <= {R_HAT_TARGET} (energy and segment count) on {n_ok} of {len(rows)} photos: "
-          f"{'MET' if n_ok >= len(rows) - 1 else 'MISSED'} (target: >= 5 of 6)")
+          f"{'MET' if n_ok >= len(rows) - len(rows) // 6 else 'MISSED'} (target: >= 5 of 6)")
     print(f"wall seconds per photo: median {np.median(walls):.1f}, max {max(walls):.1f} at load "
           f"{np.mean([r['load'] for r in rows]):.1f}: {'MET' if max(walls) <= SECONDS_TARGET else 'MISSED'} "
           f"(target <= {SECONDS_TARGET:g} s)")
@@ -117,6 +117,20 @@ def boundaries(args, out):
     (out / "boundaries.json").write_text(json.dumps(
         {"options": opts, "rows": rows, "pooled": {k: np.asarray(v).tolist() for k, v in pooled.items()}},
         indent=1, default=str))
+
+
+def _mixed(r_hats):
+    """Split R-hat <= the target for the energy and the segment count, of
+    every granularity level (``r_hats``: one dict per level, as
+    :class:`~swcuts.inference.posterior_samples.PosteriorSamples` keeps them,
+    ``inf`` and ``nan`` not yet lost to JSON). A segment count that no chain
+    of a level ever changed (``nan``: every draw of every chain equal) is
+    agreement between chains started apart, judged by the energy alone; an
+    energy without variation is a frozen level and fails."""
+    def ok(r_hat):
+        seg = r_hat["n_segments"]
+        return r_hat["energy"] <= R_HAT_TARGET and (seg <= R_HAT_TARGET or np.isnan(seg))
+    return all(ok(r) for r in r_hats)
 
 
 def _soft_counts(soft_map, sample):

@@ -119,3 +119,21 @@ def test_default_ladder_and_bad_ladders():
             check_granularity(bad)
     with pytest.raises(InputError, match="granularity"):
         sample_posterior(np.zeros((20, 20)), granularity=[0])
+
+
+def test_pooled_diagnostics_keep_a_level_without_variation_whatever_its_place():
+    """The worst R-hat and the smallest ESS over the levels are ``nan`` when
+    any level's is, in either order (Python's ``max`` drops a ``nan`` that
+    comes after a number), and the largest/smallest number otherwise."""
+    from swcuts.inference.posterior_samples import PosteriorSamples
+
+    model, img, atoms = grey_setting()
+    q = edge_q(img, atoms, model.graph)
+    kw = dict(atoms=atoms, n_samples=16, chains=2, anneal_steps=20, pilot_steps=40, thin=5)
+    a, b = (sample_model(model, q, seed=s, **kw) for s in (1, 2))
+    a.r_hat, b.r_hat = {"energy": 1.5, "n_segments": 1.2}, {"energy": 1.1, "n_segments": float("nan")}
+    a.ess, b.ess = {"energy": 30.0, "n_segments": 9.0}, {"energy": 12.0, "n_segments": float("nan")}
+    for parts in ([a, b], [b, a]):
+        ps = PosteriorSamples.pooled(parts, (1.0, 3.0))
+        assert ps.r_hat["energy"] == 1.5 and np.isnan(ps.r_hat["n_segments"])
+        assert ps.ess["energy"] == 12.0 and np.isnan(ps.ess["n_segments"])

@@ -25,6 +25,12 @@ ESS_WARN = 20.0
 # ---------------------------------------------------------------------------
 
 
+def _worst(values) -> float:
+    """The largest of ``values``, ``nan`` if any is ``nan`` (Python's ``max``
+    keeps or drops a ``nan`` by its place in the sequence)."""
+    return float(np.max(np.fromiter(values, dtype=float)))
+
+
 @dataclass
 class PosteriorSamples:
     """Samples of the posterior over segmentations (:func:`sample_posterior`).
@@ -75,7 +81,8 @@ class PosteriorSamples:
         With more than one granularity, each one's ``granularity``, ``a0``,
         ``a1``, ``samples``, ``chains``, ``thin``, ``r_hat``, ``ess`` and mean
         ``acceptance``; ``r_hat`` above is then the worst level's and ``ess``
-        the smallest (R-hat compares chains of one posterior).
+        the smallest (R-hat compares chains of one posterior), ``nan`` if any
+        level's is (a statistic that no chain of that level changed).
     """
 
     labels: np.ndarray
@@ -148,8 +155,8 @@ class PosteriorSamples:
             energies=np.concatenate(energies), n_segments=np.concatenate(n_segs),
             thin=max(int(p.thin) for p in parts), tau_steps=max(float(p.tau_steps) for p in parts),
             acceptance=np.concatenate([p.acceptance for p in parts]),
-            r_hat={k: max(p.r_hat[k] for p in parts) for k in stats},
-            ess={k: min(p.ess[k] for p in parts) for k in stats}, warnings=warnings,
+            r_hat={k: _worst(p.r_hat[k] for p in parts) for k in stats},
+            ess={k: -_worst(-p.ess[k] for p in parts) for k in stats}, warnings=warnings,
             sampler=first.sampler, seconds=sum(p.seconds for p in parts),
             steps=sum(p.steps for p in parts), seed=first.seed, posterior=first.posterior,
             image=first.image, model=first.model,
