@@ -1,0 +1,115 @@
+"""The "edges" posterior (swcuts.segmentation.edge_posterior): the model is
+the formula, its pooled samples over the levels match the exact mixture by
+enumeration (and fail against other targets and with a biased kernel), the
+offset fit reaches its target numbers of segments, and bad input is refused."""
+
+import numpy as np
+import pytest
+from enumeration import exact_distribution, set_partitions
+from test_granularity import _z_scores
+from test_posterior import Z_MAX, _exact, _SWC2WithoutCuts
+
+from swcuts.graph.region_graph import RegionGraph
+from swcuts.io.errors import InputError
+from swcuts.segmentation.edge_posterior import (
+    bond_probabilities, edge_model, edge_weights, fit_offsets, sample_edges)
+from swcuts.segmentation.posterior import sample_posterior
+
+#: Seven atoms of an irregular image (the colour setting of the kernel tests).
+ATOMS = np.array([[0, 0, 1, 1, 2],
+                  [3, 0, 1, 4, 2],
+                  [3, 5, 5, 4, 6]])
+OFFSETS = (-0.5, 1.0)
+
+
+def _setting():
+    graph = RegionGraph.from_labels(ATOMS)
+    q = np.random.default_rng(2).uniform(0.15, 0.9, graph.n_edges)
+    return graph, q
+
+
+def _mixture(graph, q, offsets, weights=None):
+    exact = [_exact(edge_model(ATOMS, graph, edge_weights(q, b)), ATOMS) for b in offsets]
+    return [np.average([e[i] for e in exact], axis=0, weights=weights) for i in (0, 1)]
+
+
+def test_the_model_is_the_product_over_cut_edges():
+    graph, q = _setting()
+    w = edge_weights(q, 0.3)
+    model = edge_model(ATOMS, graph, w)
+    states = np.array(set_partitions(graph.n_vertices))
+    cut = states[:, graph.edges[:, 0]] != states[:, graph.edges[:, 1]]
+    log_pi = np.array([model.log_target(s) for s in states])
+    assert np.allclose(log_pi, -(cut * w).sum(axis=1))
+    p = exact_distribution(model, [tuple(s) for s in states])
+    assert 1.0 / np.sum(p ** 2) > 10                       # spread over many partitions
+    assert np.allclose(bond_probabilities(w), np.where(w > 0, 1 - np.exp(-w), 0.0))
+
+
+@pytest.fixture(scope="module", params=[5, 6])
+def pooled(request):
+    graph, q = _setting()
+    ps = sample_edges(ATOMS, graph, q, targets=(2, 4), offsets=OFFSETS, n_samples=3000, chains=4,
+                      seed=request.param, pilot_steps=700, thin=14)
+    return ps, graph, q
+
+
+def test_pooled_samples_match_the_exact_mixture(pooled):
+    ps, graph, q = pooled
+    co, pix = _mixture(graph, q, OFFSETS)
+    assert ps.n_samples == 3000 and ps.n_chains == 8 and ps.posterior == "edges"
+    assert [level["offset"] for level in ps.levels] == list(OFFSETS)
+    # Informative: many pixel-boundary probabilities strictly inside (0.05, 0.95).
+    assert ((pix > 0.05) & (pix < 0.95)).sum() >= 8
+    z = _z_scores(ps, co, pix)
+    assert z.max() < Z_MAX, f"largest z-score {z.max():.2f}"
+
+
+def test_the_same_samples_fail_against_other_targets(pooled):
+    # Negative controls: one level alone, and the levels weighted 2:1.
+    ps, graph, q = pooled
+    for offsets, weights in (((OFFSETS[0],), None), (OFFSETS, [2, 1])):
+        co, pix = _mixture(graph, q, offsets, weights)
+        z = _z_scores(ps, co, pix)
+        assert z.max() > Z_MAX, f"largest z-score {z.max():.2f}: the wrong target went unnoticed"
+
+
+def test_a_kernel_without_the_cut_ratio_fails():
+    # Negative control of the kernel: with the Potts bond probabilities,
+    # dropping the cut ratio of Theorem 4 samples another distribution.
+    graph, q = _setting()
+    ps = sample_edges(ATOMS, graph, q, targets=(2, 4), offsets=OFFSETS, n_samples=3000, chains=4, seed=5,
+                      pilot_steps=700, thin=14, sampler=lambda m, qq: _SWC2WithoutCuts(m, qq))
+    co, pix = _mixture(graph, q, OFFSETS)
+    z = _z_scores(ps, co, pix)
+    assert z.max() > Z_MAX, f"largest z-score {z.max():.2f}: the biased kernel went unnoticed"
+
+
+def test_fitted_offsets_reach_their_targets():
+    graph, q = _setting()
+    states = np.array(set_partitions(graph.n_vertices))
+    k = np.array([len(set(s)) for s in states])
+    offsets, ends, history = fit_offsets(ATOMS, graph, edge_weights(q, 0.0), (2.0, 4.0),
+                                         rng=np.random.default_rng(0), steps=2000, rounds=8)
+    means = []
+    for b in offsets:
+        p = exact_distribution(edge_model(ATOMS, graph, edge_weights(q, b)), [tuple(s) for s in states])
+        means.append(float(p @ k))
+    assert offsets[0] > offsets[1] and means[0] < means[1]
+    for m, t in zip(means, (2.0, 4.0)):
+        assert abs(np.log(m / t)) < 0.35, (means, offsets, history)
+    assert len(ends) == 2 and all(e.shape == (graph.n_vertices,) for e in ends)
+
+
+def test_sample_posterior_edges_and_bad_input():
+    image = np.zeros((30, 36))
+    image[:, 18:] = 1.0
+    ps = sample_posterior(image, model="edges", n_samples=16, n_atoms=24, seed=0, granularity=(1, 3))
+    assert ps.posterior == "edges" and ps.n_samples == 16 and ps.granularity == (1.0, 3.0)
+    assert ps.boundary_probability().shape == image.shape
+    again = sample_posterior(image, model="edges", n_samples=16, n_atoms=24, seed=0, granularity=(1, 3))
+    assert np.array_equal(ps.labels, again.labels)
+    for bad in (dict(a0=3.0), dict(superatoms=10), dict(granularity=0), dict(granularity=list(range(1, 13))),
+                dict(chains=0), dict(atoms="pixels"), dict(anneal_steps=10)):
+        with pytest.raises(InputError):
+            sample_posterior(image, model="edges", n_samples=8, n_atoms=24, **bad)
