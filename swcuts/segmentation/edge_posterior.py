@@ -4,13 +4,14 @@ segments.
 
 The posterior of one level, on the atoms of a photo (partitions X):
 
-    π_b(X) ∝ Π_{⟨ij⟩ cut by X} exp(−w_ij),   w_ij = logit(q_ij) + b,
+    π_b(X) ∝ exp(−a1 · R(X)) Π_{⟨ij⟩ cut by X} exp(−w_ij),   w_ij = logit(q_ij) + b,
 
 with q_ij the learned probability that atoms i and j share a segment
 (:func:`swcuts.graph.learned_edges.learned_edge_probabilities`) and b an
-offset per level: no region likelihood, no region prior. It is an
+offset per level, R(X) the number of connected regions and a1 =
+:data:`REGION_PENALTY` nats a region: no region likelihood. It is an
 :class:`~swcuts.models.image.ImageModel` whose likelihood is identically
-zero (one constant channel, histogram family, κ = 0), a0 = a1 = a2 = 0 and
+zero (one constant channel, histogram family, κ = 0), a0 = a2 = 0, a1 and
 the boundary term −Σ_cut w_ij (:meth:`~swcuts.models.image.ImageModel.set_boundary`),
 so every kernel samples it exactly (``tests/test_edge_posterior.py``
 enumerates it). The SW-cut bond probabilities are those of Potts SW,
@@ -48,7 +49,7 @@ from swcuts.inference.posterior_samples import PosteriorSamples
 from swcuts.io.errors import InputError, check_number
 from swcuts.models.image import ImageModel
 
-__all__ = ["TARGET_SEGMENTS", "LEVEL_CHAINS", "FIT_STEPS_PER_ATOM", "FIT_ROUNDS", "FIT_TOLERANCE",
+__all__ = ["TARGET_SEGMENTS", "REGION_PENALTY", "LEVEL_CHAINS", "FIT_STEPS_PER_ATOM", "FIT_ROUNDS", "FIT_TOLERANCE",
            "PILOT_PER_ATOM", "THIN_PER_ATOM", "Q_CAP", "edge_weights", "bond_probabilities",
            "edge_model", "fit_offsets", "sample_edges", "sample_edge_posterior"]
 
@@ -57,6 +58,10 @@ __all__ = ["TARGET_SEGMENTS", "LEVEL_CHAINS", "FIT_STEPS_PER_ATOM", "FIT_ROUNDS"
 #: (3, 6, 12), (6, 12, 19, 35) and (4, 8, 16, 32) were measured on
 #: validation photos: finer levels draw boundaries the annotators do not).
 TARGET_SEGMENTS = (4.0, 8.0, 16.0)
+#: a1, nats per connected region (0, 1 and 3 measured on validation photos:
+#: 1 detects the annotators' boundaries as well as the default posterior,
+#: with a calibration error near that of 0; round 8).
+REGION_PENALTY = 1.0
 #: Chains of each level.
 LEVEL_CHAINS = 2
 #: Steps per atom of each pilot of the offset fit, most pilots per level,
@@ -94,31 +99,31 @@ def bond_probabilities(weights, cap=Q_CAP) -> np.ndarray:
     return np.minimum(-np.expm1(-np.maximum(np.asarray(weights, dtype=np.float64), 0.0)), cap)
 
 
-def edge_model(atoms, graph, weights) -> ImageModel:
-    """π(X) ∝ Π_{cut edges} exp(−w): an :class:`~swcuts.models.image.ImageModel`
-    with a zero likelihood and no region prior.
+def edge_model(atoms, graph, weights, *, a1=REGION_PENALTY) -> ImageModel:
+    """π(X) ∝ exp(−a1 · regions) Π_{cut edges} exp(−w): an
+    :class:`~swcuts.models.image.ImageModel` with a zero likelihood.
 
     Examples
     --------
     >>> from swcuts.graph.region_graph import RegionGraph
     >>> atoms = np.array([[0, 1, 2]])
-    >>> m = edge_model(atoms, RegionGraph.from_labels(atoms), np.array([2.0, -1.0]))
+    >>> m = edge_model(atoms, RegionGraph.from_labels(atoms), np.array([2.0, -1.0]), a1=0.5)
     >>> [m.log_target(np.array(x)) for x in ([0, 0, 0], [0, 1, 1], [0, 0, 1])]
-    [0.0, -2.0, 1.0]
+    [-0.5, -3.0, 0.0]
     """
     atoms = np.asarray(atoms)
     model = ImageModel(np.zeros(atoms.shape + (1,)), atoms, graph, bins=2, families=("histogram",),
-                       a0=0.0, a1=0.0, a2=0.0, kappa=0.0)
+                       a0=0.0, a1=float(a1), a2=0.0, kappa=0.0)
     model.set_boundary(1.0, weights)
     return model
 
 
-def _pilot(atoms, graph, logit_q, offset, steps, start, rng, sampler):
+def _pilot(atoms, graph, logit_q, offset, steps, start, rng, sampler, a1):
     """Mean number of segments over the second half of a pilot chain, and its end state."""
     from swcuts.segmentation.posterior import _make_kernel
 
     w = logit_q + offset
-    model = edge_model(atoms, graph, w)
+    model = edge_model(atoms, graph, w, a1=a1)
     chain = Chain(_make_kernel(sampler, model, bond_probabilities(w))[1], model.new_state(start), rng)
     counts = []
     for r in range(10):
@@ -129,7 +134,7 @@ def _pilot(atoms, graph, logit_q, offset, steps, start, rng, sampler):
 
 
 def fit_offsets(atoms, graph, logit_q, targets, *, rng, steps=None, rounds=FIT_ROUNDS,
-                tolerance=FIT_TOLERANCE, sampler="swc"):
+                tolerance=FIT_TOLERANCE, sampler="swc", a1=REGION_PENALTY):
     """Offsets b, one per target number of segments, by pilot chains.
 
     Levels are fitted from the first target on, each pilot starting where
@@ -156,7 +161,7 @@ def fit_offsets(atoms, graph, logit_q, targets, *, rng, steps=None, rounds=FIT_R
         above = below = None  # (b, K) with K > target, K <= target
         seen, best_state = [], None
         for _ in range(rounds):
-            k, start = _pilot(atoms, graph, logit_q, b, steps, start, rng, sampler)
+            k, start = _pilot(atoms, graph, logit_q, b, steps, start, rng, sampler, a1)
             seen.append((b, k))
             if best_state is None or abs(math.log(k / target)) <= min(abs(math.log(x / target)) for _, x in seen):
                 best_state = start.copy()
@@ -181,7 +186,7 @@ def fit_offsets(atoms, graph, logit_q, targets, *, rng, steps=None, rounds=FIT_R
 
 def sample_edges(atoms, graph, q, *, targets=TARGET_SEGMENTS, n_samples=100, chains=LEVEL_CHAINS,
                  seed=None, time_budget=None, offsets=None, thin=None, pilot_steps=None, sampler="swc",
-                 workers=None, image=None, progress=False, **options) -> PosteriorSamples:
+                 workers=None, image=None, progress=False, a1=REGION_PENALTY, **options) -> PosteriorSamples:
     """Samples of the equal mixture of the "edges" posteriors of a photo's atoms.
 
     Parameters
@@ -196,6 +201,8 @@ def sample_edges(atoms, graph, q, *, targets=TARGET_SEGMENTS, n_samples=100, cha
     offsets : sequence of float, optional
         The levels' offsets b, if known (then ``targets`` only names the
         levels); default: fitted by :func:`fit_offsets`.
+    a1 : float
+        Nats per connected region (:data:`REGION_PENALTY`).
     n_samples, chains, seed, time_budget, thin, pilot_steps, sampler, workers, image, progress
         As for :func:`~swcuts.segmentation.posterior.sample_model`; ``thin``
         and ``pilot_steps`` default to :data:`THIN_PER_ATOM` and
@@ -228,7 +235,7 @@ def sample_edges(atoms, graph, q, *, targets=TARGET_SEGMENTS, n_samples=100, cha
     logit_q = edge_weights(q, 0.0)
     targets = tuple(float(t) for t in targets)
     if offsets is None:
-        offsets, ends, _ = fit_offsets(atoms, graph, logit_q, targets, rng=rng, sampler=sampler)
+        offsets, ends, _ = fit_offsets(atoms, graph, logit_q, targets, rng=rng, sampler=sampler, a1=a1)
     else:
         offsets, ends = [float(b) for b in offsets], [np.zeros(n, dtype=np.int64)] * len(targets)
     levels = len(offsets)
@@ -243,7 +250,7 @@ def sample_edges(atoms, graph, q, *, targets=TARGET_SEGMENTS, n_samples=100, cha
         seconds = None
         if budget is not None and budget.timed:
             seconds = budget.allot(warn=i == 0) / (levels - i)
-        parts.append(sample_model(edge_model(atoms, graph, w), bond_probabilities(w), atoms=atoms,
+        parts.append(sample_model(edge_model(atoms, graph, w, a1=a1), bond_probabilities(w), atoms=atoms,
                                   n_samples=math.ceil(n_samples / levels), chains=chains, seed=child,
                                   time_budget=seconds, t0=1.0, anneal_steps=0, pilot_steps=pilot_steps,
                                   thin=thin, starts=[pool[c % len(pool)] for c in range(chains)],
