@@ -34,13 +34,19 @@ def _mixture(graph, q, offsets, weights=None):
 
 
 def test_the_model_is_the_product_over_cut_edges():
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
     graph, q = _setting()
     w = edge_weights(q, 0.3)
-    model = edge_model(ATOMS, graph, w)
+    model = edge_model(ATOMS, graph, w, a1=0.7)
     states = np.array(set_partitions(graph.n_vertices))
     cut = states[:, graph.edges[:, 0]] != states[:, graph.edges[:, 1]]
+    n = graph.n_vertices
+    regions = np.array([connected_components(coo_matrix((np.ones((~c).sum()), tuple(graph.edges[~c].T)),
+                                                         shape=(n, n)), directed=False)[0] for c in cut])
     log_pi = np.array([model.log_target(s) for s in states])
-    assert np.allclose(log_pi, -(cut * w).sum(axis=1))
+    assert np.allclose(log_pi, -(cut * w).sum(axis=1) - 0.7 * regions)
     p = exact_distribution(model, [tuple(s) for s in states])
     assert 1.0 / np.sum(p ** 2) > 10                       # spread over many partitions
     assert np.allclose(bond_probabilities(w), np.where(w > 0, 1 - np.exp(-w), 0.0))

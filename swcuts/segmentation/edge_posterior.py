@@ -50,7 +50,7 @@ from swcuts.io.errors import InputError, check_number
 from swcuts.models.image import ImageModel
 
 __all__ = ["TARGET_SEGMENTS", "REGION_PENALTY", "LEVEL_CHAINS", "FIT_STEPS_PER_ATOM", "FIT_ROUNDS", "FIT_TOLERANCE",
-           "PILOT_PER_ATOM", "THIN_PER_ATOM", "Q_CAP", "edge_weights", "bond_probabilities",
+           "PILOT_PER_ATOM", "THIN_PER_ATOM", "Q_CAP", "BOND_SCALE", "edge_weights", "bond_probabilities",
            "edge_model", "fit_offsets", "sample_edges", "sample_edge_posterior"]
 
 #: Target numbers of segments of the levels (the annotators' 10th, 30th and
@@ -74,6 +74,8 @@ FIT_START, FIT_SLOPE = 1.0, -1.0
 PILOT_PER_ATOM, THIN_PER_ATOM = 10, 3
 #: Ceiling of the bond probabilities (a bond that never breaks would freeze R).
 Q_CAP = 0.999
+#: c of the bond probabilities 1 − exp(−c · max(w, 0)) (1: Potts SW's).
+BOND_SCALE = 1.0
 
 
 def edge_weights(q, offset, scale=1.0) -> np.ndarray:
@@ -88,15 +90,17 @@ def edge_weights(q, offset, scale=1.0) -> np.ndarray:
     return float(scale) * (np.log(q) - np.log1p(-q)) + float(offset)
 
 
-def bond_probabilities(weights, cap=Q_CAP) -> np.ndarray:
-    """Potts SW bond probabilities 1 − exp(−max(w, 0)), at most ``cap``.
+def bond_probabilities(weights, cap=Q_CAP, scale=None) -> np.ndarray:
+    """Potts SW bond probabilities 1 − exp(−c · max(w, 0)), at most ``cap``
+    (c = ``scale``, default :data:`BOND_SCALE`).
 
     Examples
     --------
     >>> bond_probabilities(np.array([-1.0, 0.0, np.log(2.0)]))
     array([0. , 0. , 0.5])
     """
-    return np.minimum(-np.expm1(-np.maximum(np.asarray(weights, dtype=np.float64), 0.0)), cap)
+    c = BOND_SCALE if scale is None else float(scale)
+    return np.minimum(-np.expm1(-c * np.maximum(np.asarray(weights, dtype=np.float64), 0.0)), cap)
 
 
 def edge_model(atoms, graph, weights, *, a1=REGION_PENALTY) -> ImageModel:
