@@ -71,7 +71,7 @@ FIT_STEPS_PER_ATOM, FIT_ROUNDS, FIT_TOLERANCE = 6, 5, 0.15
 #: before two pilots bracket the target.
 FIT_START, FIT_SLOPE = 1.0, -1.0
 #: Steps per atom of each chain's pilot at T = 1 and between kept samples.
-PILOT_PER_ATOM, THIN_PER_ATOM = 10, 3
+PILOT_PER_ATOM, THIN_PER_ATOM = 20, 3
 #: Ceiling of the bond probabilities (a bond that never breaks would freeze R).
 Q_CAP = 0.999
 #: c of the bond probabilities 1 − exp(−c · max(w, 0)) (1: Potts SW's).
@@ -248,8 +248,8 @@ def sample_edges(atoms, graph, q, *, targets=TARGET_SEGMENTS, n_samples=100, cha
     pilot_steps = PILOT_PER_ATOM * n if pilot_steps is None else pilot_steps
     parts = []
     for i, (b, child) in enumerate(zip(offsets, rng.spawn(levels))):
-        # Starts: one label, the next finer level's fit, the coarser one's, the own.
-        pool = [np.zeros(n, dtype=np.int64), ends[min(i + 1, levels - 1)], ends[max(i - 1, 0)], ends[i]]
+        # Starts: one label, the level's own fit end, the coarser level's, the finer one's.
+        pool = [np.zeros(n, dtype=np.int64), ends[i], ends[max(i - 1, 0)], ends[min(i + 1, levels - 1)]]
         w = logit_q + b
         seconds = None
         if budget is not None and budget.timed:
