@@ -6,10 +6,11 @@ offset fit reaches its target numbers of segments, and bad input is refused."""
 import numpy as np
 import pytest
 from enumeration import exact_distribution, set_partitions
-from test_granularity import _z_scores
+from test_granularity import _indicators
 from test_posterior import Z_MAX, _exact, _SWC2WithoutCuts
 
 from swcuts.graph.region_graph import RegionGraph
+from swcuts.inference import diagnostics as dg
 from swcuts.io.errors import InputError
 from swcuts.segmentation.edge_posterior import (
     bond_probabilities, edge_model, edge_weights, fit_offsets, sample_edges)
@@ -26,6 +27,32 @@ def _setting():
     graph = RegionGraph.from_labels(ATOMS)
     q = np.random.default_rng(2).uniform(0.15, 0.9, graph.n_edges)
     return graph, q
+
+
+def _z_scores(ps, exact_co, exact_pix):
+    """|estimate - exact| / standard error of a stratified sample whose
+    levels hold shares h_l of the samples (as tests/test_granularity.py for
+    equal shares): the estimate Σ h_l p_l has variance Σ h_l² p_l(1 - p_l)/ESS_l."""
+    ind, iu = _indicators(ps)
+    exact = np.concatenate([exact_co[iu], exact_pix.ravel()])
+    sizes = [level["samples"] for level in ps.levels]
+    chains = [level["chains"] for level in ps.levels]
+    h = np.array(sizes) / sum(sizes)
+    bounds = np.cumsum([0] + sizes)
+    assert np.allclose(ind[:, iu[0].size:].mean(axis=0), ps.boundary_probability().ravel())
+    z = []
+    for k in range(ind.shape[1]):
+        est, var, slack = 0.0, 0.0, 0.0
+        for lv_i in range(len(sizes)):
+            lv = ind[bounds[lv_i]:bounds[lv_i + 1], k]
+            p_l = lv.mean()
+            ess = dg.effective_sample_size(lv.reshape(chains[lv_i], -1))
+            ess = lv.size if not np.isfinite(ess) else ess
+            est += h[lv_i] * p_l
+            var += h[lv_i] ** 2 * max(p_l * (1 - p_l), 1.0 / lv.size) / ess
+            slack += h[lv_i] * 0.5 / ess
+        z.append(max(abs(est - exact[k]) - slack, 0.0) / np.sqrt(var))
+    return np.array(z)
 
 
 def _mixture(graph, q, offsets, weights=None):
@@ -78,6 +105,21 @@ def test_the_same_samples_fail_against_other_targets(pooled):
         co, pix = _mixture(graph, q, offsets, weights)
         z = _z_scores(ps, co, pix)
         assert z.max() > Z_MAX, f"largest z-score {z.max():.2f}: the wrong target went unnoticed"
+
+
+def test_level_shares_weigh_the_mixture():
+    # Shares (2, 1): the first level runs twice the chains, so the samples
+    # follow the mixture weighted 2:1, and fail against the equal one.
+    graph, q = _setting()
+    ps = sample_edges(ATOMS, graph, q, targets=(2, 4), offsets=OFFSETS, n_samples=3000, chains=2, seed=5,
+                      pilot_steps=700, thin=14, shares=(2, 1))
+    assert [level["chains"] for level in ps.levels] == [4, 2] and ps.n_samples == 3000
+    z = _z_scores(ps, *_mixture(graph, q, OFFSETS, [2, 1]))
+    assert z.max() < Z_MAX, f"largest z-score {z.max():.2f}"
+    z = _z_scores(ps, *_mixture(graph, q, OFFSETS))
+    assert z.max() > Z_MAX, f"largest z-score {z.max():.2f}: the equal mixture went unnoticed"
+    with pytest.raises(InputError):
+        sample_edges(ATOMS, graph, q, targets=(2, 4), offsets=OFFSETS, n_samples=8, shares=(1,))
 
 
 def test_a_kernel_without_the_cut_ratio_fails():
