@@ -16,6 +16,8 @@ diagonal. The detector's map is first thinned to its ridges
 * ``pb-colour``: :func:`boundary_probability` of the CIELAB features;
 * ``pb-grey``: the same photo made grey (:func:`skimage.color.rgb2gray`),
   scored with the grey detector;
+* ``pb-colour-ms``: the colour detector at the scales :data:`MULTISCALE`
+  (``boundary_probability(scales=...)``), maps averaged;
 * ``canny``: soft Canny (``skimage.feature.canny``, 25 high thresholds),
   its sigma (1, 2 or 3) chosen by ODS F on the first ``--canny-tune``
   val photos.
@@ -59,6 +61,8 @@ PB_THRESHOLDS = np.array([0.01, 0.02, 0.03, 0.045, 0.06, 0.08, 0.1, 0.13, 0.16, 
 CANNY_THRESHOLDS = np.linspace(0.04, 1.0, 13)
 CANNY_SIGMAS = (1.0, 2.0, 3.0)
 TARGET_SECONDS = 0.4
+#: The scales of the ``pb-colour-ms`` row (``boundary_probability(scales=...)``).
+MULTISCALE = (1.0, 2.0)
 PUBLISHED = {"Canny": 0.60, "Pb (2004)": 0.67, "gPb": 0.71, "human": 0.79}
 
 
@@ -71,8 +75,8 @@ def features(image, grey=False):
     return prepare_image(img)[0]
 
 
-def pb_map(image, grey=False):
-    return nonmax_suppress(boundary_probability(features(image, grey)))
+def pb_map(image, grey=False, scales=None):
+    return nonmax_suppress(boundary_probability(features(image, grey), scales=scales))
 
 
 def evaluate(split, names, detectors, cache):
@@ -152,7 +156,7 @@ def main():
     ap.add_argument("--speed-photos", type=int, default=10)
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "out" / "boundary_detector"))
     ap.add_argument("--skip-speed", action="store_true")
-    ap.add_argument("--only", default="", help="comma list of the held-out maps scored (pb-colour, pb-grey, canny)")
+    ap.add_argument("--only", default="", help="comma list of the held-out maps scored (pb-colour, pb-grey, pb-colour-ms, canny)")
     ap.add_argument("--posterior", type=int, default=0,
                     help="also score posterior boundary maps on every N-th held-out photo (0: no)")
     ap.add_argument("--models", default="window,learned", help="the posteriors of --posterior")
@@ -178,6 +182,7 @@ def main():
         held = held[:args.limit]
     detectors = {"pb-colour": (pb_map, PB_THRESHOLDS),
                  "pb-grey": ((lambda im: pb_map(im, grey=True)), PB_THRESHOLDS),
+                 "pb-colour-ms": ((lambda im: pb_map(im, scales=MULTISCALE)), PB_THRESHOLDS),
                  canny: cannys[canny]}
     if args.only:
         keep = args.only.split(",")

@@ -140,3 +140,28 @@ def test_spectral_features_without_a_contour_are_flat_and_tiny_maps_are_zero():
     assert flat[..., 0].max() < 0.5 * edge[..., 0].max()
     tiny = bd.spectral_features(np.full((3, 2), 0.5), n_vectors=8, factor=4)
     assert tiny.shape == (3, 2, 2) and not tiny.any()
+
+
+@pytest.mark.parametrize("channels", [1, 3])
+def test_scales_average_the_maps_and_keep_the_contract(channels):
+    """``scales=(1, 2)`` is the mean of the map as given and of the map of the
+    features at twice the size, resized back; the step stays a boundary
+    and flat areas do not become one; the default is one scale."""
+    img = _step(channels)
+    one = bd.boundary_probability(img)
+    np.testing.assert_array_equal(one, bd.boundary_probability(img, scales=(1,)))
+    two = bd.boundary_probability(img, scales=(2,))
+    both = bd.boundary_probability(img, scales=(1, 2))
+    np.testing.assert_allclose(both, (one + two) / 2, atol=1e-6)
+    assert not np.allclose(one, two)
+    edge = both[8:-8, 31:33].min()
+    flat = max(both[8:-8, 4:20].max(), both[8:-8, 44:60].max())
+    assert edge > 0.15 and edge > 20 * flat, (edge, flat)
+    for shape in [(2, 2), (5, 3)]:
+        assert bd.boundary_probability(np.full(shape + (channels,), 0.5), scales=(1, 2)).shape == shape
+
+
+@pytest.mark.parametrize("scales", [(), (0,), (1, -2)])
+def test_bad_scales(scales):
+    with pytest.raises(InputError, match="scales"):
+        bd.boundary_probability(_step(1), scales=scales)

@@ -57,6 +57,7 @@ MODULES = [
     "swcuts.image.boundary_detector",
     "swcuts.graph.learned_edges",
     "swcuts.graph.superatoms",
+    "swcuts.segmentation.edge_posterior",
     "swcuts.graph.region_graph",
     "swcuts.models.coarsening",
     "swcuts.models.image",

@@ -5,5 +5,5 @@ import lazy_loader as _lazy
 # Submodules load on first use: swcuts.segmentation.<module> works after "import swcuts".
 __getattr__, __dir__, __all__ = _lazy.attach(__name__, submodules=[
     "build", "costs", "energy", "granularity", "image_models", "options", "posterior", "segment",
-    "superatom_posterior"
+    "superatom_posterior", "edge_posterior"
 ])

@@ -458,7 +458,8 @@ def sample_posterior(image, *, n_samples=100, thin=None, chains=None, sampler="s
     channel_axis : int or None
         Axis of the channels, as in scikit-image.
     model : str, optional
-        The image posterior (default as :func:`swcuts.segment`).
+        The image posterior (default as :func:`swcuts.segment`); ``"edges"``: the learned edge
+        evidence alone (:mod:`swcuts.segmentation.edge_posterior`; ``granularity``: its target numbers of segments).
     atoms : str, optional
         Over-segmentation method (default as :func:`swcuts.segment`:
         ``"watershed"``; not ``"pixels"``).
@@ -508,6 +509,9 @@ def sample_posterior(image, *, n_samples=100, thin=None, chains=None, sampler="s
     >>> ps.boundary_probability().shape
     (24, 24)
     """
+    if model == "edges":  # issue 35, round 8
+        from swcuts.segmentation.edge_posterior import sample_edge_posterior as edges
+        return edges(image, **{k: v for k, v in locals().items() if k not in ("image", "edges", "model")})
     from swcuts.segmentation.build import build_posterior
     from swcuts.image.atoms import DEFAULT_ATOMS
     from swcuts.image.prepare import prepare_image, refuse_path

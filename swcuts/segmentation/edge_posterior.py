@@ -1,0 +1,359 @@
+"""The "edges" sampling posterior (issue 35, round 8): the learned edge
+evidence alone, at granularities set per photo to the annotators' numbers of
+segments.
+
+The posterior of one level, on the atoms of a photo (partitions X):
+
+    π_b(X) ∝ exp(−a1 · R(X)) Π_{⟨ij⟩ cut by X} exp(−w_ij),   w_ij = logit(q_ij) + b,
+
+with q_ij the learned probability that atoms i and j share a segment
+(:func:`swcuts.graph.learned_edges.learned_edge_probabilities`) and b an
+offset per level, R(X) the number of connected regions and a1 =
+:data:`REGION_PENALTY` nats a region: no region likelihood. It is an
+:class:`~swcuts.models.image.ImageModel` whose likelihood is identically
+zero (one constant channel, histogram family, κ = 0), a0 = a2 = 0, a1 and
+the boundary term −Σ_cut w_ij (:meth:`~swcuts.models.image.ImageModel.set_boundary`),
+so every kernel samples it exactly (``tests/test_edge_posterior.py``
+enumerates it). The SW-cut bond probabilities are those of Potts SW,
+q_e = 1 − exp(−max(w_e, 0)) (:func:`bond_probabilities`): the cut factor
+Π(1 − q) of a move then cancels π's ratio on every edge of positive weight,
+and the acceptance of a relabelling is the label proposal's ratio times
+exp(Σ of the negative weights it uncuts).
+
+**The granularity is unknown** (as in :mod:`swcuts.segmentation.granularity`):
+the samples follow the mixture Σ_b h_b π_b of separately normalised
+posteriors, with hyperprior weights h = :data:`LEVEL_SHARES` / their sum
+(each level runs ``chains`` × its share of chains, every chain keeping the same
+number of samples: a stratified sample of the mixture). The offsets B are set **per photo**, by an
+empirical-Bayes rule: b of each level is fitted on short pilot chains
+(:func:`fit_offsets`, a secant search in (b, log K)) so that the level's
+mean number of segments K is the level's target, :data:`TARGET_SEGMENTS`,
+chosen from the BSDS500 annotators' numbers of segments on the training
+photos (train + val; 713 annotations: 10th, 30th, 50th percentile 5, 10,
+15). The number of segments of this posterior moves steeply with b (a
+Potts-like transition at a different b on every photo: round 6), which is
+why b is set per photo and not once. The fit uses the photo but not its
+annotations; the samples are exact for the fitted offsets.
+
+Measured in docs/algorithms/posterior.md ("Issue 35, round 8"). An option
+of :func:`~swcuts.segmentation.posterior.sample_posterior` (``model="edges"``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from swcuts.inference.budget import Budget, phase_of
+from swcuts.inference.chains import Chain
+from swcuts.inference.posterior_samples import PosteriorSamples
+from swcuts.io.errors import InputError, check_number
+from swcuts.models.image import ImageModel
+
+__all__ = ["TARGET_SEGMENTS", "REGION_PENALTY", "LEVEL_SHARES", "LEVEL_CHAINS", "FIT_STEPS_PER_ATOM", "FIT_ROUNDS", "FIT_TOLERANCE",
+           "PILOT_PER_ATOM", "THIN_PER_ATOM", "Q_CAP", "BOND_SCALE", "edge_weights", "bond_probabilities",
+           "edge_model", "fit_offsets", "sample_edges", "sample_edge_posterior"]
+
+#: Target numbers of segments of the levels (the annotators' 10th, 30th and
+#: 50th percentiles are 5, 10 and 15 on BSDS500 train + val; (4, 8, 16),
+#: (3, 6, 12), (6, 12, 19, 35) and (4, 8, 16, 32) were measured on
+#: validation photos: finer levels draw boundaries the annotators do not).
+TARGET_SEGMENTS = (4.0, 8.0, 16.0)
+#: a1, nats per connected region (0, 1 and 3 measured on validation photos:
+#: 1 detects the annotators' boundaries as well as the default posterior,
+#: with a calibration error near that of 0; round 8).
+REGION_PENALTY = 1.0
+#: Chains of each level (times its share).
+LEVEL_CHAINS = 2
+#: Hyperprior weights of the levels of :data:`TARGET_SEGMENTS`, as shares of
+#: the chains: the coarsest level weighs 1/2, the others 1/4 each. Equal
+#: weights gave a calibration error of 0.139 on 6 validation photos, these
+#: 0.099 (the annotators' own distribution over the three levels, 0.10 / 0.27 /
+#: 0.63, gave 0.207). Other targets: equal shares.
+LEVEL_SHARES = (2, 1, 1)
+#: Steps per atom of each pilot of the offset fit, most pilots per level,
+#: and the tolerance |log(K / target)| that ends a level's fit.
+FIT_STEPS_PER_ATOM, FIT_ROUNDS, FIT_TOLERANCE = 6, 5, 0.15
+#: First offset tried (coarsest level) and the slope d log K / d b assumed
+#: before two pilots bracket the target.
+FIT_START, FIT_SLOPE = 1.0, -1.0
+#: Steps per atom of each chain's pilot at T = 1 and between kept samples.
+PILOT_PER_ATOM, THIN_PER_ATOM = 20, 3
+#: Ceiling of the bond probabilities (a bond that never breaks would freeze R).
+Q_CAP = 0.999
+#: c of the bond probabilities 1 − exp(−c · max(w, 0)) (1: Potts SW's).
+BOND_SCALE = 1.0
+
+
+def edge_weights(q, offset, scale=1.0) -> np.ndarray:
+    """w_ij = scale · logit(q_ij) + offset: a cut edge costs w_ij nats.
+
+    Examples
+    --------
+    >>> edge_weights(np.array([0.5, 0.9]), 1.0).round(3)
+    array([1.   , 3.197])
+    """
+    q = np.clip(np.asarray(q, dtype=np.float64), 1e-9, 1 - 1e-9)
+    return float(scale) * (np.log(q) - np.log1p(-q)) + float(offset)
+
+
+def bond_probabilities(weights, cap=Q_CAP, scale=None) -> np.ndarray:
+    """Potts SW bond probabilities 1 − exp(−c · max(w, 0)), at most ``cap``
+    (c = ``scale``, default :data:`BOND_SCALE`).
+
+    Examples
+    --------
+    >>> bond_probabilities(np.array([-1.0, 0.0, np.log(2.0)]))
+    array([0. , 0. , 0.5])
+    """
+    c = BOND_SCALE if scale is None else float(scale)
+    return np.minimum(-np.expm1(-c * np.maximum(np.asarray(weights, dtype=np.float64), 0.0)), cap)
+
+
+def edge_model(atoms, graph, weights, *, a1=REGION_PENALTY) -> ImageModel:
+    """π(X) ∝ exp(−a1 · regions) Π_{cut edges} exp(−w): an
+    :class:`~swcuts.models.image.ImageModel` with a zero likelihood.
+
+    Examples
+    --------
+    >>> from swcuts.graph.region_graph import RegionGraph
+    >>> atoms = np.array([[0, 1, 2]])
+    >>> m = edge_model(atoms, RegionGraph.from_labels(atoms), np.array([2.0, -1.0]), a1=0.5)
+    >>> [m.log_target(np.array(x)) for x in ([0, 0, 0], [0, 1, 1], [0, 0, 1])]
+    [-0.5, -3.0, 0.0]
+    """
+    atoms = np.asarray(atoms)
+    model = ImageModel(np.zeros(atoms.shape + (1,)), atoms, graph, bins=2, families=("histogram",),
+                       a0=0.0, a1=float(a1), a2=0.0, kappa=0.0)
+    model.set_boundary(1.0, weights)
+    return model
+
+
+def _pilot(atoms, graph, logit_q, offset, steps, start, rng, sampler, a1):
+    """Mean number of segments over the second half of a pilot chain, and its end state."""
+    from swcuts.segmentation.posterior import _make_kernel
+
+    w = logit_q + offset
+    model = edge_model(atoms, graph, w, a1=a1)
+    chain = Chain(_make_kernel(sampler, model, bond_probabilities(w))[1], model.new_state(start), rng)
+    counts = []
+    for r in range(10):
+        chain.advance(max(1, steps // 10))
+        if r >= 4:
+            counts.append(chain.state.partition.n_labels)
+    return float(np.mean(counts)), chain.state.partition.labels.copy()
+
+
+def fit_offsets(atoms, graph, logit_q, targets, *, rng, steps=None, rounds=FIT_ROUNDS,
+                tolerance=FIT_TOLERANCE, sampler="swc", a1=REGION_PENALTY):
+    """Offsets b, one per target number of segments, by pilot chains.
+
+    Levels are fitted from the first target on, each pilot starting where
+    the last one ended (one label at first). Within a level: a pilot at b
+    measures the mean number of segments K; the next b is the secant in
+    (b, log K) between the closest pilots on either side of the target
+    (before both sides are seen: a step of slope :data:`FIT_SLOPE`); after
+    ``rounds`` pilots, or within ``tolerance`` in log K, the pilot closest
+    to the target gives b.
+
+    Returns
+    -------
+    offsets : list of float
+    ends : list of (n,) int arrays
+        The last pilot state of each level (starts for its chains).
+    history : list of list of (b, K)
+    """
+    n = graph.n_vertices
+    steps = FIT_STEPS_PER_ATOM * n if steps is None else int(steps)
+    start = np.zeros(n, dtype=np.int64)
+    offsets, ends, history = [], [], []
+    b = FIT_START
+    for target in targets:
+        above = below = None  # (b, K) with K > target, K <= target
+        seen, best_state = [], None
+        for _ in range(rounds):
+            k, start = _pilot(atoms, graph, logit_q, b, steps, start, rng, sampler, a1)
+            seen.append((b, k))
+            if best_state is None or abs(math.log(k / target)) <= min(abs(math.log(x / target)) for _, x in seen):
+                best_state = start.copy()
+            if k > target:
+                above = (b, k) if above is None or b > above[0] else above
+            else:
+                below = (b, k) if below is None or b < below[0] else below
+            if abs(math.log(k / target)) < tolerance:
+                break
+            if above is not None and below is not None and above[1] != below[1]:
+                t = (math.log(target) - math.log(above[1])) / (math.log(below[1]) - math.log(above[1]))
+                b = above[0] + t * (below[0] - above[0])
+            else:
+                b = b + (math.log(target) - math.log(k)) / FIT_SLOPE
+        best = min(seen, key=lambda s: abs(math.log(s[1] / target)))
+        offsets.append(float(best[0]))
+        ends.append(best_state)
+        history.append(seen)
+        b = best[0]
+    return offsets, ends, history
+
+
+def sample_edges(atoms, graph, q, *, targets=TARGET_SEGMENTS, n_samples=100, chains=LEVEL_CHAINS,
+                 seed=None, time_budget=None, offsets=None, thin=None, pilot_steps=None, sampler="swc",
+                 workers=None, image=None, progress=False, a1=REGION_PENALTY, shares=None,
+                 **options) -> PosteriorSamples:
+    """Samples of the mixture of the "edges" posteriors of a photo's atoms.
+
+    Parameters
+    ----------
+    atoms : (H, W) int array
+    graph : RegionGraph
+        Of ``atoms``.
+    q : (E,) float array
+        Learned same-segment probabilities of the edges.
+    targets : sequence of float
+        Target numbers of segments, one level each (:data:`TARGET_SEGMENTS`).
+    offsets : sequence of float, optional
+        The levels' offsets b, if known (then ``targets`` only names the
+        levels); default: fitted by :func:`fit_offsets`.
+    a1 : float
+        Nats per connected region (:data:`REGION_PENALTY`).
+    shares : sequence of int, optional
+        The levels' weights in the mixture, as multiples of ``chains`` (default
+        :data:`LEVEL_SHARES` for the default targets, else 1 each).
+    n_samples, chains, seed, time_budget, thin, pilot_steps, sampler, workers, image, progress
+        As for :func:`~swcuts.segmentation.posterior.sample_model`; ``thin``
+        and ``pilot_steps`` default to :data:`THIN_PER_ATOM` and
+        :data:`PILOT_PER_ATOM` steps per atom. Chains run at T = 1 from the
+        fit's end states and one label (no annealing).
+    **options
+        Passed to :func:`~swcuts.segmentation.posterior.sample_model`
+        (``replicas``, ``t_max``, ``swap_every``).
+
+    Returns
+    -------
+    PosteriorSamples
+        Pooled over the levels; ``granularity`` holds the targets, each of
+        ``levels`` its ``offset`` and ``target``.
+
+    Examples
+    --------
+    >>> from swcuts.graph.region_graph import RegionGraph
+    >>> atoms = np.arange(16).reshape(4, 4).repeat(3, axis=0).repeat(3, axis=1)
+    >>> graph = RegionGraph.from_labels(atoms)
+    >>> q = np.full(graph.n_edges, 0.6)
+    >>> ps = sample_edges(atoms, graph, q, targets=(2, 4), n_samples=16, seed=0)
+    >>> ps.n_samples, [round(level["target"]) for level in ps.levels]
+    (16, [2, 4])
+    """
+    from swcuts.segmentation.posterior import sample_model
+
+    n = graph.n_vertices
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    logit_q = edge_weights(q, 0.0)
+    targets = tuple(float(t) for t in targets)
+    if offsets is None:
+        offsets, ends, _ = fit_offsets(atoms, graph, logit_q, targets, rng=rng, sampler=sampler, a1=a1)
+    else:
+        offsets, ends = [float(b) for b in offsets], [np.zeros(n, dtype=np.int64)] * len(targets)
+    levels = len(offsets)
+    if shares is None:
+        shares = LEVEL_SHARES if targets == TARGET_SEGMENTS else (1,) * levels
+    if len(shares) != levels or any(int(k) != k or k < 1 for k in shares):
+        raise InputError(f"shares must be {levels} positive integers, got {shares}")
+    per_chain = max(4, math.ceil(n_samples / (chains * sum(shares))))
+    budget = None if time_budget is None else Budget.of(time_budget)
+    thin = THIN_PER_ATOM * n if thin is None else thin
+    pilot_steps = PILOT_PER_ATOM * n if pilot_steps is None else pilot_steps
+    parts = []
+    for i, (b, child) in enumerate(zip(offsets, rng.spawn(levels))):
+        # Starts: one label and the level's own fit end, in turn (a finer
+        # level's state can trap a coarse level: docs, round 8).
+        pool = [np.zeros(n, dtype=np.int64), ends[i]]
+        k = chains * int(shares[i])
+        w = logit_q + b
+        seconds = None
+        if budget is not None and budget.timed:
+            seconds = budget.allot(warn=i == 0) * shares[i] / sum(shares[i:])
+        parts.append(sample_model(edge_model(atoms, graph, w, a1=a1), bond_probabilities(w), atoms=atoms,
+                                  n_samples=per_chain * k, chains=k, seed=child,
+                                  time_budget=seconds, t0=1.0, anneal_steps=0, pilot_steps=pilot_steps,
+                                  thin=thin, starts=[pool[c % len(pool)] for c in range(k)],
+                                  sampler=sampler, workers=workers, image=image, posterior="edges",
+                                  progress=progress, **options))
+    pooled = PosteriorSamples.pooled(parts, targets)
+    for level, b, t in zip(pooled.levels, offsets, targets):
+        level["offset"], level["target"] = b, t
+    pooled.seed = seed
+    return pooled
+
+
+def sample_edge_posterior(image, *, n_samples=100, chains=None, seed=None, time_budget=None,
+                          channel_axis=-1, atoms=None, n_atoms=None, granularity=None, thin=None,
+                          pilot_steps=None, sampler="swc", workers=None, progress=False, replicas=1,
+                          t_max=None, swap_every=None, **unused) -> PosteriorSamples:
+    """:func:`~swcuts.segmentation.posterior.sample_posterior` with
+    ``model="edges"``: prepare the image, its atoms (watershed on the learned
+    detector's map, as the "learned" model's) and the learned q_ij, then
+    :func:`sample_edges`. ``granularity``: the levels' target numbers of
+    segments (default :data:`TARGET_SEGMENTS`); ``chains``: per level
+    (default :data:`LEVEL_CHAINS`); ``replicas``, ``t_max``, ``swap_every``:
+    replica exchange (:func:`~swcuts.segmentation.posterior.sample_model`).
+    ``unused``: options of the image posteriors that this one does not have
+    (``a0``, ``superatoms``, ...; ``t0`` and ``anneal_steps``: the chains start at
+    T = 1); one that is not None or its default is refused.
+
+    Examples
+    --------
+    >>> image = np.zeros((30, 30)); image[:, 15:] = 1.0
+    >>> ps = sample_edge_posterior(image, n_samples=16, n_atoms=20, seed=0, granularity=(1, 2))
+    >>> ps.posterior, ps.n_samples
+    ('edges', 16)
+    """
+    from swcuts.graph.learned_edges import learned_edge_probabilities
+    from swcuts.graph.region_graph import RegionGraph
+    from swcuts.image.atoms import DEFAULT_ATOMS, compute_atoms
+    from swcuts.image.boundary_detector import boundary_probability
+    from swcuts.image.prepare import prepare_image, refuse_path
+    from swcuts.segmentation.options import default_n_atoms
+
+    from swcuts.segmentation.posterior import T0, T_MAX
+
+    refuse_path(image, "sample_posterior")
+    given = sorted(k for k, v in unused.items() if v is not None and not (k == "t0" and v == T0))
+    if given:
+        raise InputError(f"model='edges' has no option {', '.join(given)}")
+    targets = TARGET_SEGMENTS if granularity is None else granularity
+    if np.ndim(targets) == 0:
+        targets = (targets,)
+    if not 1 <= len(targets) <= 10:
+        raise InputError(f"model='edges' needs 1 to 10 target numbers of segments, got {len(targets)}")
+    for t in targets:
+        check_number("target number of segments", t, minimum=1)
+    chains = LEVEL_CHAINS if chains is None else chains
+    check_number("chains", chains, integer=True, minimum=1)
+    check_number("n_samples", n_samples, integer=True, minimum=1)
+    atoms = DEFAULT_ATOMS if atoms is None else atoms
+    if atoms == "pixels":
+        raise InputError("posterior sampling runs on atoms; choose atoms other than 'pixels'")
+    budget = Budget.of(time_budget, progress=progress)
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    atom_seed = seed if not isinstance(seed, np.random.Generator) else int(rng.integers(2**31))
+    with budget.phase("preparing"):
+        features, display = prepare_image(image, channel_axis=channel_axis)
+    h, w = features.shape[:2]
+    n_atoms = default_n_atoms(h * w) if n_atoms is None else n_atoms
+    with phase_of(budget, "boundaries", "the learned boundary detector"):
+        prob = boundary_probability(features)
+    with phase_of(budget, "atoms", f"{atoms} on {w}x{h} pixels"):
+        atom_labels = compute_atoms(features, atoms, n_atoms, seed=atom_seed,
+                                    relief=prob if atoms == "watershed" else None)
+        graph = RegionGraph.from_labels(atom_labels)
+    with phase_of(budget, "edges", f"{graph.n_edges:,} edges"):
+        q = learned_edge_probabilities(features, atom_labels, graph, prob)
+    result = sample_edges(atom_labels, graph, q, targets=targets, n_samples=n_samples, chains=chains,
+                          seed=rng, time_budget=budget, thin=thin, pilot_steps=pilot_steps,
+                          sampler=sampler, workers=workers, image=display, progress=progress, replicas=replicas,
+                          t_max=T_MAX if t_max is None else t_max, swap_every=swap_every)
+    result.seed = seed
+    if budget is not time_budget:
+        budget.check_end()
+    return result

@@ -1,0 +1,163 @@
+"""The "edges" posterior (swcuts.segmentation.edge_posterior): the model is
+the formula, its pooled samples over the levels match the exact mixture by
+enumeration (and fail against other targets and with a biased kernel), the
+offset fit reaches its target numbers of segments, and bad input is refused."""
+
+import numpy as np
+import pytest
+from enumeration import exact_distribution, set_partitions
+from test_granularity import _indicators
+from test_posterior import Z_MAX, _exact, _SWC2WithoutCuts
+
+from swcuts.graph.region_graph import RegionGraph
+from swcuts.inference import diagnostics as dg
+from swcuts.io.errors import InputError
+from swcuts.segmentation.edge_posterior import (
+    bond_probabilities, edge_model, edge_weights, fit_offsets, sample_edges)
+from swcuts.segmentation.posterior import sample_posterior
+
+#: Seven atoms of an irregular image (the colour setting of the kernel tests).
+ATOMS = np.array([[0, 0, 1, 1, 2],
+                  [3, 0, 1, 4, 2],
+                  [3, 5, 5, 4, 6]])
+OFFSETS = (-0.5, 1.0)
+
+
+def _setting():
+    graph = RegionGraph.from_labels(ATOMS)
+    q = np.random.default_rng(2).uniform(0.15, 0.9, graph.n_edges)
+    return graph, q
+
+
+def _z_scores(ps, exact_co, exact_pix):
+    """|estimate - exact| / standard error of a stratified sample whose
+    levels hold shares h_l of the samples (as tests/test_granularity.py for
+    equal shares): the estimate Σ h_l p_l has variance Σ h_l² p_l(1 - p_l)/ESS_l."""
+    ind, iu = _indicators(ps)
+    exact = np.concatenate([exact_co[iu], exact_pix.ravel()])
+    sizes = [level["samples"] for level in ps.levels]
+    chains = [level["chains"] for level in ps.levels]
+    h = np.array(sizes) / sum(sizes)
+    bounds = np.cumsum([0] + sizes)
+    assert np.allclose(ind[:, iu[0].size:].mean(axis=0), ps.boundary_probability().ravel())
+    z = []
+    for k in range(ind.shape[1]):
+        est, var, slack = 0.0, 0.0, 0.0
+        for lv_i in range(len(sizes)):
+            lv = ind[bounds[lv_i]:bounds[lv_i + 1], k]
+            p_l = lv.mean()
+            ess = dg.effective_sample_size(lv.reshape(chains[lv_i], -1))
+            ess = lv.size if not np.isfinite(ess) else ess
+            est += h[lv_i] * p_l
+            var += h[lv_i] ** 2 * max(p_l * (1 - p_l), 1.0 / lv.size) / ess
+            slack += h[lv_i] * 0.5 / ess
+        z.append(max(abs(est - exact[k]) - slack, 0.0) / np.sqrt(var))
+    return np.array(z)
+
+
+def _mixture(graph, q, offsets, weights=None):
+    exact = [_exact(edge_model(ATOMS, graph, edge_weights(q, b)), ATOMS) for b in offsets]
+    return [np.average([e[i] for e in exact], axis=0, weights=weights) for i in (0, 1)]
+
+
+def test_the_model_is_the_product_over_cut_edges():
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    graph, q = _setting()
+    w = edge_weights(q, 0.3)
+    model = edge_model(ATOMS, graph, w, a1=0.7)
+    states = np.array(set_partitions(graph.n_vertices))
+    cut = states[:, graph.edges[:, 0]] != states[:, graph.edges[:, 1]]
+    n = graph.n_vertices
+    regions = np.array([connected_components(coo_matrix((np.ones((~c).sum()), tuple(graph.edges[~c].T)),
+                                                         shape=(n, n)), directed=False)[0] for c in cut])
+    log_pi = np.array([model.log_target(s) for s in states])
+    assert np.allclose(log_pi, -(cut * w).sum(axis=1) - 0.7 * regions)
+    p = exact_distribution(model, [tuple(s) for s in states])
+    assert 1.0 / np.sum(p ** 2) > 10                       # spread over many partitions
+    assert np.allclose(bond_probabilities(w), np.where(w > 0, 1 - np.exp(-w), 0.0))
+
+
+@pytest.fixture(scope="module", params=[5, 6])
+def pooled(request):
+    graph, q = _setting()
+    ps = sample_edges(ATOMS, graph, q, targets=(2, 4), offsets=OFFSETS, n_samples=3000, chains=4,
+                      seed=request.param, pilot_steps=700, thin=14)
+    return ps, graph, q
+
+
+def test_pooled_samples_match_the_exact_mixture(pooled):
+    ps, graph, q = pooled
+    co, pix = _mixture(graph, q, OFFSETS)
+    assert ps.n_samples == 3000 and ps.n_chains == 8 and ps.posterior == "edges"
+    assert [level["offset"] for level in ps.levels] == list(OFFSETS)
+    # Informative: many pixel-boundary probabilities strictly inside (0.05, 0.95).
+    assert ((pix > 0.05) & (pix < 0.95)).sum() >= 8
+    z = _z_scores(ps, co, pix)
+    assert z.max() < Z_MAX, f"largest z-score {z.max():.2f}"
+
+
+def test_the_same_samples_fail_against_other_targets(pooled):
+    # Negative controls: one level alone, and the levels weighted 2:1.
+    ps, graph, q = pooled
+    for offsets, weights in (((OFFSETS[0],), None), (OFFSETS, [2, 1])):
+        co, pix = _mixture(graph, q, offsets, weights)
+        z = _z_scores(ps, co, pix)
+        assert z.max() > Z_MAX, f"largest z-score {z.max():.2f}: the wrong target went unnoticed"
+
+
+def test_level_shares_weigh_the_mixture():
+    # Shares (2, 1): the first level runs twice the chains, so the samples
+    # follow the mixture weighted 2:1, and fail against the equal one.
+    graph, q = _setting()
+    ps = sample_edges(ATOMS, graph, q, targets=(2, 4), offsets=OFFSETS, n_samples=3000, chains=2, seed=5,
+                      pilot_steps=700, thin=14, shares=(2, 1))
+    assert [level["chains"] for level in ps.levels] == [4, 2] and ps.n_samples == 3000
+    z = _z_scores(ps, *_mixture(graph, q, OFFSETS, [2, 1]))
+    assert z.max() < Z_MAX, f"largest z-score {z.max():.2f}"
+    z = _z_scores(ps, *_mixture(graph, q, OFFSETS))
+    assert z.max() > Z_MAX, f"largest z-score {z.max():.2f}: the equal mixture went unnoticed"
+    with pytest.raises(InputError):
+        sample_edges(ATOMS, graph, q, targets=(2, 4), offsets=OFFSETS, n_samples=8, shares=(1,))
+
+
+def test_a_kernel_without_the_cut_ratio_fails():
+    # Negative control of the kernel: with the Potts bond probabilities,
+    # dropping the cut ratio of Theorem 4 samples another distribution.
+    graph, q = _setting()
+    ps = sample_edges(ATOMS, graph, q, targets=(2, 4), offsets=OFFSETS, n_samples=3000, chains=4, seed=5,
+                      pilot_steps=700, thin=14, sampler=lambda m, qq: _SWC2WithoutCuts(m, qq))
+    co, pix = _mixture(graph, q, OFFSETS)
+    z = _z_scores(ps, co, pix)
+    assert z.max() > Z_MAX, f"largest z-score {z.max():.2f}: the biased kernel went unnoticed"
+
+
+def test_fitted_offsets_reach_their_targets():
+    graph, q = _setting()
+    states = np.array(set_partitions(graph.n_vertices))
+    k = np.array([len(set(s)) for s in states])
+    offsets, ends, history = fit_offsets(ATOMS, graph, edge_weights(q, 0.0), (2.0, 4.0),
+                                         rng=np.random.default_rng(0), steps=2000, rounds=8)
+    means = []
+    for b in offsets:
+        p = exact_distribution(edge_model(ATOMS, graph, edge_weights(q, b)), [tuple(s) for s in states])
+        means.append(float(p @ k))
+    assert offsets[0] > offsets[1] and means[0] < means[1]
+    for m, t in zip(means, (2.0, 4.0)):
+        assert abs(np.log(m / t)) < 0.35, (means, offsets, history)
+    assert len(ends) == 2 and all(e.shape == (graph.n_vertices,) for e in ends)
+
+
+def test_sample_posterior_edges_and_bad_input():
+    image = np.zeros((30, 36))
+    image[:, 18:] = 1.0
+    ps = sample_posterior(image, model="edges", n_samples=16, n_atoms=24, seed=0, granularity=(1, 3))
+    assert ps.posterior == "edges" and ps.n_samples == 16 and ps.granularity == (1.0, 3.0)
+    assert ps.boundary_probability().shape == image.shape
+    again = sample_posterior(image, model="edges", n_samples=16, n_atoms=24, seed=0, granularity=(1, 3))
+    assert np.array_equal(ps.labels, again.labels)
+    for bad in (dict(a0=3.0), dict(superatoms=10), dict(granularity=0), dict(granularity=list(range(1, 13))),
+                dict(chains=0), dict(atoms="pixels"), dict(anneal_steps=10)):
+        with pytest.raises(InputError):
+            sample_posterior(image, model="edges", n_samples=8, n_atoms=24, **bad)
