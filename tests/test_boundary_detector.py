@@ -161,7 +161,7 @@ def test_scales_average_the_maps_and_keep_the_contract(channels):
         assert bd.boundary_probability(np.full(shape + (channels,), 0.5), scales=(1, 2)).shape == shape
 
 
-@pytest.mark.parametrize("scales", [(), (0,), (1, -2)])
+@pytest.mark.parametrize("scales", [(), (0,), (1, -2), (1, float("nan")), ("2",), (True,), "2", -1.0])
 def test_bad_scales(scales):
     with pytest.raises(InputError, match="scales"):
         bd.boundary_probability(_step(1), scales=scales)
