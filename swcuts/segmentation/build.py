@@ -12,7 +12,41 @@ from swcuts.image.atoms import compute_atoms
 from swcuts.inference.budget import phase_of
 from swcuts.models.image import ImageModel
 
-__all__ = ["build_posterior"]
+__all__ = ["build_posterior", "build_graph"]
+
+
+def build_graph(features, atoms, n_atoms, *, seed, edges="kl", edge_scale=1.0, q_max=1.0, edge_power=1.0,
+                atom_relief="gradient", boundary_map=False, budget=None):
+    """Atoms, their graph, edge probabilities and the learned detector's
+    map of prepared ``features``: ``(atom label image, RegionGraph, q,
+    boundary map or None)``. The detector runs when the edges or the atoms'
+    relief need it, or when ``boundary_map`` asks for it. Parameters as
+    :func:`build_posterior`."""
+    h, w = features.shape[:2]
+    prob = None
+    relief = atom_relief == "learned" and atoms == "watershed"
+    if boundary_map or edges == "learned" or relief:
+        from swcuts.image.boundary_detector import boundary_probability
+
+        with phase_of(budget, "boundaries", "the learned boundary detector"):
+            prob = boundary_probability(features)
+    with phase_of(budget, "atoms", f"{atoms} on {w}x{h} pixels"):
+        atom_labels = compute_atoms(features, atoms, n_atoms, seed=seed, relief=prob if relief else None)
+    with phase_of(budget, "graph"):
+        graph = RegionGraph.from_labels(atom_labels)
+    with phase_of(budget, "edges", f"{graph.n_edges:,} edges"):
+        if edges == "learned":
+            from swcuts.graph.learned_edges import learned_edge_probabilities
+
+            q = learned_edge_probabilities(features, atom_labels, graph, prob)
+            q = np.minimum(q if edge_power == 1.0 else q ** edge_power, q_max)
+        else:
+            if atoms == "pixels":
+                hist = patch_histograms(features, radius=1, bins=15)
+            else:
+                hist = vertex_histograms(features, atom_labels, graph.n_vertices, bins=15)
+            q = np.minimum(kl_edge_probabilities(hist, graph.edges, scale=edge_scale), q_max)
+    return atom_labels, graph, q, prob
 
 
 def build_posterior(features, atoms, n_atoms, *, seed, bins, a0, a1, a2, kappa, edge_scale, q_max,
@@ -29,31 +63,10 @@ def build_posterior(features, atoms, n_atoms, *, seed, bins, a0, a1, a2, kappa, 
     before (:meth:`swcuts.segmentation.options.RunOptions.on_image`). ``budget``: the
     :class:`~swcuts.inference.budget.Budget` of the run, which records the phases
     ``atoms``, ``graph``, ``edges`` and ``model``."""
-    h, w = features.shape[:2]
-    boundary_map = None
-    relief = atom_relief == "learned" and atoms == "watershed"
-    if (evidence == "learned" and boundary) or edges == "learned" or relief:
-        from swcuts.image.boundary_detector import boundary_probability
-
-        with phase_of(budget, "boundaries", "the learned boundary detector"):
-            boundary_map = boundary_probability(features)
-    with phase_of(budget, "atoms", f"{atoms} on {w}x{h} pixels"):
-        atom_labels = compute_atoms(features, atoms, n_atoms, seed=seed,
-                                    relief=boundary_map if relief else None)
-    with phase_of(budget, "graph"):
-        graph = RegionGraph.from_labels(atom_labels)
-    with phase_of(budget, "edges", f"{graph.n_edges:,} edges"):
-        if edges == "learned":
-            from swcuts.graph.learned_edges import learned_edge_probabilities
-
-            q = learned_edge_probabilities(features, atom_labels, graph, boundary_map)
-            q = np.minimum(q if edge_power == 1.0 else q ** edge_power, q_max)
-        else:
-            if atoms == "pixels":
-                hist = patch_histograms(features, radius=1, bins=15)
-            else:
-                hist = vertex_histograms(features, atom_labels, graph.n_vertices, bins=15)
-            q = np.minimum(kl_edge_probabilities(hist, graph.edges, scale=edge_scale), q_max)
+    atom_labels, graph, q, boundary_map = build_graph(
+        features, atoms, n_atoms, seed=seed, edges=edges, edge_scale=edge_scale, q_max=q_max,
+        edge_power=edge_power, atom_relief=atom_relief, boundary_map=evidence == "learned" and boundary,
+        budget=budget)
     with phase_of(budget, "model", f"statistics of {graph.n_vertices:,} atoms"):
         model = ImageModel(features, atom_labels, graph, bins=bins, a0=a0, a1=a1, a2=a2, kappa=kappa,
                            boundary=boundary, evidence=evidence, window=window,

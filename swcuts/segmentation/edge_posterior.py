@@ -44,8 +44,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy.special import logit
 
-from swcuts.inference.budget import Budget, phase_of
+from swcuts.inference.budget import Budget
 from swcuts.inference.chains import Chain
 from swcuts.inference.posterior_samples import PosteriorSamples
 from swcuts.io.errors import InputError, check_number
@@ -95,7 +96,7 @@ def edge_weights(q, offset, scale=1.0) -> np.ndarray:
     array([1.   , 3.197])
     """
     q = np.clip(np.asarray(q, dtype=np.float64), 1e-9, 1 - 1e-9)
-    return float(scale) * (np.log(q) - np.log1p(-q)) + float(offset)
+    return float(scale) * logit(q) + float(offset)
 
 
 def bond_probabilities(weights, cap=Q_CAP, scale=None) -> np.ndarray:
@@ -308,11 +309,9 @@ def sample_edge_posterior(image, *, n_samples=100, chains=None, seed=None, time_
     >>> ps.posterior, ps.n_samples
     ('edges', 16)
     """
-    from swcuts.graph.learned_edges import learned_edge_probabilities
-    from swcuts.graph.region_graph import RegionGraph
-    from swcuts.image.atoms import DEFAULT_ATOMS, compute_atoms
-    from swcuts.image.boundary_detector import boundary_probability
+    from swcuts.image.atoms import DEFAULT_ATOMS
     from swcuts.image.prepare import prepare_image, refuse_path
+    from swcuts.segmentation.build import build_graph
     from swcuts.segmentation.options import default_n_atoms
 
     from swcuts.segmentation.posterior import T0, T_MAX
@@ -341,14 +340,8 @@ def sample_edge_posterior(image, *, n_samples=100, chains=None, seed=None, time_
         features, display = prepare_image(image, channel_axis=channel_axis)
     h, w = features.shape[:2]
     n_atoms = default_n_atoms(h * w) if n_atoms is None else n_atoms
-    with phase_of(budget, "boundaries", "the learned boundary detector"):
-        prob = boundary_probability(features)
-    with phase_of(budget, "atoms", f"{atoms} on {w}x{h} pixels"):
-        atom_labels = compute_atoms(features, atoms, n_atoms, seed=atom_seed,
-                                    relief=prob if atoms == "watershed" else None)
-        graph = RegionGraph.from_labels(atom_labels)
-    with phase_of(budget, "edges", f"{graph.n_edges:,} edges"):
-        q = learned_edge_probabilities(features, atom_labels, graph, prob)
+    atom_labels, graph, q, _ = build_graph(features, atoms, n_atoms, seed=atom_seed, edges="learned",
+                                           atom_relief="learned", budget=budget)
     result = sample_edges(atom_labels, graph, q, targets=targets, n_samples=n_samples, chains=chains,
                           seed=rng, time_budget=budget, thin=thin, pilot_steps=pilot_steps,
                           sampler=sampler, workers=workers, image=display, progress=progress, replicas=replicas,
