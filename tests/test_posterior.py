@@ -126,6 +126,19 @@ def test_chains_that_have_not_mixed_are_reported():
     assert ps.summary()["warnings"] == ps.warnings
 
 
+def test_summary_tells_an_infinite_r_hat_from_a_nan_one():
+    # JSON writes both as null; "nonfinite" keeps which it was (stuck chains vs no move).
+    from dataclasses import replace
+    from swcuts.segmentation.posterior import _demo
+    ps = _demo()
+    odd = replace(ps, r_hat={"energy": math.inf, "n_segments": math.nan}, ess={"energy": 3.0, "n_segments": math.nan})
+    summary = json.loads(json.dumps(odd.summary(), allow_nan=False))
+    assert summary["r_hat"] == {"energy": None, "n_segments": None}
+    want = {"r_hat/energy": "inf", "r_hat/n_segments": "nan", "ess/n_segments": "nan"}
+    assert {k: v for k, v in summary["nonfinite"].items() if "/" in k} == want
+    assert ("tau_steps" in summary["nonfinite"]) == (summary["tau_steps"] is None)
+
+
 def test_pixel_boundary_probability_matches_a_loop_over_pixels():
     rng = np.random.default_rng(0)
     atoms = np.array([[0, 0, 1, 1, 2],

@@ -305,38 +305,61 @@ class PosteriorSamples:
         return self.segment_stability()[self.best_labels][self.atoms]
 
     def summary(self) -> dict:
-        """The diagnostics as a JSON-ready dict (for ``summary.json``)."""
+        """The diagnostics as a JSON-ready dict (for ``summary.json``).
+
+        JSON has no infinity or nan: a non-finite R-hat or ESS is written as
+        ``null``, and ``"nonfinite"`` (present only then) says which it was,
+        by the field's path: ``"inf"`` (R-hat of chains stuck at different
+        constants) or ``"nan"`` (no chain ever changed the quantity).
+
+        Examples
+        --------
+        >>> from swcuts.segmentation.posterior import _demo
+        >>> s = _demo().summary()
+        >>> all(v is None or v >= 0 for v in s["r_hat"].values())
+        True
+        """
         k, p = self.n_segments_distribution()
-        return {
+        notes = {}
+
+        def num(x, path):
+            x = float(x)
+            if math.isfinite(x):
+                return x
+            notes[path] = "nan" if math.isnan(x) else "inf"
+            return None
+
+        def level_fields(i, level):
+            return {k_: (num(v, f"levels/{i}/{k_}") if isinstance(v, float) else
+                         {s: num(x, f"levels/{i}/{k_}/{s}") for s, x in v.items()} if isinstance(v, dict) else v)
+                    for k_, v in level.items()}
+
+        out = {
             "sampler": self.sampler,
             **({"model": self.posterior} if self.posterior is not None else {}),
             "n_atoms": int(self.labels.shape[1]),
             "chains": self.n_chains,
             "n_samples": self.n_samples,
             "thin": int(self.thin),
-            "tau_steps": _num(self.tau_steps),
+            "tau_steps": num(self.tau_steps, "tau_steps"),
             "steps": int(self.steps),
             "seconds": round(float(self.seconds), 3),
             "phase_seconds": {k_: round(float(v), 3) for k_, v in self.phase_seconds.items()},
             "best_energy": float(self.best_energy),
             "best_segments": int(self.best_labels.max()) + 1,
-            "r_hat": {k_: _num(v) for k_, v in self.r_hat.items()},
-            "ess": {k_: _num(v) for k_, v in self.ess.items()},
+            "r_hat": {k_: num(v, f"r_hat/{k_}") for k_, v in self.r_hat.items()},
+            "ess": {k_: num(v, f"ess/{k_}") for k_, v in self.ess.items()},
             "acceptance": [float(a) for a in self.acceptance],
             "n_segments": {str(int(a)): float(b) for a, b in zip(k, p)},
             "warnings": list(self.warnings),
             **({"tempering": self.tempering} if self.tempering else {}),
             "granularity": [float(g) for g in self.granularity],
-            **({"levels": [{k_: (_num(v) if isinstance(v, float) else
-                                 {s: _num(x) for s, x in v.items()} if isinstance(v, dict) else v)
-                            for k_, v in level.items()} for level in self.levels]} if self.levels else {}),
+            **({"levels": [level_fields(i, level) for i, level in enumerate(self.levels)]} if self.levels else {}),
             "seed": self.seed if isinstance(self.seed, (int, type(None))) else str(self.seed),
         }
-
-
-def _num(x):
-    x = float(x)
-    return x if math.isfinite(x) else None
+        if notes:
+            out["nonfinite"] = notes
+        return out
 
 
 # ---------------------------------------------------------------------------
