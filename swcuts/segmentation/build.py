@@ -20,8 +20,9 @@ def build_graph(features, atoms, n_atoms, *, seed, edges="kl", edge_scale=1.0, q
     """Atoms, their graph, edge probabilities and the learned detector's
     map of prepared ``features``: ``(atom label image, RegionGraph, q,
     boundary map or None)``. The detector runs when the edges or the atoms'
-    relief need it, or when ``boundary_map`` asks for it. Parameters as
-    :func:`build_posterior`."""
+    relief need it, or when ``boundary_map`` asks for it. ``edges=None``:
+    no edge probabilities (q is None; for a caller that computes them on
+    another graph). Other parameters as :func:`build_posterior`."""
     h, w = features.shape[:2]
     prob = None
     relief = atom_relief == "learned" and atoms == "watershed"
@@ -34,6 +35,8 @@ def build_graph(features, atoms, n_atoms, *, seed, edges="kl", edge_scale=1.0, q
         atom_labels = compute_atoms(features, atoms, n_atoms, seed=seed, relief=prob if relief else None)
     with phase_of(budget, "graph"):
         graph = RegionGraph.from_labels(atom_labels)
+    if edges is None:
+        return atom_labels, graph, None, prob
     with phase_of(budget, "edges", f"{graph.n_edges:,} edges"):
         if edges == "learned":
             from swcuts.graph.learned_edges import learned_edge_probabilities

@@ -150,16 +150,13 @@ def build_superatom_posterior(features, atoms, n_atoms, *, seed, params, n_super
     (bins, window, a2, kappa, q_max and the atoms' relief are taken from it).
     """
     from swcuts.graph.learned_edges import learned_edge_probabilities
-    from swcuts.image.atoms import compute_atoms
-    from swcuts.image.boundary_detector import boundary_probability
+    from swcuts.segmentation.build import build_graph
 
-    with phase_of(budget, "boundaries", "the learned boundary detector"):
-        prob = boundary_probability(features)
-    relief = prob if params.get("atom_relief") == "learned" and atoms == "watershed" else None
-    with phase_of(budget, "atoms", f"{atoms}, then {n_superatoms} super-atoms"):
-        atom_labels = compute_atoms(features, atoms, n_atoms, seed=seed, relief=relief)
-        sa = merge_weakest(atom_labels, RegionGraph.from_labels(atom_labels), pair_strengths(prob),
-                           n_regions=n_superatoms,
+    atom_labels, graph, _, prob = build_graph(features, atoms, n_atoms, seed=seed, edges=None,
+                                              atom_relief=params.get("atom_relief", "gradient"),
+                                              boundary_map=True, budget=budget)
+    with phase_of(budget, "superatoms", f"{n_superatoms} super-atoms"):
+        sa = merge_weakest(atom_labels, graph, pair_strengths(prob), n_regions=n_superatoms,
                            min_size=int(MIN_SIZE_SHARE * atom_labels.size / n_superatoms))
     with phase_of(budget, "edges", f"{sa.graph.n_edges:,} edges"):
         q = np.minimum(learned_edge_probabilities(features, sa.labels, sa.graph, prob), params["q_max"])
