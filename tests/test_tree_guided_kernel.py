@@ -9,16 +9,15 @@ import pytest
 
 import swcuts
 import swcuts.segmentation.segment
+from swcuts.evaluation.metrics.regions import adjusted_rand_index
 from swcuts.graph.region_graph import RegionGraph
 from swcuts.models.mixture.model import MixtureModel
-from swcuts.models.potts import PottsModel
-from swcuts.evaluation.metrics.regions import adjusted_rand_index
 from swcuts.models.partition import canonical
+from swcuts.models.potts import PottsModel
 from swcuts.samplers import KERNELS
 from swcuts.samplers.tree_guided.kernel import TreeGuided
 
 from test_tree_guided import _node_sets, grey, grey_window, mixture6
-
 
 # ---------------------------------------------------------------------------
 # Kernel behaviour
