@@ -161,3 +161,43 @@ def test_sample_posterior_edges_and_bad_input():
                 dict(chains=0), dict(atoms="pixels"), dict(anneal_steps=10)):
         with pytest.raises(InputError):
             sample_posterior(image, model="edges", n_samples=8, n_atoms=24, **bad)
+
+
+def test_segment_and_the_cli_sample_the_edges_posterior(tmp_path, capsys):
+    import json
+
+    import skimage.io
+
+    from swcuts.cli.app import main
+    from swcuts.segmentation.segment import segment
+
+    rng = np.random.default_rng(0)
+    img = np.zeros((30, 36), np.uint8)
+    img[:, 18:] = 200
+    img = np.clip(img + rng.normal(0, 8, img.shape), 0, 255).astype(np.uint8)
+    seg = segment(img, seed=0, steps=300, n_atoms=24, posterior_samples=8, posterior_model="edges",
+                  granularity=(1, 2))
+    assert seg.samples.posterior == "edges" and seg.samples.granularity == (1.0, 2.0)
+    assert [round(level["target"]) for level in seg.samples.levels] == [1, 2]
+    for bad in (dict(posterior_model="edge"), dict(posterior_model="edges", granularity=0),
+                dict(posterior_model="edges")):  # the last: no posterior_samples
+        with pytest.raises(InputError):
+            segment(img, seed=0, steps=10, n_atoms=24, **({"posterior_samples": 4} if len(bad) > 1 or
+                                                         bad["posterior_model"] != "edges" else {}), **bad)
+    skimage.io.imsave(tmp_path / "a.png", img, check_contrast=False)
+    out = tmp_path / "out"
+    assert main(["segment", str(tmp_path / "a.png"), "-o", str(out), "--seed", "0", "--steps", "300",
+                 "--n-atoms", "24", "--posterior-samples", "8", "--posterior-model", "edges",
+                 "--granularity", "1,2", "--no-progress"]) == 0
+    summary = json.loads((out / "posterior_summary.json").read_text())
+    assert summary["granularity"] == [1.0, 2.0]
+    assert [round(level["target"]) for level in summary["levels"]] == [1, 2]  # the edges posterior's levels
+    bp = np.load(out / "boundary_prob.npy")
+    assert bp.shape == img.shape and 0 <= bp.min() and bp.max() <= 1
+    for extra in (["--posterior-samples", "4", "--posterior-model", "edgy"], ["--posterior-model", "edges"],
+                  ["--posterior-samples", "4", "--posterior-model", "edges", "--granularity", "0.5"]):
+        capsys.readouterr()
+        assert main(["segment", str(tmp_path / "a.png"), "-o", str(tmp_path / "bad"), *extra]) == 2
+        err = capsys.readouterr().err
+        assert len(err.strip().splitlines()) == 1 and "--" in err, err
+        assert not (tmp_path / "bad").exists()

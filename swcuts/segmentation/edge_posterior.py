@@ -54,7 +54,8 @@ from swcuts.models.image import ImageModel
 
 __all__ = ["TARGET_SEGMENTS", "REGION_PENALTY", "LEVEL_SHARES", "LEVEL_CHAINS", "FIT_STEPS_PER_ATOM", "FIT_ROUNDS", "FIT_TOLERANCE",
            "PILOT_PER_ATOM", "THIN_PER_ATOM", "Q_CAP", "BOND_SCALE", "edge_weights", "bond_probabilities",
-           "edge_model", "fit_offsets", "sample_edges", "sample_edge_posterior"]
+           "SAMPLING_MODELS", "edge_model", "fit_offsets", "sample_edges", "sample_edge_posterior", "check_targets",
+           "check_sampling_model", "refuse_options", "sampling_options"]
 
 #: Target numbers of segments of the levels (the annotators' 10th, 30th and
 #: 50th percentiles are 5, 10 and 15 on BSDS500 train + val; (4, 8, 16),
@@ -85,6 +86,64 @@ PILOT_PER_ATOM, THIN_PER_ATOM = 20, 3
 Q_CAP = 0.999
 #: c of the bond probabilities 1 − exp(−c · max(w, 0)) (1: Potts SW's).
 BOND_SCALE = 1.0
+#: ``segment(posterior_model=...)`` / ``--posterior-model``: "image" (the
+#: segmentation's own posterior, the default) or "edges" (this module's).
+SAMPLING_MODELS = ("image", "edges")
+
+
+def check_sampling_model(name) -> str:
+    """The name of a sampling model (None: "image"), or a one-line error.
+
+    Examples
+    --------
+    >>> check_sampling_model(None), check_sampling_model("edges")
+    ('image', 'edges')
+    """
+    if name is None:
+        return "image"
+    if not isinstance(name, str) or name not in SAMPLING_MODELS:
+        raise InputError(f"unknown posterior model {name!r}; choose one of {', '.join(SAMPLING_MODELS)}")
+    return name
+
+
+def check_targets(targets) -> tuple:
+    """The levels' target numbers of segments (None: :data:`TARGET_SEGMENTS`),
+    or a one-line error.
+
+    Examples
+    --------
+    >>> check_targets(None), check_targets(5)
+    ((4.0, 8.0, 16.0), (5.0,))
+    """
+    targets = TARGET_SEGMENTS if targets is None else targets
+    if np.ndim(targets) == 0:
+        targets = (targets,)
+    if isinstance(targets, (str, bytes)) or not 1 <= len(targets) <= 10:
+        raise InputError(f"granularity of model='edges' needs 1 to 10 target numbers of segments, got {targets!r}")
+    for t in targets:
+        check_number("granularity (a target number of segments)", t, minimum=1)
+    return tuple(float(t) for t in targets)
+
+
+def refuse_options(**options) -> None:
+    """A one-line error naming the options of the image posteriors that the
+    edges posterior does not have, if any is not None."""
+    given = sorted(k for k, v in options.items() if v is not None)
+    if given:
+        raise InputError(f"model='edges' has no option {', '.join(given)}")
+
+
+def sampling_options(posterior_model, **image_options) -> dict:
+    """The posterior options of :func:`swcuts.segment`'s samples:
+    ``image_options`` (``model``, ``a0``, ...) for the segmentation's own
+    posterior, ``model="edges"`` alone for this one.
+
+    Examples
+    --------
+    >>> sampling_options("edges", model="learned", a0=2.0), sampling_options(None, a0=2.0)
+    ({'model': 'edges'}, {'a0': 2.0})
+    """
+    return {"model": "edges"} if check_sampling_model(posterior_model) == "edges" else image_options
 
 
 def edge_weights(q, offset, scale=1.0) -> np.ndarray:
@@ -290,7 +349,7 @@ def sample_edges(atoms, graph, q, *, targets=TARGET_SEGMENTS, n_samples=100, cha
 def sample_edge_posterior(image, *, n_samples=100, chains=None, seed=None, time_budget=None,
                           channel_axis=-1, atoms=None, n_atoms=None, granularity=None, thin=None,
                           pilot_steps=None, sampler="swc", workers=None, progress=False, replicas=1,
-                          t_max=None, swap_every=None, **unused) -> PosteriorSamples:
+                          t_max=None, swap_every=None) -> PosteriorSamples:
     """:func:`~swcuts.segmentation.posterior.sample_posterior` with
     ``model="edges"``: prepare the image, its atoms (watershed on the learned
     detector's map, as the "learned" model's) and the learned q_ij, then
@@ -298,9 +357,7 @@ def sample_edge_posterior(image, *, n_samples=100, chains=None, seed=None, time_
     segments (default :data:`TARGET_SEGMENTS`); ``chains``: per level
     (default :data:`LEVEL_CHAINS`); ``replicas``, ``t_max``, ``swap_every``:
     replica exchange (:func:`~swcuts.segmentation.posterior.sample_model`).
-    ``unused``: options of the image posteriors that this one does not have
-    (``a0``, ``superatoms``, ...; ``t0`` and ``anneal_steps``: the chains start at
-    T = 1); one that is not None or its default is refused.
+    The chains start at T = 1 (no annealing).
 
     Examples
     --------
@@ -314,19 +371,10 @@ def sample_edge_posterior(image, *, n_samples=100, chains=None, seed=None, time_
     from swcuts.segmentation.build import build_graph
     from swcuts.segmentation.options import default_n_atoms
 
-    from swcuts.segmentation.posterior import T0, T_MAX
+    from swcuts.segmentation.posterior import T_MAX
 
     refuse_path(image, "sample_posterior")
-    given = sorted(k for k, v in unused.items() if v is not None and not (k == "t0" and v == T0))
-    if given:
-        raise InputError(f"model='edges' has no option {', '.join(given)}")
-    targets = TARGET_SEGMENTS if granularity is None else granularity
-    if np.ndim(targets) == 0:
-        targets = (targets,)
-    if not 1 <= len(targets) <= 10:
-        raise InputError(f"model='edges' needs 1 to 10 target numbers of segments, got {len(targets)}")
-    for t in targets:
-        check_number("target number of segments", t, minimum=1)
+    targets = check_targets(granularity)
     chains = LEVEL_CHAINS if chains is None else chains
     check_number("chains", chains, integer=True, minimum=1)
     check_number("n_samples", n_samples, integer=True, minimum=1)

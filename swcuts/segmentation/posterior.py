@@ -40,6 +40,7 @@ from swcuts.inference.budget import Budget, phase_of
 from swcuts.inference.burn_in import burn_in, thinning
 from swcuts.inference.chains import Chain, ChainPool, default_workers, on_chains
 from swcuts.inference.tempering import TemperedChain, geometric_ladder, tempering_summary
+from swcuts.segmentation.granularity import check_segment_samples
 from swcuts.io.errors import InputError, check_number
 from swcuts.inference.posterior_samples import (
     ESS_WARN, R_HAT_WARN, PosteriorSamples, pixel_boundary_probability)
@@ -509,9 +510,14 @@ def sample_posterior(image, *, n_samples=100, thin=None, chains=None, sampler="s
     >>> ps.boundary_probability().shape
     (24, 24)
     """
-    if model == "edges":  # issue 35, round 8
-        from swcuts.segmentation.edge_posterior import sample_edge_posterior as edges
-        return edges(image, **{k: v for k, v in locals().items() if k not in ("image", "edges", "model")})
+    if model == "edges":  # issue 35, rounds 8-9
+        from swcuts.segmentation.edge_posterior import refuse_options, sample_edge_posterior
+        refuse_options(t0=None if t0 == T0 else t0, anneal_steps=anneal_steps, edge_scale=edge_scale, q_max=q_max,
+                       bins=bins, a0=a0, a1=a1, a2=a2, kappa=kappa, superatoms=superatoms)
+        return sample_edge_posterior(image, n_samples=n_samples, chains=chains, seed=seed, time_budget=time_budget,
+                                     channel_axis=channel_axis, atoms=atoms, n_atoms=n_atoms, granularity=granularity,
+                                     thin=thin, pilot_steps=pilot_steps, sampler=sampler, workers=workers,
+                                     progress=progress, replicas=replicas, t_max=t_max, swap_every=swap_every)
     from swcuts.segmentation.build import build_posterior
     from swcuts.image.atoms import DEFAULT_ATOMS
     from swcuts.image.prepare import prepare_image, refuse_path
@@ -577,22 +583,3 @@ def _demo() -> PosteriorSamples:
     image += 0.05 * np.random.default_rng(1).standard_normal(image.shape)
     return sample_posterior(image, n_samples=40, chains=2, n_atoms=16, seed=0, anneal_steps=200,
                             pilot_steps=400, granularity=1)
-
-
-def check_segment_samples(n, options, granularity=None) -> None:
-    """:func:`swcuts.segment`'s ``posterior_samples`` and ``granularity``,
-    or a one-line error: a count from 1 to 10000 with a sampler on atoms,
-    and a ladder (:func:`~swcuts.segmentation.granularity.check_granularity`)
-    only with it."""
-    from swcuts.segmentation.granularity import check_granularity
-
-    if n is None:
-        if granularity is not None:
-            raise InputError("granularity sets the posterior samples' ladder: give posterior_samples too")
-        return
-    check_number("posterior_samples", n, integer=True, minimum=1, maximum=10_000,
-                 what="an integer from 1 to 10000")
-    if options.spec.runs_on != "atoms" or options.atoms == "pixels" or options.init == "atoms":
-        raise InputError("posterior_samples samples on atoms: use a sampler on atoms (e.g. swc), "
-                         f"not '{options.name}' on {options.atoms} atoms")
-    check_granularity(granularity)
