@@ -82,6 +82,9 @@ FIT_STEPS_PER_ATOM, FIT_ROUNDS, FIT_TOLERANCE = 6, 5, 0.15
 FIT_START, FIT_SLOPE = 1.0, -1.0
 #: Steps per atom of each chain's pilot at T = 1 and between kept samples.
 PILOT_PER_ATOM, THIN_PER_ATOM = 20, 3
+#: The chains' starts, in turn: one label, the level's own fit end state,
+#: the next coarser level's fit end state (the first level: one label).
+START_POOL = ("one", "fit")
 #: Ceiling of the bond probabilities (a bond that never breaks would freeze R).
 Q_CAP = 0.999
 #: c of the bond probabilities 1 − exp(−c · max(w, 0)) (1: Potts SW's).
@@ -325,9 +328,9 @@ def sample_edges(atoms, graph, q, *, targets=TARGET_SEGMENTS, n_samples=100, cha
     pilot_steps = PILOT_PER_ATOM * n if pilot_steps is None else pilot_steps
     parts = []
     for i, (b, child) in enumerate(zip(offsets, rng.spawn(levels))):
-        # Starts: one label and the level's own fit end, in turn (a finer
-        # level's state can trap a coarse level: docs, round 8).
-        pool = [np.zeros(n, dtype=np.int64), ends[i]]
+        # Starts, in turn (START_POOL; a finer level's state can trap a coarse level: docs, rounds 8-9).
+        one = np.zeros(n, dtype=np.int64)
+        pool = [{"one": one, "fit": ends[i], "coarser": ends[i - 1] if i else one}[s] for s in START_POOL]
         k = chains * int(shares[i])
         w = logit_q + b
         seconds = None
