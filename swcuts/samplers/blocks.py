@@ -28,8 +28,8 @@ The reverse of (S, y) is (S, x), so detailed balance holds move by move
 and the kernel leaves π^(1/T) invariant; two blocks that give the same
 partition are two routes, each balanced on its own. The kernel is not
 irreducible alone: it runs mixed with another kernel
-(:class:`BlockMixture`: ``every`` steps of an inner kernel, then one block
-flip), and the composition leaves π invariant. If S is the region A of a
+(:class:`BlockMixture`: ``every`` steps of an inner kernel, then
+``n_flips`` block flips), and the composition leaves π invariant. If S is the region A of a
 trap, a merge of A into B is accepted with exp(Σ w) · m(X)/m(X') and the
 split back with its inverse: the net cost, not the mixed sums.
 ``tests/test_blocks.py`` checks π P = π on the exact transition matrix of
@@ -46,7 +46,7 @@ import numpy as np
 
 from swcuts.samplers.common import StepInfo, metropolis_hastings
 
-__all__ = ["BlockFlip", "BlockMixture", "block_outsides", "region_blocks"]
+__all__ = ["BlockFlip", "BlockMixture", "block_outsides", "region_blocks", "merge_blocks"]
 
 
 def block_outsides(graph, blocks) -> list:
@@ -56,7 +56,7 @@ def block_outsides(graph, blocks) -> list:
     --------
     >>> from swcuts.graph.region_graph import RegionGraph
     >>> g = RegionGraph.from_labels(np.array([[0, 1, 2, 3]]))
-    >>> [o.tolist() for o in block_outsides(g, [np.array([1, 2])])]
+    >>> [sorted(o.tolist()) for o in block_outsides(g, [np.array([1, 2])])]
     [[0, 3]]
     """
     u, v = graph.edges[:, 0], graph.edges[:, 1]
@@ -101,6 +101,43 @@ def region_blocks(graph, labellings, min_size=2, max_share=0.95) -> list:
             if min_size <= s.size <= max_share * n and key not in seen:
                 seen.add(key)
                 out.append(s.astype(np.int64))
+    return out
+
+
+def merge_blocks(graph, weights, min_size=2, max_share=0.95) -> list:
+    """The clusters of single-linkage merging: the edges in decreasing
+    ``weights`` join their ends' clusters (union-find); every cluster made,
+    with at least ``min_size`` vertices and at most ``max_share`` of them,
+    is a block.
+
+    Examples
+    --------
+    >>> from swcuts.graph.region_graph import RegionGraph
+    >>> g = RegionGraph.from_labels(np.array([[0, 1, 2, 3]]))
+    >>> [b.tolist() for b in merge_blocks(g, np.array([3.0, -1.0, 2.0]), max_share=1.0)]
+    [[0, 1], [2, 3], [0, 1, 2, 3]]
+    """
+    n = graph.n_vertices
+    parent = np.arange(n)
+    members = {v: [v] for v in range(n)}
+
+    def find(v):
+        while parent[v] != v:
+            parent[v] = parent[parent[v]]
+            v = parent[v]
+        return v
+
+    out = []
+    for e in np.argsort(-np.asarray(weights), kind="stable"):
+        a, b = find(int(graph.edges[e, 0])), find(int(graph.edges[e, 1]))
+        if a == b:
+            continue
+        if len(members[a]) < len(members[b]):
+            a, b = b, a
+        parent[b] = a
+        members[a] += members.pop(b)
+        if min_size <= len(members[a]) <= max_share * n:
+            out.append(np.sort(np.array(members[a], dtype=np.int64)))
     return out
 
 
@@ -172,21 +209,28 @@ class BlockFlip:
 
 class BlockMixture:
     """``every`` steps of ``inner`` (any kernel; a compiled one runs compiled),
-    then one :class:`BlockFlip` step, in turn: each leaves π^(1/T) invariant,
-    so does the cycle. A step of this kernel is one inner step; the block
-    flips are extra (one per ``every``)."""
+    then ``flips`` :class:`BlockFlip` steps, in turn: each leaves π^(1/T)
+    invariant, so does the cycle. A step of this kernel is one inner step;
+    the block flips are extra. (Long runs of the inner kernel: a compiled
+    call costs ~0.5 ms of set-up on a 1,000-atom photo.)"""
 
-    def __init__(self, inner, flips: BlockFlip, every=20):
+    def __init__(self, inner, flips: BlockFlip, every=20, n_flips=1):
         from swcuts.models.protocols import is_compiled
 
-        self.inner, self.flips, self.every = inner, flips, max(1, int(every))
+        self.inner, self.flips, self.every, self.n_flips = inner, flips, max(1, int(every)), max(1, int(n_flips))
         self.name = f"{getattr(inner, 'name', type(inner).__name__)}+blocks"
         self.compiled = is_compiled(inner)
         self._count = 0
 
+    def _flip(self, state, rng, temperature):
+        accepted = False
+        for _ in range(self.n_flips):
+            accepted |= self.flips.step(state, rng, temperature).accepted
+        return accepted
+
     def run(self, state, rng, temperatures, best_labels=None, best_log_pi=-np.inf):
         """As a compiled kernel's ``run``: one inner step per temperature and
-        a block flip after every ``every`` of them."""
+        the block flips after every ``every`` of them."""
         temperatures = np.asarray(temperatures, dtype=np.float64)
         acc, best = 0, best_log_pi
         if best_labels is None:
@@ -200,8 +244,7 @@ class BlockMixture:
             self._count += k
             if self._count >= self.every:
                 self._count = 0
-                self.flips.step(state, rng, float(temperatures[done - 1]))
-                if state.log_pi > best:
+                if self._flip(state, rng, float(temperatures[done - 1])) and state.log_pi > best:
                     best = state.log_pi
                     best_labels[:] = state.partition.labels
         return acc, best, best_labels
@@ -211,7 +254,6 @@ class BlockMixture:
         self._count += 1
         if self._count >= self.every:
             self._count = 0
-            flip = self.flips.step(state, rng, temperature)
-            if flip.accepted:
-                return flip
+            if self._flip(state, rng, temperature):
+                return StepInfo(True, 0.0, 1, 0.0, "block")
         return info

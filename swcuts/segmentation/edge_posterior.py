@@ -85,6 +85,16 @@ PILOT_PER_ATOM, THIN_PER_ATOM = 20, 3
 #: The chains' starts, in turn: one label, the level's own fit end state,
 #: the next coarser level's fit end state (the first level: one label).
 START_POOL = ("one", "fit")
+#: Records of −log π and K per kept sample, for split R-hat
+#: (:func:`~swcuts.segmentation.posterior.sample_model`'s ``records``).
+RECORDS = 1
+#: Block flips mixed with the kernel (:mod:`swcuts.samplers.blocks`): the
+#: blocks are the regions of the offset fit's pilot states ("pilots") and
+#: the clusters of single-linkage merging by logit q ("merges");
+#: :data:`BLOCK_FLIPS` block flips every :data:`BLOCK_EVERY` kernel steps
+#: per atom. () for none.
+BLOCKS = ()
+BLOCK_EVERY, BLOCK_FLIPS = 1.0, 30
 #: Ceiling of the bond probabilities (a bond that never breaks would freeze R).
 Q_CAP = 0.999
 #: c of the bond probabilities 1 − exp(−c · max(w, 0)) (1: Potts SW's).
@@ -209,7 +219,7 @@ def _pilot(atoms, graph, logit_q, offset, steps, start, rng, sampler, a1):
 
 
 def fit_offsets(atoms, graph, logit_q, targets, *, rng, steps=None, rounds=FIT_ROUNDS,
-                tolerance=FIT_TOLERANCE, sampler="swc", a1=REGION_PENALTY):
+                tolerance=FIT_TOLERANCE, sampler="swc", a1=REGION_PENALTY, visited=None):
     """Offsets b, one per target number of segments, by pilot chains.
 
     Levels are fitted from the first target on, each pilot starting where
@@ -218,7 +228,7 @@ def fit_offsets(atoms, graph, logit_q, targets, *, rng, steps=None, rounds=FIT_R
     (b, log K) between the closest pilots on either side of the target
     (before both sides are seen: a step of slope :data:`FIT_SLOPE`); after
     ``rounds`` pilots, or within ``tolerance`` in log K, the pilot closest
-    to the target gives b.
+    to the target gives b. ``visited``: a list that gets every pilot's end state.
 
     Returns
     -------
@@ -237,6 +247,8 @@ def fit_offsets(atoms, graph, logit_q, targets, *, rng, steps=None, rounds=FIT_R
         seen, best_state = [], None
         for _ in range(rounds):
             k, start = _pilot(atoms, graph, logit_q, b, steps, start, rng, sampler, a1)
+            if visited is not None:
+                visited.append(start.copy())
             seen.append((b, k))
             if best_state is None or abs(math.log(k / target)) <= min(abs(math.log(x / target)) for _, x in seen):
                 best_state = start.copy()
@@ -262,7 +274,7 @@ def fit_offsets(atoms, graph, logit_q, targets, *, rng, steps=None, rounds=FIT_R
 def sample_edges(atoms, graph, q, *, targets=TARGET_SEGMENTS, n_samples=100, chains=LEVEL_CHAINS,
                  seed=None, time_budget=None, offsets=None, thin=None, pilot_steps=None, sampler="swc",
                  workers=None, image=None, progress=False, a1=REGION_PENALTY, shares=None,
-                 **options) -> PosteriorSamples:
+                 blocks=None, block_every=None, records=None, **options) -> PosteriorSamples:
     """Samples of the mixture of the "edges" posteriors of a photo's atoms.
 
     Parameters
@@ -313,10 +325,26 @@ def sample_edges(atoms, graph, q, *, targets=TARGET_SEGMENTS, n_samples=100, cha
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     logit_q = edge_weights(q, 0.0)
     targets = tuple(float(t) for t in targets)
+    visited = []
     if offsets is None:
-        offsets, ends, _ = fit_offsets(atoms, graph, logit_q, targets, rng=rng, sampler=sampler, a1=a1)
+        offsets, ends, _ = fit_offsets(atoms, graph, logit_q, targets, rng=rng, sampler=sampler, a1=a1,
+                                       visited=visited)
     else:
         offsets, ends = [float(b) for b in offsets], [np.zeros(n, dtype=np.int64)] * len(targets)
+    blocks = BLOCKS if blocks is None else tuple(blocks)
+    kernel = sampler
+    if blocks:
+        from swcuts.samplers.blocks import BlockFlip, BlockMixture, merge_blocks, region_blocks
+
+        sets = (region_blocks(graph, visited) if "pilots" in blocks else []) + (
+            merge_blocks(graph, logit_q) if "merges" in blocks else [])
+        every = max(1, round((BLOCK_EVERY if block_every is None else block_every) * n))
+        if sets:
+            def kernel(model, q):
+                from swcuts.segmentation.posterior import _make_kernel
+
+                return BlockMixture(_make_kernel(sampler, model, q)[1], BlockFlip(model, sets), every=every,
+                                    n_flips=BLOCK_FLIPS)
     levels = len(offsets)
     if shares is None:
         shares = LEVEL_SHARES if targets == TARGET_SEGMENTS else (1,) * levels
@@ -340,7 +368,8 @@ def sample_edges(atoms, graph, q, *, targets=TARGET_SEGMENTS, n_samples=100, cha
                                   n_samples=per_chain * k, chains=k, seed=child,
                                   time_budget=seconds, t0=1.0, anneal_steps=0, pilot_steps=pilot_steps,
                                   thin=thin, starts=[pool[c % len(pool)] for c in range(k)],
-                                  sampler=sampler, workers=workers, image=image, posterior="edges",
+                                  sampler=kernel, workers=workers, image=image, posterior="edges",
+                                  records=RECORDS if records is None else int(records),
                                   progress=progress, **options))
     pooled = PosteriorSamples.pooled(parts, targets)
     for level, b, t in zip(pooled.levels, offsets, targets):

@@ -126,7 +126,7 @@ def _diagnose(energies, n_segs):
 
 
 def _run_phases(model, runs, pool, bar, phases, warnings, clock, *, thin, t0, anneal_steps,
-                pilot_steps, share, time_budget, samples, energies, n_segs, accepted, steps_t1):
+                pilot_steps, share, time_budget, samples, energies, n_segs, accepted, steps_t1, trace):
     """The phases of :func:`sample_model`, every chain through ``pool``:
     annealing, the pilot and the sampling (one task per chain and phase;
     with a time budget, the pilot and the sampling in rounds of one record
@@ -166,11 +166,14 @@ def _run_phases(model, runs, pool, bar, phases, warnings, clock, *, thin, t0, an
 
     def keep_samples(c, i0, i1):  # kept samples i0..i1-1 of chain c
         ch = runs[c]
+        r = trace.shape[1] // samples.shape[1]  # records of −log π and K per kept sample (R-hat)
         for i in range(i0, i1):
-            accepted[c] += ch.advance(thin)
+            for j in range(r):
+                accepted[c] += ch.advance(thin * (j + 1) // r - thin * j // r)
+                trace[c, i * r + j] = -ch.state.log_pi, ch.state.partition.n_labels
             steps_t1[c] += thin
             samples[c, i] = ch.state.partition.compact_labels()
-            energies[c, i], n_segs[c, i] = -ch.state.log_pi, ch.state.partition.n_labels
+            energies[c, i], n_segs[c, i] = trace[c, i * r + r - 1]
             if bar is not None:
                 bar.update(1)
 
@@ -243,7 +246,7 @@ def _check_sampling(*, n_samples, thin, chains, t0, time_budget, anneal_steps, p
 def sample_model(model, q, *, atoms, n_samples=100, thin=None, chains=4, sampler="swc", seed=None,
                  time_budget=None, t0=T0, anneal_steps=None, pilot_steps=None, starts=None,
                  image=None, posterior=None, workers=None, progress=False, replicas=1, t_max=T_MAX,
-                 swap_every=None) -> PosteriorSamples:
+                 swap_every=None, records=1) -> PosteriorSamples:
     """Sample a built posterior (model, edge probabilities) at T = 1.
 
     The engine of :func:`sample_posterior`, usable on any partition model
@@ -306,6 +309,10 @@ def sample_model(model, q, *, atoms, n_samples=100, thin=None, chains=4, sampler
     swap_every : int, optional
         Kernel steps of every replica between swap sweeps (default
         :data:`SWAP_EVERY_PER_ATOM` per atom).
+    records : int
+        Records of −log π and of the number of segments per kept sample
+        (evenly spaced in its ``thin`` steps): split R-hat is computed on
+        them (1: on the kept samples); the ESS is the kept samples'.
 
     Returns
     -------
@@ -356,6 +363,7 @@ def sample_model(model, q, *, atoms, n_samples=100, thin=None, chains=4, sampler
     n_segs = np.zeros((chains, per_chain), dtype=np.int64)
     accepted = np.zeros(chains)
     steps_t1 = np.zeros(chains)
+    trace = np.zeros((chains, per_chain * int(records), 2))
 
     phases = {}
     pool = ChainPool(runs, default_workers(chains) if workers is None else int(workers))
@@ -366,11 +374,13 @@ def sample_model(model, q, *, atoms, n_samples=100, thin=None, chains=4, sampler
                 model, runs, pool, bar, phases, warnings, run_clock, thin=thin, t0=t0,
                 anneal_steps=anneal_steps, pilot_steps=pilot_steps, share=share,
                 time_budget=time_budget, samples=samples, energies=energies, n_segs=n_segs,
-                accepted=accepted, steps_t1=steps_t1)
+                accepted=accepted, steps_t1=steps_t1, trace=trace)
     finally:
         pool.close()
     samples, energies, n_segs = samples[:, :kept], energies[:, :kept], n_segs[:, :kept]
     r_hat, ess = _diagnose(energies, n_segs)
+    if records > 1:
+        r_hat = _diagnose(trace[:, :kept * records, 0], trace[:, :kept * records, 1])[0]
     for stat, value in r_hat.items():
         if math.isfinite(value) and value > R_HAT_WARN or value == math.inf:
             warnings.append(f"split R-hat of {stat} is {value:.3g} > {R_HAT_WARN}: the chains have "
