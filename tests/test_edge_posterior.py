@@ -14,6 +14,7 @@ from swcuts.inference import diagnostics as dg
 from swcuts.io.errors import InputError
 from swcuts.segmentation.edge_posterior import (
     bond_probabilities, edge_model, edge_weights, fit_offsets, sample_edges)
+from swcuts.samplers.blocks import region_blocks
 from swcuts.segmentation.posterior import sample_posterior
 
 #: Seven atoms of an irregular image (the colour setting of the kernel tests).
@@ -81,9 +82,15 @@ def test_the_model_is_the_product_over_cut_edges():
 
 @pytest.fixture(scope="module", params=[5, 6])
 def pooled(request):
+    # With block flips (swcuts.samplers.blocks) mixed in, as the module runs
+    # them: the regions of a few labellings and a disconnected set as blocks.
     graph, q = _setting()
+    rng = np.random.default_rng(3)
+    blocks = region_blocks(graph, [rng.integers(0, 3, graph.n_vertices) for _ in range(4)]) + [[0, 6]]
     ps = sample_edges(ATOMS, graph, q, targets=(2, 4), offsets=OFFSETS, n_samples=3000, chains=4,
-                      seed=request.param, pilot_steps=700, thin=14)
+                      seed=request.param, pilot_steps=700, thin=14, blocks=blocks, block_every=1,
+                      block_flips=2)
+    assert ps.sampler == "swc+blocks"
     return ps, graph, q
 
 

@@ -87,14 +87,14 @@ PILOT_PER_ATOM, THIN_PER_ATOM = 20, 3
 START_POOL = ("one", "fit")
 #: Records of −log π and K per kept sample, for split R-hat
 #: (:func:`~swcuts.segmentation.posterior.sample_model`'s ``records``).
-RECORDS = 1
+RECORDS = 3
 #: Block flips mixed with the kernel (:mod:`swcuts.samplers.blocks`): the
 #: blocks are the regions of the offset fit's pilot states ("pilots") and
 #: the clusters of single-linkage merging by logit q ("merges");
 #: :data:`BLOCK_FLIPS` block flips every :data:`BLOCK_EVERY` kernel steps
 #: per atom. () for none.
-BLOCKS = ()
-BLOCK_EVERY, BLOCK_FLIPS = 1.0, 30
+BLOCKS = ("pilots",)
+BLOCK_EVERY, BLOCK_FLIPS = 1.0, 100
 #: Ceiling of the bond probabilities (a bond that never breaks would freeze R).
 Q_CAP = 0.999
 #: c of the bond probabilities 1 − exp(−c · max(w, 0)) (1: Potts SW's).
@@ -274,7 +274,7 @@ def fit_offsets(atoms, graph, logit_q, targets, *, rng, steps=None, rounds=FIT_R
 def sample_edges(atoms, graph, q, *, targets=TARGET_SEGMENTS, n_samples=100, chains=LEVEL_CHAINS,
                  seed=None, time_budget=None, offsets=None, thin=None, pilot_steps=None, sampler="swc",
                  workers=None, image=None, progress=False, a1=REGION_PENALTY, shares=None,
-                 blocks=None, block_every=None, records=None, **options) -> PosteriorSamples:
+                 blocks=None, block_every=None, block_flips=None, records=None, **options) -> PosteriorSamples:
     """Samples of the mixture of the "edges" posteriors of a photo's atoms.
 
     Parameters
@@ -294,6 +294,15 @@ def sample_edges(atoms, graph, q, *, targets=TARGET_SEGMENTS, n_samples=100, cha
     shares : sequence of int, optional
         The levels' weights in the mixture, as multiples of ``chains`` (default
         :data:`LEVEL_SHARES` for the default targets, else 1 each).
+    blocks, block_every, block_flips : optional
+        Block flips mixed with ``sampler`` (:mod:`swcuts.samplers.blocks`):
+        sources of blocks ("pilots": the regions of the offset fit's pilot
+        states, "merges": single-linkage clusters of logit q) or vertex sets;
+        ``block_flips`` flips after every ``block_every`` steps per atom (default
+        :data:`BLOCKS`, :data:`BLOCK_EVERY`, :data:`BLOCK_FLIPS`; () for none).
+    records : int, optional
+        Records of −log π and K per kept sample for split R-hat (default
+        :data:`RECORDS`).
     n_samples, chains, seed, time_budget, thin, pilot_steps, sampler, workers, image, progress
         As for :func:`~swcuts.segmentation.posterior.sample_model`; ``thin``
         and ``pilot_steps`` default to :data:`THIN_PER_ATOM` and
@@ -331,20 +340,25 @@ def sample_edges(atoms, graph, q, *, targets=TARGET_SEGMENTS, n_samples=100, cha
                                        visited=visited)
     else:
         offsets, ends = [float(b) for b in offsets], [np.zeros(n, dtype=np.int64)] * len(targets)
-    blocks = BLOCKS if blocks is None else tuple(blocks)
     kernel = sampler
-    if blocks:
-        from swcuts.samplers.blocks import BlockFlip, BlockMixture, merge_blocks, region_blocks
+    sets = []
+    from swcuts.samplers.blocks import BlockFlip, BlockMixture, merge_blocks, region_blocks
 
-        sets = (region_blocks(graph, visited) if "pilots" in blocks else []) + (
-            merge_blocks(graph, logit_q) if "merges" in blocks else [])
+    for source in BLOCKS if blocks is None else blocks:
+        if not isinstance(source, str):
+            sets.append(np.asarray(source, dtype=np.int64))
+        elif source in ("pilots", "merges"):
+            sets += region_blocks(graph, visited) if source == "pilots" else merge_blocks(graph, logit_q)
+        else:
+            raise InputError(f"unknown block source {source!r}; choose pilots or merges, or give vertex sets")
+    if sets:
         every = max(1, round((BLOCK_EVERY if block_every is None else block_every) * n))
-        if sets:
-            def kernel(model, q):
-                from swcuts.segmentation.posterior import _make_kernel
 
-                return BlockMixture(_make_kernel(sampler, model, q)[1], BlockFlip(model, sets), every=every,
-                                    n_flips=BLOCK_FLIPS)
+        def kernel(model, q):
+            from swcuts.segmentation.posterior import _make_kernel
+
+            return BlockMixture(_make_kernel(sampler, model, q)[1], BlockFlip(model, sets), every=every,
+                                n_flips=BLOCK_FLIPS if block_flips is None else block_flips)
     levels = len(offsets)
     if shares is None:
         shares = LEVEL_SHARES if targets == TARGET_SEGMENTS else (1,) * levels
