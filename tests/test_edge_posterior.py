@@ -13,7 +13,7 @@ from swcuts.graph.region_graph import RegionGraph
 from swcuts.inference import diagnostics as dg
 from swcuts.io.errors import InputError
 from swcuts.segmentation.edge_posterior import (
-    bond_probabilities, edge_model, edge_weights, fit_offsets, sample_edges)
+    bond_probabilities, edge_model, edge_weights, fit_offsets, sample_edge_posterior, sample_edges)
 from swcuts.samplers.blocks import region_blocks
 from swcuts.segmentation.posterior import sample_posterior
 
@@ -164,6 +164,12 @@ def test_sample_posterior_edges_and_bad_input():
     assert ps.boundary_probability().shape == image.shape
     again = sample_posterior(image, model="edges", n_samples=16, n_atoms=24, seed=0, granularity=(1, 3))
     assert np.array_equal(ps.labels, again.labels)
+    # Round 9's option: block flips from the fit's pilot states, R-hat on 3 records a sample.
+    flips = sample_edge_posterior(image, n_samples=16, n_atoms=24, seed=0, granularity=(1, 3),
+                                  blocks=("pilots",), records=3)
+    assert flips.sampler == "swc+blocks" and flips.n_samples == 16
+    with pytest.raises(InputError):
+        sample_edge_posterior(image, n_samples=8, n_atoms=24, blocks=("tiles",))
     for bad in (dict(a0=3.0), dict(superatoms=10), dict(granularity=0), dict(granularity=list(range(1, 13))),
                 dict(chains=0), dict(atoms="pixels"), dict(anneal_steps=10)):
         with pytest.raises(InputError):
