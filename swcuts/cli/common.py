@@ -70,8 +70,9 @@ def _check_posterior_samples(args):
     try:
         check_segment_samples(args.posterior_samples, options, args.granularity, args.posterior_model)
     except InputError as exc:
-        message = str(exc).replace("posterior_samples", "--posterior-samples").replace("posterior_model", "--posterior-model")
-        message = message.replace("unknown posterior model", "unknown --posterior-model")
+        message = str(exc).replace("posterior_samples", "--posterior-samples")
+        message = message.replace("posterior_model", "--posterior-model").replace(
+            "unknown posterior model", "unknown --posterior-model")
         raise InputError(message.replace("granularity", "--granularity", 1)) from None
 
 
