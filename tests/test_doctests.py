@@ -58,6 +58,7 @@ MODULES = [
     "swcuts.graph.learned_edges",
     "swcuts.graph.superatoms",
     "swcuts.segmentation.edge_posterior",
+    "swcuts.samplers.blocks",
     "swcuts.graph.region_graph",
     "swcuts.models.coarsening",
     "swcuts.models.image",

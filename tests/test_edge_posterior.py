@@ -13,7 +13,8 @@ from swcuts.graph.region_graph import RegionGraph
 from swcuts.inference import diagnostics as dg
 from swcuts.io.errors import InputError
 from swcuts.segmentation.edge_posterior import (
-    bond_probabilities, edge_model, edge_weights, fit_offsets, sample_edges)
+    bond_probabilities, edge_model, edge_weights, fit_offsets, sample_edge_posterior, sample_edges)
+from swcuts.samplers.blocks import region_blocks
 from swcuts.segmentation.posterior import sample_posterior
 
 #: Seven atoms of an irregular image (the colour setting of the kernel tests).
@@ -81,9 +82,15 @@ def test_the_model_is_the_product_over_cut_edges():
 
 @pytest.fixture(scope="module", params=[5, 6])
 def pooled(request):
+    # With block flips (swcuts.samplers.blocks) mixed in, as the module runs
+    # them: the regions of a few labellings and a disconnected set as blocks.
     graph, q = _setting()
+    rng = np.random.default_rng(3)
+    blocks = region_blocks(graph, [rng.integers(0, 3, graph.n_vertices) for _ in range(4)]) + [[0, 6]]
     ps = sample_edges(ATOMS, graph, q, targets=(2, 4), offsets=OFFSETS, n_samples=3000, chains=4,
-                      seed=request.param, pilot_steps=700, thin=14)
+                      seed=request.param, pilot_steps=700, thin=14, blocks=blocks, block_every=1,
+                      block_flips=2)
+    assert ps.sampler == "swc+blocks"
     return ps, graph, q
 
 
@@ -157,7 +164,53 @@ def test_sample_posterior_edges_and_bad_input():
     assert ps.boundary_probability().shape == image.shape
     again = sample_posterior(image, model="edges", n_samples=16, n_atoms=24, seed=0, granularity=(1, 3))
     assert np.array_equal(ps.labels, again.labels)
+    # Round 9's option: block flips from the fit's pilot states, R-hat on 3 records a sample.
+    flips = sample_edge_posterior(image, n_samples=16, n_atoms=24, seed=0, granularity=(1, 3),
+                                  blocks=("pilots",), records=3)
+    assert flips.sampler == "swc+blocks" and flips.n_samples == 16
+    with pytest.raises(InputError):
+        sample_edge_posterior(image, n_samples=8, n_atoms=24, blocks=("tiles",))
     for bad in (dict(a0=3.0), dict(superatoms=10), dict(granularity=0), dict(granularity=list(range(1, 13))),
                 dict(chains=0), dict(atoms="pixels"), dict(anneal_steps=10)):
         with pytest.raises(InputError):
             sample_posterior(image, model="edges", n_samples=8, n_atoms=24, **bad)
+
+
+def test_segment_and_the_cli_sample_the_edges_posterior(tmp_path, capsys):
+    import json
+
+    import skimage.io
+
+    from swcuts.cli.app import main
+    from swcuts.segmentation.segment import segment
+
+    rng = np.random.default_rng(0)
+    img = np.zeros((30, 36), np.uint8)
+    img[:, 18:] = 200
+    img = np.clip(img + rng.normal(0, 8, img.shape), 0, 255).astype(np.uint8)
+    seg = segment(img, seed=0, steps=300, n_atoms=24, posterior_samples=8, posterior_model="edges",
+                  granularity=(1, 2))
+    assert seg.samples.posterior == "edges" and seg.samples.granularity == (1.0, 2.0)
+    assert [round(level["target"]) for level in seg.samples.levels] == [1, 2]
+    for bad in (dict(posterior_model="edge"), dict(posterior_model="edges", granularity=0),
+                dict(posterior_model="edges")):  # the last: no posterior_samples
+        with pytest.raises(InputError):
+            segment(img, seed=0, steps=10, n_atoms=24, **({"posterior_samples": 4} if len(bad) > 1 or
+                                                         bad["posterior_model"] != "edges" else {}), **bad)
+    skimage.io.imsave(tmp_path / "a.png", img, check_contrast=False)
+    out = tmp_path / "out"
+    assert main(["segment", str(tmp_path / "a.png"), "-o", str(out), "--seed", "0", "--steps", "300",
+                 "--n-atoms", "24", "--posterior-samples", "8", "--posterior-model", "edges",
+                 "--granularity", "1,2", "--no-progress"]) == 0
+    summary = json.loads((out / "posterior_summary.json").read_text())
+    assert summary["granularity"] == [1.0, 2.0]
+    assert [round(level["target"]) for level in summary["levels"]] == [1, 2]  # the edges posterior's levels
+    bp = np.load(out / "boundary_prob.npy")
+    assert bp.shape == img.shape and 0 <= bp.min() and bp.max() <= 1
+    for extra in (["--posterior-samples", "4", "--posterior-model", "edgy"], ["--posterior-model", "edges"],
+                  ["--posterior-samples", "4", "--posterior-model", "edges", "--granularity", "0.5"]):
+        capsys.readouterr()
+        assert main(["segment", str(tmp_path / "a.png"), "-o", str(tmp_path / "bad"), *extra]) == 2
+        err = capsys.readouterr().err
+        assert len(err.strip().splitlines()) == 1 and "--" in err, err
+        assert not (tmp_path / "bad").exists()

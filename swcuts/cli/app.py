@@ -166,6 +166,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --posterior-samples: multipliers of the prior weights per label and per "
                         "region whose posteriors are sampled in equal shares (default 1,3,10: "
                         "granularity unknown; 1: the posterior alone)")
+    s.add_argument("--posterior-model", default=None, metavar="{image,edges}",
+                   help="with --posterior-samples: the posterior sampled, the segmentation's own (image, the "
+                        "default) or the learned edge evidence alone at 4, 8 and 16 segments (edges; "
+                        "--granularity: its target numbers of segments)")
     s.add_argument("--no-progress", action="store_true",
                    help="never show the phases (reading, atoms, ..., sampling, writing) or a progress bar")
 
@@ -268,6 +272,7 @@ def _cmd_segment(args) -> int:
     with prewarm.helper(_default_kernel_run(options)):
         seg = segment(image, channel_axis=channel_axis, progress=not args.no_progress,
                       posterior_samples=args.posterior_samples, granularity=args.granularity,
+                      posterior_model=args.posterior_model,
                       **{**options, "time_budget": budget})
     with signals_deferred(), budget.phase("writing", f"{len(SEGMENT_OUTPUTS)} files"):
         files = output_files(seg, {**options, "image": str(args.image)})

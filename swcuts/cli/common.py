@@ -60,17 +60,19 @@ def _write_bytes(path, data: bytes):
 def _check_posterior_samples(args):
     """``--posterior-samples`` and ``--granularity``, checked before the image
     is read (the message names the flags; :func:`segment` checks them again)."""
-    from swcuts.segmentation.posterior import check_segment_samples
+    from swcuts.segmentation.granularity import check_segment_samples
     from swcuts.segmentation.options import resolve_options
 
-    if args.posterior_samples is None and args.granularity is None:
+    if args.posterior_samples is None and args.granularity is None and args.posterior_model is None:
         return
     options = resolve_options(sampler=args.sampler, atoms=args.atoms, n_atoms=args.n_atoms,
                               init=args.init, model=args.model)
     try:
-        check_segment_samples(args.posterior_samples, options, args.granularity)
+        check_segment_samples(args.posterior_samples, options, args.granularity, args.posterior_model)
     except InputError as exc:
         message = str(exc).replace("posterior_samples", "--posterior-samples")
+        message = message.replace("posterior_model", "--posterior-model").replace(
+            "unknown posterior model", "unknown --posterior-model")
         raise InputError(message.replace("granularity", "--granularity", 1)) from None
 
 

@@ -54,7 +54,9 @@ from swcuts.models.image import ImageModel
 
 __all__ = ["TARGET_SEGMENTS", "REGION_PENALTY", "LEVEL_SHARES", "LEVEL_CHAINS", "FIT_STEPS_PER_ATOM", "FIT_ROUNDS", "FIT_TOLERANCE",
            "PILOT_PER_ATOM", "THIN_PER_ATOM", "Q_CAP", "BOND_SCALE", "edge_weights", "bond_probabilities",
-           "edge_model", "fit_offsets", "sample_edges", "sample_edge_posterior"]
+           "SAMPLING_MODELS", "edge_model", "fit_offsets", "sample_edges", "sample_edge_posterior", "check_targets",
+           "check_sampling_model", "refuse_options", "sampling_options", "START_POOL", "RECORDS", "BLOCKS",
+           "BLOCK_EVERY", "BLOCK_FLIPS"]
 
 #: Target numbers of segments of the levels (the annotators' 10th, 30th and
 #: 50th percentiles are 5, 10 and 15 on BSDS500 train + val; (4, 8, 16),
@@ -81,10 +83,85 @@ FIT_STEPS_PER_ATOM, FIT_ROUNDS, FIT_TOLERANCE = 6, 5, 0.15
 FIT_START, FIT_SLOPE = 1.0, -1.0
 #: Steps per atom of each chain's pilot at T = 1 and between kept samples.
 PILOT_PER_ATOM, THIN_PER_ATOM = 20, 3
+#: The chains' starts, in turn: one label, the level's own fit end state,
+#: the next coarser level's fit end state (the first level: one label).
+START_POOL = ("one", "fit")
+#: Records of −log π and K per kept sample, for split R-hat
+#: (:func:`~swcuts.segmentation.posterior.sample_model`'s ``records``; round 9
+#: measured 3: from 13 kept samples a chain, split R-hat of perfectly mixing
+#: chains exceeds 1.1 on 45 % of photos).
+RECORDS = 1
+#: Block flips mixed with the kernel (:mod:`swcuts.samplers.blocks`): the
+#: blocks are the regions of the offset fit's pilot states ("pilots") and
+#: the clusters of single-linkage merging by logit q ("merges");
+#: :data:`BLOCK_FLIPS` block flips every :data:`BLOCK_EVERY` kernel steps
+#: per atom. () for none (the default: ("pilots",) mixed the coarsest level
+#: better held out, 4 of 6 photos against 2, but calibrated worse, ECE 0.172
+#: against 0.140; docs/algorithms/posterior.md, round 9).
+BLOCKS = ()
+BLOCK_EVERY, BLOCK_FLIPS = 1.0, 100
 #: Ceiling of the bond probabilities (a bond that never breaks would freeze R).
 Q_CAP = 0.999
 #: c of the bond probabilities 1 − exp(−c · max(w, 0)) (1: Potts SW's).
 BOND_SCALE = 1.0
+#: ``segment(posterior_model=...)`` / ``--posterior-model``: "image" (the
+#: segmentation's own posterior, the default) or "edges" (this module's).
+SAMPLING_MODELS = ("image", "edges")
+
+
+def check_sampling_model(name) -> str:
+    """The name of a sampling model (None: "image"), or a one-line error.
+
+    Examples
+    --------
+    >>> check_sampling_model(None), check_sampling_model("edges")
+    ('image', 'edges')
+    """
+    if name is None:
+        return "image"
+    if not isinstance(name, str) or name not in SAMPLING_MODELS:
+        raise InputError(f"unknown posterior model {name!r}; choose one of {', '.join(SAMPLING_MODELS)}")
+    return name
+
+
+def check_targets(targets) -> tuple:
+    """The levels' target numbers of segments (None: :data:`TARGET_SEGMENTS`),
+    or a one-line error.
+
+    Examples
+    --------
+    >>> check_targets(None), check_targets(5)
+    ((4.0, 8.0, 16.0), (5.0,))
+    """
+    targets = TARGET_SEGMENTS if targets is None else targets
+    if np.ndim(targets) == 0:
+        targets = (targets,)
+    if isinstance(targets, (str, bytes)) or not 1 <= len(targets) <= 10:
+        raise InputError(f"granularity of model='edges' needs 1 to 10 target numbers of segments, got {targets!r}")
+    for t in targets:
+        check_number("granularity (a target number of segments)", t, minimum=1)
+    return tuple(float(t) for t in targets)
+
+
+def refuse_options(**options) -> None:
+    """A one-line error naming the options of the image posteriors that the
+    edges posterior does not have, if any is not None."""
+    given = sorted(k for k, v in options.items() if v is not None)
+    if given:
+        raise InputError(f"model='edges' has no option {', '.join(given)}")
+
+
+def sampling_options(posterior_model, **image_options) -> dict:
+    """The posterior options of :func:`swcuts.segment`'s samples:
+    ``image_options`` (``model``, ``a0``, ...) for the segmentation's own
+    posterior, ``model="edges"`` alone for this one.
+
+    Examples
+    --------
+    >>> sampling_options("edges", model="learned", a0=2.0), sampling_options(None, a0=2.0)
+    ({'model': 'edges'}, {'a0': 2.0})
+    """
+    return {"model": "edges"} if check_sampling_model(posterior_model) == "edges" else image_options
 
 
 def edge_weights(q, offset, scale=1.0) -> np.ndarray:
@@ -147,7 +224,7 @@ def _pilot(atoms, graph, logit_q, offset, steps, start, rng, sampler, a1):
 
 
 def fit_offsets(atoms, graph, logit_q, targets, *, rng, steps=None, rounds=FIT_ROUNDS,
-                tolerance=FIT_TOLERANCE, sampler="swc", a1=REGION_PENALTY):
+                tolerance=FIT_TOLERANCE, sampler="swc", a1=REGION_PENALTY, visited=None):
     """Offsets b, one per target number of segments, by pilot chains.
 
     Levels are fitted from the first target on, each pilot starting where
@@ -156,7 +233,7 @@ def fit_offsets(atoms, graph, logit_q, targets, *, rng, steps=None, rounds=FIT_R
     (b, log K) between the closest pilots on either side of the target
     (before both sides are seen: a step of slope :data:`FIT_SLOPE`); after
     ``rounds`` pilots, or within ``tolerance`` in log K, the pilot closest
-    to the target gives b.
+    to the target gives b. ``visited``: a list that gets every pilot's end state.
 
     Returns
     -------
@@ -175,6 +252,8 @@ def fit_offsets(atoms, graph, logit_q, targets, *, rng, steps=None, rounds=FIT_R
         seen, best_state = [], None
         for _ in range(rounds):
             k, start = _pilot(atoms, graph, logit_q, b, steps, start, rng, sampler, a1)
+            if visited is not None:
+                visited.append(start.copy())
             seen.append((b, k))
             if best_state is None or abs(math.log(k / target)) <= min(abs(math.log(x / target)) for _, x in seen):
                 best_state = start.copy()
@@ -200,7 +279,7 @@ def fit_offsets(atoms, graph, logit_q, targets, *, rng, steps=None, rounds=FIT_R
 def sample_edges(atoms, graph, q, *, targets=TARGET_SEGMENTS, n_samples=100, chains=LEVEL_CHAINS,
                  seed=None, time_budget=None, offsets=None, thin=None, pilot_steps=None, sampler="swc",
                  workers=None, image=None, progress=False, a1=REGION_PENALTY, shares=None,
-                 **options) -> PosteriorSamples:
+                 blocks=None, block_every=None, block_flips=None, records=None, **options) -> PosteriorSamples:
     """Samples of the mixture of the "edges" posteriors of a photo's atoms.
 
     Parameters
@@ -220,6 +299,15 @@ def sample_edges(atoms, graph, q, *, targets=TARGET_SEGMENTS, n_samples=100, cha
     shares : sequence of int, optional
         The levels' weights in the mixture, as multiples of ``chains`` (default
         :data:`LEVEL_SHARES` for the default targets, else 1 each).
+    blocks, block_every, block_flips : optional
+        Block flips mixed with ``sampler`` (:mod:`swcuts.samplers.blocks`):
+        sources of blocks ("pilots": the regions of the offset fit's pilot
+        states, "merges": single-linkage clusters of logit q) or vertex sets;
+        ``block_flips`` flips after every ``block_every`` steps per atom (default
+        :data:`BLOCKS`, :data:`BLOCK_EVERY`, :data:`BLOCK_FLIPS`; () for none).
+    records : int, optional
+        Records of −log π and K per kept sample for split R-hat (default
+        :data:`RECORDS`).
     n_samples, chains, seed, time_budget, thin, pilot_steps, sampler, workers, image, progress
         As for :func:`~swcuts.segmentation.posterior.sample_model`; ``thin``
         and ``pilot_steps`` default to :data:`THIN_PER_ATOM` and
@@ -251,10 +339,31 @@ def sample_edges(atoms, graph, q, *, targets=TARGET_SEGMENTS, n_samples=100, cha
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     logit_q = edge_weights(q, 0.0)
     targets = tuple(float(t) for t in targets)
+    visited = []
     if offsets is None:
-        offsets, ends, _ = fit_offsets(atoms, graph, logit_q, targets, rng=rng, sampler=sampler, a1=a1)
+        offsets, ends, _ = fit_offsets(atoms, graph, logit_q, targets, rng=rng, sampler=sampler, a1=a1,
+                                       visited=visited)
     else:
         offsets, ends = [float(b) for b in offsets], [np.zeros(n, dtype=np.int64)] * len(targets)
+    kernel = sampler
+    sets = []
+    from swcuts.samplers.blocks import BlockFlip, BlockMixture, merge_blocks, region_blocks
+
+    for source in BLOCKS if blocks is None else blocks:
+        if not isinstance(source, str):
+            sets.append(np.asarray(source, dtype=np.int64))
+        elif source in ("pilots", "merges"):
+            sets += region_blocks(graph, visited) if source == "pilots" else merge_blocks(graph, logit_q)
+        else:
+            raise InputError(f"unknown block source {source!r}; choose pilots or merges, or give vertex sets")
+    if sets:
+        every = max(1, round((BLOCK_EVERY if block_every is None else block_every) * n))
+
+        def kernel(model, q):
+            from swcuts.segmentation.posterior import _make_kernel
+
+            return BlockMixture(_make_kernel(sampler, model, q)[1], BlockFlip(model, sets), every=every,
+                                n_flips=BLOCK_FLIPS if block_flips is None else block_flips)
     levels = len(offsets)
     if shares is None:
         shares = LEVEL_SHARES if targets == TARGET_SEGMENTS else (1,) * levels
@@ -266,9 +375,9 @@ def sample_edges(atoms, graph, q, *, targets=TARGET_SEGMENTS, n_samples=100, cha
     pilot_steps = PILOT_PER_ATOM * n if pilot_steps is None else pilot_steps
     parts = []
     for i, (b, child) in enumerate(zip(offsets, rng.spawn(levels))):
-        # Starts: one label and the level's own fit end, in turn (a finer
-        # level's state can trap a coarse level: docs, round 8).
-        pool = [np.zeros(n, dtype=np.int64), ends[i]]
+        # Starts, in turn (START_POOL; a finer level's state can trap a coarse level: docs, rounds 8-9).
+        one = np.zeros(n, dtype=np.int64)
+        pool = [{"one": one, "fit": ends[i], "coarser": ends[i - 1] if i else one}[s] for s in START_POOL]
         k = chains * int(shares[i])
         w = logit_q + b
         seconds = None
@@ -278,7 +387,8 @@ def sample_edges(atoms, graph, q, *, targets=TARGET_SEGMENTS, n_samples=100, cha
                                   n_samples=per_chain * k, chains=k, seed=child,
                                   time_budget=seconds, t0=1.0, anneal_steps=0, pilot_steps=pilot_steps,
                                   thin=thin, starts=[pool[c % len(pool)] for c in range(k)],
-                                  sampler=sampler, workers=workers, image=image, posterior="edges",
+                                  sampler=kernel, workers=workers, image=image, posterior="edges",
+                                  records=RECORDS if records is None else int(records),
                                   progress=progress, **options))
     pooled = PosteriorSamples.pooled(parts, targets)
     for level, b, t in zip(pooled.levels, offsets, targets):
@@ -290,17 +400,16 @@ def sample_edges(atoms, graph, q, *, targets=TARGET_SEGMENTS, n_samples=100, cha
 def sample_edge_posterior(image, *, n_samples=100, chains=None, seed=None, time_budget=None,
                           channel_axis=-1, atoms=None, n_atoms=None, granularity=None, thin=None,
                           pilot_steps=None, sampler="swc", workers=None, progress=False, replicas=1,
-                          t_max=None, swap_every=None, **unused) -> PosteriorSamples:
+                          t_max=None, swap_every=None, blocks=None, records=None) -> PosteriorSamples:
     """:func:`~swcuts.segmentation.posterior.sample_posterior` with
     ``model="edges"``: prepare the image, its atoms (watershed on the learned
     detector's map, as the "learned" model's) and the learned q_ij, then
     :func:`sample_edges`. ``granularity``: the levels' target numbers of
     segments (default :data:`TARGET_SEGMENTS`); ``chains``: per level
     (default :data:`LEVEL_CHAINS`); ``replicas``, ``t_max``, ``swap_every``:
-    replica exchange (:func:`~swcuts.segmentation.posterior.sample_model`).
-    ``unused``: options of the image posteriors that this one does not have
-    (``a0``, ``superatoms``, ...; ``t0`` and ``anneal_steps``: the chains start at
-    T = 1); one that is not None or its default is refused.
+    replica exchange (:func:`~swcuts.segmentation.posterior.sample_model`);
+    ``blocks``, ``records``: block flips and R-hat records (:func:`sample_edges`;
+    round 9: ``blocks=("pilots",), records=3``). The chains start at T = 1 (no annealing).
 
     Examples
     --------
@@ -314,19 +423,10 @@ def sample_edge_posterior(image, *, n_samples=100, chains=None, seed=None, time_
     from swcuts.segmentation.build import build_graph
     from swcuts.segmentation.options import default_n_atoms
 
-    from swcuts.segmentation.posterior import T0, T_MAX
+    from swcuts.segmentation.posterior import T_MAX
 
     refuse_path(image, "sample_posterior")
-    given = sorted(k for k, v in unused.items() if v is not None and not (k == "t0" and v == T0))
-    if given:
-        raise InputError(f"model='edges' has no option {', '.join(given)}")
-    targets = TARGET_SEGMENTS if granularity is None else granularity
-    if np.ndim(targets) == 0:
-        targets = (targets,)
-    if not 1 <= len(targets) <= 10:
-        raise InputError(f"model='edges' needs 1 to 10 target numbers of segments, got {len(targets)}")
-    for t in targets:
-        check_number("target number of segments", t, minimum=1)
+    targets = check_targets(granularity)
     chains = LEVEL_CHAINS if chains is None else chains
     check_number("chains", chains, integer=True, minimum=1)
     check_number("n_samples", n_samples, integer=True, minimum=1)
@@ -345,7 +445,8 @@ def sample_edge_posterior(image, *, n_samples=100, chains=None, seed=None, time_
     result = sample_edges(atom_labels, graph, q, targets=targets, n_samples=n_samples, chains=chains,
                           seed=rng, time_budget=budget, thin=thin, pilot_steps=pilot_steps,
                           sampler=sampler, workers=workers, image=display, progress=progress, replicas=replicas,
-                          t_max=T_MAX if t_max is None else t_max, swap_every=swap_every)
+                          t_max=T_MAX if t_max is None else t_max, swap_every=swap_every, blocks=blocks,
+                          records=records)
     result.seed = seed
     if budget is not time_budget:
         budget.check_end()

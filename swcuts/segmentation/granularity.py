@@ -43,9 +43,9 @@ import numpy as np
 
 from swcuts.inference.budget import Budget
 from swcuts.inference.posterior_samples import PosteriorSamples
-from swcuts.io.errors import InputError, InputTypeError, describe
+from swcuts.io.errors import InputError, InputTypeError, check_number, describe
 
-__all__ = ["GRANULARITY", "MAX_LEVELS", "check_granularity", "sample_granularities"]
+__all__ = ["GRANULARITY", "MAX_LEVELS", "check_granularity", "check_segment_samples", "sample_granularities"]
 
 #: The default ladder of multipliers of a0 and a1 (equal steps in log g):
 #: the posterior as built, and three and ten times coarser.
@@ -156,3 +156,29 @@ def sample_granularities(model, q, *, granularity=None, n_samples=100, seed=None
     pooled = PosteriorSamples.pooled(parts, granularity)
     pooled.seed = seed
     return pooled
+
+
+def check_segment_samples(n, options, granularity=None, posterior_model=None) -> None:
+    """:func:`swcuts.segment`'s ``posterior_samples``, ``granularity`` and
+    ``posterior_model``, or a one-line error: a count from 1 to 10000 with a
+    sampler on atoms, a ladder (:func:`check_granularity`; with
+    ``posterior_model="edges"`` target numbers of segments,
+    :func:`~swcuts.segmentation.edge_posterior.check_targets`) and a
+    sampling model (:data:`~swcuts.segmentation.edge_posterior.SAMPLING_MODELS`)
+    only with it."""
+    from swcuts.segmentation.edge_posterior import check_sampling_model, check_targets
+
+    if n is None:
+        for name, value in (("granularity", granularity), ("posterior_model", posterior_model)):
+            if value is not None:
+                raise InputError(f"{name} sets how the posterior samples are drawn: give posterior_samples too")
+        return
+    check_number("posterior_samples", n, integer=True, minimum=1, maximum=10_000,
+                 what="an integer from 1 to 10000")
+    if options.spec.runs_on != "atoms" or options.atoms == "pixels" or options.init == "atoms":
+        raise InputError("posterior_samples samples on atoms: use a sampler on atoms (e.g. swc), "
+                         f"not '{options.name}' on {options.atoms} atoms")
+    if check_sampling_model(posterior_model) == "edges":
+        check_targets(granularity)
+    else:
+        check_granularity(granularity)

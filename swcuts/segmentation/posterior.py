@@ -40,6 +40,7 @@ from swcuts.inference.budget import Budget, phase_of
 from swcuts.inference.burn_in import burn_in, thinning
 from swcuts.inference.chains import Chain, ChainPool, default_workers, on_chains
 from swcuts.inference.tempering import TemperedChain, geometric_ladder, tempering_summary
+from swcuts.segmentation.granularity import check_segment_samples
 from swcuts.io.errors import InputError, check_number
 from swcuts.inference.posterior_samples import (
     ESS_WARN, R_HAT_WARN, PosteriorSamples, pixel_boundary_probability)
@@ -125,7 +126,7 @@ def _diagnose(energies, n_segs):
 
 
 def _run_phases(model, runs, pool, bar, phases, warnings, clock, *, thin, t0, anneal_steps,
-                pilot_steps, share, time_budget, samples, energies, n_segs, accepted, steps_t1):
+                pilot_steps, share, time_budget, samples, energies, n_segs, accepted, steps_t1, trace):
     """The phases of :func:`sample_model`, every chain through ``pool``:
     annealing, the pilot and the sampling (one task per chain and phase;
     with a time budget, the pilot and the sampling in rounds of one record
@@ -165,11 +166,14 @@ def _run_phases(model, runs, pool, bar, phases, warnings, clock, *, thin, t0, an
 
     def keep_samples(c, i0, i1):  # kept samples i0..i1-1 of chain c
         ch = runs[c]
+        r = trace.shape[1] // samples.shape[1]  # records of −log π and K per kept sample (R-hat)
         for i in range(i0, i1):
-            accepted[c] += ch.advance(thin)
+            for j in range(r):
+                accepted[c] += ch.advance(thin * (j + 1) // r - thin * j // r)
+                trace[c, i * r + j] = -ch.state.log_pi, ch.state.partition.n_labels
             steps_t1[c] += thin
             samples[c, i] = ch.state.partition.compact_labels()
-            energies[c, i], n_segs[c, i] = -ch.state.log_pi, ch.state.partition.n_labels
+            energies[c, i], n_segs[c, i] = trace[c, i * r + r - 1]
             if bar is not None:
                 bar.update(1)
 
@@ -242,7 +246,7 @@ def _check_sampling(*, n_samples, thin, chains, t0, time_budget, anneal_steps, p
 def sample_model(model, q, *, atoms, n_samples=100, thin=None, chains=4, sampler="swc", seed=None,
                  time_budget=None, t0=T0, anneal_steps=None, pilot_steps=None, starts=None,
                  image=None, posterior=None, workers=None, progress=False, replicas=1, t_max=T_MAX,
-                 swap_every=None) -> PosteriorSamples:
+                 swap_every=None, records=1) -> PosteriorSamples:
     """Sample a built posterior (model, edge probabilities) at T = 1.
 
     The engine of :func:`sample_posterior`, usable on any partition model
@@ -305,6 +309,10 @@ def sample_model(model, q, *, atoms, n_samples=100, thin=None, chains=4, sampler
     swap_every : int, optional
         Kernel steps of every replica between swap sweeps (default
         :data:`SWAP_EVERY_PER_ATOM` per atom).
+    records : int
+        Records of −log π and of the number of segments per kept sample
+        (evenly spaced in its ``thin`` steps): split R-hat is computed on
+        them (1: on the kept samples); the ESS is the kept samples'.
 
     Returns
     -------
@@ -355,6 +363,7 @@ def sample_model(model, q, *, atoms, n_samples=100, thin=None, chains=4, sampler
     n_segs = np.zeros((chains, per_chain), dtype=np.int64)
     accepted = np.zeros(chains)
     steps_t1 = np.zeros(chains)
+    trace = np.zeros((chains, per_chain * int(records), 2))
 
     phases = {}
     pool = ChainPool(runs, default_workers(chains) if workers is None else int(workers))
@@ -365,11 +374,13 @@ def sample_model(model, q, *, atoms, n_samples=100, thin=None, chains=4, sampler
                 model, runs, pool, bar, phases, warnings, run_clock, thin=thin, t0=t0,
                 anneal_steps=anneal_steps, pilot_steps=pilot_steps, share=share,
                 time_budget=time_budget, samples=samples, energies=energies, n_segs=n_segs,
-                accepted=accepted, steps_t1=steps_t1)
+                accepted=accepted, steps_t1=steps_t1, trace=trace)
     finally:
         pool.close()
     samples, energies, n_segs = samples[:, :kept], energies[:, :kept], n_segs[:, :kept]
     r_hat, ess = _diagnose(energies, n_segs)
+    if records > 1:
+        r_hat = _diagnose(trace[:, :kept * records, 0], trace[:, :kept * records, 1])[0]
     for stat, value in r_hat.items():
         if math.isfinite(value) and value > R_HAT_WARN or value == math.inf:
             warnings.append(f"split R-hat of {stat} is {value:.3g} > {R_HAT_WARN}: the chains have "
@@ -509,9 +520,14 @@ def sample_posterior(image, *, n_samples=100, thin=None, chains=None, sampler="s
     >>> ps.boundary_probability().shape
     (24, 24)
     """
-    if model == "edges":  # issue 35, round 8
-        from swcuts.segmentation.edge_posterior import sample_edge_posterior as edges
-        return edges(image, **{k: v for k, v in locals().items() if k not in ("image", "edges", "model")})
+    if model == "edges":  # issue 35, rounds 8-9
+        from swcuts.segmentation.edge_posterior import refuse_options, sample_edge_posterior
+        refuse_options(t0=None if t0 == T0 else t0, anneal_steps=anneal_steps, edge_scale=edge_scale, q_max=q_max,
+                       bins=bins, a0=a0, a1=a1, a2=a2, kappa=kappa, superatoms=superatoms)
+        return sample_edge_posterior(image, n_samples=n_samples, chains=chains, seed=seed, time_budget=time_budget,
+                                     channel_axis=channel_axis, atoms=atoms, n_atoms=n_atoms, granularity=granularity,
+                                     thin=thin, pilot_steps=pilot_steps, sampler=sampler, workers=workers,
+                                     progress=progress, replicas=replicas, t_max=t_max, swap_every=swap_every)
     from swcuts.segmentation.build import build_posterior
     from swcuts.image.atoms import DEFAULT_ATOMS
     from swcuts.image.prepare import prepare_image, refuse_path
@@ -577,22 +593,3 @@ def _demo() -> PosteriorSamples:
     image += 0.05 * np.random.default_rng(1).standard_normal(image.shape)
     return sample_posterior(image, n_samples=40, chains=2, n_atoms=16, seed=0, anneal_steps=200,
                             pilot_steps=400, granularity=1)
-
-
-def check_segment_samples(n, options, granularity=None) -> None:
-    """:func:`swcuts.segment`'s ``posterior_samples`` and ``granularity``,
-    or a one-line error: a count from 1 to 10000 with a sampler on atoms,
-    and a ladder (:func:`~swcuts.segmentation.granularity.check_granularity`)
-    only with it."""
-    from swcuts.segmentation.granularity import check_granularity
-
-    if n is None:
-        if granularity is not None:
-            raise InputError("granularity sets the posterior samples' ladder: give posterior_samples too")
-        return
-    check_number("posterior_samples", n, integer=True, minimum=1, maximum=10_000,
-                 what="an integer from 1 to 10000")
-    if options.spec.runs_on != "atoms" or options.atoms == "pixels" or options.init == "atoms":
-        raise InputError("posterior_samples samples on atoms: use a sampler on atoms (e.g. swc), "
-                         f"not '{options.name}' on {options.atoms} atoms")
-    check_granularity(granularity)

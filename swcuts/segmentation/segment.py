@@ -261,7 +261,7 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
             channel_axis=-1, edge_scale=DEFAULTS["edge_scale"], q_max=DEFAULTS["q_max"],
             bins=DEFAULTS["bins"], a0=DEFAULTS["a0"], a1=DEFAULTS["a1"], a2=DEFAULTS["a2"],
             kappa=DEFAULTS["kappa"], window_sizes=None, levels=DEFAULTS["levels"], model=None,
-            progress=False, posterior_samples=None, granularity=None,
+            progress=False, posterior_samples=None, granularity=None, posterior_model=None,
             work_pixels=WORK_PIXELS) -> Segmentation:
     """Segment an image by annealing its posterior with a partition sampler.
 
@@ -378,7 +378,10 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
     granularity : float or sequence of float, optional
         With ``posterior_samples``: the ladder of prior-weight multipliers
         of :func:`swcuts.sample_posterior` (default (1, 3, 10); 1: the
-        posterior alone).
+        posterior alone); with ``posterior_model="edges"`` its target numbers of segments.
+    posterior_model : {None, "image", "edges"}
+        With ``posterior_samples``: the segmentation's own posterior (None, "image") or the learned
+        edge evidence alone ("edges": ``sample_posterior(model="edges")``, without a0 ... kappa).
     work_pixels : int or None
         A sampler on atoms segments an image of more than twice this many
         pixels on a working image of about this many (area averaging), at
@@ -427,9 +430,9 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
                               time_budget=Budget.seconds_of(time_budget), t0=t0, t_final=t_final, init=init,
                               edge_scale=edge_scale, q_max=q_max, bins=bins, a0=a0, a1=a1, a2=a2,
                               kappa=kappa, window_sizes=window_sizes, levels=levels, model=model)
-    if posterior_samples is not None or granularity is not None:
-        from swcuts.segmentation.posterior import check_segment_samples
-        check_segment_samples(posterior_samples, options, granularity)
+    if posterior_samples is not None or granularity is not None or posterior_model is not None:
+        from swcuts.segmentation.granularity import check_segment_samples
+        check_segment_samples(posterior_samples, options, granularity, posterior_model)
     budget = Budget.of(time_budget, progress=progress, start=called)
     if work_pixels is not None:
         check_number("work_pixels", work_pixels, integer=True, minimum=1000, what="an integer >= 1000 or None")
@@ -460,18 +463,18 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
     seg.work_shape = work_shape
     seg.phase_seconds = dict(budget.phases)
     if posterior_samples:
+        from swcuts.segmentation.edge_posterior import sampling_options
         from swcuts.segmentation.posterior import sample_posterior
 
-        # The posterior of the segmentation: the same atoms and parameters
-        # (and the same image, whose scale was said above).
+        # The same atoms and image (whose scale was said above); the posterior per posterior_model.
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ImageScaleWarning)
-            seg.samples = sample_posterior(image, n_samples=posterior_samples, sampler=sampler,
-                                           seed=seed, model=model, atoms=options.atoms,
-                                           n_atoms=n_atoms, channel_axis=channel_axis,
-                                           edge_scale=edge_scale, q_max=q_max, bins=bins, a0=a0,
-                                           a1=a1, a2=a2, kappa=kappa, progress=progress,
-                                           time_budget=budget, granularity=granularity)
+            seg.samples = sample_posterior(
+                image, n_samples=posterior_samples, sampler=sampler, seed=seed, atoms=options.atoms,
+                n_atoms=n_atoms, channel_axis=channel_axis, progress=progress, time_budget=budget,
+                granularity=granularity, **sampling_options(
+                    posterior_model, model=model, edge_scale=edge_scale, q_max=q_max, bins=bins, a0=a0,
+                    a1=a1, a2=a2, kappa=kappa))
     if budget is not time_budget:
         budget.check_end()
     return seg
