@@ -5,7 +5,7 @@ baseline for the "learned" posterior (issue 34, round 9).
 Usage::
 
     python benchmarks/ucm.py --split val [--every K] [--thresholds 0.1,0.2,...] \\
-        [--strength p|logodds] [--against FILE] [--out benchmarks/out/ucm]
+        [--strength p|logodds] [--min-size PIXELS] [--against FILE] [--out benchmarks/out/ucm]
 
 For each photo of the split, the atoms, their graph and the detector map of
 the default ``segment()`` (model "learned", seed 0:
@@ -18,7 +18,9 @@ region's boundaries the unions of its parts' (Arbelaez et al. 2011,
 section 4.2: the UCM's greedy graph-based merging). The height of a merge
 is the running maximum of the means merged so far (an ultrametric); the
 segmentation at threshold t is the regions after every merge of height
-<= t. Each threshold's segmentation is scored against every annotator as
+<= t. ``--min-size``: then each region of fewer pixels, smallest first, is
+merged into the neighbour across its weakest shared boundary (the raw cut
+keeps atom-sized fragments ringed by strong boundaries). Each threshold's segmentation is scored against every annotator as
 in benchmarks/model_sweep.py (PRI, VoI, best-annotator covering, boundary
 F), cached per photo; the mean ± SE per threshold is printed, and paired
 differences against ``--against`` (a model_sweep cache of the same split,
@@ -150,8 +152,51 @@ def cut_labels(n, merges, threshold):
     return np.unique(roots, return_inverse=True)[1]
 
 
+def absorb_small(labels, area, edges, sums, counts, min_size):
+    """Region labels (per atom) after each region of fewer than ``min_size``
+    pixels, smallest first, is merged into the neighbour across its weakest
+    shared boundary (lowest mean strength); ``area``: the atoms' pixels."""
+    labels = np.asarray(labels).copy()
+    k = int(labels.max()) + 1
+    size = np.bincount(labels, weights=area, minlength=k)
+    nb = [dict() for _ in range(k)]
+    for (i, j), s, c in zip(labels[edges].tolist(), sums.tolist(), counts.tolist()):
+        if i != j:
+            e = nb[i].setdefault(j, [0.0, 0.0])
+            e[0] += s
+            e[1] += c
+            nb[j][i] = e
+    parent = np.arange(k)
+    alive = set(range(k))
+    while True:
+        small = [r for r in alive if size[r] < min_size and nb[r]]
+        if not small:
+            break
+        j = min(small, key=lambda r: size[r])
+        i = min(nb[j], key=lambda r: nb[j][r][0] / nb[j][r][1])
+        alive.discard(j)
+        parent[j] = i
+        size[i] += size[j]
+        del nb[i][j]
+        for r, (s, c) in nb[j].items():
+            if r == i:
+                continue
+            del nb[r][j]
+            if r in nb[i]:
+                nb[i][r][0] += s
+                nb[i][r][1] += c
+            else:
+                nb[i][r] = [s, c]
+                nb[r][i] = nb[i][r]
+        nb[j] = {}
+    for r in range(k):
+        while parent[r] != parent[parent[r]]:
+            parent[r] = parent[parent[r]]
+    return np.unique(parent[parent[labels]], return_inverse=True)[1]
+
+
 def run_one(args):
-    image_path, truth_path, strength, thresholds = args
+    image_path, truth_path, strength, thresholds, min_size = args
     import swcuts
     from scipy.io import loadmat
     from swcuts.evaluation.metrics import benchmark_scores
@@ -168,7 +213,11 @@ def run_one(args):
     out = {"n_atoms": int(graph.n_vertices), "build_seconds": built[0] - start[0], "build_cpu": built[1] - start[1],
            "ucm_seconds": done[0] - built[0], "ucm_cpu": done[1] - built[1], "by_t": {}}
     for t in thresholds:
-        labels = cut_labels(graph.n_vertices, merges, t)[atoms]
+        labels = cut_labels(graph.n_vertices, merges, t)
+        if min_size:
+            area = np.bincount(atoms.ravel(), minlength=graph.n_vertices)
+            labels = absorb_small(labels, area, graph.edges, sums, counts, min_size)
+        labels = labels[atoms]
         out["by_t"][str(t)] = {k: v for k, v in benchmark_scores(labels, truths).items() if k in SCORES}
     return out
 
@@ -190,13 +239,16 @@ def main():
     ap.add_argument("--start", type=int, default=0)
     ap.add_argument("--strength", default="p", choices=("p", "logodds"))
     ap.add_argument("--thresholds", default=",".join(map(str, THRESHOLDS)))
+    ap.add_argument("--min-size", type=int, default=0,
+                    help="then merge each region of fewer pixels into its weakest-bounded neighbour")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "out" / "ucm"))
     ap.add_argument("--against", default=None, help="a model_sweep cache of the same split: paired differences")
     args = ap.parse_args()
     thresholds = [float(t) for t in args.thresholds.split(",")]
     base = SPLITS[args.split]
     names = sorted((p.stem for p in (base / "images").glob("*.jpg")), key=int)[args.start::args.every]
-    cache = Path(args.out) / args.split / f"{args.strength}.json"
+    tag = args.strength + (f"-min{args.min_size}" if args.min_size else "")
+    cache = Path(args.out) / args.split / f"{tag}.json"
     cache.parent.mkdir(parents=True, exist_ok=True)
     rows = json.loads(cache.read_text()) if cache.exists() else {}
     for n in names:
@@ -205,13 +257,13 @@ def main():
         if not todo:
             continue
         row = run_one((str(base / "images" / f"{n}.jpg"), str(base / "groundTruth" / f"{n}.mat"),
-                       args.strength, todo))
+                       args.strength, todo, args.min_size))
         row["by_t"] = {**have, **row["by_t"]}
         rows[n] = row
         cache.write_text(json.dumps(rows, indent=1))
     got = [rows[n] for n in names]
     other = json.loads(Path(args.against).read_text()) if args.against else None
-    print(f"UCM ({args.strength}) on {len(got)} {args.split} photos ({cache}); "
+    print(f"UCM ({tag}) on {len(got)} {args.split} photos ({cache}); "
           f"median build {statistics.median(r['build_seconds'] for r in got):.2f} s wall / "
           f"{statistics.median(r['build_cpu'] for r in got):.2f} s CPU, merging "
           f"{statistics.median(r['ucm_seconds'] for r in got):.3f} s wall / "
@@ -219,7 +271,7 @@ def main():
           f"{statistics.mean(r['n_atoms'] for r in got):.0f} atoms")
     for t in thresholds:
         per = {n: rows[n]["by_t"][str(t)] for n in names}
-        (cache.parent / f"{args.strength}-t{t}.json").write_text(json.dumps(per, indent=1))
+        (cache.parent / f"{tag}-t{t}.json").write_text(json.dumps(per, indent=1))
         means = " / ".join(f"{statistics.mean(r[k] for r in per.values()):.3f}" for k in SCORES)
         line = f"  t {t:5.3f}: {means}"
         if other is not None:

@@ -4,7 +4,7 @@ from it? (issue 34, round 9; the UCM is benchmarks/ucm.py's.)
 Usage::
 
     python benchmarks/ucm_posterior.py --split val --threshold T [--every K] \\
-        [--strength p] [--against FILE] [--out benchmarks/out/ucm]
+        [--strength p] [--min-size PIXELS] [--hot] [--against FILE] [--out benchmarks/out/ucm]
 
 For each photo: the default ``segment()`` (seed 0), the UCM cut at ``T`` on
 the same atoms, and the swc kernel of the same posterior started from the
@@ -30,11 +30,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from model_sweep import SPLITS  # noqa: E402
-from ucm import SCORES, cut_labels, edge_sums, pair_strength, paired, ucm_merges  # noqa: E402
+from ucm import SCORES, absorb_small, cut_labels, edge_sums, pair_strength, paired, ucm_merges  # noqa: E402
 
 
 def run_one(args):
-    image_path, truth_path, strength, threshold, hot = args
+    image_path, truth_path, strength, threshold, hot, min_size = args
     import swcuts
     from scipy.io import loadmat
     from swcuts.evaluation.metrics import benchmark_scores
@@ -56,6 +56,8 @@ def run_one(args):
     n = seg.graph.n_vertices
     sums, counts = edge_sums(atoms, seg.graph, pair_strength(prob, strength))
     ucm = cut_labels(n, ucm_merges(n, seg.graph.edges, sums, counts), threshold)
+    if min_size:
+        ucm = absorb_small(ucm, np.bincount(atoms.ravel(), minlength=n), seg.graph.edges, sums, counts, min_size)
     unit = model_temperature("learned")
     steps, stop = _default_budget(options.default_steps(n))
     t = (options.t0 if hot else options.t_final) * unit
@@ -81,20 +83,21 @@ def main():
     ap.add_argument("--start", type=int, default=0)
     ap.add_argument("--strength", default="p", choices=("p", "logodds"))
     ap.add_argument("--threshold", type=float, required=True)
+    ap.add_argument("--min-size", type=int, default=0, help="as benchmarks/ucm.py's")
     ap.add_argument("--hot", action="store_true", help="start at the schedule's t0 (a full anneal) instead")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "out" / "ucm"))
     ap.add_argument("--against", default=None)
     args = ap.parse_args()
     base = SPLITS[args.split]
     names = sorted((p.stem for p in (base / "images").glob("*.jpg")), key=int)[args.start::args.every]
-    tag = f"posterior-{args.strength}-t{args.threshold}" + ("-hot" if args.hot else "")
+    tag = f"posterior-{args.strength}-t{args.threshold}" + (f"-min{args.min_size}" if args.min_size else "") + ("-hot" if args.hot else "")
     cache = Path(args.out) / args.split / f"{tag}.json"
     cache.parent.mkdir(parents=True, exist_ok=True)
     rows = json.loads(cache.read_text()) if cache.exists() else {}
     for n in names:
         if n not in rows:
             rows[n] = run_one((str(base / "images" / f"{n}.jpg"), str(base / "groundTruth" / f"{n}.mat"),
-                               args.strength, args.threshold, args.hot))
+                               args.strength, args.threshold, args.hot, args.min_size))
             cache.write_text(json.dumps(rows, indent=1))
     other = json.loads(Path(args.against).read_text()) if args.against else None
     print(f"{tag} on {len(names)} {args.split} photos ({cache})")
