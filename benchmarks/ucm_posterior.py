@@ -4,7 +4,7 @@ from it? (issue 34, round 9; the UCM is benchmarks/ucm.py's.)
 Usage::
 
     python benchmarks/ucm_posterior.py --split val --threshold T [--every K] \\
-        [--strength p] [--min-size PIXELS] [--hot] [--against FILE] [--out benchmarks/out/ucm]
+        [--strength p] [--min-size PIXELS] [--hot] [--set KEY=VALUE,...] [--against FILE] [--out benchmarks/out/ucm]
 
 For each photo: the default ``segment()`` (seed 0), the UCM cut at ``T`` on
 the same atoms, and the swc kernel of the same posterior started from the
@@ -12,7 +12,8 @@ UCM cut at the cold end of the default schedule (T_final, constant: a
 quench that keeps the start unless the posterior prefers a neighbour) with
 the default step budget. For each of the three: −log π under the posterior
 (and its terms), the scores against every annotator. Rows are cached per
-photo; ``<what>-t<T>.json`` in model_sweep's format for ``--against``.
+photo; ``--set``: the "learned" posterior's weights changed (as
+model_sweep.py's), for the default run and the quench; ``<what>-t<T>.json`` in model_sweep's format for ``--against``.
 """
 
 from __future__ import annotations
@@ -29,12 +30,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from model_sweep import SPLITS  # noqa: E402
+from model_sweep import SPLITS, parse_set  # noqa: E402
 from ucm import SCORES, absorb_small, cut_labels, edge_sums, pair_strength, paired, ucm_merges  # noqa: E402
 
 
 def run_one(args):
-    image_path, truth_path, strength, threshold, hot, min_size = args
+    image_path, truth_path, strength, threshold, hot, min_size, setting = args
     import swcuts
     from scipy.io import loadmat
     from swcuts.evaluation.metrics import benchmark_scores
@@ -42,7 +43,10 @@ def run_one(args):
     from swcuts.inference.anneal import Schedule, anneal
     from swcuts.segmentation.image_models import model_temperature
     from swcuts.segmentation.options import resolve_options
+    from swcuts.segmentation.image_models import MODELS
     from swcuts.segmentation.segment import _default_budget, _prepare
+
+    MODELS["learned"].update(setting)
 
     image = swcuts.load_image(image_path)
     gt = loadmat(truth_path)["groundTruth"]
@@ -84,20 +88,22 @@ def main():
     ap.add_argument("--strength", default="p", choices=("p", "logodds"))
     ap.add_argument("--threshold", type=float, required=True)
     ap.add_argument("--min-size", type=int, default=0, help="as benchmarks/ucm.py's")
+    ap.add_argument("--set", default="", help="the learned posterior's MODELS entry updated, as model_sweep.py")
     ap.add_argument("--hot", action="store_true", help="start at the schedule's t0 (a full anneal) instead")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "out" / "ucm"))
     ap.add_argument("--against", default=None)
     args = ap.parse_args()
     base = SPLITS[args.split]
     names = sorted((p.stem for p in (base / "images").glob("*.jpg")), key=int)[args.start::args.every]
-    tag = f"posterior-{args.strength}-t{args.threshold}" + (f"-min{args.min_size}" if args.min_size else "") + ("-hot" if args.hot else "")
+    setting = parse_set(args.set)
+    tag = "-".join(f"{k}{v}" for k, v in sorted(setting.items())) + f"posterior-{args.strength}-t{args.threshold}" + (f"-min{args.min_size}" if args.min_size else "") + ("-hot" if args.hot else "")
     cache = Path(args.out) / args.split / f"{tag}.json"
     cache.parent.mkdir(parents=True, exist_ok=True)
     rows = json.loads(cache.read_text()) if cache.exists() else {}
     for n in names:
         if n not in rows:
             rows[n] = run_one((str(base / "images" / f"{n}.jpg"), str(base / "groundTruth" / f"{n}.mat"),
-                               args.strength, args.threshold, args.hot, args.min_size))
+                               args.strength, args.threshold, args.hot, args.min_size, setting))
             cache.write_text(json.dumps(rows, indent=1))
     other = json.loads(Path(args.against).read_text()) if args.against else None
     print(f"{tag} on {len(names)} {args.split} photos ({cache})")
