@@ -27,6 +27,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 def main():
     gamma = float(sys.argv.pop(1))
     import model_sweep
+
     import swcuts.models.image as image_module
 
     original = image_module.contrast_weights

@@ -15,10 +15,10 @@ lowest MEAN strength (``p``: the pixel pair's max(P(p), P(q)) as the
 boundary term reads the map, averaged over the pixel pairs of the shared
 boundary; ``logodds``: the mean of its clipped log-odds), with the merged
 region's boundaries the unions of its parts' (Arbelaez et al. 2011,
-section 4.2: the UCM's greedy graph-based merging). The height of a merge
-is the running maximum of the means merged so far (an ultrametric); the
-segmentation at threshold t is the regions after every merge of height
-<= t. ``--min-size``: then each region of fewer pixels, smallest first, is
+section 4.2: the UCM's greedy graph-based merging;
+:func:`swcuts.graph.superatoms.merge_weakest`, whose merge levels never
+decrease); the segmentation at threshold t is the regions after every merge
+below t. ``--min-size``: then each region of fewer pixels, smallest first, is
 merged into the neighbour across its weakest shared boundary (the raw cut
 keeps atom-sized fragments ringed by strong boundaries). Each threshold's segmentation is scored against every annotator as
 in benchmarks/model_sweep.py (PRI, VoI, best-annotator covering, boundary
@@ -29,14 +29,13 @@ also written in model_sweep's format (``<strength>-t<T>.json``) so that
 model_sweep's ``--against`` can take them.
 
 Seconds: "build" is the preparation, detector, atoms and graph (what
-``segment()`` spends before it samples); "ucm" the merging alone. Splits as
+``segment()`` spends before it samples); "ucm" the merging (to the largest threshold) alone. Splits as
 model_sweep.py (``val`` to choose, ``rest`` held out; never the test split).
 """
 
 from __future__ import annotations
 
 import argparse
-import heapq
 import json
 import statistics
 import sys
@@ -48,7 +47,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from model_sweep import SPLITS  # noqa: E402
+from model_sweep import SPLITS
 
 SCORES = ("pri", "voi", "covering_best", "bf", "n_segments")
 THRESHOLDS = (0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5)
@@ -79,9 +78,9 @@ def pair_strength(prob, strength="p"):
 
     if strength == "logodds":
         return -learned_pair_weights(np.zeros(prob.shape), probability=prob, offset=0.0)
-    prob = np.asarray(prob, dtype=np.float64)
-    return np.concatenate([np.maximum(prob[:, 1:], prob[:, :-1]).ravel(),
-                           np.maximum(prob[1:, :], prob[:-1, :]).ravel()])
+    from swcuts.graph.superatoms import pair_strengths
+
+    return pair_strengths(prob)
 
 
 def edge_sums(atoms, graph, values):
@@ -94,62 +93,14 @@ def edge_sums(atoms, graph, values):
     return sums, counts
 
 
-def ucm_merges(n, edges, sums, counts):
-    """Greedy merging by mean boundary strength: a list of (a, b, height)
-    in merge order (b merged into a), heights non-decreasing (the running
-    maximum of the merged means)."""
-    nb = [dict() for _ in range(n)]
-    for (i, j), s, c in zip(edges.tolist(), sums.tolist(), counts.tolist()):
-        nb[i][j] = nb[j][i] = [s, c]
-    version = [0] * n
-    heap = [(s / c, i, j, 0, 0) for (i, j), s, c in zip(edges.tolist(), sums.tolist(), counts.tolist())]
-    heapq.heapify(heap)
-    alive = [True] * n
-    merges, top = [], -np.inf
-    while heap:
-        m, i, j, vi, vj = heapq.heappop(heap)
-        if not (alive[i] and alive[j]) or version[i] != vi or version[j] != vj:
-            continue
-        if len(nb[i]) < len(nb[j]):
-            i, j = j, i
-        top = max(top, m)
-        merges.append((i, j, top))
-        alive[j] = False
-        del nb[i][j]
-        del nb[j][i]
-        for k, (s, c) in nb[j].items():
-            del nb[k][j]
-            if k in nb[i]:
-                e = nb[i][k]
-                e[0] += s
-                e[1] += c
-            else:
-                e = nb[i][k] = [s, c]
-            nb[k][i] = e
-        nb[j] = {}
-        version[i] += 1
-        for k, (s, c) in nb[i].items():
-            a, b = (i, k)
-            heapq.heappush(heap, (s / c, a, b, version[a], version[b]))
-    return merges
+def ucm_cut(atoms, graph, strength, threshold):
+    """Atom labels 0..K-1 of the UCM cut at ``threshold``: the atoms merged
+    weakest mean boundary first while it is below ``threshold``
+    (:func:`swcuts.graph.superatoms.merge_weakest`, whose merge levels never
+    decrease, so this is the ultrametric's cut)."""
+    from swcuts.graph.superatoms import merge_weakest
 
-
-def cut_labels(n, merges, threshold):
-    """Atom labels 0..K-1 after every merge of height <= ``threshold``."""
-    parent = np.arange(n)
-
-    def find(v):
-        while parent[v] != v:
-            parent[v] = parent[parent[v]]
-            v = parent[v]
-        return v
-
-    for a, b, h in merges:
-        if h > threshold:
-            break
-        parent[find(b)] = find(a)
-    roots = np.array([find(v) for v in range(n)])
-    return np.unique(roots, return_inverse=True)[1]
+    return merge_weakest(atoms, graph, strength, max_level=threshold).of_atom
 
 
 def absorb_small(labels, area, edges, sums, counts, min_size):
@@ -159,7 +110,7 @@ def absorb_small(labels, area, edges, sums, counts, min_size):
     labels = np.asarray(labels).copy()
     k = int(labels.max()) + 1
     size = np.bincount(labels, weights=area, minlength=k)
-    nb = [dict() for _ in range(k)]
+    nb = [{} for _ in range(k)]
     for (i, j), s, c in zip(labels[edges].tolist(), sums.tolist(), counts.tolist()):
         if i != j:
             e = nb[i].setdefault(j, [0.0, 0.0])
@@ -197,8 +148,9 @@ def absorb_small(labels, area, edges, sums, counts, min_size):
 
 def run_one(args):
     image_path, truth_path, strength, thresholds, min_size = args
-    import swcuts
     from scipy.io import loadmat
+
+    import swcuts
     from swcuts.evaluation.metrics import benchmark_scores
 
     image = swcuts.load_image(image_path)
@@ -207,13 +159,14 @@ def run_one(args):
     start = time.perf_counter(), time.process_time()
     _, atoms, graph, _, prob, _ = photo_graph(image)
     built = time.perf_counter(), time.process_time()
-    sums, counts = edge_sums(atoms, graph, pair_strength(prob, strength))
-    merges = ucm_merges(graph.n_vertices, graph.edges, sums, counts)
+    values = pair_strength(prob, strength)
+    sums, counts = edge_sums(atoms, graph, values)
+    ucm_cut(atoms, graph, values, max(thresholds))  # timed: one cut (each threshold's is cut below)
     done = time.perf_counter(), time.process_time()
     out = {"n_atoms": int(graph.n_vertices), "build_seconds": built[0] - start[0], "build_cpu": built[1] - start[1],
            "ucm_seconds": done[0] - built[0], "ucm_cpu": done[1] - built[1], "by_t": {}}
     for t in thresholds:
-        labels = cut_labels(graph.n_vertices, merges, t)
+        labels = ucm_cut(atoms, graph, values, t)
         if min_size:
             area = np.bincount(atoms.ravel(), minlength=graph.n_vertices)
             labels = absorb_small(labels, area, graph.edges, sums, counts, min_size)

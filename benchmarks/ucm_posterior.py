@@ -30,20 +30,20 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from model_sweep import SPLITS, parse_set  # noqa: E402
-from ucm import SCORES, absorb_small, cut_labels, edge_sums, pair_strength, paired, ucm_merges  # noqa: E402
+from model_sweep import SPLITS, parse_set
+from ucm import SCORES, absorb_small, edge_sums, pair_strength, paired, ucm_cut
 
 
 def run_one(args):
     image_path, truth_path, strength, threshold, hot, min_size, setting = args
-    import swcuts
     from scipy.io import loadmat
+
+    import swcuts
     from swcuts.evaluation.metrics import benchmark_scores
     from swcuts.image.boundary_detector import boundary_probability
     from swcuts.inference.anneal import Schedule, anneal
-    from swcuts.segmentation.image_models import model_temperature
+    from swcuts.segmentation.image_models import MODELS, model_temperature
     from swcuts.segmentation.options import resolve_options
-    from swcuts.segmentation.image_models import MODELS
     from swcuts.segmentation.segment import _default_budget, _prepare
 
     MODELS["learned"].update(setting)
@@ -58,8 +58,9 @@ def run_one(args):
     options = options.on_image(features)
     prob = boundary_probability(features)
     n = seg.graph.n_vertices
-    sums, counts = edge_sums(atoms, seg.graph, pair_strength(prob, strength))
-    ucm = cut_labels(n, ucm_merges(n, seg.graph.edges, sums, counts), threshold)
+    values = pair_strength(prob, strength)
+    sums, counts = edge_sums(atoms, seg.graph, values)
+    ucm = ucm_cut(atoms, seg.graph, values, threshold)
     if min_size:
         ucm = absorb_small(ucm, np.bincount(atoms.ravel(), minlength=n), seg.graph.edges, sums, counts, min_size)
     unit = model_temperature("learned")
@@ -96,7 +97,8 @@ def main():
     base = SPLITS[args.split]
     names = sorted((p.stem for p in (base / "images").glob("*.jpg")), key=int)[args.start::args.every]
     setting = parse_set(args.set)
-    tag = "-".join(f"{k}{v}" for k, v in sorted(setting.items())) + f"posterior-{args.strength}-t{args.threshold}" + (f"-min{args.min_size}" if args.min_size else "") + ("-hot" if args.hot else "")
+    tag = ("-".join(f"{k}{v}" for k, v in sorted(setting.items())) + f"posterior-{args.strength}-t{args.threshold}"
+           + (f"-min{args.min_size}" if args.min_size else "") + ("-hot" if args.hot else ""))
     cache = Path(args.out) / args.split / f"{tag}.json"
     cache.parent.mkdir(parents=True, exist_ok=True)
     rows = json.loads(cache.read_text()) if cache.exists() else {}

@@ -1,5 +1,5 @@
-"""benchmarks/ucm.py: greedy merging by the mean boundary strength (the UCM
-baseline of issue 34, round 9) and the absorption of small regions."""
+"""benchmarks/ucm.py (the UCM baseline of issue 34, round 9): its cut of
+the mean-strength hierarchy and the absorption of small regions."""
 
 from __future__ import annotations
 
@@ -20,32 +20,19 @@ def _ucm():
         sys.path.remove(str(ROOT / "benchmarks"))
 
 
-def test_merged_boundaries_are_pooled_and_stale_pairs_skipped():
+def test_the_cut_at_a_threshold_keeps_the_stronger_boundaries():
     ucm = _ucm()
-    # Atoms 0 | 1 over 2: (0, 1) weakest; once merged, {0, 1} | 2 pools
-    # (0, 2) at 0.1 and (1, 2) at 0.9 over equal lengths: mean 0.5, not 0.1.
-    edges = np.array([[0, 1], [0, 2], [1, 2]])
-    merges = ucm.ucm_merges(3, edges, np.array([0.05, 0.1, 0.9]) * 4, np.array([4.0, 4.0, 4.0]))
-    assert len(merges) == 2 and sorted(merges[0][:2]) == [0, 1]
-    assert np.allclose([m[2] for m in merges], [0.05, 0.5])
-    assert ucm.cut_labels(3, merges, 0.3).tolist() == [0, 0, 1]
-    assert ucm.cut_labels(3, merges, 0.5).tolist() == [0, 0, 0]
-    assert ucm.cut_labels(3, merges, 0.01).tolist() == [0, 1, 2]
-
-
-def test_heights_never_decrease_and_every_region_merges_once():
-    ucm = _ucm()
-    rng = np.random.default_rng(0)
-    atoms = np.repeat(np.repeat(np.arange(16).reshape(4, 4), 3, 0), 3, 1)
     from swcuts.graph.region_graph import RegionGraph
 
+    atoms = np.array([[0, 0, 1, 1, 2, 2]] * 3)
+    p = np.array([[0.0, 0.25, 0.25, 0.75, 0.5, 0.5]] * 3)   # boundaries 0|1: 0.25, 1|2: 0.75
     graph = RegionGraph.from_labels(atoms)
-    sums, counts = ucm.edge_sums(atoms, graph, rng.random(2 * 12 * 11))
-    merges = ucm.ucm_merges(16, graph.edges, sums, counts)
-    heights = [m[2] for m in merges]
-    assert len(merges) == 15 and heights == sorted(heights)
-    assert len({m[1] for m in merges}) == 15
-    assert counts.sum() == 2 * 3 * 12     # 3 cuts of 12 pixel pairs each way
+    strength = ucm.pair_strength(p, "p")
+    assert ucm.ucm_cut(atoms, graph, strength, 0.1).tolist() == [0, 1, 2]
+    assert ucm.ucm_cut(atoms, graph, strength, 0.5).tolist() == [0, 0, 1]
+    assert ucm.ucm_cut(atoms, graph, strength, 0.9).tolist() == [0, 0, 0]
+    sums, counts = ucm.edge_sums(atoms, graph, strength)
+    assert np.allclose(sums / counts, [0.25, 0.75]) and counts.tolist() == [3, 3]
 
 
 def test_small_regions_join_the_neighbour_across_their_weakest_boundary():
