@@ -75,7 +75,7 @@ def merge_atoms(atoms, graph, probability, level, min_pixels, budget=None):
     with phase_of(budget, "atoms merged", f"below mean log-odds {level:g}"):
         strength = -learned_pair_weights(atoms, probability=probability)
         merged = merge_weakest(atoms, graph, strength, max_level=level,
-                               min_size=int(round(min_pixels * h * w / 1e5)))
+                               min_size=round(min_pixels * h * w / 1e5))
     return merged.labels, merged.graph
 
 
