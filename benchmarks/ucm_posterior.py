@@ -7,7 +7,8 @@ Usage::
         [--strength p] [--min-size PIXELS] [--hot] [--set KEY=VALUE,...] [--against FILE] [--out benchmarks/out/ucm]
 
 For each photo: the default ``segment()`` (seed 0), the UCM cut at ``T`` on
-the same atoms, and the swc kernel of the same posterior started from the
+the same atoms (since round 9 the default's merged atoms; round 9's figures
+in docs/real_photos.md were measured before, on the ~970 watershed atoms), and the swc kernel of the same posterior started from the
 UCM cut at the cold end of the default schedule (T_final, constant: a
 quench that keeps the start unless the posterior prefers a neighbour) with
 the default step budget. For each of the three: −log π under the posterior
