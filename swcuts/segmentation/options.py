@@ -16,8 +16,8 @@ import numpy as np
 
 from swcuts.image.atoms import ATOM_METHODS
 from swcuts.segmentation.image_models import (
-    DEFAULT_MODEL, MODELS, PIXEL_MODEL, default_model_for, model_atom_relief, model_bins, model_edge_power,
-    model_edges, model_evidence, model_evidence_offset, model_likelihood_weight, model_window,
+    DEFAULT_MODEL, MODELS, PIXEL_MODEL, default_model_for, model_atom_merge, model_atom_relief, model_bins,
+    model_edge_power, model_edges, model_evidence, model_evidence_offset, model_likelihood_weight, model_window,
     posterior_weights, varying_channels)
 from swcuts.io.errors import InputTypeError, check_number, describe, is_integer
 from swcuts.io.memory import BYTES_PER_PIXEL_VERTEX, BYTES_PER_VERTEX
@@ -336,7 +336,8 @@ class RunOptions:
                     likelihood_weight=self.likelihood_weight, edges=model_edges(self.posterior),
                     evidence_offset=model_evidence_offset(self.posterior),
                     edge_power=model_edge_power(self.posterior),
-                    atom_relief=model_atom_relief(self.posterior))
+                    atom_relief=model_atom_relief(self.posterior),
+                    atom_merge=model_atom_merge(self.posterior))
 
     def default_steps(self, n_vertices) -> int:
         """The budget without ``steps`` or ``time_budget``, on ``n_vertices``."""
