@@ -126,7 +126,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--atoms", default=None, metavar="METHOD",
                    help=f"one of {', '.join(ATOM_METHODS)} (default: pixels for multigrid and "
                         f"multilevel, {DEFAULT_ATOMS} otherwise)")
-    s.add_argument("--n-atoms", type=_int, default=DEFAULTS["n_atoms"], metavar="N", help="approximate number of atoms")
+    s.add_argument("--n-atoms", type=_int, default=DEFAULTS["n_atoms"], metavar="N",
+                   help="approximate number of atoms (the learned model merges weakly bounded ones)")
     s.add_argument("--seed", type=_int, default=None, metavar="N",
                    help="non-negative integer; the same seed with --steps gives the same result "
                         "(a --time-budget run depends on the machine's speed)")

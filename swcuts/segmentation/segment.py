@@ -287,8 +287,9 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
         ``multilevel``, ``watershed`` (atoms that follow the image's
         gradient) for every other sampler.
     n_atoms : int, optional
-        Approximate number of atoms (default: one per 80 pixels, between
-        100 and 1000); with ``init="atoms"``, of the SLIC atoms of the start.
+        Approximate number of atoms (default: one per 80 pixels, between 100 and 1000; the
+        "learned" model then merges its watershed atoms along their weakest boundaries, ~90 on
+        a photo); with ``init="atoms"``, of the SLIC atoms of the start.
     seed : int or numpy.random.Generator, optional
         The same seed gives the same result.
     steps : int, optional
