@@ -170,6 +170,9 @@ def test_sample_posterior_edges_and_bad_input():
     assert flips.sampler == "swc+blocks" and flips.n_samples == 16
     with pytest.raises(InputError):
         sample_edge_posterior(image, n_samples=8, n_atoms=24, blocks=("tiles",))
+    for records in (0, 1.5, "3"):  # a one-line error before any chain runs
+        with pytest.raises(InputError, match="records"):
+            sample_edge_posterior(image, n_samples=8, n_atoms=24, records=records)
     for bad in (dict(a0=3.0), dict(superatoms=10), dict(granularity=0), dict(granularity=list(range(1, 13))),
                 dict(chains=0), dict(atoms="pixels"), dict(anneal_steps=10)):
         with pytest.raises(InputError):

@@ -335,6 +335,7 @@ def sample_edges(atoms, graph, q, *, targets=TARGET_SEGMENTS, n_samples=100, cha
     """
     from swcuts.segmentation.posterior import sample_model
 
+    check_number("records", records, integer=True, minimum=1, allow_none=True)
     n = graph.n_vertices
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     logit_q = edge_weights(q, 0.0)

@@ -328,6 +328,7 @@ def sample_model(model, q, *, atoms, n_samples=100, thin=None, chains=4, sampler
                     time_budget=Budget.seconds_of(time_budget), anneal_steps=anneal_steps,
                     pilot_steps=pilot_steps, workers=workers, replicas=replicas, t_max=t_max,
                     swap_every=swap_every)
+    check_number("records", records, integer=True, minimum=1)
     budget = time_budget if isinstance(time_budget, Budget) else None
     time_budget = Budget.seconds_of(time_budget)
     clock = time.perf_counter()
