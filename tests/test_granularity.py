@@ -137,3 +137,16 @@ def test_pooled_diagnostics_keep_a_level_without_variation_whatever_its_place():
         ps = PosteriorSamples.pooled(parts, (1.0, 3.0))
         assert ps.r_hat["energy"] == 1.5 and np.isnan(ps.r_hat["n_segments"])
         assert ps.ess["energy"] == 12.0 and np.isnan(ps.ess["n_segments"])
+
+
+def test_pooled_warnings_name_their_level():
+    from swcuts.inference.posterior_samples import PosteriorSamples
+
+    model, img, atoms = grey_setting()
+    q = edge_q(img, atoms, model.graph)
+    kw = dict(atoms=atoms, n_samples=16, chains=2, anneal_steps=20, pilot_steps=40, thin=5)
+    a, b = (sample_model(model, q, seed=s, **kw) for s in (1, 2))
+    a.warnings, b.warnings = ["stuck"], ["noisy"]
+    assert PosteriorSamples.pooled([a, b], (1.0, 3.0)).warnings == ["granularity x1: stuck", "granularity x3: noisy"]
+    named = PosteriorSamples.pooled([a, b], (4.0, 8.0), level_name="the {:g}-segment level")
+    assert named.warnings == ["the 4-segment level: stuck", "the 8-segment level: noisy"]

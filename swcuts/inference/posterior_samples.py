@@ -112,7 +112,7 @@ class PosteriorSamples:
     levels: list = field(default_factory=list)
 
     @classmethod
-    def pooled(cls, parts, granularity) -> "PosteriorSamples":
+    def pooled(cls, parts, granularity, level_name="granularity x{:g}") -> "PosteriorSamples":
         """The samples of several posteriors (``parts``, one per entry of
         ``granularity``) as one equal-weight mixture.
 
@@ -123,7 +123,8 @@ class PosteriorSamples:
         posterior as built, multiplier 1 first by convention); the
         diagnostics are kept per part in :attr:`levels`, with the worst
         R-hat and the smallest ESS over the parts in :attr:`r_hat` and
-        :attr:`ess`.
+        :attr:`ess`. A part's warnings begin with ``level_name`` formatted
+        with its entry of ``granularity``.
         """
         parts = list(parts)
         if len(parts) != len(granularity) or not parts:
@@ -146,7 +147,7 @@ class PosteriorSamples:
                            "a1": float(getattr(p.model, "a1", math.nan)), "samples": c * kept, "chains": c,
                            "thin": int(p.thin), "r_hat": dict(p.r_hat), "ess": dict(p.ess),
                            "acceptance": float(np.mean(p.acceptance))})
-            warnings += [f"granularity x{g:g}: {w}" for w in p.warnings]
+            warnings += [f"{level_name.format(g)}: {w}" for w in p.warnings]
         first = parts[0]
         stats = first.r_hat.keys()
         return cls(

@@ -391,7 +391,7 @@ def sample_edges(atoms, graph, q, *, targets=TARGET_SEGMENTS, n_samples=100, cha
                                   sampler=kernel, workers=workers, image=image, posterior="edges",
                                   records=RECORDS if records is None else int(records),
                                   progress=progress, **options))
-    pooled = PosteriorSamples.pooled(parts, targets)
+    pooled = PosteriorSamples.pooled(parts, targets, level_name="the {:g}-segment level")
     for level, b, t in zip(pooled.levels, offsets, targets):
         level["offset"], level["target"] = b, t
     pooled.seed = seed
