@@ -117,19 +117,14 @@ def merge_blocks(graph, weights, min_size=2, max_share=0.95) -> list:
     >>> [b.tolist() for b in merge_blocks(g, np.array([3.0, -1.0, 2.0]), max_share=1.0)]
     [[0, 1], [2, 3], [0, 1, 2, 3]]
     """
+    from swcuts._numba.primitives import find
+
     n = graph.n_vertices
     parent = np.arange(n)
     members = {v: [v] for v in range(n)}
-
-    def find(v):
-        while parent[v] != v:
-            parent[v] = parent[parent[v]]
-            v = parent[v]
-        return v
-
     out = []
     for e in np.argsort(-np.asarray(weights), kind="stable"):
-        a, b = find(int(graph.edges[e, 0])), find(int(graph.edges[e, 1]))
+        a, b = find(parent, graph.edges[e, 0]), find(parent, graph.edges[e, 1])
         if a == b:
             continue
         if len(members[a]) < len(members[b]):
