@@ -83,16 +83,6 @@ def pair_strength(prob, strength="p"):
     return pair_strengths(prob)
 
 
-def edge_sums(atoms, graph, values):
-    """Per edge of ``graph``: (sum of ``values`` over its pixel pairs, their count)."""
-    from swcuts.graph.region_graph import pair_edges
-
-    cut, edge = pair_edges(atoms, graph)
-    sums = np.bincount(edge, weights=np.asarray(values)[cut], minlength=graph.n_edges)
-    counts = np.bincount(edge, minlength=graph.n_edges).astype(np.float64)
-    return sums, counts
-
-
 def ucm_cut(atoms, graph, strength, threshold):
     """Atom labels 0..K-1 of the UCM cut at ``threshold``: the atoms merged
     weakest mean boundary first while it is below ``threshold``
@@ -103,47 +93,18 @@ def ucm_cut(atoms, graph, strength, threshold):
     return merge_weakest(atoms, graph, strength, max_level=threshold).of_atom
 
 
-def absorb_small(labels, area, edges, sums, counts, min_size):
-    """Region labels (per atom) after each region of fewer than ``min_size``
-    pixels, smallest first, is merged into the neighbour across its weakest
-    shared boundary (lowest mean strength); ``area``: the atoms' pixels."""
-    labels = np.asarray(labels).copy()
-    k = int(labels.max()) + 1
-    size = np.bincount(labels, weights=area, minlength=k)
-    nb = [{} for _ in range(k)]
-    for (i, j), s, c in zip(labels[edges].tolist(), sums.tolist(), counts.tolist()):
-        if i != j:
-            e = nb[i].setdefault(j, [0.0, 0.0])
-            e[0] += s
-            e[1] += c
-            nb[j][i] = e
-    parent = np.arange(k)
-    alive = set(range(k))
-    while True:
-        small = [r for r in alive if size[r] < min_size and nb[r]]
-        if not small:
-            break
-        j = min(small, key=lambda r: size[r])
-        i = min(nb[j], key=lambda r: nb[j][r][0] / nb[j][r][1])
-        alive.discard(j)
-        parent[j] = i
-        size[i] += size[j]
-        del nb[i][j]
-        for r, (s, c) in nb[j].items():
-            if r == i:
-                continue
-            del nb[r][j]
-            if r in nb[i]:
-                nb[i][r][0] += s
-                nb[i][r][1] += c
-            else:
-                nb[i][r] = [s, c]
-                nb[r][i] = nb[i][r]
-        nb[j] = {}
-    for r in range(k):
-        while parent[r] != parent[parent[r]]:
-            parent[r] = parent[parent[r]]
-    return np.unique(parent[parent[labels]], return_inverse=True)[1]
+def absorb_small(regions, atoms, strength, min_size):
+    """The region of every atom (``regions``, 0..K-1, of the label image
+    ``atoms``) after each region of fewer than ``min_size`` pixels, smallest
+    first, is merged into the neighbour across its weakest shared boundary
+    (lowest mean ``strength``): the first phase of
+    :func:`swcuts.graph.superatoms.merge_weakest` alone."""
+    from swcuts.graph.region_graph import RegionGraph
+    from swcuts.graph.superatoms import merge_weakest
+
+    image = np.asarray(regions)[atoms]
+    merged = merge_weakest(image, RegionGraph.from_labels(image), strength, max_level=-np.inf, min_size=min_size)
+    return merged.of_atom[regions]
 
 
 def run_one(args):
@@ -160,7 +121,6 @@ def run_one(args):
     _, atoms, graph, _, prob, _ = photo_graph(image)
     built = time.perf_counter(), time.process_time()
     values = pair_strength(prob, strength)
-    sums, counts = edge_sums(atoms, graph, values)
     ucm_cut(atoms, graph, values, max(thresholds))  # timed: one cut (each threshold's is cut below)
     done = time.perf_counter(), time.process_time()
     out = {"n_atoms": int(graph.n_vertices), "build_seconds": built[0] - start[0], "build_cpu": built[1] - start[1],
@@ -168,8 +128,7 @@ def run_one(args):
     for t in thresholds:
         labels = ucm_cut(atoms, graph, values, t)
         if min_size:
-            area = np.bincount(atoms.ravel(), minlength=graph.n_vertices)
-            labels = absorb_small(labels, area, graph.edges, sums, counts, min_size)
+            labels = absorb_small(labels, atoms, values, min_size)
         labels = labels[atoms]
         out["by_t"][str(t)] = {k: v for k, v in benchmark_scores(labels, truths).items() if k in SCORES}
     return out

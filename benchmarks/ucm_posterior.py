@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from model_sweep import SPLITS, parse_set
-from ucm import SCORES, absorb_small, edge_sums, pair_strength, paired, ucm_cut
+from ucm import SCORES, absorb_small, pair_strength, paired, ucm_cut
 
 
 def run_one(args):
@@ -60,10 +60,9 @@ def run_one(args):
     prob = boundary_probability(features)
     n = seg.graph.n_vertices
     values = pair_strength(prob, strength)
-    sums, counts = edge_sums(atoms, seg.graph, values)
     ucm = ucm_cut(atoms, seg.graph, values, threshold)
     if min_size:
-        ucm = absorb_small(ucm, np.bincount(atoms.ravel(), minlength=n), seg.graph.edges, sums, counts, min_size)
+        ucm = absorb_small(ucm, atoms, values, min_size)
     unit = model_temperature("learned")
     steps, stop = _default_budget(options.default_steps(n))
     t = (options.t0 if hot else options.t_final) * unit

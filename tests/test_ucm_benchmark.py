@@ -31,17 +31,23 @@ def test_the_cut_at_a_threshold_keeps_the_stronger_boundaries():
     assert ucm.ucm_cut(atoms, graph, strength, 0.1).tolist() == [0, 1, 2]
     assert ucm.ucm_cut(atoms, graph, strength, 0.5).tolist() == [0, 0, 1]
     assert ucm.ucm_cut(atoms, graph, strength, 0.9).tolist() == [0, 0, 0]
-    sums, counts = ucm.edge_sums(atoms, graph, strength)
+    from swcuts.graph.superatoms import edge_sums
+
+    sums, counts = edge_sums(strength, atoms, graph)
     assert np.allclose(sums / counts, [0.25, 0.75]) and counts.tolist() == [3, 3]
 
 
 def test_small_regions_join_the_neighbour_across_their_weakest_boundary():
     ucm = _ucm()
-    # Regions 0 (1 pixel) between 1 and 2: its boundary with 2 is weaker.
-    edges = np.array([[0, 1], [0, 2], [1, 2]])
-    labels = np.array([0, 1, 2])
-    area = np.array([1, 10, 10])
-    out = ucm.absorb_small(labels, area, edges, np.array([0.8, 0.2, 0.9]), np.ones(3), min_size=5)
+    # Region 0 (1 pixel, at the top of the middle column) between regions 1
+    # (left) and 2 (right): its boundary with 2 is weaker.
+    atoms = np.array([[1, 0, 2]] + [[1, 3, 2]] * 4)
+    p = np.array([[0.0, 0.8, 0.2]] + [[0.0, 0.95, 0.95]] * 4)
+    strength = ucm.pair_strength(p, "p")
+    regions = np.array([0, 1, 2, 1])      # atom 3 belongs to region 1
+    out = ucm.absorb_small(regions, atoms, strength, min_size=2)
     assert out[0] == out[2] != out[1]
     # A small region without neighbours stays; min_size 0 changes nothing.
-    assert ucm.absorb_small(labels, area, edges[:0], np.zeros(0), np.zeros(0), 5).tolist() == [0, 1, 2]
+    alone = np.zeros((3, 3), dtype=np.int64)
+    assert ucm.absorb_small(np.array([0]), alone, ucm.pair_strength(np.zeros((3, 3)), "p"), 5).tolist() == [0]
+    assert ucm.absorb_small(regions, atoms, strength, 0).tolist() == [0, 1, 2, 1]

@@ -28,7 +28,7 @@ import numpy as np
 
 from swcuts.graph.region_graph import RegionGraph, pair_edges, pixel_pairs
 
-__all__ = ["SuperAtoms", "merge_weakest", "pair_strengths", "edge_means"]
+__all__ = ["SuperAtoms", "merge_weakest", "pair_strengths", "edge_means", "edge_sums"]
 
 
 def pair_strengths(probability) -> np.ndarray:
@@ -48,8 +48,15 @@ def pair_strengths(probability) -> np.ndarray:
     return np.maximum(*pixel_pairs(p))
 
 
-def _edge_sums(strength, labels, graph):
-    """(sum, count) of ``strength`` over the pixel pairs across every edge of ``graph``."""
+def edge_sums(strength, labels, graph):
+    """(sum, count) of ``strength`` over the pixel pairs across every edge of ``graph``.
+
+    Examples
+    --------
+    >>> labels = np.array([[0, 0, 1]] * 2)
+    >>> edge_sums(pair_strengths(np.array([[0.0, 0.5, 1.0]] * 2)), labels, RegionGraph.from_labels(labels))
+    (array([2.]), array([2.]))
+    """
     cut, edge = pair_edges(labels, graph)
     s = np.bincount(edge, weights=np.asarray(strength, dtype=np.float64)[cut], minlength=graph.n_edges)
     c = np.bincount(edge, minlength=graph.n_edges).astype(np.float64)
@@ -67,7 +74,7 @@ def edge_means(strength, labels, graph) -> np.ndarray:
     >>> edge_means(strength, labels, RegionGraph.from_labels(labels))
     array([1.])
     """
-    s, c = _edge_sums(strength, labels, graph)
+    s, c = edge_sums(strength, labels, graph)
     return s / np.maximum(c, 1.0)
 
 
@@ -141,7 +148,7 @@ def merge_weakest(atoms, graph, strength, *, n_regions=None, max_level=None, min
     if n_regions is not None and int(n_regions) < 1:
         raise ValueError(f"n_regions must be at least 1, got {n_regions!r}")
     target = 1 if n_regions is None else int(n_regions)
-    s, c = _edge_sums(strength, atoms, graph)
+    s, c = edge_sums(strength, atoms, graph)
     nb = [{} for _ in range(n)]
     for e, (i, j) in enumerate(graph.edges.tolist()):
         nb[i][j] = nb[j][i] = [s[e], c[e]]
