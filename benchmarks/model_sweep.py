@@ -59,6 +59,18 @@ def parse_set(text: str) -> dict:
     return out
 
 
+def paired(rows, other, names, keys=("pri", "voi", "covering_best", "bf", "n_segments")):
+    """(number of photos in both, {key: (mean of this − that, mean / its standard error)})
+    over the ``names`` that ``other`` has too (0.0 for the ratio when identical)."""
+    both = [n for n in names if n in other]
+    out = {}
+    for key in keys:
+        d = [rows[n][key] - other[n][key] for n in both]
+        se = statistics.stdev(d) / len(d) ** 0.5 if len(d) > 1 else float("nan")
+        out[key] = (statistics.mean(d), statistics.mean(d) / se if se > 0 else 0.0)
+    return len(both), out
+
+
 def run_one(args) -> dict:
     model, setting, image_path, truth_path, humans, grey = args
     import swcuts
@@ -132,15 +144,11 @@ def main():
     if gaps:
         print(f"  {'gap (median %)':14s} {statistics.median(gaps):8.2f}")
     if args.against:
-        other = json.loads(Path(args.against).read_text())
-        both = [n for n in names if n in other]
-        print(f"  paired against {Path(args.against).stem} on {len(both)} photos (this − that, "
+        k, diffs = paired(rows, json.loads(Path(args.against).read_text()), names)
+        print(f"  paired against {Path(args.against).stem} on {k} photos (this − that, "
               "in paired standard errors):")
-        for key in ("pri", "voi", "covering_best", "bf", "n_segments"):
-            d = [rows[n][key] - other[n][key] for n in both]
-            se = statistics.stdev(d) / len(d) ** 0.5 if len(d) > 1 else float("nan")
-            ratio = f"{statistics.mean(d) / se:+.1f} SE" if se > 0 else "identical"
-            print(f"    {key:14s} {statistics.mean(d):+8.4f}  ({ratio})")
+        for key, (mean, z) in diffs.items():
+            print(f"    {key:14s} {mean:+8.4f}  ({f'{z:+.1f} SE' if z else 'identical'})")
 
 
 if __name__ == "__main__":

@@ -47,7 +47,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from model_sweep import SPLITS
+from model_sweep import SPLITS, paired
 
 SCORES = ("pri", "voi", "covering_best", "bf", "n_segments")
 THRESHOLDS = (0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5)
@@ -132,16 +132,6 @@ def run_one(args):
         labels = labels[atoms]
         out["by_t"][str(t)] = {k: v for k, v in benchmark_scores(labels, truths).items() if k in SCORES}
     return out
-
-
-def paired(rows, other, names, keys=SCORES):
-    both = [n for n in names if n in other]
-    out = {}
-    for key in keys:
-        d = [rows[n][key] - other[n][key] for n in both]
-        se = statistics.stdev(d) / len(d) ** 0.5 if len(d) > 1 else float("nan")
-        out[key] = (statistics.mean(d), statistics.mean(d) / se if se > 0 else 0.0)
-    return len(both), out
 
 
 def main():

@@ -31,8 +31,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from model_sweep import SPLITS, parse_set
-from ucm import SCORES, absorb_small, pair_strength, paired, ucm_cut
+from model_sweep import SPLITS, paired, parse_set
+from ucm import SCORES, absorb_small, pair_strength, ucm_cut
 
 
 def run_one(args):
