@@ -14,7 +14,8 @@ from .segmentation.energy import energy, energy_terms
 from .segmentation.image_models import MODELS
 from .segmentation.options import SAMPLERS
 from .segmentation.posterior import sample_posterior
-from .segmentation.segment import Segmentation, segment
+from .segmentation.result import Segmentation
+from .segmentation.segment import segment
 
 __all__ = [
     "segment", "Segmentation", "energy", "energy_terms", "SAMPLERS", "MODELS",

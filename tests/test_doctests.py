@@ -13,6 +13,7 @@ import swcuts
 #: Modules whose examples run without data from outside the repository.
 MODULES = [
     "swcuts.segmentation.segment",
+    "swcuts.segmentation.result",
     "swcuts.segmentation.energy",
     "swcuts.models.image",
     "swcuts.clustering",

@@ -4,6 +4,6 @@ import lazy_loader as _lazy
 
 # Submodules load on first use: swcuts.segmentation.<module> works after "import swcuts".
 __getattr__, __dir__, __all__ = _lazy.attach(__name__, submodules=[
-    "build", "costs", "energy", "granularity", "image_models", "options", "posterior", "segment",
+    "build", "costs", "energy", "granularity", "image_models", "options", "posterior", "result", "segment",
     "superatom_posterior", "edge_posterior"
 ])
