@@ -190,6 +190,13 @@ def test_same_seed_same_labels(seeded_run, small_png, tmp_path, capsys):
                                   np.load(seeded_run["outdir"] / "labels.npy"))
 
 
+def test_one_segment_is_said_in_the_singular(tmp_path, capsys):
+    flat = tmp_path / "flat.npy"
+    np.save(flat, np.full((24, 32), 0.5))
+    rc, out, _ = run_cli(capsys, "segment", flat, "-o", tmp_path / "out", "--seed", "0", *TINY)
+    assert rc == 0 and out.startswith("1 segment, energy "), out
+
+
 def test_time_budget(small_png, tmp_path, capsys):
     out = tmp_path / "tb"
     rc, _, err = run_cli(capsys, "segment", small_png, "-o", out, "--time-budget", "2",

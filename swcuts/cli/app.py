@@ -287,7 +287,8 @@ def _cmd_segment(args) -> int:
     budget.check_end()
     energy = f"{seg.energy:.1f}" if abs(seg.energy) < 1e12 else f"{seg.energy:.6g}"
     run = f" (the whole run {budget.elapsed():.1f} s of the {budget.seconds:g} s budget)" if budget.timed else ""
-    print(f"{seg.n_labels} segments, energy {energy}, {seg.steps} steps in "
+    segments = "1 segment" if seg.n_labels == 1 else f"{seg.n_labels} segments"
+    print(f"{segments}, energy {energy}, {seg.steps} steps in "
           f"{seg.seconds:.2f} s{run} -> {outdir}")
     return 0
 
