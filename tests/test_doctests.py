@@ -53,6 +53,7 @@ MODULES = [
     "swcuts.evaluation.motion_metrics",
     "swcuts._numba.compiled_only",
     "swcuts.cli.posterior_outputs",
+    "swcuts.cli.common",
     "swcuts.models.vertex_stats",
     "swcuts.image.boundary_context",
     "swcuts.image.boundary_detector",

@@ -46,7 +46,7 @@ from swcuts.evaluation.report import compare_page
 from swcuts.io.errors import InputError, one_line, show_path
 from swcuts.io.image_write import (
     boundary_overlay, encode_pngs, label_png_data, rgb_png_data, save_label_png, save_npy, save_rgb_png)
-from swcuts.cli.common import _check_posterior_samples, _drawn, _energy_plot, _load_checked, _write_bytes
+from swcuts.cli.common import _check_posterior_samples, counted, _drawn, _energy_plot, _load_checked, _write_bytes
 
 __all__ = ["main"]
 
@@ -287,8 +287,7 @@ def _cmd_segment(args) -> int:
     budget.check_end()
     energy = f"{seg.energy:.1f}" if abs(seg.energy) < 1e12 else f"{seg.energy:.6g}"
     run = f" (the whole run {budget.elapsed():.1f} s of the {budget.seconds:g} s budget)" if budget.timed else ""
-    segments = "1 segment" if seg.n_labels == 1 else f"{seg.n_labels} segments"
-    print(f"{segments}, energy {energy}, {seg.steps} steps in "
+    print(f"{counted(seg.n_labels, 'segment')}, energy {energy}, {seg.steps} steps in "
           f"{seg.seconds:.2f} s{run} -> {outdir}")
     return 0
 
@@ -342,7 +341,7 @@ def _cmd_compare(args) -> int:
         seg = segment(image, sampler=name, channel_axis=channel_axis, progress=not args.no_progress,
                       **{**common, "time_budget": budget.child(1 / (len(names) - i))})
         runs.append((name, seg))
-        print(f"{name:>16}: energy {seg.energy:,.1f}, {seg.n_labels} segments, "
+        print(f"{name:>16}: energy {seg.energy:,.1f}, {counted(seg.n_labels, 'segment')}, "
               f"{seg.steps:,} steps, {seg.graph.n_vertices:,} {seg.atom_method} atoms")
     rows = io.StringIO()
     rows.write("sampler,step,seconds,temperature,energy,labels,accepted\n")

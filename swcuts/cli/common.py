@@ -15,7 +15,18 @@ from swcuts.io.image_read import load_image
 from swcuts.io.image_write import atomic_write
 from swcuts.io.output_set import signals_deferred
 
-__all__ = ["_energy_plot", "_drawn", "_write_bytes", "_check_posterior_samples", "_load_checked"]
+__all__ = ["counted", "_energy_plot", "_drawn", "_write_bytes", "_check_posterior_samples", "_load_checked"]
+
+
+def counted(n, noun) -> str:
+    """``n`` and the noun, plural unless ``n`` is 1.
+
+    Examples
+    --------
+    >>> counted(1, "segment"), counted(3, "object")
+    ('1 segment', '3 objects')
+    """
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def _energy_plot(trace) -> bytes:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from swcuts.cli.common import _drawn, _energy_plot, _load_checked, _write_bytes
+from swcuts.cli.common import counted, _drawn, _energy_plot, _load_checked, _write_bytes
 from swcuts.io.errors import InputError
 from swcuts.io.figures import figure, png_bytes
 from swcuts.io.image_write import save_npy, save_rgb_png
@@ -188,6 +188,6 @@ def cmd_motion(args) -> int:
     with signals_deferred(), budget.phase("writing"):
         write_output_set(outdir, output_files(res, b[..., 0] / 255.0 if b.shape[2] == 1 else b / 255.0))
     budget.check_end()
-    print(f"{res.n_objects} objects, {int(res.regions.max()) + 1} regions, "
+    print(f"{counted(res.n_objects, 'object')}, {counted(int(res.regions.max()) + 1, 'region')}, "
           f"{100 * res.occluded.mean():.1f}% occluded, {res.seconds:.1f} s -> {outdir}")
     return 0
