@@ -54,6 +54,7 @@ MODULES = [
     "swcuts.cli.posterior_outputs",
     "swcuts.models.vertex_stats",
     "swcuts.image.boundary_context",
+    "swcuts.image.boundary_conv",
     "swcuts.image.boundary_detector",
     "swcuts.graph.learned_edges",
     "swcuts.graph.superatoms",

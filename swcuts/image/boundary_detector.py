@@ -38,7 +38,10 @@ the setting ``context`` is at least 2, auto-context cues of the local map
 (Tu 2008; :func:`~swcuts.image.boundary_context.context_features`: the map
 around each pixel, up to ``context`` pixels away), and gives the calibrated
 probability. The second stage's cues live in
-:mod:`swcuts.image.boundary_context`.
+:mod:`swcuts.image.boundary_context`. When the setting ``conv`` is above
+0, a small fully convolutional stage (:mod:`swcuts.image.boundary_conv`,
+``conv`` dilated layers) reads the global network's inputs and log-odds
+around each pixel and corrects its log-odds (round 10).
 
 Colour images use a detector trained on CIELAB features; grey images one
 trained on the grey values of the same photos. Both live in the same file.
@@ -54,6 +57,7 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
+from swcuts.image.boundary_conv import CONV_ARRAYS, conv_stage
 from swcuts.image.boundary_context import context_distances, context_features, spectral_features
 from swcuts.io.errors import InputError
 from swcuts.io.weights import WeightsFile, write_weights
@@ -64,7 +68,7 @@ __all__ = ["boundary_probability", "boundary_features", "spectral_features", "lo
 #: The shipped weights.
 DEFAULT_PATH = Path(__file__).with_name("boundary_detector.npz")
 #: Version of the weights file's layout; a file of another version is refused.
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 #: The command that rebuilds the weights file (said by every error about it).
 REBUILD = "python benchmarks/train_boundaries.py"
 #: The two detectors of a weights file, by the number of feature channels.
@@ -73,7 +77,7 @@ MODES = {3: "colour", 1: "grey"}
 _ARRAYS = ("lo", "hi", "centres", "mean", "std", "w1", "b1", "w2", "b2")
 #: Scalar settings of a weights file (shared by both modes).
 _SETTINGS = ("n_bins", "sigma", "levels", "texton_from", "fine", "spectral", "spectral_factor", "spectral_rho",
-             "context")
+             "context", "conv")
 #: Per-mode arrays of the second (global) network, when the setting ``spectral`` is above 0.
 _GLOBAL = ("g_mean", "g_std", "g_w1", "g_b1", "g_w2", "g_b2")
 
@@ -123,7 +127,10 @@ def _parse(data, p) -> dict:
         if name not in data:
             _WEIGHTS.refuse(p, f"no '{name}' setting")
         det["settings"][name] = float(data[name])
-    names = _ARRAYS + (_GLOBAL if det["settings"]["spectral"] > 0 else ())
+    conv = det["settings"]["conv"] > 0
+    if conv and det["settings"]["spectral"] <= 0:
+        _WEIGHTS.refuse(p, "a convolutional stage without the global network")
+    names = _ARRAYS + (_GLOBAL if det["settings"]["spectral"] > 0 else ()) + (CONV_ARRAYS if conv else ())
     for mode in MODES.values():
         arrays = {name: _WEIGHTS.array(data, f"{mode}_{name}", p) for name in names}
         for pre in ("", "g_") if det["settings"]["spectral"] > 0 else ("",):
@@ -132,10 +139,17 @@ def _parse(data, p) -> dict:
             if (arrays[pre + "mean"].shape != (n_in,) or arrays[pre + "std"].shape != (n_in,)
                     or arrays[pre + "b1"].shape != (n_hidden,) or arrays[pre + "w2"].shape != (n_hidden,)):
                 _WEIGHTS.refuse(p, f"the {mode} arrays do not fit together")
-        if arrays["centres"].ndim != 2:
+        if arrays["centres"].ndim != 2 or (conv and not _conv_fits(arrays, int(det["settings"]["conv"]))):
             _WEIGHTS.refuse(p, f"the {mode} arrays do not fit together")
         det[mode] = arrays
     return det
+
+
+def _conv_fits(a, layers):
+    c, k = a["g_mean"].shape[0] + 1, a["c_b0"].shape[0] if a["c_b0"].ndim == 1 else -1
+    return (a["c_mean"].shape == (c,) and a["c_std"].shape == (c,) and a["c_w0"].shape == (c, k)
+            and a["c_w"].shape == (layers, 3, 3, k, k) and a["c_b"].shape == (layers, k)
+            and a["c_wo"].shape == (k,) and a["c_bo"].shape == ())
 
 
 def save_detector(path, modes: dict, settings: dict, training: str) -> None:
@@ -151,14 +165,15 @@ def save_detector(path, modes: dict, settings: dict, training: str) -> None:
         ``n_bins``, ``sigma``, ``levels``, ``texton_from``, ``fine`` (1: also σ/2 at full resolution),
         ``spectral`` (eigenvectors of the globalization, 0: none), ``spectral_factor`` (its grid:
         one node per factor x factor pixels), ``spectral_rho`` (its affinity's scale), ``context``
-        (the largest distance of the auto-context cues, 0: none).
+        (the largest distance of the auto-context cues, 0: none), ``conv`` (the dilated layers of the
+        convolutional stage, 0: none; then each mode also holds ``CONV_ARRAYS``).
     training : str
         What the weights were trained on (kept in the file).
     """
     out = {"format_version": np.int64(FORMAT_VERSION), "training": np.str_(training)}
     for k in _SETTINGS:
         out[k] = np.float64(settings[k])
-    names = _ARRAYS + (_GLOBAL if settings["spectral"] > 0 else ())
+    names = _ARRAYS + (_GLOBAL if settings["spectral"] > 0 else ()) + (CONV_ARRAYS if settings["conv"] > 0 else ())
     for mode, arrays in modes.items():
         for name in names:
             out[f"{mode}_{name}"] = np.asarray(arrays[name], dtype=np.float32)
@@ -375,11 +390,25 @@ def _detector(detector):
 def _network(x, mode, prefix=""):
     """The calibrated probability from the features (N, F) (the global
     network's arrays if ``prefix`` is ``"g_"``)."""
+    return 1.0 / (1.0 + np.exp(-_logit(x, mode, prefix)))
+
+
+def _logit(x, mode, prefix=""):
+    """:func:`_network`'s log-odds."""
     a = {k: mode[prefix + k] for k in ("mean", "std", "w1", "b1", "w2", "b2")}
     x = (x - a["mean"].astype(np.float32)) / a["std"].astype(np.float32)
     hidden = np.tanh(x @ a["w1"].astype(np.float32) + a["b1"].astype(np.float32))
-    logit = hidden.astype(np.float64) @ a["w2"] + float(a["b2"])
-    return 1.0 / (1.0 + np.exp(-logit))
+    return hidden.astype(np.float64) @ a["w2"] + float(a["b2"])
+
+
+def _stage_inputs(z, det, mode, settings=None):
+    """The global network's inputs (H, W, C - 1) of features ``z`` and its log-odds (H, W), float64:
+    concatenated (float32), the convolutional stage's inputs."""
+    settings = det["settings"] if settings is None else settings
+    f = boundary_features(z, det)
+    h, w, n = f.shape
+    x = _global_inputs(f, _network(f.reshape(-1, n), mode), settings)
+    return x, _logit(x.reshape(-1, x.shape[-1]), mode, "g_").reshape(h, w)
 
 
 def _global_inputs(features, prob, settings):
@@ -465,16 +494,17 @@ def _probability_at_scale(z, det, scale):
         size = (max(round(h * scale), 2), max(round(w * scale), 2))
         z = resize(z, size + z.shape[2:], order=1, anti_aliasing=scale < 1.0)
     mode = det[MODES[z.shape[2]]]
-    f = boundary_features(z, det)
-    n = f.shape[2]
-    p = _network(f.reshape(-1, n), mode)
     settings = det["settings"]
     if settings["spectral"] > 0:
         # The same spectral grid at every scale: one node per factor·scale pixels.
         settings = {**settings, "spectral_factor": max(1, round(settings["spectral_factor"] * scale))}
-        x = _global_inputs(f, p, settings)
-        p = _network(x.reshape(-1, x.shape[-1]), mode, "g_")
-    p = p.reshape(f.shape[:2])
+        x, logit = _stage_inputs(z, det, mode, settings)
+        if settings["conv"] > 0:
+            logit = conv_stage(np.concatenate([x, logit.astype(np.float32)[..., None]], axis=2), mode)
+        p = 1.0 / (1.0 + np.exp(-logit.astype(np.float64)))
+    else:
+        f = boundary_features(z, det)
+        p = _network(f.reshape(-1, f.shape[2]), mode).reshape(f.shape[:2])
     return p if scale == 1.0 else resize(p, (h, w), order=1, anti_aliasing=scale > 1.0)
 
 
