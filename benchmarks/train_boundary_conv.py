@@ -101,6 +101,7 @@ def torch_stage(c_in, width, layers, mean, std):
             self.convs = nn.ModuleList(nn.Conv2d(width, width, 3, padding=2 ** i, dilation=2 ** i,
                                                  padding_mode="reflect") for i in range(layers))
             self.head = nn.Conv2d(width, 1, 1)
+            self.wg = nn.Parameter(torch.ones(()))
             nn.init.zeros_(self.head.weight)
             nn.init.zeros_(self.head.bias)
 
@@ -108,7 +109,7 @@ def torch_stage(c_in, width, layers, mean, std):
             h = torch.relu(self.inp((x - self.mean) / self.std))
             for c in self.convs:
                 h = h + torch.relu(c(h))
-            return x[:, -1:] + self.head(h)
+            return self.wg * x[:, -1:] + self.head(h)
 
         def arrays(self):
             def np_(t):
@@ -118,12 +119,20 @@ def torch_stage(c_in, width, layers, mean, std):
                     "c_w0": np_(self.inp.weight[:, :, 0, 0]).T.copy(), "c_b0": np_(self.inp.bias),
                     "c_w": np.stack([np_(c.weight).transpose(2, 3, 1, 0) for c in self.convs]),
                     "c_b": np.stack([np_(c.bias) for c in self.convs]),
-                    "c_wo": np_(self.head.weight[0, :, 0, 0]), "c_bo": np_(self.head.bias[0])}
+                    "c_wo": np_(self.head.weight[0, :, 0, 0]), "c_bo": np_(self.head.bias[0]), "c_wg": np_(self.wg)}
+
+        def calibrate(self, a, b):
+            """The output ``a * logit + b`` (a monotone map: the same ranking)."""
+            with torch.no_grad():
+                self.wg.mul_(a)
+                self.head.weight.mul_(a)
+                self.head.bias.mul_(a).add_(b)
 
     return Stage()
 
 
 def fit(xs, ts, args, log=print):
+    # a fit, like the per-pixel networks', is deterministic given its data and arguments (one thread, seeded)
     """The conv stage's arrays (:func:`swcuts.image.boundary_conv.conv_stage`) fitted by Adam on random crops."""
     import torch
 
@@ -142,7 +151,7 @@ def fit(xs, ts, args, log=print):
     steps = args.steps
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=args.lr, total_steps=steps, pct_start=0.1)
     cs = args.crop
-    t0, run = time.process_time(), []
+    t0, run, run0 = time.process_time(), [], []
     for step in range(steps):
         bx, bt = [], []
         for _ in range(args.batch):
@@ -155,17 +164,49 @@ def fit(xs, ts, args, log=print):
             bx.append(a)
             bt.append(b)
         bx, bt = torch.stack(bx), torch.stack(bt)
-        logit = net(bx)[:, 0]
-        loss = torch.nn.functional.binary_cross_entropy_with_logits(logit, bt)
+        m = args.margin                       # the loss away from the crop's mirrored border
+        logit = net(bx)[:, 0, m:cs - m, m:cs - m]
+        bx, bt = bx[:, :, m:cs - m, m:cs - m], bt[:, m:cs - m, m:cs - m]
+        wt = 1.0 + (args.pos_weight - 1.0) * (bt > 0).float() if args.pos_weight != 1 else None
+        loss = torch.nn.functional.binary_cross_entropy_with_logits(logit, bt, weight=wt)
         opt.zero_grad()
         loss.backward()
         opt.step()
         sched.step()
-        run.append(float(loss))
+        run.append(float(loss.detach()))
+        run0.append(float(torch.nn.functional.binary_cross_entropy_with_logits(bx[:, -1], bt)))
         if (step + 1) % 200 == 0:
-            log(f"  step {step + 1}/{steps}: crop log-loss {np.mean(run[-200:]):.4f} "
-                f"({time.process_time() - t0:.0f} CPU s)")
+            log(f"  step {step + 1}/{steps}: crop log-loss {np.mean(run[-200:]):.4f} (the global network's "
+                f"{np.mean(run0[-200:]):.4f}; {time.process_time() - t0:.0f} CPU s)", flush=True)
+    if args.pos_weight != 1:
+        a, b = _platt(net, tx, tt, rng, torch)
+        log(f"  calibrated: logit -> {a:.3f} logit + {b:.3f} (every pixel of 2 crops of each training photo)")
+        net.calibrate(a, b)
     return net.arrays()
+
+
+def _platt(net, tx, tt, rng, torch):
+    """a, b minimising the unweighted log-loss of sigmoid(a s + b), s the stage's logit, on training pixels."""
+    from scipy.optimize import minimize
+
+    s, y = [], []
+    cs = 128
+    with torch.no_grad():
+        for x, t in zip(tx, tt):
+            for _ in range(2):
+                _, h, w = x.shape
+                y0, x0 = int(rng.integers(h - cs + 1)), int(rng.integers(w - cs + 1))
+                s.append(net(x[None, :, y0:y0 + cs, x0:x0 + cs].float())[0, 0, 16:-16, 16:-16].numpy().ravel())
+                y.append(t[y0 + 16:y0 + cs - 16, x0 + 16:x0 + cs - 16].numpy().ravel())
+    s, y = np.concatenate(s).astype(np.float64), np.concatenate(y).astype(np.float64)
+
+    def f(ab):
+        z = ab[0] * s + ab[1]
+        g = 1.0 / (1.0 + np.exp(-z)) - y
+        return float(np.mean(np.logaddexp(0.0, z) - y * z)), np.array([np.mean(g * s), np.mean(g)])
+
+    a, b = minimize(f, [1.0, 0.0], jac=True, method="L-BFGS-B").x
+    return float(a), float(b)
 
 
 def dense_logloss(det, mode, xs, ts, conv=True):
@@ -186,7 +227,7 @@ def select(args):
     mode = args.modes.split(",")[0]
     xs, ts, _ = load(mode, SELECT_FIT, args.scratch)
     print(f"{mode}: fit on {len(xs)} photos ({' + '.join(SELECT_FIT)}); width {args.width}, layers {args.layers}, "
-          f"crop {args.crop}, batch {args.batch}, steps {args.steps}, lr {args.lr}", flush=True)
+          f"crop {args.crop} (margin {args.margin}), batch {args.batch}, steps {args.steps}, lr {args.lr}", flush=True)
     arrays = fit(xs, ts, args)
     det = write(args.out, base, {mode: arrays}, args.layers, "selection run")
     vx, vt, _ = load(mode, SELECT, args.scratch)
@@ -242,7 +283,10 @@ def main():
     ap.add_argument("--width", type=int, default=16)
     ap.add_argument("--layers", type=int, default=4, help="dilated layers (dilations 1, 2, 4, ...)")
     ap.add_argument("--crop", type=int, default=96)
+    ap.add_argument("--margin", type=int, default=0, help="pixels at each side of a crop outside the loss")
     ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument("--pos-weight", type=float, default=1.0,
+                    help="loss weight of pixels with a positive target (then a monotone recalibration)")
     ap.add_argument("--steps", type=int, default=3000)
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--threads", type=int, default=1)

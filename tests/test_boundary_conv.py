@@ -35,7 +35,7 @@ def _direct_stage(x, a):
     h = np.maximum(z.reshape(-1, c) @ a["c_w0"] + a["c_b0"], 0).reshape(hh, ww, -1)
     for layer in range(a["c_w"].shape[0]):
         h = h + np.maximum(_direct_conv3x3(h, a["c_w"][layer], a["c_b"][layer], 2 ** layer), 0)
-    return x[..., -1] + h @ a["c_wo"] + a["c_bo"]
+    return a["c_wg"] * x[..., -1] + h @ a["c_wo"] + a["c_bo"]
 
 
 def _random_stage(c, k, layers, seed):

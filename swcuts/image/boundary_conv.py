@@ -11,8 +11,8 @@ through a 1x1 convolution to ``K`` channels and a ReLU, then ``L``
 residual layers ``h ← h + ReLU(conv3x3_d(h) + b)`` with dilations
 ``d = 1, 2, 4, …, 2^(L-1)`` (receptive field ``1 + 2 (2^L − 1)`` pixels;
 the image is mirrored at its border, numpy's ``"reflect"``), and a 1x1
-convolution to one logit added to ``g``: the stage corrects the global
-network's log-odds.
+convolution to one logit added to ``w_g g`` (``w_g`` a learned scalar,
+1 in a stage that only corrects the global network's log-odds).
 
 Trained with PyTorch (``benchmarks/train_boundary_conv.py``); inference
 here is numpy only (float32): each dilated 3x3 convolution is three
@@ -28,8 +28,8 @@ __all__ = ["conv_stage", "conv3x3", "identity_stage", "CONV_ARRAYS"]
 #: Per-mode arrays of the stage in a weights file (``<mode>_<name>``): input
 #: standardisation (C,), the 1x1 input convolution (C, K) and its bias (K,),
 #: the dilated layers (L, 3, 3, K, K) as [row, column, in, out] and their
-#: biases (L, K), the 1x1 head (K,) and its bias ().
-CONV_ARRAYS = ("c_mean", "c_std", "c_w0", "c_b0", "c_w", "c_b", "c_wo", "c_bo")
+#: biases (L, K), the 1x1 head (K,) and its bias (), the weight of the global log-odds ().
+CONV_ARRAYS = ("c_mean", "c_std", "c_w0", "c_b0", "c_w", "c_b", "c_wo", "c_bo", "c_wg")
 
 
 def conv3x3(h, w, b, dilation):
@@ -86,7 +86,7 @@ def conv_stage(x, arrays) -> np.ndarray:
     Returns
     -------
     (H, W) float32 array
-        ``x[..., -1]`` plus the stage's correction.
+        ``c_wg`` times ``x[..., -1]``, plus the stage's correction.
 
     Examples
     --------
@@ -103,7 +103,7 @@ def conv_stage(x, arrays) -> np.ndarray:
     h = np.maximum(z @ f32["c_w0"] + f32["c_b0"], 0.0).reshape(hh, ww, -1)
     for layer in range(f32["c_w"].shape[0]):
         h += np.maximum(conv3x3(h, f32["c_w"][layer], f32["c_b"][layer], 2 ** layer), 0.0)
-    return x[..., -1] + (h @ f32["c_wo"] + f32["c_bo"])
+    return f32["c_wg"] * x[..., -1] + (h @ f32["c_wo"] + f32["c_bo"])
 
 
 def identity_stage(channels, width, layers) -> dict:
@@ -122,4 +122,4 @@ def identity_stage(channels, width, layers) -> dict:
     """
     return {"c_mean": np.zeros(channels), "c_std": np.ones(channels), "c_w0": np.zeros((channels, width)),
             "c_b0": np.zeros(width), "c_w": np.zeros((layers, 3, 3, width, width)), "c_b": np.zeros((layers, width)),
-            "c_wo": np.zeros(width), "c_bo": np.zeros(())}
+            "c_wo": np.zeros(width), "c_bo": np.zeros(()), "c_wg": np.ones(())}

@@ -149,7 +149,7 @@ def _conv_fits(a, layers):
     c, k = a["g_mean"].shape[0] + 1, a["c_b0"].shape[0] if a["c_b0"].ndim == 1 else -1
     return (a["c_mean"].shape == (c,) and a["c_std"].shape == (c,) and a["c_w0"].shape == (c, k)
             and a["c_w"].shape == (layers, 3, 3, k, k) and a["c_b"].shape == (layers, k)
-            and a["c_wo"].shape == (k,) and a["c_bo"].shape == ())
+            and a["c_wo"].shape == (k,) and a["c_bo"].shape == () and a["c_wg"].shape == ())
 
 
 def save_detector(path, modes: dict, settings: dict, training: str) -> None:
