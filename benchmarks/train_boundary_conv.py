@@ -50,8 +50,13 @@ SEED = 0
 
 def inputs_of(z, det, mode):
     """The conv stage's input map (H, W, C) of features ``z``: the global network's inputs and its log-odds."""
-    x, g = bd._stage_inputs(z, det, det[mode])
+    x, g, _ = bd._stage_inputs(z, det, det[mode])
     return np.concatenate([x, g.astype(np.float32)[..., None]], axis=2)
+
+
+def orientation_of(z, det):
+    """The orientation cues of features ``z`` (:func:`boundary_features`)."""
+    return bd.boundary_features(z, det, orientation=True)[1]
 
 
 def cache(args):
@@ -64,6 +69,10 @@ def cache(args):
         n = 0
         for split, s in photos(TRAIN):
             f = out / f"{split}-{s.name}.npz"
+            o = out.with_name(out.name + "-orientation") / f"{split}-{s.name}.npy"
+            if args.orientation and not o.exists():
+                o.parent.mkdir(parents=True, exist_ok=True)
+                np.save(o, orientation_of(as_features(s.image, mode), det).astype(np.float16))
             if f.exists():
                 continue
             x = inputs_of(as_features(s.image, mode), det, mode)
@@ -72,7 +81,7 @@ def cache(args):
         print(f"{mode}: {n} photos cached in {time.process_time() - t0:.0f} CPU s", flush=True)
 
 
-def load(mode, splits, scratch):
+def load(mode, splits, scratch, orientation=False):
     xs, ts, names = [], [], []
     for spec in splits:
         split, *rng = spec.split(":")
@@ -81,8 +90,12 @@ def load(mode, splits, scratch):
             files = files[int(rng[0]):int(rng[1])]
         for f in files:
             with np.load(f) as z:
-                xs.append(z["x"])
+                x = z["x"]
                 ts.append(z["t"])
+            if orientation:                 # [inputs, orientation cues, log-odds], as the detector reads them
+                o = np.load(f.parent.with_name(f.parent.name + "-orientation") / f"{f.stem}.npy")
+                x = np.concatenate([x[..., :-1], o, x[..., -1:]], axis=2)
+            xs.append(x)
             names.append(f.stem)
     return xs, ts, names
 
@@ -225,12 +238,12 @@ def dense_logloss(det, mode, xs, ts, conv=True):
 def select(args):
     base = bd.load_detector(args.base)
     mode = args.modes.split(",")[0]
-    xs, ts, _ = load(mode, SELECT_FIT, args.scratch)
+    xs, ts, _ = load(mode, SELECT_FIT, args.scratch, args.orientation)
     print(f"{mode}: fit on {len(xs)} photos ({' + '.join(SELECT_FIT)}); width {args.width}, layers {args.layers}, "
           f"crop {args.crop} (margin {args.margin}), batch {args.batch}, steps {args.steps}, lr {args.lr}", flush=True)
     arrays = fit(xs, ts, args)
-    det = write(args.out, base, {mode: arrays}, args.layers, "selection run")
-    vx, vt, _ = load(mode, SELECT, args.scratch)
+    det = write(args.out, base, {mode: arrays}, args, "selection run")
+    vx, vt, _ = load(mode, SELECT, args.scratch, args.orientation)
     ll0, ll1 = dense_logloss(det, mode, vx, vt, False), dense_logloss(det, mode, vx, vt)
     print(f"SELECT {mode} log-loss every pixel of {SELECT[0]}: shipped {ll0:.4f}, conv {ll1:.4f}", flush=True)
     if not args.skip_ods:
@@ -241,19 +254,21 @@ def select(args):
             print(f"SELECT {mode} {label}: ODS {sc['ods']:.4f} OIS {sc['ois']:.4f} AP {sc['ap']:.4f}", flush=True)
 
 
-def write(path, base, stages, layers, training):
+def write(path, base, stages, args, training):
     """``base``'s per-pixel networks and ``stages`` (a conv stage per mode; a mode without one gets the
     identity stage: zero head) written to ``path``; returns the loaded detector."""
     modes = {}
     for mode in ("colour", "grey"):
         arrays = {k: v for k, v in base[mode].items() if not k.startswith("c_")}
         st = stages.get(mode)
-        if st is None:
-            c_in = base[mode]["g_mean"].shape[0] + 1
-            st = bconv.identity_stage(c_in, 4, layers)
+        if st is None:                       # the identity stage; with orientation cues, as many as a stage reads
+            tiny = np.full((32, 32, 3 if mode == "colour" else 1), 0.5)
+            n_ori = bd.boundary_features(tiny, base, orientation=True)[1].shape[2] if args.orientation else 0
+            c_in = base[mode]["g_mean"].shape[0] + 1 + n_ori
+            st = bconv.identity_stage(c_in, 4, args.layers)
         arrays.update(st)
         modes[mode] = arrays
-    settings = {**base["settings"], "conv": layers}
+    settings = {**base["settings"], "conv": args.layers, "conv_orientation": int(args.orientation)}
     bd.save_detector(path, modes, settings, training)
     return bd.load_detector(path)
 
@@ -262,13 +277,13 @@ def ship(args):
     base = bd.load_detector(args.base)
     stages = {}
     for mode in args.modes.split(","):
-        xs, ts, _ = load(mode, TRAIN, args.scratch)
+        xs, ts, _ = load(mode, TRAIN, args.scratch, args.orientation)
         print(f"{mode}: fit on {len(xs)} photos ({' + '.join(TRAIN)})", flush=True)
         stages[mode] = fit(xs, ts, args)
     training = (base["training"] + f"; round 10: convolutional stage ({args.width} channels, {args.layers} dilated "
                 f"3x3 residual layers) fitted on {' + '.join(TRAIN)} by benchmarks/train_boundary_conv.py "
                 f"(crop {args.crop}, batch {args.batch}, {args.steps} Adam steps, lr {args.lr})")
-    write(args.out, base, stages, args.layers, training)
+    write(args.out, base, stages, args, training)
     print(f"wrote {args.out} ({Path(args.out).stat().st_size / 1024:.1f} KiB)")
 
 
@@ -290,6 +305,7 @@ def main():
     ap.add_argument("--steps", type=int, default=3000)
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--orientation", action="store_true", help="the stage also reads the orientation cues")
     ap.add_argument("--skip-ods", action="store_true")
     ap.add_argument("--skip-base", action="store_true")
     args = ap.parse_args()

@@ -77,7 +77,7 @@ MODES = {3: "colour", 1: "grey"}
 _ARRAYS = ("lo", "hi", "centres", "mean", "std", "w1", "b1", "w2", "b2")
 #: Scalar settings of a weights file (shared by both modes).
 _SETTINGS = ("n_bins", "sigma", "levels", "texton_from", "fine", "spectral", "spectral_factor", "spectral_rho",
-             "context", "conv")
+             "context", "conv", "conv_orientation")
 #: Per-mode arrays of the second (global) network, when the setting ``spectral`` is above 0.
 _GLOBAL = ("g_mean", "g_std", "g_w1", "g_b1", "g_w2", "g_b2")
 
@@ -139,14 +139,17 @@ def _parse(data, p) -> dict:
             if (arrays[pre + "mean"].shape != (n_in,) or arrays[pre + "std"].shape != (n_in,)
                     or arrays[pre + "b1"].shape != (n_hidden,) or arrays[pre + "w2"].shape != (n_hidden,)):
                 _WEIGHTS.refuse(p, f"the {mode} arrays do not fit together")
-        if arrays["centres"].ndim != 2 or (conv and not _conv_fits(arrays, int(det["settings"]["conv"]))):
+        if arrays["centres"].ndim != 2 or (conv and not _conv_fits(arrays, int(det["settings"]["conv"]),
+                                                                   det["settings"]["conv_orientation"] > 0)):
             _WEIGHTS.refuse(p, f"the {mode} arrays do not fit together")
         det[mode] = arrays
     return det
 
 
-def _conv_fits(a, layers):
+def _conv_fits(a, layers, orientation):
     c, k = a["g_mean"].shape[0] + 1, a["c_b0"].shape[0] if a["c_b0"].ndim == 1 else -1
+    if orientation:                              # the orientation cues' number is the features' business
+        c = max(c + 1, a["c_mean"].shape[0])
     return (a["c_mean"].shape == (c,) and a["c_std"].shape == (c,) and a["c_w0"].shape == (c, k)
             and a["c_w"].shape == (layers, 3, 3, k, k) and a["c_b"].shape == (layers, k)
             and a["c_wo"].shape == (k,) and a["c_bo"].shape == () and a["c_wg"].shape == ())
@@ -166,7 +169,8 @@ def save_detector(path, modes: dict, settings: dict, training: str) -> None:
         ``spectral`` (eigenvectors of the globalization, 0: none), ``spectral_factor`` (its grid:
         one node per factor x factor pixels), ``spectral_rho`` (its affinity's scale), ``context``
         (the largest distance of the auto-context cues, 0: none), ``conv`` (the dilated layers of the
-        convolutional stage, 0: none; then each mode also holds ``CONV_ARRAYS``).
+        convolutional stage, 0: none; then each mode also holds ``CONV_ARRAYS``), ``conv_orientation``
+        (1: the stage also reads :func:`boundary_features`' orientation cues).
     training : str
         What the weights were trained on (kept in the file).
     """
@@ -258,10 +262,12 @@ def _fill_planes(z, lo, hi, n_bins, out):
 
 
 @njit(cache=True)
-def _chi2_forms(S, Dx, Dy, starts, ends, eps, out, col):
+def _chi2_forms(S, Dx, Dy, starts, ends, eps, out, col, ocol=-1):
     """For each histogram group [starts[g], ends[g]) of the planes: the
     largest and smallest eigenvalues of Σ_b [Dx², DxDy; DxDy, Dy²] / S_b,
-    written (as square roots) to out[..., col + 2g] and col + 2g + 1."""
+    written (as square roots) to out[..., col + 2g] and col + 2g + 1; if
+    ``ocol`` ≥ 0, the orientation θ of the largest as the doubled-angle
+    vector (√λ1 − √λ2)(cos 2θ, sin 2θ) to out[..., ocol + 2g] and ocol + 2g + 1."""
     h, w, _ = S.shape
     for y in range(h):
         for x in range(w):
@@ -278,8 +284,14 @@ def _chi2_forms(S, Dx, Dy, starts, ends, eps, out, col):
                     c += dy * dy * inv
                 m = 0.5 * (a + c)
                 r = math.sqrt(0.25 * (a - c) ** 2 + b * b)
-                out[y, x, col + 2 * g] = math.sqrt(max(m + r, 0.0))
-                out[y, x, col + 2 * g + 1] = math.sqrt(max(m - r, 0.0))
+                s1 = math.sqrt(max(m + r, 0.0))
+                s2 = math.sqrt(max(m - r, 0.0))
+                out[y, x, col + 2 * g] = s1
+                out[y, x, col + 2 * g + 1] = s2
+                if ocol >= 0:
+                    scale = (s1 - s2) / (2.0 * r) if r > 0.0 else 0.0
+                    out[y, x, ocol + 2 * g] = scale * (a - c)
+                    out[y, x, ocol + 2 * g + 1] = scale * 2.0 * b
 
 
 def _down(a):
@@ -288,9 +300,11 @@ def _down(a):
     return 0.25 * (a[0::2, 0::2] + a[1::2, 0::2] + a[0::2, 1::2] + a[1::2, 1::2])
 
 
-def _level_features(stack, n_raw, groups, sigma):
+def _level_features(stack, n_raw, groups, sigma, orientation=False):
     """Gradient magnitude of the raw channels and the oriented χ² of each
-    histogram group, at one pyramid level: (h, w, n_raw + 2 len(groups))."""
+    histogram group, at one pyramid level: (h, w, n_raw + 2 len(groups));
+    with ``orientation``, then each group's doubled-angle orientation
+    vector (:func:`_chi2_forms`), 2 len(groups) more."""
     g, d, _ = _gauss(sigma)
     S = _sep(stack, g, g)
     Dx = _sep(stack, d, g)
@@ -298,15 +312,16 @@ def _level_features(stack, n_raw, groups, sigma):
     if stack.ndim == 2 or S.ndim == 2:
         S, Dx, Dy = S[..., None], Dx[..., None], Dy[..., None]
     h, w = stack.shape[:2]
-    out = np.empty((h, w, n_raw + 2 * len(groups)), dtype=np.float32)
+    n = n_raw + 2 * len(groups)
+    out = np.empty((h, w, n + (2 * len(groups) if orientation else 0)), dtype=np.float32)
     out[..., :n_raw] = np.sqrt(Dx[..., :n_raw] ** 2 + Dy[..., :n_raw] ** 2)
     starts = np.array([s for s, _ in groups], dtype=np.int64)
     ends = np.array([e for _, e in groups], dtype=np.int64)
-    _chi2_forms(S, Dx, Dy, starts, ends, 1e-3, out, n_raw)
+    _chi2_forms(S, Dx, Dy, starts, ends, 1e-3, out, n_raw, n if orientation else -1)
     return out
 
 
-def boundary_features(features, detector=None) -> np.ndarray:
+def boundary_features(features, detector=None, orientation=False):
     """The per-pixel inputs of the detector's network (before
     standardisation).
 
@@ -317,10 +332,14 @@ def boundary_features(features, detector=None) -> np.ndarray:
     detector : dict, path or None
         :func:`load_detector`'s weights (or a path to them); default the
         shipped ones.
+    orientation : bool
+        Also return, per level and histogram group, the orientation of
+        the largest χ² as a doubled-angle vector (√λ1 − √λ2)(cos 2θ,
+        sin 2θ): the convolutional stage's orientation cues.
 
     Returns
     -------
-    (H, W, F) float32 array
+    (H, W, F) float32 array, or a pair of it and (H, W, O) float32
         For σ/2 at full resolution (if the setting ``fine`` is 1), then
         each pyramid level (σ doubling from level to level): the
         gradient magnitude of each channel, then for each histogram group
@@ -350,7 +369,7 @@ def boundary_features(features, detector=None) -> np.ndarray:
         labels = _textons(z[..., 0], centres)
         tex = np.zeros((hp, wp, n_tex), dtype=np.float32)
         np.put_along_axis(tex, labels[..., None], 1.0, axis=2)
-    maps = [_level_features(planes, c, groups, 0.5 * sigma)] if fine else []
+    maps = [_level_features(planes, c, groups, 0.5 * sigma, orientation)] if fine else []
     for level in range(levels):
         if level:
             planes = _down(planes)
@@ -361,14 +380,18 @@ def boundary_features(features, detector=None) -> np.ndarray:
             grp = groups + [(planes.shape[2], planes.shape[2] + n_tex)]
         else:
             stack, grp = planes, groups
-        f = _level_features(np.ascontiguousarray(stack), c, grp, sigma)
+        f = _level_features(np.ascontiguousarray(stack), c, grp, sigma, orientation)
         if level:
             f = cv2.resize(f, (wp, hp), interpolation=cv2.INTER_LINEAR)
             if f.ndim == 2:
                 f = f[..., None]
         maps.append(f)
-    out = np.concatenate(maps, axis=2)[:h0, :w0]
-    return np.ascontiguousarray(out)
+    if orientation:
+        n = [m.shape[2] - (m.shape[2] - c) // 2 for m in maps]       # each level: c + 2G features, 2G cues
+        ori = np.concatenate([m[..., k:] for m, k in zip(maps, n)], axis=2)[:h0, :w0]
+        maps = [m[..., :k] for m, k in zip(maps, n)]
+    out = np.ascontiguousarray(np.concatenate(maps, axis=2)[:h0, :w0])
+    return (out, np.ascontiguousarray(ori)) if orientation else out
 
 
 def _check(features):
@@ -402,13 +425,18 @@ def _logit(x, mode, prefix=""):
 
 
 def _stage_inputs(z, det, mode, settings=None):
-    """The global network's inputs (H, W, C - 1) of features ``z`` and its log-odds (H, W), float64:
-    concatenated (float32), the convolutional stage's inputs."""
+    """The global network's inputs (H, W, G) of features ``z``, its log-odds (H, W), float64, and the
+    orientation cues (H, W, O; O = 0 unless the setting ``conv_orientation`` is 1): the convolutional stage
+    reads them concatenated as [inputs, cues, log-odds] (float32)."""
     settings = det["settings"] if settings is None else settings
-    f = boundary_features(z, det)
+    if settings.get("conv_orientation", 0) > 0:
+        f, ori = boundary_features(z, det, orientation=True)
+    else:
+        f = boundary_features(z, det)
+        ori = np.zeros(f.shape[:2] + (0,), dtype=np.float32)
     h, w, n = f.shape
     x = _global_inputs(f, _network(f.reshape(-1, n), mode), settings)
-    return x, _logit(x.reshape(-1, x.shape[-1]), mode, "g_").reshape(h, w)
+    return x, _logit(x.reshape(-1, x.shape[-1]), mode, "g_").reshape(h, w), ori
 
 
 def _global_inputs(features, prob, settings):
@@ -498,9 +526,9 @@ def _probability_at_scale(z, det, scale):
     if settings["spectral"] > 0:
         # The same spectral grid at every scale: one node per factor·scale pixels.
         settings = {**settings, "spectral_factor": max(1, round(settings["spectral_factor"] * scale))}
-        x, logit = _stage_inputs(z, det, mode, settings)
+        x, logit, ori = _stage_inputs(z, det, mode, settings)
         if settings["conv"] > 0:
-            logit = conv_stage(np.concatenate([x, logit.astype(np.float32)[..., None]], axis=2), mode)
+            logit = conv_stage(np.concatenate([x, ori, logit.astype(np.float32)[..., None]], axis=2), mode)
         p = 1.0 / (1.0 + np.exp(-logit.astype(np.float64)))
     else:
         f = boundary_features(z, det)
