@@ -129,3 +129,17 @@ def test_an_identity_stage_leaves_the_map(tmp_path):
     img = np.clip(np.random.default_rng(3).random((30, 40, 3)), 0, 1)
     np.testing.assert_allclose(bd.boundary_probability(img, detector=ident),
                                bd.boundary_probability(img, detector=plain), rtol=1e-5, atol=1e-7)
+
+
+def test_orientation_cues_point_across_the_edge():
+    """The doubled-angle cue of a vertical step is (+, 0), of a horizontal one (−, 0); the features are
+    the same with and without the cues."""
+    img = np.full((48, 48, 3), 0.3)
+    img[:, 24:, 0] = 0.75
+    f, ori = bd.boundary_features(img, orientation=True)
+    np.testing.assert_array_equal(f, bd.boundary_features(img))
+    assert ori.shape[:2] == (48, 48) and ori.shape[2] % 2 == 0
+    at = ori[10:-10, 23:25, 0::2].mean(), np.abs(ori[10:-10, 23:25, 1::2]).mean()
+    flat = bd.boundary_features(np.transpose(img, (1, 0, 2)), orientation=True)[1]
+    across = flat[23:25, 10:-10, 0::2].mean()
+    assert at[0] > 0.05 and at[1] < 0.1 * at[0] and across < -0.05, (at, across)
