@@ -57,8 +57,8 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from swcuts.image.boundary_conv import CONV_ARRAYS, conv_stage
 from swcuts.image.boundary_context import context_distances, context_features, spectral_features
+from swcuts.image.boundary_conv import CONV_ARRAYS, conv_stage
 from swcuts.io.errors import InputError
 from swcuts.io.weights import WeightsFile, write_weights
 
