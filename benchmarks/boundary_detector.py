@@ -3,7 +3,7 @@ held-out BSDS500 photos: ODS F, OIS F and AP beside Canny's, colour and
 grey, and its time per photo beside the 0.4 s target.
 
 Usage: python benchmarks/boundary_detector.py [--limit N] [--out benchmarks/out/boundary_detector]
-                                              [--canny-tune 20] [--skip-speed]
+                                              [--canny-tune 20] [--skip-speed] [--weights PATH]
 
 Held out: the 170 photos of ``bsds500-train-rest``, which the detector's
 training (``benchmarks/train_boundaries.py``: train 30 + val 100) never
@@ -18,6 +18,9 @@ diagonal. The detector's map is first thinned to its ridges
   scored with the grey detector;
 * ``pb-colour-ms``: the colour detector at the scales :data:`MULTISCALE`
   (``boundary_probability(scales=...)``), maps averaged;
+* ``pb-colour-file``, ``pb-grey-file`` (with ``--weights PATH``): the
+  detector of another weights file (e.g. a scratch one written by
+  ``benchmarks/train_boundary_conv.py select``), beside the shipped one;
 * ``canny``: soft Canny (``skimage.feature.canny``, 25 high thresholds),
   its sigma (1, 2 or 3) chosen by ODS F on the first ``--canny-tune``
   val photos.
@@ -75,8 +78,8 @@ def features(image, grey=False):
     return prepare_image(img)[0]
 
 
-def pb_map(image, grey=False, scales=None):
-    return nonmax_suppress(boundary_probability(features(image, grey), scales=scales))
+def pb_map(image, grey=False, scales=None, detector=None):
+    return nonmax_suppress(boundary_probability(features(image, grey), scales=scales, detector=detector))
 
 
 def evaluate(split, names, detectors, cache):
@@ -157,6 +160,8 @@ def main():
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "out" / "boundary_detector"))
     ap.add_argument("--skip-speed", action="store_true")
     ap.add_argument("--only", default="", help="comma list of the held-out maps scored (pb-colour, pb-grey, pb-colour-ms, canny)")
+    ap.add_argument("--weights", default=None, help="also score the detector of this weights file "
+                                                    "(pb-colour-file, pb-grey-file)")
     ap.add_argument("--posterior", type=int, default=0,
                     help="also score posterior boundary maps on every N-th held-out photo (0: no)")
     ap.add_argument("--models", default="window,learned", help="the posteriors of --posterior")
@@ -184,17 +189,20 @@ def main():
                  "pb-grey": ((lambda im: pb_map(im, grey=True)), PB_THRESHOLDS),
                  "pb-colour-ms": ((lambda im: pb_map(im, scales=MULTISCALE)), PB_THRESHOLDS),
                  canny: cannys[canny]}
+    if args.weights:
+        detectors["pb-colour-file"] = ((lambda im: pb_map(im, detector=args.weights)), PB_THRESHOLDS)
+        detectors["pb-grey-file"] = ((lambda im: pb_map(im, grey=True, detector=args.weights)), PB_THRESHOLDS)
     if args.only:
         keep = args.only.split(",")
         detectors = {d: v for d, v in detectors.items() if d in keep or d.split("-s")[0] in keep}
     res = evaluate("bsds500-train-rest", held, detectors, out / "counts")
     print(f"\nHeld-out soft boundaries: {len(held)} photos of bsds500-train-rest (never trained or tuned on)")
-    print(f"{'detector':<12} {'ODS F':>6} {'OIS F':>6} {'AP':>6} {'thr':>5}")
+    print(f"{'detector':<14} {'ODS F':>6} {'OIS F':>6} {'AP':>6} {'thr':>5}")
     table = {}
     for d, (_, thr) in detectors.items():
         s = scores(res[d], thr)
         table[d] = s
-        print(f"{d:<12} {s['ods']:6.3f} {s['ois']:6.3f} {s['ap']:6.3f} {s['threshold']:5.2f}")
+        print(f"{d:<14} {s['ods']:6.3f} {s['ois']:6.3f} {s['ap']:6.3f} {s['threshold']:5.2f}")
     if "pb-colour" in table and canny in table:
         ods = table["pb-colour"]["ods"]
         print(f"Aim: pb-colour ODS F >= 0.67: {'MET' if ods >= 0.67 else 'MISSED'} ({ods:.3f}); "

@@ -31,7 +31,9 @@ detectors: "colour" on CIELAB features and "grey" on the grey photos
 Printed: the weighted log-loss (nats per pixel) and a reliability table
 (predicted vs observed share, in bins of the prediction) on training
 pixels and on held-out train-rest pixels, beside the log-loss of the
-constant prediction. ``--edges`` also trains the learned edge
+constant prediction. The convolutional stage of round 10 is not fitted here:
+``benchmarks/train_boundary_conv.py`` fits it on this file's networks and
+writes both into one file. ``--edges`` also trains the learned edge
 probabilities (:mod:`swcuts.graph.learned_edges`; see that module).
 """
 
@@ -59,6 +61,9 @@ TRAIN = ("bsds500-train", "bsds500-val")
 HELDOUT = ("bsds500-train-rest",)
 SETTINGS = {"n_bins": 12, "sigma": 2.0, "levels": 4, "texton_from": 1, "fine": 0,
             "spectral": 8, "spectral_factor": 4, "spectral_rho": 0.1, "context": 8}
+#: The per-pixel networks only: the convolutional stage (round 10) is fitted on their outputs by
+#: benchmarks/train_boundary_conv.py (``cache``, then ``ship``), which writes it into the same file.
+NO_CONV = {"conv": 0, "conv_orientation": 0}
 #: ``--select``: fit on these, choose on SELECT (a held-back fifth of val), never on train-rest.
 SELECT_FIT = ("bsds500-train", "bsds500-val:0:80")
 SELECT = ("bsds500-val:80:100",)
@@ -519,7 +524,7 @@ def main():
         modes = {m: train_mode(m, args, np.random.default_rng(SEED + MODE_SEED[m]), SELECT_FIT)
                  for m in args.modes.split(",")}
         bd.save_detector(args.out, {**modes, **{m: modes[next(iter(modes))] for m in ("colour", "grey")
-                                                 if m not in modes}}, SETTINGS, "selection run")
+                                                 if m not in modes}}, {**SETTINGS, **NO_CONV}, "selection run")
         det = bd.load_detector(args.out)
         for m in modes:
             ll = heldout(det, m, args, SELECT, f"SELECTION pixels ({SELECT[0]})")
@@ -546,7 +551,7 @@ def main():
                 f"chose its design), grey on {' + '.join(FIT['grey'])}; target: share of annotators with a boundary "
                 f"within 1 px; {args.per_photo}+{args.per_photo} weighted pixels per photo; local and global networks "
                 f"of {args.hidden} and {args.global_hidden} tanh units; settings {SETTINGS}, {N_TEXTONS} textons; benchmarks/train_boundaries.py")
-    bd.save_detector(args.out, modes, SETTINGS, training)
+    bd.save_detector(args.out, modes, {**SETTINGS, **NO_CONV}, training)
     print(f"\nwrote {args.out} ({Path(args.out).stat().st_size / 1024:.1f} KiB)")
     if not args.skip_heldout:
         det = bd.load_detector(args.out)

@@ -81,21 +81,24 @@ def test_the_shipped_detector_reads_the_context():
         assert det[mode]["g_w1"].shape[0] == n_local + 3 + n_ctx
 
 
-def test_a_round_6_weights_file_is_refused(tmp_path):
-    """A file of the previous layout (format version 2: no auto-context) is refused in one
-    line naming the file and the command that rebuilds it."""
+@pytest.mark.parametrize("version, dropped", [(2, ("context", "conv", "conv_orientation")),
+                                              (3, ("conv", "conv_orientation"))])
+def test_an_older_weights_file_is_refused(tmp_path, version, dropped):
+    """A file of an earlier layout (format version 2: no auto-context, round 6; 3: no convolutional
+    stage, rounds 7-9) is refused in one line naming the file and the command that rebuilds it."""
     det = bd.load_detector()
-    arrays = {"format_version": np.int64(2), "training": np.str_("round 6")}
+    arrays = {"format_version": np.int64(version), "training": np.str_(f"version {version}")}
     for k, v in det["settings"].items():
-        if k != "context":
+        if k not in dropped:
             arrays[k] = np.float64(v)
     for mode in ("colour", "grey"):
-        arrays.update({f"{mode}_{k}": v for k, v in det[mode].items()})
-    path = tmp_path / "boundary_detector_v2.npz"
+        arrays.update({f"{mode}_{k}": v for k, v in det[mode].items() if not k.startswith("c_")})
+    path = tmp_path / f"boundary_detector_v{version}.npz"
     np.savez(path, **arrays)
     from swcuts.io.errors import InputError
 
     with pytest.raises(InputError) as err:
         bd.load_detector(path)
     msg = str(err.value)
-    assert "\n" not in msg and "boundary_detector_v2.npz" in msg and bd.REBUILD in msg and "version 2" in msg
+    assert ("\n" not in msg and f"boundary_detector_v{version}.npz" in msg and bd.REBUILD in msg
+            and f"version {version}" in msg)

@@ -56,6 +56,7 @@ MODULES = [
     "swcuts.cli.common",
     "swcuts.models.vertex_stats",
     "swcuts.image.boundary_context",
+    "swcuts.image.boundary_conv",
     "swcuts.image.boundary_detector",
     "swcuts.graph.learned_edges",
     "swcuts.graph.superatoms",

@@ -38,7 +38,10 @@ the setting ``context`` is at least 2, auto-context cues of the local map
 (Tu 2008; :func:`~swcuts.image.boundary_context.context_features`: the map
 around each pixel, up to ``context`` pixels away), and gives the calibrated
 probability. The second stage's cues live in
-:mod:`swcuts.image.boundary_context`.
+:mod:`swcuts.image.boundary_context`. When the setting ``conv`` is above
+0, a small fully convolutional stage (:mod:`swcuts.image.boundary_conv`,
+``conv`` dilated layers) reads the global network's inputs and log-odds
+around each pixel and corrects its log-odds (round 10).
 
 Colour images use a detector trained on CIELAB features; grey images one
 trained on the grey values of the same photos. Both live in the same file.
@@ -55,6 +58,7 @@ import numpy as np
 from numba import njit
 
 from swcuts.image.boundary_context import context_distances, context_features, spectral_features
+from swcuts.image.boundary_conv import CONV_ARRAYS, conv_stage
 from swcuts.io.errors import InputError
 from swcuts.io.weights import WeightsFile, write_weights
 
@@ -64,7 +68,7 @@ __all__ = ["boundary_probability", "boundary_features", "spectral_features", "lo
 #: The shipped weights.
 DEFAULT_PATH = Path(__file__).with_name("boundary_detector.npz")
 #: Version of the weights file's layout; a file of another version is refused.
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 #: The command that rebuilds the weights file (said by every error about it).
 REBUILD = "python benchmarks/train_boundaries.py"
 #: The two detectors of a weights file, by the number of feature channels.
@@ -73,7 +77,7 @@ MODES = {3: "colour", 1: "grey"}
 _ARRAYS = ("lo", "hi", "centres", "mean", "std", "w1", "b1", "w2", "b2")
 #: Scalar settings of a weights file (shared by both modes).
 _SETTINGS = ("n_bins", "sigma", "levels", "texton_from", "fine", "spectral", "spectral_factor", "spectral_rho",
-             "context")
+             "context", "conv", "conv_orientation")
 #: Per-mode arrays of the second (global) network, when the setting ``spectral`` is above 0.
 _GLOBAL = ("g_mean", "g_std", "g_w1", "g_b1", "g_w2", "g_b2")
 
@@ -123,7 +127,10 @@ def _parse(data, p) -> dict:
         if name not in data:
             _WEIGHTS.refuse(p, f"no '{name}' setting")
         det["settings"][name] = float(data[name])
-    names = _ARRAYS + (_GLOBAL if det["settings"]["spectral"] > 0 else ())
+    conv = det["settings"]["conv"] > 0
+    if conv and det["settings"]["spectral"] <= 0:
+        _WEIGHTS.refuse(p, "a convolutional stage without the global network")
+    names = _ARRAYS + (_GLOBAL if det["settings"]["spectral"] > 0 else ()) + (CONV_ARRAYS if conv else ())
     for mode in MODES.values():
         arrays = {name: _WEIGHTS.array(data, f"{mode}_{name}", p) for name in names}
         for pre in ("", "g_") if det["settings"]["spectral"] > 0 else ("",):
@@ -132,10 +139,20 @@ def _parse(data, p) -> dict:
             if (arrays[pre + "mean"].shape != (n_in,) or arrays[pre + "std"].shape != (n_in,)
                     or arrays[pre + "b1"].shape != (n_hidden,) or arrays[pre + "w2"].shape != (n_hidden,)):
                 _WEIGHTS.refuse(p, f"the {mode} arrays do not fit together")
-        if arrays["centres"].ndim != 2:
+        if arrays["centres"].ndim != 2 or (conv and not _conv_fits(arrays, int(det["settings"]["conv"]),
+                                                                   det["settings"]["conv_orientation"] > 0)):
             _WEIGHTS.refuse(p, f"the {mode} arrays do not fit together")
         det[mode] = arrays
     return det
+
+
+def _conv_fits(a, layers, orientation):
+    c, k = a["g_mean"].shape[0] + 1, a["c_b0"].shape[0] if a["c_b0"].ndim == 1 else -1
+    if orientation:                              # the orientation cues' number is the features' business
+        c = max(c + 1, a["c_mean"].shape[0])
+    return (a["c_mean"].shape == (c,) and a["c_std"].shape == (c,) and a["c_w0"].shape == (c, k)
+            and a["c_w"].shape == (layers, 3, 3, k, k) and a["c_b"].shape == (layers, k)
+            and a["c_wo"].shape == (k,) and a["c_bo"].shape == () and a["c_wg"].shape == ())
 
 
 def save_detector(path, modes: dict, settings: dict, training: str) -> None:
@@ -151,14 +168,16 @@ def save_detector(path, modes: dict, settings: dict, training: str) -> None:
         ``n_bins``, ``sigma``, ``levels``, ``texton_from``, ``fine`` (1: also σ/2 at full resolution),
         ``spectral`` (eigenvectors of the globalization, 0: none), ``spectral_factor`` (its grid:
         one node per factor x factor pixels), ``spectral_rho`` (its affinity's scale), ``context``
-        (the largest distance of the auto-context cues, 0: none).
+        (the largest distance of the auto-context cues, 0: none), ``conv`` (the dilated layers of the
+        convolutional stage, 0: none; then each mode also holds ``CONV_ARRAYS``), ``conv_orientation``
+        (1: the stage also reads :func:`boundary_features`' orientation cues).
     training : str
         What the weights were trained on (kept in the file).
     """
     out = {"format_version": np.int64(FORMAT_VERSION), "training": np.str_(training)}
     for k in _SETTINGS:
         out[k] = np.float64(settings[k])
-    names = _ARRAYS + (_GLOBAL if settings["spectral"] > 0 else ())
+    names = _ARRAYS + (_GLOBAL if settings["spectral"] > 0 else ()) + (CONV_ARRAYS if settings["conv"] > 0 else ())
     for mode, arrays in modes.items():
         for name in names:
             out[f"{mode}_{name}"] = np.asarray(arrays[name], dtype=np.float32)
@@ -243,10 +262,12 @@ def _fill_planes(z, lo, hi, n_bins, out):
 
 
 @njit(cache=True)
-def _chi2_forms(S, Dx, Dy, starts, ends, eps, out, col):
+def _chi2_forms(S, Dx, Dy, starts, ends, eps, out, col, ocol=-1):
     """For each histogram group [starts[g], ends[g]) of the planes: the
     largest and smallest eigenvalues of Σ_b [Dx², DxDy; DxDy, Dy²] / S_b,
-    written (as square roots) to out[..., col + 2g] and col + 2g + 1."""
+    written (as square roots) to out[..., col + 2g] and col + 2g + 1; if
+    ``ocol`` ≥ 0, the orientation θ of the largest as the doubled-angle
+    vector (√λ1 − √λ2)(cos 2θ, sin 2θ) to out[..., ocol + 2g] and ocol + 2g + 1."""
     h, w, _ = S.shape
     for y in range(h):
         for x in range(w):
@@ -263,8 +284,14 @@ def _chi2_forms(S, Dx, Dy, starts, ends, eps, out, col):
                     c += dy * dy * inv
                 m = 0.5 * (a + c)
                 r = math.sqrt(0.25 * (a - c) ** 2 + b * b)
-                out[y, x, col + 2 * g] = math.sqrt(max(m + r, 0.0))
-                out[y, x, col + 2 * g + 1] = math.sqrt(max(m - r, 0.0))
+                s1 = math.sqrt(max(m + r, 0.0))
+                s2 = math.sqrt(max(m - r, 0.0))
+                out[y, x, col + 2 * g] = s1
+                out[y, x, col + 2 * g + 1] = s2
+                if ocol >= 0:
+                    scale = (s1 - s2) / (2.0 * r) if r > 0.0 else 0.0
+                    out[y, x, ocol + 2 * g] = scale * (a - c)
+                    out[y, x, ocol + 2 * g + 1] = scale * 2.0 * b
 
 
 def _down(a):
@@ -273,9 +300,11 @@ def _down(a):
     return 0.25 * (a[0::2, 0::2] + a[1::2, 0::2] + a[0::2, 1::2] + a[1::2, 1::2])
 
 
-def _level_features(stack, n_raw, groups, sigma):
+def _level_features(stack, n_raw, groups, sigma, orientation=False):
     """Gradient magnitude of the raw channels and the oriented χ² of each
-    histogram group, at one pyramid level: (h, w, n_raw + 2 len(groups))."""
+    histogram group, at one pyramid level: (h, w, n_raw + 2 len(groups));
+    with ``orientation``, then each group's doubled-angle orientation
+    vector (:func:`_chi2_forms`), 2 len(groups) more."""
     g, d, _ = _gauss(sigma)
     S = _sep(stack, g, g)
     Dx = _sep(stack, d, g)
@@ -283,15 +312,16 @@ def _level_features(stack, n_raw, groups, sigma):
     if stack.ndim == 2 or S.ndim == 2:
         S, Dx, Dy = S[..., None], Dx[..., None], Dy[..., None]
     h, w = stack.shape[:2]
-    out = np.empty((h, w, n_raw + 2 * len(groups)), dtype=np.float32)
+    n = n_raw + 2 * len(groups)
+    out = np.empty((h, w, n + (2 * len(groups) if orientation else 0)), dtype=np.float32)
     out[..., :n_raw] = np.sqrt(Dx[..., :n_raw] ** 2 + Dy[..., :n_raw] ** 2)
     starts = np.array([s for s, _ in groups], dtype=np.int64)
     ends = np.array([e for _, e in groups], dtype=np.int64)
-    _chi2_forms(S, Dx, Dy, starts, ends, 1e-3, out, n_raw)
+    _chi2_forms(S, Dx, Dy, starts, ends, 1e-3, out, n_raw, n if orientation else -1)
     return out
 
 
-def boundary_features(features, detector=None) -> np.ndarray:
+def boundary_features(features, detector=None, orientation=False):
     """The per-pixel inputs of the detector's network (before
     standardisation).
 
@@ -302,10 +332,14 @@ def boundary_features(features, detector=None) -> np.ndarray:
     detector : dict, path or None
         :func:`load_detector`'s weights (or a path to them); default the
         shipped ones.
+    orientation : bool
+        Also return, per level and histogram group, the orientation of
+        the largest χ² as a doubled-angle vector (√λ1 − √λ2)(cos 2θ,
+        sin 2θ): the convolutional stage's orientation cues.
 
     Returns
     -------
-    (H, W, F) float32 array
+    (H, W, F) float32 array, or a pair of it and (H, W, O) float32
         For σ/2 at full resolution (if the setting ``fine`` is 1), then
         each pyramid level (σ doubling from level to level): the
         gradient magnitude of each channel, then for each histogram group
@@ -335,7 +369,7 @@ def boundary_features(features, detector=None) -> np.ndarray:
         labels = _textons(z[..., 0], centres)
         tex = np.zeros((hp, wp, n_tex), dtype=np.float32)
         np.put_along_axis(tex, labels[..., None], 1.0, axis=2)
-    maps = [_level_features(planes, c, groups, 0.5 * sigma)] if fine else []
+    maps = [_level_features(planes, c, groups, 0.5 * sigma, orientation)] if fine else []
     for level in range(levels):
         if level:
             planes = _down(planes)
@@ -346,14 +380,18 @@ def boundary_features(features, detector=None) -> np.ndarray:
             grp = groups + [(planes.shape[2], planes.shape[2] + n_tex)]
         else:
             stack, grp = planes, groups
-        f = _level_features(np.ascontiguousarray(stack), c, grp, sigma)
+        f = _level_features(np.ascontiguousarray(stack), c, grp, sigma, orientation)
         if level:
             f = cv2.resize(f, (wp, hp), interpolation=cv2.INTER_LINEAR)
             if f.ndim == 2:
                 f = f[..., None]
         maps.append(f)
-    out = np.concatenate(maps, axis=2)[:h0, :w0]
-    return np.ascontiguousarray(out)
+    if orientation:
+        n = [m.shape[2] - (m.shape[2] - c) // 2 for m in maps]       # each level: c + 2G features, 2G cues
+        ori = np.concatenate([m[..., k:] for m, k in zip(maps, n)], axis=2)[:h0, :w0]
+        maps = [m[..., :k] for m, k in zip(maps, n)]
+    out = np.ascontiguousarray(np.concatenate(maps, axis=2)[:h0, :w0])
+    return (out, np.ascontiguousarray(ori)) if orientation else out
 
 
 def _check(features):
@@ -375,11 +413,30 @@ def _detector(detector):
 def _network(x, mode, prefix=""):
     """The calibrated probability from the features (N, F) (the global
     network's arrays if ``prefix`` is ``"g_"``)."""
+    return 1.0 / (1.0 + np.exp(-_logit(x, mode, prefix)))
+
+
+def _logit(x, mode, prefix=""):
+    """:func:`_network`'s log-odds."""
     a = {k: mode[prefix + k] for k in ("mean", "std", "w1", "b1", "w2", "b2")}
     x = (x - a["mean"].astype(np.float32)) / a["std"].astype(np.float32)
     hidden = np.tanh(x @ a["w1"].astype(np.float32) + a["b1"].astype(np.float32))
-    logit = hidden.astype(np.float64) @ a["w2"] + float(a["b2"])
-    return 1.0 / (1.0 + np.exp(-logit))
+    return hidden.astype(np.float64) @ a["w2"] + float(a["b2"])
+
+
+def _stage_inputs(z, det, mode, settings=None):
+    """The global network's inputs (H, W, G) of features ``z``, its log-odds (H, W), float64, and the
+    orientation cues (H, W, O; O = 0 unless the setting ``conv_orientation`` is 1): the convolutional stage
+    reads them concatenated as [inputs, cues, log-odds] (float32)."""
+    settings = det["settings"] if settings is None else settings
+    if settings.get("conv_orientation", 0) > 0:
+        f, ori = boundary_features(z, det, orientation=True)
+    else:
+        f = boundary_features(z, det)
+        ori = np.zeros(f.shape[:2] + (0,), dtype=np.float32)
+    h, w, n = f.shape
+    x = _global_inputs(f, _network(f.reshape(-1, n), mode), settings)
+    return x, _logit(x.reshape(-1, x.shape[-1]), mode, "g_").reshape(h, w), ori
 
 
 def _global_inputs(features, prob, settings):
@@ -465,16 +522,17 @@ def _probability_at_scale(z, det, scale):
         size = (max(round(h * scale), 2), max(round(w * scale), 2))
         z = resize(z, size + z.shape[2:], order=1, anti_aliasing=scale < 1.0)
     mode = det[MODES[z.shape[2]]]
-    f = boundary_features(z, det)
-    n = f.shape[2]
-    p = _network(f.reshape(-1, n), mode)
     settings = det["settings"]
     if settings["spectral"] > 0:
         # The same spectral grid at every scale: one node per factor·scale pixels.
         settings = {**settings, "spectral_factor": max(1, round(settings["spectral_factor"] * scale))}
-        x = _global_inputs(f, p, settings)
-        p = _network(x.reshape(-1, x.shape[-1]), mode, "g_")
-    p = p.reshape(f.shape[:2])
+        x, logit, ori = _stage_inputs(z, det, mode, settings)
+        if settings["conv"] > 0:
+            logit = conv_stage(np.concatenate([x, ori, logit.astype(np.float32)[..., None]], axis=2), mode)
+        p = 1.0 / (1.0 + np.exp(-logit.astype(np.float64)))
+    else:
+        f = boundary_features(z, det)
+        p = _network(f.reshape(-1, f.shape[2]), mode).reshape(f.shape[:2])
     return p if scale == 1.0 else resize(p, (h, w), order=1, anti_aliasing=scale > 1.0)
 
 
