@@ -22,7 +22,8 @@ ATOMS = np.array([[0, 0, 1, 1, 2],
                   [3, 0, 1, 4, 2],
                   [3, 5, 5, 4, 6]])
 OFFSETS = (-0.5, 1.0)
-#: γ of the pooled enumeration (w = γ · logit q + b; round 10's coarsened evidence).
+#: γ of the pooled enumeration (w = γ · logit q + b; round 10's coarsened evidence);
+#: the level-share and biased-kernel tests run at γ = 1.
 POWER = 0.5
 
 
@@ -123,7 +124,7 @@ def test_level_shares_weigh_the_mixture():
     # follow the mixture weighted 2:1, and fail against the equal one.
     graph, q = _setting()
     ps = sample_edges(ATOMS, graph, q, targets=(2, 4), offsets=OFFSETS, n_samples=3000, chains=2, seed=5,
-                      pilot_steps=700, thin=14, shares=(2, 1))
+                      pilot_steps=700, thin=14, shares=(2, 1), power=1.0)
     assert [level["chains"] for level in ps.levels] == [4, 2] and ps.n_samples == 3000
     z = _z_scores(ps, *_mixture(graph, q, OFFSETS, [2, 1]))
     assert z.max() < Z_MAX, f"largest z-score {z.max():.2f}"
@@ -138,7 +139,7 @@ def test_a_kernel_without_the_cut_ratio_fails():
     # dropping the cut ratio of Theorem 4 samples another distribution.
     graph, q = _setting()
     ps = sample_edges(ATOMS, graph, q, targets=(2, 4), offsets=OFFSETS, n_samples=3000, chains=4, seed=5,
-                      pilot_steps=700, thin=14, sampler=lambda m, qq: _SWC2WithoutCuts(m, qq))
+                      pilot_steps=700, thin=14, sampler=lambda m, qq: _SWC2WithoutCuts(m, qq), power=1.0)
     co, pix = _mixture(graph, q, OFFSETS)
     z = _z_scores(ps, co, pix)
     assert z.max() > Z_MAX, f"largest z-score {z.max():.2f}: the biased kernel went unnoticed"
