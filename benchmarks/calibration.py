@@ -2,7 +2,7 @@
 
 Usage: python benchmarks/calibration.py [--data bsds500-train-rest] [--images 6]
            [--replicas K] [--t-max T] [--option key=value ...] [--skip-motion] [--ods] [--motion-samples N] [--motion-sintel]
-           [--out benchmarks/out/calibration]
+           [--save-levels] [--out benchmarks/out/calibration]
 
 1. Boundaries, on the first ``--images`` photos (sorted ids) of ``--data``
    (a folder of /work/shared/data: tune on ``bsds500-val``, report on the
@@ -61,8 +61,6 @@ def _value(text):
 
 def boundaries(args, out):
     from swcuts.evaluation.datasets import open_dataset
-    from swcuts.segmentation.posterior import sample_posterior
-
     ds = open_dataset(DATA / args.data)
     ids = sorted(ds.names, key=int)[: args.images]
     opts = dict(replicas=args.replicas, t_max=args.t_max)
@@ -75,12 +73,16 @@ def boundaries(args, out):
     for name in ids:
         sample = ds.read(name)
         t, cpu = time.perf_counter(), time.process_time()
-        ps = sample_posterior(sample.image, seed=0, workers=1, **opts)
+        ps = _sample(sample.image, opts)
         wall, cpu = time.perf_counter() - t, time.process_time() - cpu
         load = os.getloadavg()[0]
         p = boundary_proximity(ps.labels, ps.atoms)
         truth = annotator_proximity(sample.truths)
         pairs.append((p, truth))
+        if args.save_levels and ps.levels:  # each level's proximity, to re-weight the levels
+            cuts = np.cumsum([0] + [level["samples"] for level in ps.levels])
+            np.savez_compressed(out / f"levels_{name}.npz", truth=truth, p=np.stack(
+                [boundary_proximity(ps.labels[a:b], ps.atoms) for a, b in zip(cuts[:-1], cuts[1:])]))
         rel = reliability(p, truth)
         s = ps.summary()
         swap = s.get("tempering", {}).get("swap_acceptance", [])
@@ -121,6 +123,19 @@ def boundaries(args, out):
     (out / "boundaries.json").write_text(json.dumps(
         {"options": opts, "rows": rows, "pooled": {k: np.asarray(v).tolist() for k, v in pooled.items()}},
         indent=1, default=str))
+
+
+def _sample(image, opts):
+    """``sample_posterior(image, seed=0, workers=1, **opts)``; with
+    ``model=edges``, :func:`~swcuts.segmentation.edge_posterior.sample_edge_posterior`
+    (its options ``blocks``, ``records``, ``power`` too)."""
+    from swcuts.segmentation.posterior import sample_posterior
+
+    if opts.get("model") == "edges":
+        from swcuts.segmentation.edge_posterior import sample_edge_posterior
+
+        return sample_edge_posterior(image, seed=0, workers=1, **{k: v for k, v in opts.items() if k != "model"})
+    return sample_posterior(image, seed=0, workers=1, **opts)
 
 
 def _mixed(r_hats):
@@ -236,6 +251,8 @@ def main():
     ap.add_argument("--skip-motion", action="store_true")
     ap.add_argument("--ods", action="store_true",
                     help="also the soft-boundary ODS F / OIS F / AP of the boundary probability, and Canny's (sigma 2)")
+    ap.add_argument("--save-levels", action="store_true",
+                    help="save each granularity level's boundary proximity and the truth (levels_<id>.npz)")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "out" / "calibration"))
     args = ap.parse_args()
     out = Path(args.out)

@@ -22,6 +22,9 @@ ATOMS = np.array([[0, 0, 1, 1, 2],
                   [3, 0, 1, 4, 2],
                   [3, 5, 5, 4, 6]])
 OFFSETS = (-0.5, 1.0)
+#: γ of the pooled enumeration (w = γ · logit q + b; round 10's coarsened evidence);
+#: the level-share and biased-kernel tests run at γ = 1.
+POWER = 0.5
 
 
 def _setting():
@@ -56,8 +59,8 @@ def _z_scores(ps, exact_co, exact_pix):
     return np.array(z)
 
 
-def _mixture(graph, q, offsets, weights=None):
-    exact = [_exact(edge_model(ATOMS, graph, edge_weights(q, b)), ATOMS) for b in offsets]
+def _mixture(graph, q, offsets, weights=None, power=1.0):
+    exact = [_exact(edge_model(ATOMS, graph, edge_weights(q, b, power)), ATOMS) for b in offsets]
     return [np.average([e[i] for e in exact], axis=0, weights=weights) for i in (0, 1)]
 
 
@@ -83,20 +86,21 @@ def test_the_model_is_the_product_over_cut_edges():
 @pytest.fixture(scope="module", params=[5, 6])
 def pooled(request):
     # With block flips (swcuts.samplers.blocks) mixed in, as the module runs
-    # them: the regions of a few labellings and a disconnected set as blocks.
+    # them: the regions of a few labellings and a disconnected set as blocks;
+    # the evidence at the power γ = POWER.
     graph, q = _setting()
     rng = np.random.default_rng(3)
     blocks = region_blocks(graph, [rng.integers(0, 3, graph.n_vertices) for _ in range(4)]) + [[0, 6]]
     ps = sample_edges(ATOMS, graph, q, targets=(2, 4), offsets=OFFSETS, n_samples=3000, chains=4,
                       seed=request.param, pilot_steps=700, thin=14, blocks=blocks, block_every=1,
-                      block_flips=2)
-    assert ps.sampler == "swc+blocks"
+                      block_flips=2, power=POWER)
+    assert ps.sampler == "swc+blocks" and [level["power"] for level in ps.levels] == [POWER] * 2
     return ps, graph, q
 
 
 def test_pooled_samples_match_the_exact_mixture(pooled):
     ps, graph, q = pooled
-    co, pix = _mixture(graph, q, OFFSETS)
+    co, pix = _mixture(graph, q, OFFSETS, power=POWER)
     assert ps.n_samples == 3000 and ps.n_chains == 8 and ps.posterior == "edges"
     assert [level["offset"] for level in ps.levels] == list(OFFSETS)
     # Informative: many pixel-boundary probabilities strictly inside (0.05, 0.95).
@@ -106,10 +110,11 @@ def test_pooled_samples_match_the_exact_mixture(pooled):
 
 
 def test_the_same_samples_fail_against_other_targets(pooled):
-    # Negative controls: one level alone, and the levels weighted 2:1.
+    # Negative controls: one level alone, the levels weighted 2:1, and the
+    # evidence at γ = 1 (the samples are of the mixture at γ = POWER).
     ps, graph, q = pooled
-    for offsets, weights in (((OFFSETS[0],), None), (OFFSETS, [2, 1])):
-        co, pix = _mixture(graph, q, offsets, weights)
+    for offsets, weights, power in (((OFFSETS[0],), None, POWER), (OFFSETS, [2, 1], POWER), (OFFSETS, None, 1.0)):
+        co, pix = _mixture(graph, q, offsets, weights, power)
         z = _z_scores(ps, co, pix)
         assert z.max() > Z_MAX, f"largest z-score {z.max():.2f}: the wrong target went unnoticed"
 
@@ -119,7 +124,7 @@ def test_level_shares_weigh_the_mixture():
     # follow the mixture weighted 2:1, and fail against the equal one.
     graph, q = _setting()
     ps = sample_edges(ATOMS, graph, q, targets=(2, 4), offsets=OFFSETS, n_samples=3000, chains=2, seed=5,
-                      pilot_steps=700, thin=14, shares=(2, 1))
+                      pilot_steps=700, thin=14, shares=(2, 1), power=1.0)
     assert [level["chains"] for level in ps.levels] == [4, 2] and ps.n_samples == 3000
     z = _z_scores(ps, *_mixture(graph, q, OFFSETS, [2, 1]))
     assert z.max() < Z_MAX, f"largest z-score {z.max():.2f}"
@@ -134,21 +139,22 @@ def test_a_kernel_without_the_cut_ratio_fails():
     # dropping the cut ratio of Theorem 4 samples another distribution.
     graph, q = _setting()
     ps = sample_edges(ATOMS, graph, q, targets=(2, 4), offsets=OFFSETS, n_samples=3000, chains=4, seed=5,
-                      pilot_steps=700, thin=14, sampler=lambda m, qq: _SWC2WithoutCuts(m, qq))
+                      pilot_steps=700, thin=14, sampler=lambda m, qq: _SWC2WithoutCuts(m, qq), power=1.0)
     co, pix = _mixture(graph, q, OFFSETS)
     z = _z_scores(ps, co, pix)
     assert z.max() > Z_MAX, f"largest z-score {z.max():.2f}: the biased kernel went unnoticed"
 
 
-def test_fitted_offsets_reach_their_targets():
+@pytest.mark.parametrize("power", [1.0, POWER])
+def test_fitted_offsets_reach_their_targets(power):
     graph, q = _setting()
     states = np.array(set_partitions(graph.n_vertices))
     k = np.array([len(set(s)) for s in states])
-    offsets, ends, history = fit_offsets(ATOMS, graph, edge_weights(q, 0.0), (2.0, 4.0),
-                                         rng=np.random.default_rng(0), steps=2000, rounds=8)
+    offsets, ends, history = fit_offsets(ATOMS, graph, edge_weights(q, 0.0, power), (2.0, 4.0),
+                                         rng=np.random.default_rng(0), steps=2000, rounds=8, power=power)
     means = []
     for b in offsets:
-        p = exact_distribution(edge_model(ATOMS, graph, edge_weights(q, b)), [tuple(s) for s in states])
+        p = exact_distribution(edge_model(ATOMS, graph, edge_weights(q, b, power)), [tuple(s) for s in states])
         means.append(float(p @ k))
     assert offsets[0] > offsets[1] and means[0] < means[1]
     for m, t in zip(means, (2.0, 4.0)):
@@ -173,6 +179,9 @@ def test_sample_posterior_edges_and_bad_input():
     for records in (0, 1.5, "3"):  # a one-line error before any chain runs
         with pytest.raises(InputError, match="records"):
             sample_edge_posterior(image, n_samples=8, n_atoms=24, records=records)
+    for power in (0, -0.5, "0.5", float("nan")):
+        with pytest.raises(InputError, match="power"):
+            sample_edge_posterior(image, n_samples=8, n_atoms=24, power=power)
     for bad in (dict(a0=3.0), dict(superatoms=10), dict(granularity=0), dict(granularity=list(range(1, 13))),
                 dict(chains=0), dict(atoms="pixels"), dict(anneal_steps=10)):
         with pytest.raises(InputError):
