@@ -12,6 +12,7 @@ from test_posterior import Z_MAX, _exact, _SWC2WithoutCuts
 from swcuts.graph.region_graph import RegionGraph
 from swcuts.inference import diagnostics as dg
 from swcuts.io.errors import InputError
+from swcuts.segmentation import edge_posterior
 from swcuts.segmentation.edge_posterior import (
     bond_probabilities, edge_model, edge_weights, fit_offsets, sample_edge_posterior, sample_edges)
 from swcuts.samplers.blocks import region_blocks
@@ -160,6 +161,33 @@ def test_fitted_offsets_reach_their_targets(power):
     for m, t in zip(means, (2.0, 4.0)):
         assert abs(np.log(m / t)) < 0.35, (means, offsets, history)
     assert len(ends) == 2 and all(e.shape == (graph.n_vertices,) for e in ends)
+
+
+@pytest.mark.parametrize("power", [1.0, POWER])
+def test_the_fit_tries_no_offset_below_its_floor(power, monkeypatch):
+    graph, q = _setting()
+    strong = np.full_like(q, 0.99)  # every edge says "same segment": 6 segments need a b below the floor
+    floor = edge_posterior.FIT_FLOOR * power
+    fit = dict(rng=np.random.default_rng(0), steps=500, rounds=8, power=power)
+    offsets, _, history = fit_offsets(ATOMS, graph, edge_weights(strong, 0.0, power), (2.0, 6.0), **fit)
+    tried = [b for level in history for b, _ in level]
+    assert min(tried) == pytest.approx(floor) and min(offsets) >= floor - 1e-12
+    assert history[-1][-1] == (pytest.approx(floor), history[-1][-1][1]) and history[-1][-1][1] < 6.0
+    monkeypatch.setattr(edge_posterior, "FIT_FLOOR", -np.inf)  # negative control: without it the fit goes lower
+    fit["rng"] = np.random.default_rng(0)
+    _, _, history = fit_offsets(ATOMS, graph, edge_weights(strong, 0.0, power), (2.0, 6.0), **fit)
+    assert min(b for level in history for b, _ in level) < floor
+
+
+def test_no_boundaries_where_an_image_has_none():
+    # Two even halves: the levels may not reach 8 and 16 segments by cutting
+    # the flat parts (before the fit's floor: p up to 0.5 there).
+    image = np.zeros((64, 96))
+    image[:, 48:] = 1.0
+    image += 0.05 * np.random.default_rng(0).standard_normal(image.shape)
+    p = sample_posterior(image, model="edges", n_samples=20, seed=0).boundary_probability()
+    assert p[:, 46:50].max() > 0.9
+    assert p[:, 5:40].max() < 0.05 and p[:, 58:91].max() < 0.05
 
 
 def test_sample_posterior_edges_and_bad_input():
