@@ -85,8 +85,8 @@ FIT_START, FIT_SLOPE = 1.0, -1.0
 #: Lowest offset the fit tries, in units of b / γ: the support of the
 #: offsets' hyperprior. Below it a cut edge of "same segment" evidence costs
 #: nothing and the levels reach their targets by cutting where the photo has
-#: no boundary (an even grey image got 0.3–0.5 boundary probability in its
-#: flat parts). On 30 BSDS500 photos at γ = 0.5 (12 tuning, 18 held out) the
+#: no boundary (the flat halves of a two-tone image got boundary
+#: probability up to 0.3 at γ = 1, 0.5 at γ = 0.5). On 30 BSDS500 photos at γ = 0.5 (12 tuning, 18 held out) the
 #: fitted b / γ ranged from −0.58 to 1.7.
 FIT_FLOOR = -1.5
 #: Steps per atom of each chain's pilot at T = 1 and between kept samples.
