@@ -261,14 +261,8 @@ def test_memory_limit_depends_on_atoms(small_png, tmp_path, capsys, monkeypatch)
     assert rc == 0, err
 
 
-def test_failed_rerun_keeps_the_earlier_outputs(tiny_npy, tmp_path, capsys, monkeypatch):
-    """A re-run that fails while writing leaves the earlier run's files as they were."""
-    from swcuts.cli import app as cli
-
-    out = tmp_path / "out"
-    rc, _, err = run_cli(capsys, "segment", tiny_npy, "-o", out, *TINY)
-    assert rc == 0, err
-    before = {p.name: p.read_bytes() for p in out.iterdir()}
+def _disk_full_at_energy_png(monkeypatch, cli):
+    """Make the CLI's writes fail with "No space left on device" at energy.png."""
     real = cli._write_bytes
 
     def failing(path, data):
@@ -277,6 +271,17 @@ def test_failed_rerun_keeps_the_earlier_outputs(tiny_npy, tmp_path, capsys, monk
         return real(path, data)
 
     monkeypatch.setattr(cli, "_write_bytes", failing)
+
+
+def test_failed_rerun_keeps_the_earlier_outputs(tiny_npy, tmp_path, capsys, monkeypatch):
+    """A re-run that fails while writing leaves the earlier run's files as they were."""
+    from swcuts.cli import app as cli
+
+    out = tmp_path / "out"
+    rc, _, err = run_cli(capsys, "segment", tiny_npy, "-o", out, *TINY)
+    assert rc == 0, err
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    _disk_full_at_energy_png(monkeypatch, cli)
     rc, _, err = run_cli(capsys, "segment", tiny_npy, "-o", out, *TINY, "--seed", "5")
     assert_one_line_error(rc, err)
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
@@ -353,14 +358,7 @@ def test_failed_write_leaves_no_files(tiny_npy, tmp_path, capsys, monkeypatch):
     """If writing fails half way, the files already written are removed again."""
     from swcuts.cli import app as cli
 
-    real = cli._write_bytes
-
-    def failing(path, data):
-        if Path(path).name == "energy.png":
-            raise OSError(28, "No space left on device")
-        return real(path, data)
-
-    monkeypatch.setattr(cli, "_write_bytes", failing)
+    _disk_full_at_energy_png(monkeypatch, cli)
     out = tmp_path / "new" / "out"
     rc, _, err = run_cli(capsys, "segment", tiny_npy, "-o", out, *TINY)
     assert_one_line_error(rc, err)
