@@ -36,8 +36,10 @@ Potts-like transition at a different b on every photo: round 6), which is
 why b is set per photo and not once. The fit uses the photo but not its
 annotations; the samples are exact for the fitted offsets.
 
-Measured in docs/algorithms/posterior.md ("Issue 35, round 8"). An option
-of :func:`~swcuts.segmentation.posterior.sample_posterior` (``model="edges"``).
+Measured in docs/algorithms/posterior.md ("Issue 35, round 8" to "round 11").
+The default posterior of :func:`~swcuts.segmentation.posterior.sample_posterior`
+(``model="edges"``; round 11), on the atoms merged as the default
+segmentation merges them (:data:`MERGED_ATOMS`).
 """
 
 from __future__ import annotations
