@@ -375,16 +375,19 @@ def edge_labels(atoms, truths, n):
     return np.stack([majority(np.asarray(t, dtype=np.int64)) for t in truths])
 
 
-def edge_data(splits, mode):
+def edge_data(splits, mode, merged=False):
     """Edge features, labels and eq.-53 q of every edge of every photo (watershed atoms flooded on
-    the detector's map, as the default "learned" model's)."""
+    the detector's map, as the default "learned" model's; ``merged``: then merged along their weakest
+    boundaries, as the default model samples them)."""
     from swcuts.graph.edge_probabilities import kl_edge_probabilities, vertex_histograms
     from swcuts.graph.learned_edges import edge_features
     from swcuts.graph.region_graph import RegionGraph
     from swcuts.image.atoms import compute_atoms
+    from swcuts.segmentation.build import merge_atoms
+    from swcuts.segmentation.image_models import DEFAULT_MODEL, model_atom_merge
 
     cache = ROOT / "benchmarks" / "out" / "train_boundaries" / (
-        f"edges-relief-{mode}-{'+'.join(splits)}-{detector_key(mode)}.npz")
+        f"edges-relief{'-merged' if merged else ''}-{mode}-{'+'.join(splits)}-{detector_key(mode)}.npz")
     if cache.exists():
         with np.load(cache) as z:
             return z["x"], z["y"], z["q53"], z["photo"]
@@ -395,6 +398,8 @@ def edge_data(splits, mode):
         bmap = bd.boundary_probability(z)
         atoms = compute_atoms(z, "watershed", 1000, seed=0, relief=bmap)     # as the default model's atoms
         graph = RegionGraph.from_labels(atoms)
+        if merged:
+            atoms, graph = merge_atoms(atoms, graph, bmap, *model_atom_merge(DEFAULT_MODEL))
         xs.append(edge_features(z, atoms, graph, bmap))
         maj = edge_labels(atoms, s.truths, graph.n_vertices)
         ys.append((maj[:, graph.edges[:, 0]] == maj[:, graph.edges[:, 1]]).mean(0))
@@ -445,7 +450,7 @@ def train_edges(args):
     modes = {}
     for mode in ([] if args.heldout_only else args.modes.split(",")):
         print(f"\n{mode} edge probabilities (watershed atoms on the detector's map, 1000)", flush=True)
-        x, y, _, _ = edge_data(TRAIN, mode)
+        x, y, _, _ = edge_data(TRAIN, mode, args.merged)
         mean, std = x.mean(0), x.std(0) + 1e-9
         net, res = fit_network((x - mean) / std, y, np.ones(len(y)), args.edge_hidden, SEED, maxiter=400)
         print(f"  network {x.shape[1]}-{args.edge_hidden}-1 on {len(y)} edges: {res.nit} iterations ({res.message})")
@@ -459,7 +464,8 @@ def train_edges(args):
         modes = {m: modes.get(m, {k: old[m][k] for k in ("mean", "std", "w1", "b1", "w2", "b2")})
                  for m in ("colour", "grey")}
     if not args.heldout_only:
-        le.save_edge_model(path, modes, f"BSDS500 train (30) + val (100), every annotator, watershed atoms (1000) on "
+        le.save_edge_model(path, modes, f"BSDS500 train (30) + val (100), every annotator, watershed atoms (1000"
+                                        f"{', merged as the default model merges them' if args.merged else ''}) on "
                                         f"the detector's map; label: share of annotators whose majority segments of "
                                         f"the two atoms agree; network {args.edge_hidden} tanh units; detector "
                                         f"{bd.DEFAULT_PATH.name} {hash_of(bd.DEFAULT_PATH)}; "
@@ -469,7 +475,7 @@ def train_edges(args):
         return
     for mode in args.modes.split(","):
         print(f"\n{mode} edge probabilities, HELD OUT (train-rest, 170 photos)")
-        x, y, q53, photo = edge_data(HELDOUT, mode)
+        x, y, q53, photo = edge_data(HELDOUT, mode, args.merged)
         ones = np.ones(len(y))
         q = le.network(x, le.load_edge_model(path)[mode])
         q = np.clip(q, 1e-6, le.Q_MAX)
@@ -502,6 +508,8 @@ def main():
     ap.add_argument("--edges", action="store_true", help="train the learned edge probabilities only")
     ap.add_argument("--edge-hidden", type=int, default=8)
     ap.add_argument("--edges-out", default=None)
+    ap.add_argument("--merged", action="store_true",
+                    help="with --edges: train on the merged atoms' edges (the edges posterior's evidence)")
     ap.add_argument("--modes", default="colour,grey",
                     help="the detectors fitted (each cached; the weights file is written when both are)")
     ap.add_argument("--maxiter", type=int, default=500, help="L-BFGS iterations of each detector network")

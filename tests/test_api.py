@@ -574,7 +574,7 @@ def test_fractional_channel_axis_is_refused():
 def test_segment_with_posterior_samples_and_its_bad_values():
     image = np.zeros((24, 32))
     image[:, 16:] = 1.0
-    seg = swcuts.segment(image, seed=0, steps=200, n_atoms=20, posterior_samples=20)
+    seg = swcuts.segment(image, seed=0, steps=200, n_atoms=20, posterior_samples=20, posterior_model="image")
     # Over all chains, rounded up to equal shares of the 3 granularities x 2 chains.
     assert seg.samples is not None and seg.samples.n_samples == 24
     assert seg.samples.granularity == (1.0, 3.0, 10.0) and seg.samples.n_chains == 6
@@ -585,9 +585,10 @@ def test_segment_with_posterior_samples_and_its_bad_values():
     with pytest.raises(ValueError, match="on atoms"):
         swcuts.segment(image, sampler="multigrid", steps=10, posterior_samples=3)
     # granularity: passed on to sample_posterior, checked before any work, only with samples.
-    one = swcuts.segment(image, seed=0, steps=200, n_atoms=20, posterior_samples=8, granularity=1)
+    one = swcuts.segment(image, seed=0, steps=200, n_atoms=20, posterior_samples=8, granularity=1,
+                         posterior_model="image")
     assert one.samples.granularity == (1.0,) and one.samples.n_chains == 4
     for bad, message in (((1, 3), "give posterior_samples"), (0, "positive"), ((2, 2), "differ")):
         with pytest.raises(ValueError, match=message):
-            swcuts.segment(image, steps=10, granularity=bad,
+            swcuts.segment(image, steps=10, granularity=bad, posterior_model="image",
                            posterior_samples=None if message == "give posterior_samples" else 4)

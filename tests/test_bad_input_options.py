@@ -87,6 +87,10 @@ def _sample_posterior(mp, **kw):
     swcuts.sample_posterior(IMG, **{"n_samples": 4, "chains": 1, "thin": 1, **kw})
 
 
+def _sample_image_posterior(mp, **kw):
+    _sample_posterior(mp, model="image", **kw)
+
+
 def _segment_motion(mp, **kw):
     mp.setattr(swcuts, "segment", _reached)  # the regions of frame 2: the first work
     swcuts.segment_motion(FRAME, FRAME[::-1], **kw)
@@ -154,7 +158,13 @@ OPTIONS = {
         "merge_floor": (REAL, False, np.float64(0.01)), "split_floor": (REAL, False, np.float32(0.1)),
         "new_weight": (REAL, False, np.float32(2.0)), "local_max": (INT, False, np.int64(8)),
         "local_floor": (REAL, False, np.float64(0.5)), "neighbours": (INT, True, np.int64(5))}),
-    "sample_posterior": (_sample_posterior, {
+    "sample_posterior": (_sample_posterior, {      # the default, model="edges"
+        "n_samples": (INT, False, np.int64(8)), "thin": (INT, True, np.int32(2)),
+        "chains": (INT, True, np.int64(2)), "seed": (INT, True, np.int64(1)),
+        "time_budget": (REAL, True, np.float32(2.0)), "n_atoms": (INT, True, np.int64(16)),
+        "pilot_steps": (INT, True, np.int64(10)), "workers": (INT, True, np.int64(1)),
+        "channel_axis": (INT, True, np.int64(-1))}),
+    "sample_posterior-image": (_sample_image_posterior, {
         "n_samples": (INT, False, np.int64(8)), "thin": (INT, True, np.int32(2)),
         "chains": (INT, True, np.int64(2)), "seed": (INT, True, np.int64(1)),
         "time_budget": (REAL, True, np.float32(2.0)), "n_atoms": (INT, True, np.int64(16)),

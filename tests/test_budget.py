@@ -265,7 +265,7 @@ def test_granularity_levels_share_what_is_left(monkeypatch, allotted):
         return real(*args, time_budget=time_budget, **kwargs)
 
     monkeypatch.setattr(posterior, "sample_model", spy)
-    swcuts.sample_posterior(two_halves(), n_samples=12, chains=2, n_atoms=16, seed=0,
+    swcuts.sample_posterior(two_halves(), n_samples=12, chains=2, n_atoms=16, seed=0, model="image",
                             time_budget=Budget(0.6, clock=clock))
     assert [v for _, v in allotted] == [pytest.approx(0.4)] * 3
     assert given == [pytest.approx(0.4 / 3), pytest.approx(0.2), pytest.approx(0.4)]

@@ -190,6 +190,35 @@ def test_no_boundaries_where_an_image_has_none():
     assert p[:, 5:40].max() < 0.05 and p[:, 58:91].max() < 0.05
 
 
+def _blocks(seed=0):
+    """A 4 x 6 grid of flat blocks (24 segments), each block at least 0.4 from its neighbours, with noise."""
+    i, j = np.indices((4, 6))
+    levels = 0.1 + 0.6 * ((i + j) % 2) + 0.2 * np.random.default_rng(seed).random((4, 6))
+    image = np.kron(levels, np.ones((12, 12)))
+    return image + 0.02 * np.random.default_rng(seed + 1).standard_normal(image.shape)
+
+
+def test_the_default_samples_merged_atoms_unless_too_few_are_left():
+    import swcuts
+
+    image = _blocks()
+    kw = dict(n_samples=8, n_atoms=150, seed=0, granularity=(2, 4))
+    merged = sample_posterior(image, **kw)  # the default: model="edges" on merged atoms
+    atoms = sample_edge_posterior(image, merged=False, **kw)
+    assert merged.posterior == "edges" and edge_posterior.DEFAULT_SAMPLING_MODEL == "edges"
+    assert 4 <= merged.graph.n_vertices < atoms.graph.n_vertices
+    # Each merged atom is a union of atoms.
+    assert all(len(np.unique(merged.atoms[atoms.atoms == v])) == 1 for v in range(atoms.graph.n_vertices))
+    # Fewer merged atoms than the finest target (a two-tone image: 2): the atoms themselves.
+    two = np.zeros((48, 72))
+    two[:, 36:] = 1.0
+    two += 0.05 * np.random.default_rng(0).standard_normal(two.shape)
+    ps = sample_posterior(two, **{**kw, "granularity": (4, 8)})
+    assert ps.graph.n_vertices == sample_edge_posterior(two, merged=False, **{**kw, "granularity": (4, 8)}).graph.n_vertices
+    assert swcuts.segment(image, seed=0, steps=50, n_atoms=150, posterior_samples=4,
+                          granularity=(2, 4)).samples.posterior == "edges"
+
+
 def test_sample_posterior_edges_and_bad_input():
     image = np.zeros((30, 36))
     image[:, 18:] = 1.0

@@ -100,7 +100,7 @@ def test_levels_are_reported_and_coarser_levels_have_fewer_segments():
     image[10:30, 6:18] += 0.3
     image += 0.08 * np.random.default_rng(0).standard_normal(image.shape)
     ps = sample_posterior(image, n_samples=24, chains=2, n_atoms=40, seed=0, granularity=(1, 100),
-                          anneal_steps=200, pilot_steps=400)
+                          anneal_steps=200, pilot_steps=400, model="image")
     assert ps.n_samples == 24 and ps.energies.shape == (4, 6)
     fine, coarse = (ps.n_segments[:2].mean(), ps.n_segments[2:].mean())
     assert coarse < fine

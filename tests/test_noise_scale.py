@@ -74,6 +74,6 @@ def test_sample_posterior_uses_the_noise_scaled_edge_scale(monkeypatch):
     monkeypatch.setattr(swcuts.segmentation.build, "build_posterior", capture)
     img = noisy_halves()
     with pytest.raises(RuntimeError, match="stop"):
-        sample_posterior(img, n_samples=2, seed=0)
+        sample_posterior(img, n_samples=2, seed=0, model="image")
     features, _ = prepare_image(img)
     assert seen["edge_scale"] == pytest.approx(noise_edge_scale(features))

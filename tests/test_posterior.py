@@ -174,7 +174,7 @@ def test_sample_posterior_on_an_image_is_reproducible_and_consistent():
     image[:, 20:] = 0.8
     image += 0.15 * np.random.default_rng(2).standard_normal(image.shape)
     # One posterior (granularity 1); the mixture's pooling: tests/test_granularity.py.
-    kw = dict(n_samples=12, chains=2, n_atoms=24, anneal_steps=300, pilot_steps=400, granularity=1)
+    kw = dict(n_samples=12, chains=2, n_atoms=24, anneal_steps=300, pilot_steps=400, granularity=1, model="image")
     a = sample_posterior(image, seed=5, **kw)
     b = sample_posterior(image, seed=5, **kw)
     assert isinstance(a, PosteriorSamples)
@@ -284,7 +284,7 @@ def test_chains_in_threads_give_the_same_samples():
     # reseeded from it before every run), so the number of threads changes
     # nothing; 3 chains on 2 threads also checks chains that change thread.
     runs = [sample_posterior(_two_halves(), n_samples=12, chains=3, n_atoms=24, seed=5, workers=w,
-                             anneal_steps=300, pilot_steps=400) for w in (1, 2)]
+                             anneal_steps=300, pilot_steps=400, model="image") for w in (1, 2)]
     assert np.array_equal(runs[0].labels, runs[1].labels)
     assert np.array_equal(runs[0].energies, runs[1].energies) and runs[0].thin == runs[1].thin
     with pytest.raises(ValueError, match="workers"):
@@ -297,19 +297,20 @@ def test_segment_samples_the_posterior_it_segmented():
     import swcuts
 
     seg = swcuts.segment(_two_halves(), n_atoms=24, seed=0, steps=300, a0=3.0, edge_scale=2.0,
-                         posterior_samples=4)
+                         posterior_samples=4, posterior_model="image")
     ps = seg.samples
     atom_labels = np.zeros(ps.graph.n_vertices, np.int64)
     atom_labels[ps.atoms.ravel()] = seg.labels.ravel()
     assert np.isclose(-ps.model.log_target(atom_labels), seg.energy, rtol=1e-9, atol=1e-6)
-    default = swcuts.segment(_two_halves(), n_atoms=24, seed=0, steps=300, posterior_samples=4).samples
+    default = swcuts.segment(_two_halves(), n_atoms=24, seed=0, steps=300, posterior_samples=4,
+                             posterior_model="image").samples
     assert not np.isclose(-default.model.log_target(atom_labels), seg.energy)
 
 
 def test_progress_bar_only_on_a_terminal(capsys, monkeypatch):
     import sys
 
-    kw = dict(n_samples=8, chains=2, n_atoms=24, seed=0, anneal_steps=50, pilot_steps=100)
+    kw = dict(n_samples=8, chains=2, n_atoms=24, seed=0, anneal_steps=50, pilot_steps=100, model="image")
     sample_posterior(_two_halves(), progress=True, **kw)
     assert capsys.readouterr().err == ""  # stderr is not a terminal here
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)

@@ -96,7 +96,7 @@ def test_sample_posterior_on_superatoms():
     image[:, 24:] = [0.9, 0.6, 0.2]
     image[10:30, 4:16] = [0.2, 0.3, 0.8]
     image = np.clip(image + 0.03 * rng.standard_normal(image.shape), 0, 1)
-    ps = sample_posterior(image, superatoms=8, n_samples=24, n_atoms=60, seed=0)
+    ps = sample_posterior(image, superatoms=8, n_samples=24, n_atoms=60, seed=0, model="image")
     assert ps.posterior == "superatoms" and ps.granularity == SUPERATOM_GRANULARITY
     assert ps.atoms.shape == (40, 48) and ps.atoms.max() + 1 <= 8 and ps.graph.n_vertices == ps.atoms.max() + 1
     assert ps.labels.shape[1] == ps.graph.n_vertices and ps.boundary_probability().shape == (40, 48)

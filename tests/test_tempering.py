@@ -212,7 +212,7 @@ def test_sample_posterior_with_replicas_on_an_image_is_reproducible():
     image[:, 12:] = 1.0
     image += 0.1 * np.random.default_rng(0).standard_normal(image.shape)
     kw = dict(n_samples=8, chains=2, n_atoms=12, anneal_steps=100, pilot_steps=200, replicas=2,
-              t_max=3.0)
+              t_max=3.0, model="image")
     a = sample_posterior(image, seed=1, workers=1, **kw)
     b = sample_posterior(image, seed=1, workers=2, **kw)
     assert np.array_equal(a.labels, b.labels) and np.allclose(a.energies, b.energies)

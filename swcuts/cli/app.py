@@ -164,13 +164,14 @@ def build_parser() -> argparse.ArgumentParser:
                         "write boundary_prob.png/.npy, stability.png, segments_hist.png and "
                         "posterior_summary.json (atom samplers only)")
     s.add_argument("--granularity", type=_floats, default=None, metavar="G1,G2,...",
-                   help="with --posterior-samples: multipliers of the prior weights per label and per "
-                        "region whose posteriors are sampled in equal shares (default 1,3,10: "
-                        "granularity unknown; 1: the posterior alone)")
-    s.add_argument("--posterior-model", default=None, metavar="{image,edges}",
-                   help="with --posterior-samples: the posterior sampled, the segmentation's own (image, the "
-                        "default) or the learned edge evidence alone at 4, 8 and 16 segments (edges; "
-                        "--granularity: its target numbers of segments)")
+                   help="with --posterior-samples: the target numbers of segments of the edges posterior "
+                        "(default 4,8,16); with --posterior-model image, multipliers of the prior weights "
+                        "per label and per region sampled in equal shares (default 1,3,10; 1: the posterior "
+                        "alone)")
+    s.add_argument("--posterior-model", default=None, metavar="{edges,image}",
+                   help="with --posterior-samples: the posterior sampled, the learned edge evidence alone at "
+                        "4, 8 and 16 segments, calibrated (edges, the default), or the segmentation's own "
+                        "(image)")
     s.add_argument("--no-progress", action="store_true",
                    help="never show the phases (reading, atoms, ..., sampling, writing) or a progress bar")
 

@@ -36,8 +36,10 @@ Potts-like transition at a different b on every photo: round 6), which is
 why b is set per photo and not once. The fit uses the photo but not its
 annotations; the samples are exact for the fitted offsets.
 
-Measured in docs/algorithms/posterior.md ("Issue 35, round 8"). An option
-of :func:`~swcuts.segmentation.posterior.sample_posterior` (``model="edges"``).
+Measured in docs/algorithms/posterior.md ("Issue 35, round 8" to "round 11").
+The default posterior of :func:`~swcuts.segmentation.posterior.sample_posterior`
+(``model="edges"``; round 11), on the atoms merged as the default
+segmentation merges them (:data:`MERGED_ATOMS`).
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ __all__ = ["TARGET_SEGMENTS", "REGION_PENALTY", "LEVEL_SHARES", "LEVEL_CHAINS", 
            "PILOT_PER_ATOM", "THIN_PER_ATOM", "Q_CAP", "BOND_SCALE", "edge_weights", "bond_probabilities",
            "SAMPLING_MODELS", "edge_model", "fit_offsets", "sample_edges", "sample_edge_posterior", "check_targets",
            "check_sampling_model", "refuse_options", "sampling_options", "START_POOL", "RECORDS", "BLOCKS",
-           "BLOCK_EVERY", "BLOCK_FLIPS", "EVIDENCE_POWER", "FIT_FLOOR"]
+           "BLOCK_EVERY", "BLOCK_FLIPS", "EVIDENCE_POWER", "FIT_FLOOR", "DEFAULT_SAMPLING_MODEL", "MERGED_ATOMS"]
 
 #: Target numbers of segments of the levels (the annotators' 10th, 30th and
 #: 50th percentiles are 5, 10 and 15 on BSDS500 train + val; (4, 8, 16),
@@ -89,16 +91,20 @@ FIT_START, FIT_SLOPE = 1.0, -1.0
 #: probability up to 0.3 at γ = 1, 0.5 at γ = 0.5). On 30 BSDS500 photos at γ = 0.5 (12 tuning, 18 held out) the
 #: fitted b / γ ranged from −0.58 to 1.7.
 FIT_FLOOR = -1.5
-#: Steps per atom of each chain's pilot at T = 1 and between kept samples.
-PILOT_PER_ATOM, THIN_PER_ATOM = 20, 3
+#: Steps per atom of each chain's pilot at T = 1 and between kept samples
+#: (round 11, merged atoms: thinning 15 against 3 mixed 4 of 6 validation
+#: photos against 1, the same ECE and ODS F, 3.4 CPU s a photo against 2.4;
+#: 50: no better).
+PILOT_PER_ATOM, THIN_PER_ATOM = 20, 15
 #: The chains' starts, in turn: one label, the level's own fit end state,
 #: the next coarser level's fit end state (the first level: one label).
 START_POOL = ("one", "fit")
 #: Records of −log π and K per kept sample, for split R-hat
 #: (:func:`~swcuts.segmentation.posterior.sample_model`'s ``records``; round 9
 #: measured 3: from 13 kept samples a chain, split R-hat of perfectly mixing
-#: chains exceeds 1.1 on 45 % of photos).
-RECORDS = 1
+#: chains exceeds 1.1 on 45 % of photos). Round 11, merged atoms: 5 (on the
+#: 12 tuning photos 8 mixed by the records, 5 by the kept samples alone).
+RECORDS = 5
 #: Block flips mixed with the kernel (:mod:`swcuts.samplers.blocks`): the
 #: blocks are the regions of the offset fit's pilot states ("pilots") and
 #: the clusters of single-linkage merging by logit q ("merges");
@@ -121,20 +127,38 @@ BOND_SCALE = 1.0
 #: 0.109 (ODS F 0.589 against 0.544); docs/algorithms/posterior.md, round 10.
 EVIDENCE_POWER = 0.5
 #: ``segment(posterior_model=...)`` / ``--posterior-model``: "image" (the
-#: segmentation's own posterior, the default) or "edges" (this module's).
+#: segmentation's own posterior) or "edges" (this module's).
 SAMPLING_MODELS = ("image", "edges")
+#: The sampling posterior of ``sample_posterior`` and ``--posterior-samples``
+#: when none is named (issue 35, round 11: on merged atoms, 18 held-out
+#: photos, pooled ECE 0.037 against 0.426 for the image posterior).
+DEFAULT_SAMPLING_MODEL = "edges"
+#: Sample the atoms merged along their weakest boundaries, as the default
+#: segmentation merges them (round 11; False: the watershed atoms of rounds
+#: 8-10). The evidence of a merged edge is the learned q of the merged
+#: atoms' shared boundary, one vote per edge. On the 12 tuning photos, pooled
+#: ECE 0.095 / 0.053 and ODS F 0.638 / 0.702 (val / train) against 0.126 /
+#: 0.069 and 0.612 / 0.669 when a merged edge sums the evidence of the atom
+#: edges it is made of (the atoms' posterior restricted to the merged atoms),
+#: and 0.131 / 0.092, 0.638 / 0.696 with a q retrained on merged edges.
+#: Where fewer merged atoms are left than the finest level's target number
+#: of segments, the atoms are sampled unmerged: a two-tone image merges to 2
+#: atoms, whose one edge (q = 0.18: the detector gives a crisp step 0.64)
+#: would cut the step in half of the samples; its 60 atoms cut it in all.
+MERGED_ATOMS = True
 
 
 def check_sampling_model(name) -> str:
-    """The name of a sampling model (None: "image"), or a one-line error.
+    """The name of a sampling model (None: :data:`DEFAULT_SAMPLING_MODEL`),
+    or a one-line error.
 
     Examples
     --------
-    >>> check_sampling_model(None), check_sampling_model("edges")
-    ('image', 'edges')
+    >>> check_sampling_model(None), check_sampling_model("image")
+    ('edges', 'image')
     """
     if name is None:
-        return "image"
+        return DEFAULT_SAMPLING_MODEL
     if not isinstance(name, str) or name not in SAMPLING_MODELS:
         raise InputError(f"unknown posterior model {name!r}; choose one of {', '.join(SAMPLING_MODELS)}")
     return name
@@ -164,20 +188,24 @@ def refuse_options(**options) -> None:
     edges posterior does not have, if any is not None."""
     given = sorted(k for k, v in options.items() if v is not None)
     if given:
-        raise InputError(f"model='edges' has no option {', '.join(given)}")
+        raise InputError(f"model='edges' (the default sampling posterior) has no option {', '.join(given)}; "
+                         "pass model='image' for the segmentation's own posterior, which has them")
 
 
 def sampling_options(posterior_model, **image_options) -> dict:
     """The posterior options of :func:`swcuts.segment`'s samples:
     ``image_options`` (``model``, ``a0``, ...) for the segmentation's own
-    posterior, ``model="edges"`` alone for this one.
+    posterior (``model`` None: "image", the default image model), ``model="edges"``
+    alone for this one.
 
     Examples
     --------
-    >>> sampling_options("edges", model="learned", a0=2.0), sampling_options(None, a0=2.0)
-    ({'model': 'edges'}, {'a0': 2.0})
+    >>> sampling_options(None, model="learned", a0=2.0), sampling_options("image", a0=2.0)
+    ({'model': 'edges'}, {'a0': 2.0, 'model': 'image'})
     """
-    return {"model": "edges"} if check_sampling_model(posterior_model) == "edges" else image_options
+    if check_sampling_model(posterior_model) == "edges":
+        return {"model": "edges"}
+    return {**image_options, "model": image_options.get("model") or "image"}
 
 
 def edge_weights(q, offset, scale=1.0) -> np.ndarray:
@@ -435,10 +463,14 @@ def sample_edges(atoms, graph, q, *, targets=TARGET_SEGMENTS, n_samples=100, cha
 def sample_edge_posterior(image, *, n_samples=100, chains=None, seed=None, time_budget=None,
                           channel_axis=-1, atoms=None, n_atoms=None, granularity=None, thin=None,
                           pilot_steps=None, sampler="swc", workers=None, progress=False, replicas=1,
-                          t_max=None, swap_every=None, blocks=None, records=None, power=None) -> PosteriorSamples:
+                          t_max=None, swap_every=None, blocks=None, records=None, power=None,
+                          merged=None) -> PosteriorSamples:
     """:func:`~swcuts.segmentation.posterior.sample_posterior` with
     ``model="edges"``: prepare the image, its atoms (watershed on the learned
-    detector's map, as the "learned" model's) and the learned q_ij, then
+    detector's map, as the "learned" model's; ``merged``, default
+    :data:`MERGED_ATOMS`: then merged along their weakest boundaries, as the
+    default segmentation merges them, unless fewer merged atoms are left than
+    the finest level's target number of segments) and the learned q_ij, then
     :func:`sample_edges`. ``granularity``: the levels' target numbers of
     segments (default :data:`TARGET_SEGMENTS`); ``chains``: per level
     (default :data:`LEVEL_CHAINS`); ``replicas``, ``t_max``, ``swap_every``:
@@ -456,17 +488,25 @@ def sample_edge_posterior(image, *, n_samples=100, chains=None, seed=None, time_
     """
     from swcuts.image.atoms import DEFAULT_ATOMS
     from swcuts.image.prepare import prepare_image, refuse_path
-    from swcuts.segmentation.build import build_graph
+    from swcuts.graph.learned_edges import learned_edge_probabilities
+    from swcuts.segmentation.build import build_graph, merge_atoms
+    from swcuts.segmentation.image_models import DEFAULT_MODEL, model_atom_merge
     from swcuts.segmentation.options import default_n_atoms
 
-    from swcuts.segmentation.posterior import T_MAX
+    from swcuts.segmentation.options import resolve_options
+    from swcuts.segmentation.posterior import T0, T_MAX, _check_sampling
 
     refuse_path(image, "sample_posterior")
     targets = check_targets(granularity)
     chains = LEVEL_CHAINS if chains is None else chains
-    check_number("chains", chains, integer=True, minimum=1)
-    check_number("n_samples", n_samples, integer=True, minimum=1)
+    # Every option before any work, as the image posteriors check theirs.
+    _check_sampling(n_samples=n_samples, thin=thin, chains=chains, t0=T0, time_budget=Budget.seconds_of(time_budget),
+                    anneal_steps=None, pilot_steps=pilot_steps, workers=workers, replicas=replicas,
+                    t_max=T_MAX if t_max is None else t_max, swap_every=swap_every)
+    check_number("records", records, integer=True, minimum=1, allow_none=True)
+    check_number("power", power, minimum=0, exclusive=True, allow_none=True)
     atoms = DEFAULT_ATOMS if atoms is None else atoms
+    resolve_options(sampler=sampler if isinstance(sampler, str) else "swc", atoms=atoms, n_atoms=n_atoms, seed=seed)
     if atoms == "pixels":
         raise InputError("posterior sampling runs on atoms; choose atoms other than 'pixels'")
     budget = Budget.of(time_budget, progress=progress)
@@ -476,8 +516,14 @@ def sample_edge_posterior(image, *, n_samples=100, chains=None, seed=None, time_
         features, display = prepare_image(image, channel_axis=channel_axis)
     h, w = features.shape[:2]
     n_atoms = default_n_atoms(h * w) if n_atoms is None else n_atoms
-    atom_labels, graph, q, _ = build_graph(features, atoms, n_atoms, seed=atom_seed, edges="learned",
-                                           atom_relief="learned", budget=budget)
+    atom_labels, graph, _, prob = build_graph(features, atoms, n_atoms, seed=atom_seed, edges=None,
+                                              atom_relief="learned", boundary_map=True, budget=budget)
+    if (MERGED_ATOMS if merged is None else merged) and atoms == "watershed":
+        coarse, coarse_graph = merge_atoms(atom_labels, graph, prob, *model_atom_merge(DEFAULT_MODEL), budget=budget)
+        if coarse_graph.n_vertices >= max(targets):     # else the merge left no room for the finest level
+            atom_labels, graph = coarse, coarse_graph
+    with budget.phase("edges", f"{graph.n_edges:,} edges"):
+        q = learned_edge_probabilities(features, atom_labels, graph, prob)
     result = sample_edges(atom_labels, graph, q, targets=targets, n_samples=n_samples, chains=chains,
                           seed=rng, time_budget=budget, thin=thin, pilot_steps=pilot_steps,
                           sampler=sampler, workers=workers, image=display, progress=progress, replicas=replicas,

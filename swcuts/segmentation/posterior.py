@@ -430,7 +430,13 @@ def sample_posterior(image, *, n_samples=100, thin=None, chains=None, sampler="s
                      granularity=None, superatoms=None) -> PosteriorSamples:
     """Samples of the posterior over segmentations of ``image``.
 
-    The image, its atoms, edge probabilities and posterior are prepared as
+    By default the posterior sampled is the learned edge evidence alone,
+    coarsened to calibrate it, at granularities fitted to the photo
+    (``model="edges"``, :func:`~swcuts.segmentation.edge_posterior.sample_edge_posterior`:
+    its boundary probabilities are calibrated against human annotators, and it
+    takes none of the options of the image posteriors below). With
+    ``model="image"`` (or a named image posterior), the segmentation's own
+    posterior: the image, its atoms, edge probabilities and posterior are prepared as
     :func:`swcuts.segment` prepares them (the same functions: the
     ``model`` default for the sampler, the prior weights scaled with the
     image size). Each of ``chains`` chains, from a different start, is
@@ -470,8 +476,10 @@ def sample_posterior(image, *, n_samples=100, thin=None, chains=None, sampler="s
     channel_axis : int or None
         Axis of the channels, as in scikit-image.
     model : str, optional
-        The image posterior (default as :func:`swcuts.segment`); ``"edges"``: the learned edge
-        evidence alone (:mod:`swcuts.segmentation.edge_posterior`; ``granularity``: its target numbers of segments).
+        ``"edges"`` (default): the learned edge evidence alone
+        (:mod:`swcuts.segmentation.edge_posterior`; ``granularity``: its target numbers of
+        segments); ``"image"``: the image posterior of :func:`swcuts.segment` (its default
+        model), or a named image posterior (:data:`swcuts.MODELS`).
     atoms : str, optional
         Over-segmentation method (default as :func:`swcuts.segment`:
         ``"watershed"``; not ``"pixels"``).
@@ -490,7 +498,8 @@ def sample_posterior(image, *, n_samples=100, thin=None, chains=None, sampler="s
         Replica exchange between temperatures 1..``t_max`` (``replicas > 1``),
         see :func:`sample_model`.
     granularity : float or sequence of float, optional
-        The granularity is unknown: the samples are an equal mixture of the
+        ``model="edges"``: the levels' target numbers of segments (default (4, 8, 16)).
+        An image posterior: the granularity is unknown: the samples are an equal mixture of the
         posteriors whose prior weights a0 and a1 are the model's times each
         multiplier, each sampled by its own ``chains`` chains
         (:mod:`swcuts.segmentation.granularity`). Default
@@ -521,7 +530,11 @@ def sample_posterior(image, *, n_samples=100, thin=None, chains=None, sampler="s
     >>> ps.boundary_probability().shape
     (24, 24)
     """
-    if model == "edges":  # issue 35, rounds 8-9
+    from swcuts.segmentation.edge_posterior import check_sampling_model
+
+    if model is None or model in ("image", "edges"):
+        model = None if check_sampling_model(model) == "image" else "edges"
+    if model == "edges":  # issue 35, rounds 8-10: the default
         from swcuts.segmentation.edge_posterior import refuse_options, sample_edge_posterior
         refuse_options(t0=None if t0 == T0 else t0, anneal_steps=anneal_steps, edge_scale=edge_scale, q_max=q_max,
                        bins=bins, a0=a0, a1=a1, a2=a2, kappa=kappa, superatoms=superatoms)
@@ -593,4 +606,4 @@ def _demo() -> PosteriorSamples:
     image[:, 12:] = 1.0
     image += 0.05 * np.random.default_rng(1).standard_normal(image.shape)
     return sample_posterior(image, n_samples=40, chains=2, n_atoms=16, seed=0, anneal_steps=200,
-                            pilot_steps=400, granularity=1)
+                            pilot_steps=400, granularity=1, model="image")

@@ -262,18 +262,20 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
         atoms, graph, edges, model, compiling) and show a progress bar
         while sampling.
     posterior_samples : int, optional
-        Also draw this many samples at T = 1 with the same sampler and
-        posterior (:func:`swcuts.sample_posterior`, its granularities; samplers on
-        atoms only), in :attr:`Segmentation.samples`; with a
+        Also draw this many samples at T = 1 with the same sampler
+        (:func:`swcuts.sample_posterior`; samplers on atoms only) of the
+        sampling posterior ``posterior_model``, in :attr:`Segmentation.samples`; with a
         ``time_budget``, the segmentation samples for half of what is left
         and the posterior samples get the rest.
     granularity : float or sequence of float, optional
-        With ``posterior_samples``: the ladder of prior-weight multipliers
-        of :func:`swcuts.sample_posterior` (default (1, 3, 10); 1: the
-        posterior alone); with ``posterior_model="edges"`` its target numbers of segments.
-    posterior_model : {None, "image", "edges"}
-        With ``posterior_samples``: the segmentation's own posterior (None, "image") or the learned
-        edge evidence alone ("edges": ``sample_posterior(model="edges")``, without a0 ... kappa).
+        With ``posterior_samples``: the target numbers of segments of the
+        edges posterior (default (4, 8, 16)); with ``posterior_model="image"``
+        the ladder of prior-weight multipliers (default (1, 3, 10); 1: the posterior alone).
+    posterior_model : {None, "edges", "image"}
+        With ``posterior_samples``: the learned edge evidence alone (None, "edges":
+        ``sample_posterior(model="edges")``, calibrated; without a0 ... kappa), or the
+        segmentation's own posterior ("image", with its model and weights), which
+        anneals to the answer but whose samples at T = 1 are over-confident.
     work_pixels : int or None
         A sampler on atoms segments an image of more than twice this many
         pixels on a working image of about this many (area averaging), at
