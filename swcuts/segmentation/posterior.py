@@ -534,7 +534,7 @@ def sample_posterior(image, *, n_samples=100, thin=None, chains=None, sampler="s
 
     if model is None or model in ("image", "edges"):
         model = None if check_sampling_model(model) == "image" else "edges"
-    if model == "edges":  # issue 35, rounds 8-10: the default
+    if model == "edges":  # issue 35, rounds 8-11: the default
         from swcuts.segmentation.edge_posterior import refuse_options, sample_edge_posterior
         refuse_options(t0=None if t0 == T0 else t0, anneal_steps=anneal_steps, edge_scale=edge_scale, q_max=q_max,
                        bins=bins, a0=a0, a1=a1, a2=a2, kappa=kappa, superatoms=superatoms)
