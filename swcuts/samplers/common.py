@@ -485,25 +485,33 @@ class TargetProposal:
 
         Returns (new_label, log q(ℓ'|R,X), log q(ℓ|R,X')); ``new_label`` is a
         slot number (an unused slot for a fresh label).
+
+        The graphs of the generic kernels' tests have a few labels next to
+        R: the walk runs on Python lists (a numpy call on a tiny array
+        costs more than the arithmetic), with the same floats and the same
+        uniforms as the array version (:func:`_weight_sum`).
         """
         part = state.partition
         ell = int(part.labels[R[0]])
-        whole = part.size[ell] == len(R)
+        whole = int(part.size[ell]) == len(R)
         n_exist = part.n_labels - (1 if whole else 0)
-        w_adj = self.adjacent * (self.floor + cut_mean_q)
-        n_far = n_exist - len(cut_labels)
-        total = float(w_adj.sum()) + self.fresh + n_far * self.far
+        w_arr = self.adjacent * (self.floor + cut_mean_q)
+        labs = cut_labels.tolist()
+        ws = w_arr.tolist()
+        n_far = n_exist - len(labs)
+        total = _weight_sum(w_arr, ws) + self.fresh + n_far * self.far
         # Weight of the current target.
         if whole:
             w_cur = self.fresh
+        elif ell in labs:
+            w_cur = ws[labs.index(ell)]
         else:
-            hit = np.flatnonzero(cut_labels == ell)
-            w_cur = float(w_adj[hit[0]]) if hit.size else self.far
+            w_cur = self.far
         avail = total - w_cur
         u = rng.random() * avail
         # Walk: adjacent labels, then fresh, then far labels.
         new_label = None
-        for lab, w in zip(cut_labels.tolist(), w_adj.tolist()):
+        for lab, w in zip(labs, ws):
             if lab == ell and not whole:
                 continue
             if u < w:
@@ -514,15 +522,31 @@ class TargetProposal:
             if not whole and u < self.fresh:
                 new_label, w_new = part.fresh_label(), self.fresh
             else:
-                # Existing labels not adjacent to R, other than R's own.
-                far = np.setdiff1d(part.used_labels(), cut_labels, assume_unique=True)
-                far = far[far != ell]
-                if far.size == 0:  # only reachable through rounding
+                # Existing labels not adjacent to R, other than R's own, ascending.
+                adjacent = set(labs)
+                far = [lab for lab in part.used_labels().tolist() if lab not in adjacent and lab != ell]
+                if not far:  # only reachable through rounding
                     return ell, 0.0, 0.0
-                new_label, w_new = int(far[rng.integers(far.size)]), self.far
+                new_label, w_new = far[rng.integers(len(far))], self.far
         log_fwd = math.log(w_new) - math.log(avail)
         log_rev = math.log(w_cur) - math.log(total - w_new)
         return int(new_label), log_fwd, log_rev
+
+
+def _weight_sum(w, w_list):
+    """``float(w.sum())`` of a float array ``w`` (``w_list`` = ``w.tolist()``):
+    below 8 terms numpy adds them in order, as Python's ``sum`` does (the
+    same float, without a numpy call); from 8 on numpy sums pairwise.
+
+    Examples
+    --------
+    >>> w = np.array([0.1, 0.2, 0.3])
+    >>> _weight_sum(w, w.tolist()) == float(w.sum())
+    True
+    """
+    if len(w_list) < 8:
+        return sum(w_list, 0.0)
+    return float(w.sum())
 
 
 @njit(cache=True, inline="always")
