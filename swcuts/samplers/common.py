@@ -484,12 +484,8 @@ class TargetProposal:
         """Draw a target for R.
 
         Returns (new_label, log q(ℓ'|R,X), log q(ℓ|R,X')); ``new_label`` is a
-        slot number (an unused slot for a fresh label).
-
-        The graphs of the generic kernels' tests have a few labels next to
-        R: the walk runs on Python lists (a numpy call on a tiny array
-        costs more than the arithmetic), with the same floats and the same
-        uniforms as the array version (:func:`_weight_sum`).
+        slot number (an unused slot for a fresh label). Python lists: a
+        numpy call on the few labels next to R costs more than the arithmetic.
         """
         part = state.partition
         ell = int(part.labels[R[0]])
@@ -499,14 +495,10 @@ class TargetProposal:
         labs = cut_labels.tolist()
         ws = w_arr.tolist()
         n_far = n_exist - len(labs)
-        total = _weight_sum(w_arr, ws) + self.fresh + n_far * self.far
+        # numpy sums below 8 terms in order, as sum() does (the same float); from 8 pairwise.
+        total = (sum(ws, 0.0) if len(ws) < 8 else float(w_arr.sum())) + self.fresh + n_far * self.far
         # Weight of the current target.
-        if whole:
-            w_cur = self.fresh
-        elif ell in labs:
-            w_cur = ws[labs.index(ell)]
-        else:
-            w_cur = self.far
+        w_cur = self.fresh if whole else (ws[labs.index(ell)] if ell in labs else self.far)
         avail = total - w_cur
         u = rng.random() * avail
         # Walk: adjacent labels, then fresh, then far labels.
@@ -531,22 +523,6 @@ class TargetProposal:
         log_fwd = math.log(w_new) - math.log(avail)
         log_rev = math.log(w_cur) - math.log(total - w_new)
         return int(new_label), log_fwd, log_rev
-
-
-def _weight_sum(w, w_list):
-    """``float(w.sum())`` of a float array ``w`` (``w_list`` = ``w.tolist()``):
-    below 8 terms numpy adds them in order, as Python's ``sum`` does (the
-    same float, without a numpy call); from 8 on numpy sums pairwise.
-
-    Examples
-    --------
-    >>> w = np.array([0.1, 0.2, 0.3])
-    >>> _weight_sum(w, w.tolist()) == float(w.sum())
-    True
-    """
-    if len(w_list) < 8:
-        return sum(w_list, 0.0)
-    return float(w.sum())
 
 
 @njit(cache=True, inline="always")
