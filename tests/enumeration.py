@@ -38,13 +38,47 @@ def exact_distribution(model, states):
     return p / p.sum()
 
 
+def _compiled_run(kernel):
+    """``kernel.run`` when it makes exactly the moves of ``kernel.step`` one
+    by one, else None.
+
+    That holds for the SW-cut and Gibbs kernels on their compiled path
+    (:class:`~swcuts.samplers.swc.CompiledRunMixin`, ``compiled`` true):
+    ``step`` is ``run`` over one temperature (on the mixture Gibbs path
+    ``run`` draws the same uniforms in the same order,
+    ``test_compiled_gibbs_run_makes_the_steps_moves``). A test's kernel
+    that overrides ``step`` or ``run`` (a negative control) keeps ``step``.
+    """
+    from swcuts.samplers.swc import CompiledRunMixin
+
+    if not (isinstance(kernel, CompiledRunMixin) and getattr(kernel, "compiled", False) is True):
+        return None
+    cls = type(kernel)
+    if not all(getattr(f, "__module__", "").startswith("swcuts.") for f in (cls.step, cls.run)):
+        return None
+    return kernel.run
+
+
 def visit_counts(kernel, state, rng, n_samples, thin, temperature=1.0, key=canonical, burn=200):
-    for _ in range(burn):
-        kernel.step(state, rng, temperature)
-    counts = Counter()
-    for _ in range(n_samples):
-        for _ in range(thin):
+    """Visit counts of ``n_samples`` states ``thin`` steps apart, after
+    ``burn`` steps. A compiled SW-cut or Gibbs kernel makes each run of
+    ``thin`` steps in one compiled call (:func:`_compiled_run`): the same
+    moves and visits as ``thin`` calls of ``step``, without ~30 µs of
+    Python per step."""
+    run = _compiled_run(kernel)
+    if run is None:
+        for _ in range(burn):
             kernel.step(state, rng, temperature)
+    elif burn:
+        run(state, rng, np.full(burn, float(temperature)))
+    counts = Counter()
+    temps = np.full(thin, float(temperature))
+    for _ in range(n_samples):
+        if run is None:
+            for _ in range(thin):
+                kernel.step(state, rng, temperature)
+        else:
+            run(state, rng, temps)
         counts[key(state.partition.labels)] += 1
     return counts
 

@@ -38,6 +38,7 @@ MODULES = [
     "swcuts.models.protocols",
     "swcuts.inference.multilevel_anneal",
     "swcuts.samplers.common",
+    "swcuts.samplers.swc",
     "swcuts.segmentation.posterior",
     "swcuts.graph.edge_probabilities",
     "swcuts.io.flow",

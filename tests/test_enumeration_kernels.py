@@ -237,6 +237,31 @@ def test_enumeration_test_catches_a_wrong_acceptance_ratio(setting, compiled):
     assert pvalue < 1e-3
 
 
+@pytest.mark.parametrize("kernel_cls", [SWC, SWC1, SWC2, ClusterGibbs, Gibbs], ids=lambda k: k.name)
+def test_compiled_steps_one_by_one_make_the_moves_of_one_run(kernel_cls):
+    """``visit_counts`` drives a compiled kernel ``thin`` steps per
+    ``run`` call (``enumeration._compiled_run``); that tests ``step`` too
+    only because steps one by one make exactly the same moves."""
+    model, img, atoms = boundary_setting()
+    kernel = kernel_cls(model, edge_q(img, atoms, model.graph), compiled=True)
+    paths = []
+    for by_step in (True, False):
+        rng = np.random.default_rng(11)
+        seed_compiled_rng(rng)
+        state = model.new_state(np.zeros(model.n_vertices, dtype=np.int64))
+        path = []
+        for _ in range(50):
+            if by_step:
+                for _ in range(40):
+                    kernel.step(state, rng, 1.0)
+            else:
+                kernel.run(state, rng, np.full(40, 1.0))
+            path.append((state.labels.tolist(), state.log_pi))
+        paths.append(path)
+    assert paths[0] == paths[1]
+    assert len({tuple(labels) for labels, _ in paths[0]}) > 5  # the chain moved
+
+
 def test_temperature_targets_tempered_posterior():
     model, img, atoms = grey_setting()
     states = set_partitions(6)

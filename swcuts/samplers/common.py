@@ -484,26 +484,26 @@ class TargetProposal:
         """Draw a target for R.
 
         Returns (new_label, log q(ℓ'|R,X), log q(ℓ|R,X')); ``new_label`` is a
-        slot number (an unused slot for a fresh label).
+        slot number (an unused slot for a fresh label). Python lists: a
+        numpy call on the few labels next to R costs more than the arithmetic.
         """
         part = state.partition
         ell = int(part.labels[R[0]])
-        whole = part.size[ell] == len(R)
+        whole = int(part.size[ell]) == len(R)
         n_exist = part.n_labels - (1 if whole else 0)
-        w_adj = self.adjacent * (self.floor + cut_mean_q)
-        n_far = n_exist - len(cut_labels)
-        total = float(w_adj.sum()) + self.fresh + n_far * self.far
+        w_arr = self.adjacent * (self.floor + cut_mean_q)
+        labs = cut_labels.tolist()
+        ws = w_arr.tolist()
+        n_far = n_exist - len(labs)
+        # numpy sums below 8 terms in order, as sum() does (the same float); from 8 pairwise.
+        total = (sum(ws, 0.0) if len(ws) < 8 else float(w_arr.sum())) + self.fresh + n_far * self.far
         # Weight of the current target.
-        if whole:
-            w_cur = self.fresh
-        else:
-            hit = np.flatnonzero(cut_labels == ell)
-            w_cur = float(w_adj[hit[0]]) if hit.size else self.far
+        w_cur = self.fresh if whole else (ws[labs.index(ell)] if ell in labs else self.far)
         avail = total - w_cur
         u = rng.random() * avail
         # Walk: adjacent labels, then fresh, then far labels.
         new_label = None
-        for lab, w in zip(cut_labels.tolist(), w_adj.tolist()):
+        for lab, w in zip(labs, ws):
             if lab == ell and not whole:
                 continue
             if u < w:
@@ -514,12 +514,12 @@ class TargetProposal:
             if not whole and u < self.fresh:
                 new_label, w_new = part.fresh_label(), self.fresh
             else:
-                # Existing labels not adjacent to R, other than R's own.
-                far = np.setdiff1d(part.used_labels(), cut_labels, assume_unique=True)
-                far = far[far != ell]
-                if far.size == 0:  # only reachable through rounding
+                # Existing labels not adjacent to R, other than R's own, ascending.
+                adjacent = set(labs)
+                far = [lab for lab in part.used_labels().tolist() if lab not in adjacent and lab != ell]
+                if not far:  # only reachable through rounding
                     return ell, 0.0, 0.0
-                new_label, w_new = int(far[rng.integers(far.size)]), self.far
+                new_label, w_new = far[rng.integers(len(far))], self.far
         log_fwd = math.log(w_new) - math.log(avail)
         log_rev = math.log(w_cur) - math.log(total - w_new)
         return int(new_label), log_fwd, log_rev

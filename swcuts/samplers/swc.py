@@ -73,14 +73,29 @@ class _SWCBase(CompiledRunMixin):
         ell = int(state.partition.labels[R[0]])
         if new_label == ell:
             return StepInfo(False, -math.inf, 0)
-        cut_new = 0.0 if single else float(s_log[labs == new_label].sum())
-        cut_old = 0.0 if single else float(s_log[labs == ell].sum())
+        cut_new = 0.0 if single else _cut_log(labs, s_log, new_label)
+        cut_old = 0.0 if single else _cut_log(labs, s_log, ell)
         d = self.model.delta(state, R, new_label)
         log_alpha = cut_new - cut_old + log_rev - log_fwd + d / temperature
         if metropolis_hastings(log_alpha, rng):
             self.model.apply(state, R, new_label, d)
             return StepInfo(True, log_alpha, len(R), d)
         return StepInfo(False, log_alpha, len(R), d)
+
+
+def _cut_log(labs, s_log, label):
+    """Σ log(1 − q) over the cut to ``label`` (0 when R has no edge to it):
+    the cut labels ``labs`` are distinct, so this is ``s_log[labs == label].sum()``.
+
+    Examples
+    --------
+    >>> _cut_log(np.array([4, 2]), np.array([-0.5, -1.5]), 2), _cut_log(np.array([4]), np.array([-0.5]), 3)
+    (-1.5, 0.0)
+    """
+    for t, lab in enumerate(labs.tolist()):
+        if lab == label:
+            return float(s_log[t])
+    return 0.0
 
 
 class SWC1(_SWCBase):
