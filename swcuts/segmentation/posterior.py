@@ -430,20 +430,15 @@ def sample_posterior(image, *, n_samples=100, thin=None, chains=None, sampler="s
                      granularity=None, superatoms=None) -> PosteriorSamples:
     """Samples of the posterior over segmentations of ``image``.
 
-    By default the posterior sampled is the learned edge evidence alone,
-    coarsened to calibrate it, at granularities fitted to the photo
-    (``model="edges"``, :func:`~swcuts.segmentation.edge_posterior.sample_edge_posterior`:
-    its boundary probabilities are calibrated against human annotators, and it
-    takes none of the options of the image posteriors below). With
-    ``model="image"`` (or a named image posterior), the segmentation's own
-    posterior: the image, its atoms, edge probabilities and posterior are prepared as
-    :func:`swcuts.segment` prepares them (the same functions: the
-    ``model`` default for the sampler, the prior weights scaled with the
-    image size). Each of ``chains`` chains, from a different start, is
-    annealed from ``t0`` to T = 1 (not below), runs a pilot at T = 1
+    By default (``model="edges"``) the learned edge evidence alone, coarsened
+    and calibrated against human annotators, at granularities fitted to the
+    photo (:func:`~swcuts.segmentation.edge_posterior.sample_edge_posterior`;
+    it takes none of the image posteriors' options). ``model="image"`` (or a
+    named image posterior): the segmentation's own posterior, prepared as
+    :func:`swcuts.segment` prepares it; each of ``chains`` chains, from a
+    different start, is annealed from ``t0`` to T = 1, runs a pilot at T = 1
     (burn-in and autocorrelation estimate), then keeps one state every
-    ``thin`` steps at T = 1 exactly, so that averages over the samples
-    estimate posterior expectations.
+    ``thin`` steps at T = 1 exactly.
 
     Parameters
     ----------
@@ -454,16 +449,14 @@ def sample_posterior(image, *, n_samples=100, thin=None, chains=None, sampler="s
         Kept samples over all chains, rounded up to equal shares of the
         granularity levels and their chains (at least 4 per chain).
     thin : int, optional
-        Kernel steps between kept samples; default the measured integrated
-        autocorrelation time (in steps) of −log π and the number of
-        segments (the larger).
+        Kernel steps between kept samples; default a number of steps per atom
+        (edges) or the measured integrated autocorrelation time of −log π
+        and the number of segments, the larger (image posteriors).
     chains : int, optional
-        Number of chains of each posterior of ``granularity`` (split R-hat
-        needs at least one; use 2 or more to detect chains stuck in
-        different modes). Default :data:`POSTERIOR_CHAINS`, 4, for one
-        posterior and :data:`LEVEL_CHAINS`, 2, for each of several (6 in
-        all for the default ladder: about 1.3 times the CPU of 4 chains of
-        one posterior on a 481 x 321 photo).
+        Chains of each posterior of ``granularity`` (2 or more detect chains
+        stuck in different modes). Default 2 a share of each edges level;
+        image posteriors :data:`POSTERIOR_CHAINS`, 4, for one posterior and
+        :data:`LEVEL_CHAINS`, 2, for each of several.
     sampler : str
         A kernel (``"swc"`` default; ``"swc2"``, ``"gibbs"``, ...).
     seed : int or numpy.random.Generator, optional
@@ -498,8 +491,8 @@ def sample_posterior(image, *, n_samples=100, thin=None, chains=None, sampler="s
         Replica exchange between temperatures 1..``t_max`` (``replicas > 1``),
         see :func:`sample_model`.
     granularity : float or sequence of float, optional
-        ``model="edges"``: the levels' target numbers of segments (default (4, 8, 16)).
-        An image posterior: the granularity is unknown: the samples are an equal mixture of the
+        Edges: the levels' target numbers of segments (default (4, 8, 16)). An
+        image posterior: the granularity is unknown: the samples are an equal mixture of the
         posteriors whose prior weights a0 and a1 are the model's times each
         multiplier, each sampled by its own ``chains`` chains
         (:mod:`swcuts.segmentation.granularity`). Default
@@ -513,10 +506,8 @@ def sample_posterior(image, *, n_samples=100, thin=None, chains=None, sampler="s
         super-atoms (the atoms merged along their weakest boundaries), the
         likelihood coarsened to the super-atoms' share of independent pixels
         and the boundary evidence to a share of its pixel pairs
-        (:data:`~swcuts.segmentation.superatom_posterior.SUPERATOMS`, 100,
-        mixes on photos); ``anneal_steps``, ``pilot_steps`` and ``thin``
-        default to a number of steps per super-atom (that module's
-        constants). None (default): the image posterior on the atoms.
+        (:data:`~swcuts.segmentation.superatom_posterior.SUPERATOMS`, 100); ``anneal_steps``,
+        ``pilot_steps`` and ``thin`` default to steps per super-atom (that module's).
 
     Returns
     -------
