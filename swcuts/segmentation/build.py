@@ -16,13 +16,14 @@ __all__ = ["build_posterior", "build_graph", "merge_atoms"]
 
 
 def build_graph(features, atoms, n_atoms, *, seed, edges="kl", edge_scale=1.0, q_max=1.0, edge_power=1.0,
-                atom_relief="gradient", boundary_map=False, atom_merge=None, budget=None):
+                atom_relief="gradient", boundary_map=False, atom_merge=None, min_merged=0, budget=None):
     """Atoms, their graph, edge probabilities and the learned detector's
     map of prepared ``features``: ``(atom label image, RegionGraph, q,
     boundary map or None)``. The detector runs when the edges or the atoms'
     relief need it, or when ``boundary_map`` asks for it. ``edges=None``:
     no edge probabilities (q is None; for a caller that computes them on
-    another graph). Other parameters as :func:`build_posterior`."""
+    another graph). ``min_merged``: keep the atoms unmerged when the merge
+    would leave fewer than this many. Other parameters as :func:`build_posterior`."""
     h, w = features.shape[:2]
     prob = None
     relief = atom_relief == "learned" and atoms == "watershed"
@@ -36,7 +37,9 @@ def build_graph(features, atoms, n_atoms, *, seed, edges="kl", edge_scale=1.0, q
     with phase_of(budget, "graph"):
         graph = RegionGraph.from_labels(atom_labels)
     if atom_merge is not None and relief:
-        atom_labels, graph = merge_atoms(atom_labels, graph, prob, *atom_merge, budget=budget)
+        merged, merged_graph = merge_atoms(atom_labels, graph, prob, *atom_merge, budget=budget)
+        if merged_graph.n_vertices >= min_merged:
+            atom_labels, graph = merged, merged_graph
     if edges is None:
         return atom_labels, graph, None, prob
     with phase_of(budget, "edges", f"{graph.n_edges:,} edges"):

@@ -490,8 +490,7 @@ def sample_edge_posterior(image, *, n_samples=100, chains=None, seed=None, time_
     """
     from swcuts.image.atoms import DEFAULT_ATOMS
     from swcuts.image.prepare import prepare_image, refuse_path
-    from swcuts.graph.learned_edges import learned_edge_probabilities
-    from swcuts.segmentation.build import build_graph, merge_atoms
+    from swcuts.segmentation.build import build_graph
     from swcuts.segmentation.image_models import DEFAULT_MODEL, model_atom_merge
     from swcuts.segmentation.options import default_n_atoms, resolve_options
     from swcuts.segmentation.posterior import T0, T_MAX, _check_sampling
@@ -516,14 +515,11 @@ def sample_edge_posterior(image, *, n_samples=100, chains=None, seed=None, time_
         features, display = prepare_image(image, channel_axis=channel_axis)
     h, w = features.shape[:2]
     n_atoms = default_n_atoms(h * w) if n_atoms is None else n_atoms
-    atom_labels, graph, _, prob = build_graph(features, atoms, n_atoms, seed=atom_seed, edges=None,
-                                              atom_relief="learned", boundary_map=True, budget=budget)
-    if (MERGED_ATOMS if merged is None else merged) and atoms == "watershed":
-        coarse, coarse_graph = merge_atoms(atom_labels, graph, prob, *model_atom_merge(DEFAULT_MODEL), budget=budget)
-        if coarse_graph.n_vertices >= max(targets):     # else the merge left no room for the finest level
-            atom_labels, graph = coarse, coarse_graph
-    with budget.phase("edges", f"{graph.n_edges:,} edges"):
-        q = learned_edge_probabilities(features, atom_labels, graph, prob)
+    merge = model_atom_merge(DEFAULT_MODEL) if (MERGED_ATOMS if merged is None else merged) else None
+    # Fewer merged atoms than the finest level's target leave it no room: then the atoms themselves.
+    atom_labels, graph, q, _ = build_graph(features, atoms, n_atoms, seed=atom_seed, edges="learned",
+                                           atom_relief="learned", atom_merge=merge, min_merged=max(targets),
+                                           budget=budget)
     result = sample_edges(atom_labels, graph, q, targets=targets, n_samples=n_samples, chains=chains,
                           seed=rng, time_budget=budget, thin=thin, pilot_steps=pilot_steps,
                           sampler=sampler, workers=workers, image=display, progress=progress, replicas=replicas,
