@@ -20,8 +20,10 @@ POSTERIOR_FILES = ("boundary_prob.png", "boundary_prob.npy", "stability.png", "s
 
 
 def _figure(w_px, h_px, extra_w=1.4):
-    """A figure for a map of ``w_px`` x ``h_px`` pixels (at most 9 inches wide) and its colour bar."""
-    scale = min(1.0, 9.0 / max(w_px / 100, 1e-9))
+    """A figure for a map of ``w_px`` x ``h_px`` pixels (4 to 9 inches wide: a small image is
+    enlarged so that the title fits) and its colour bar."""
+    w_in = max(w_px / 100, 1e-9)
+    scale = min(max(1.0, 4.0 / w_in), 9.0 / w_in)
     return figure(w_px / 100 * scale + extra_w, h_px / 100 * scale + 0.6)
 
 
