@@ -48,6 +48,7 @@ MODULES = [
     "swcuts.models.affine_objects",
     "swcuts.samplers.objects",
     "swcuts.inference.posterior_samples",
+    "swcuts.samplers.registry",
     "swcuts.evaluation.motion_peers",
     "swcuts.segmentation.options",
     "swcuts.segmentation.image_models",

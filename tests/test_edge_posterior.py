@@ -14,7 +14,7 @@ from swcuts.inference import diagnostics as dg
 from swcuts.io.errors import InputError
 from swcuts.segmentation import edge_posterior
 from swcuts.segmentation.edge_posterior import (
-    bond_probabilities, edge_model, edge_weights, fit_offsets, sample_edge_posterior, sample_edges)
+    bond_probabilities, edge_model, edge_weights, fit_offsets, sample_edge_posterior, sample_edges, THIN_PER_ATOM)
 from swcuts.samplers.blocks import region_blocks
 from swcuts.segmentation.posterior import sample_posterior
 
@@ -146,6 +146,20 @@ def test_a_kernel_without_the_cut_ratio_fails():
     assert z.max() > Z_MAX, f"largest z-score {z.max():.2f}: the biased kernel went unnoticed"
 
 
+def test_default_steps_are_in_the_samplers_own_steps():
+    # thin and the pilot default to steps per atom of SW cuts, converted to
+    # the sampler's steps by the registry's budgets (a Gibbs step moves one atom).
+    from swcuts.samplers.registry import steps_for
+
+    graph, q = _setting()
+    n = graph.n_vertices
+    for sampler in ("swc", "gibbs"):
+        ps = sample_edges(ATOMS, graph, q, targets=(2, 4), offsets=OFFSETS, n_samples=8, seed=0,
+                          sampler=sampler, power=1.0)
+        assert ps.thin == steps_for(sampler, THIN_PER_ATOM, n)
+    assert steps_for("gibbs", THIN_PER_ATOM, n) != THIN_PER_ATOM * n == steps_for("swc", THIN_PER_ATOM, n)
+
+
 @pytest.mark.parametrize("power", [1.0, POWER])
 def test_fitted_offsets_reach_their_targets(power):
     graph, q = _setting()
@@ -261,6 +275,10 @@ def test_segment_and_the_cli_sample_the_edges_posterior(tmp_path, capsys):
                   granularity=(1, 2))
     assert seg.samples.posterior == "edges" and seg.samples.granularity == (1.0, 2.0)
     assert [round(level["target"]) for level in seg.samples.levels] == [1, 2]
+    # The stability map describes the answer's segments (the pooled best state is the coarsest level's).
+    ref = seg.samples.reference
+    assert ref is not None and seg.samples.reference_labels is ref
+    assert np.array_equal(seg.samples.refer_to(seg.labels).reference, ref)
     for bad in (dict(posterior_model="edge"), dict(posterior_model="edges", granularity=0),
                 dict(posterior_model="edges")):  # the last: no posterior_samples
         with pytest.raises(InputError):

@@ -169,6 +169,27 @@ def test_segment_stability_is_the_mean_best_match_iou():
     assert np.allclose(got, [(1 + 4 / 6 + 3 / 4) / 3, (1 + 2 / 6 + 1) / 3])
 
 
+def test_stability_can_describe_another_segmentation():
+    # refer_to: each atom takes the segment of most of its pixels; the
+    # stability then describes that labelling's segments, not the best state's.
+    from swcuts.io.errors import InputError
+    from swcuts.segmentation.posterior import _demo
+
+    ps = _demo()
+    atoms = ps.atoms
+    thirds = np.repeat([[5, 9, 2]], 8, axis=1).repeat(24, axis=0)  # any label values
+    thirds[0, 0] = 2                                                 # a stray pixel does not move its atom
+    ref = ps.refer_to(thirds).reference
+    major = [np.bincount(thirds[atoms == a]).argmax() for a in range(ps.graph.n_vertices)]
+    assert ref.max() == 2 and [len(set(np.asarray(major)[ref == k])) for k in range(3)] == [1, 1, 1]
+    assert ref[0] == 0 and ps.best_labels.max() + 1 != 3                           # not the best state
+    assert np.array_equal(ps.reference_segmentation, ref[atoms])
+    assert np.allclose(ps.segment_stability(), segment_stability(ps.labels, ref, ps.graph.pixel_count))
+    assert ps.stability_map().shape == atoms.shape
+    with pytest.raises(InputError, match="shape"):
+        ps.refer_to(thirds[:, :10])
+
+
 def test_sample_posterior_on_an_image_is_reproducible_and_consistent():
     image = np.zeros((30, 40))
     image[:, 20:] = 0.8

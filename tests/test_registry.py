@@ -124,3 +124,17 @@ def test_state_workspace_is_made_once_per_kind_and_size():
         for _ in range(5):
             kernel.step(state, rng, 1.0)
     assert set(vars(state)) == before
+
+
+def test_steps_for_converts_reference_steps_by_the_budgets():
+    from swcuts.samplers.registry import REFERENCE_SAMPLER, steps_for
+
+    ref = sampler_spec(REFERENCE_SAMPLER).steps_per_atom
+    assert steps_for(REFERENCE_SAMPLER, 45, 100) == 4500
+    for spec in REGISTRY:
+        assert steps_for(spec.name, 45, 100) == max(1, round(4500 * spec.steps_per_atom / ref))
+        for alias in spec.aliases:
+            assert steps_for(alias, 45, 100) == steps_for(spec.name, 45, 100)
+    assert steps_for("srm", 45, 100) < steps_for("gibbs", 45, 100)  # a sweep against one atom
+    assert steps_for("srm", 1, 1) == 1  # never no step
+    assert steps_for(lambda model, q: None, 6, 7) == 42  # a factory: at par

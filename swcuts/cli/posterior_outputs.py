@@ -47,18 +47,20 @@ def _map_plot(values, title, label, cmap, background=None) -> bytes:
 
 
 def _stability_plot(samples) -> bytes:
-    """Segments of the best state coloured by stability, boundaries in black."""
+    """Segments of the reference (the segmentation, else the best state) coloured by stability, boundaries in black."""
     from swcuts.evaluation.metrics.boundaries import boundary_map
 
     stab = samples.stability_map()
-    seg = samples.best_segmentation
+    seg = samples.reference_segmentation
     h, w = seg.shape
     fig = _figure(w, h)
     ax = fig.add_subplot()
     im = ax.imshow(stab, cmap="RdYlGn", vmin=0, vmax=1, interpolation="nearest")
     edges = boundary_map(seg)
     ax.imshow(np.ma.masked_where(~edges, edges), cmap="gray_r", vmin=0, vmax=1, interpolation="nearest")
-    ax.set_title(f"segment stability (mean best-match IoU over {samples.n_samples} samples)", fontsize=10)
+    which = "best state" if samples.reference is None else "segmentation"
+    ax.set_title(f"stability of the {which}'s segments (mean best-match IoU over {samples.n_samples} samples)",
+                 fontsize=10)
     ax.set_axis_off()
     cb = fig.colorbar(im, ax=ax, fraction=0.046, pad=0.03)
     cb.set_label("stability")
@@ -72,8 +74,9 @@ def _hist_plot(samples) -> bytes:
     fig = figure(6, 3.5)
     ax = fig.add_subplot()
     ax.bar(k, p, width=0.8, color="#4477aa")
-    best_k = int(samples.best_labels.max()) + 1
-    ax.axvline(best_k, color="#cc3311", lw=1.5, ls="--", label=f"best state ({best_k})")
+    best_k = int(samples.reference_labels.max()) + 1
+    which = "best state" if samples.reference is None else "segmentation"
+    ax.axvline(best_k, color="#cc3311", lw=1.5, ls="--", label=f"{which} ({best_k})")
     ax.set_xlabel("number of segments")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # counts: no ticks at 24.5
     ax.set_ylabel("posterior probability")
@@ -111,7 +114,9 @@ def write_posterior_outputs(samples, outdir) -> list:
     Files (:data:`POSTERIOR_FILES`), written as one unit (none if any
     fails): ``boundary_prob.png`` (the boundary probability map with a
     colour bar), ``boundary_prob.npy`` (the map, float32 H x W),
-    ``stability.png`` (segments of the best state coloured by stability),
+    ``stability.png`` (segments of the segmentation the samples refer to,
+    :meth:`~swcuts.inference.posterior_samples.PosteriorSamples.refer_to`, else
+    of the best state, coloured by stability),
     ``segments_hist.png`` (the posterior of the number of segments) and
     ``posterior_summary.json`` (:meth:`PosteriorSamples.summary`:
     diagnostics and warnings).

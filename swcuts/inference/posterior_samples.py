@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from swcuts.inference import diagnostics as dg
+from swcuts.io.errors import InputError
 
 __all__ = ["PosteriorSamples", "pixel_boundary_probability", "segment_stability", "R_HAT_WARN",
            "ESS_WARN"]
@@ -83,6 +84,10 @@ class PosteriorSamples:
         ``acceptance``; ``r_hat`` above is then the worst level's and ``ess``
         the smallest (R-hat compares chains of one posterior), ``nan`` if any
         level's is (a statistic that no chain of that level changed).
+    reference : (n_atoms,) int array or None
+        The labelling whose segments :meth:`segment_stability` describes
+        (:meth:`refer_to`: e.g. :func:`swcuts.segment`'s answer); None: the
+        best state.
     """
 
     labels: np.ndarray
@@ -110,6 +115,7 @@ class PosteriorSamples:
     tempering: dict = field(default_factory=dict)
     granularity: tuple = (1.0,)
     levels: list = field(default_factory=list)
+    reference: np.ndarray = field(repr=False, default=None)
 
     @classmethod
     def pooled(cls, parts, granularity, level_name="granularity x{:g}") -> "PosteriorSamples":
@@ -178,6 +184,52 @@ class PosteriorSamples:
     def best_segmentation(self) -> np.ndarray:
         """(H, W) segment of every pixel in the best state."""
         return self.best_labels[self.atoms]
+
+    @property
+    def reference_labels(self) -> np.ndarray:
+        """(n_atoms,) the labelling the stability describes: :attr:`reference`, else the best state."""
+        return self.best_labels if self.reference is None else self.reference
+
+    @property
+    def reference_segmentation(self) -> np.ndarray:
+        """(H, W) segment of every pixel in :attr:`reference_labels`."""
+        return self.reference_labels[self.atoms]
+
+    def refer_to(self, segmentation) -> "PosteriorSamples":
+        """Describe the stability of the segments of ``segmentation`` (set
+        :attr:`reference`; returns ``self``).
+
+        The best state of pooled granularity levels is one level's, and
+        that of one posterior need not be the answer a user has: with
+        :func:`swcuts.segment`'s answer as the reference, the stability map
+        says how sure each of its segments is. Each atom takes the segment
+        that covers most of its pixels.
+
+        Parameters
+        ----------
+        segmentation : (H, W) int array
+            A label image of the samples' image (the shape of :attr:`atoms`).
+
+        Examples
+        --------
+        >>> from swcuts.segmentation.posterior import _demo
+        >>> ps = _demo()
+        >>> halves = (np.arange(24) >= 12)[None, :].repeat(24, axis=0).astype(int)
+        >>> ps.refer_to(halves).segment_stability().shape
+        (2,)
+        """
+        from swcuts.models.partition import canonical
+
+        seg = np.asarray(segmentation)
+        if seg.shape != self.atoms.shape:
+            raise InputError(f"the segmentation's shape {seg.shape} is not the samples' image's "
+                             f"{self.atoms.shape}")
+        _, seg = np.unique(seg, return_inverse=True)
+        k = int(seg.max()) + 1
+        counts = np.bincount(self.atoms.ravel() * k + seg.ravel(),
+                             minlength=(int(self.atoms.max()) + 1) * k).reshape(-1, k)
+        self.reference = np.asarray(canonical(counts.argmax(axis=1)), dtype=np.int64)
+        return self
 
     def edge_probability(self) -> np.ndarray:
         """Probability that each atom edge (``graph.edges``) lies on a segment boundary.
@@ -278,9 +330,9 @@ class PosteriorSamples:
         return values, counts / counts.sum()
 
     def segment_stability(self) -> np.ndarray:
-        """Stability of each segment of the best state.
+        """Stability of each segment of the best state (or of :attr:`reference`).
 
-        For segment ``s`` of :attr:`best_labels` and each sample, the IoU
+        For segment ``s`` of :attr:`reference_labels` and each sample, the IoU
         (in pixels) of ``s`` with the sample's segment that overlaps it
         best; the stability is the mean over samples: 1 for a segment
         every sample has exactly, lower for one that is split, merged or
@@ -289,7 +341,7 @@ class PosteriorSamples:
         Returns
         -------
         (K,) float array in (0, 1]
-            Stability of segments ``0..K-1`` of ``best_labels``.
+            Stability of segments ``0..K-1`` of :attr:`reference_labels`.
 
         Examples
         --------
@@ -299,11 +351,11 @@ class PosteriorSamples:
         >>> s.shape == (int(ps.best_labels.max()) + 1,) and bool((s <= 1).all())
         True
         """
-        return segment_stability(self.labels, self.best_labels, self.graph.pixel_count)
+        return segment_stability(self.labels, self.reference_labels, self.graph.pixel_count)
 
     def stability_map(self) -> np.ndarray:
-        """(H, W) stability of the best-state segment of every pixel."""
-        return self.segment_stability()[self.best_labels][self.atoms]
+        """(H, W) stability of the segment of every pixel (in :attr:`reference_labels`)."""
+        return self.segment_stability()[self.reference_labels][self.atoms]
 
     def summary(self) -> dict:
         """The diagnostics as a JSON-ready dict (for ``summary.json``).

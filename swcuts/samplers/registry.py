@@ -18,7 +18,8 @@ from typing import Callable, Optional
 from swcuts.image.atoms import DEFAULT_ATOMS
 from swcuts.samplers.swc import SWC, SWC1, SWC2, ClusterGibbs
 
-__all__ = ["SamplerSpec", "REGISTRY", "sampler_spec", "find_spec", "RUNS_ON", "LazyKernel", "kernel_class"]
+__all__ = ["SamplerSpec", "REGISTRY", "sampler_spec", "find_spec", "RUNS_ON", "LazyKernel", "kernel_class",
+           "steps_for", "REFERENCE_SAMPLER"]
 
 #: What a sampler runs on: the atoms of ``segment(atoms=...)``
 #: (:data:`~swcuts.image.atoms.DEFAULT_ATOMS` by default), the pixels (by default;
@@ -233,3 +234,29 @@ def sampler_spec(name) -> SamplerSpec:
     if spec is None:
         raise KeyError(f"unknown sampler {name!r}")
     return spec
+
+
+#: The sampler whose steps the step counts of posterior sampling are given
+#: in (steps per atom of annealing, pilot, thinning and fits).
+REFERENCE_SAMPLER = "swc"
+
+
+def steps_for(sampler, per_atom, n_atoms) -> int:
+    """Steps of ``sampler`` worth ``per_atom`` steps per atom of
+    :data:`REFERENCE_SAMPLER`'s on ``n_atoms`` atoms (at least 1).
+
+    The exchange rate is the ratio of the two samplers' default budgets
+    (:attr:`SamplerSpec.steps_per_atom`): a step of "srm" (a sweep of
+    reconfiguration moves, budget 1 per atom) is worth 130 of "swc" (budget
+    130), a step of "gibbs" (one atom, 200) 0.65. A kernel factory or a
+    name the registry does not know is taken at par.
+
+    Examples
+    --------
+    >>> steps_for("swc", 45, 100), steps_for("gibbs", 45, 100), steps_for("srm", 45, 100)
+    (4500, 6923, 35)
+    """
+    spec = find_spec(sampler)
+    rate = 1.0 if spec is None else spec.steps_per_atom / sampler_spec(REFERENCE_SAMPLER).steps_per_atom
+    return max(1, round(per_atom * n_atoms * rate))
+

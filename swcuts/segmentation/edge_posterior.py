@@ -54,6 +54,7 @@ from swcuts.inference.chains import Chain
 from swcuts.inference.posterior_samples import PosteriorSamples
 from swcuts.io.errors import InputError, check_number
 from swcuts.models.image import ImageModel
+from swcuts.samplers.registry import steps_for
 
 __all__ = ["TARGET_SEGMENTS", "REGION_PENALTY", "LEVEL_SHARES", "LEVEL_CHAINS", "FIT_STEPS_PER_ATOM", "FIT_ROUNDS", "FIT_TOLERANCE",
            "PILOT_PER_ATOM", "THIN_PER_ATOM", "Q_CAP", "BOND_SCALE", "edge_weights", "bond_probabilities",
@@ -299,7 +300,7 @@ def fit_offsets(atoms, graph, logit_q, targets, *, rng, steps=None, rounds=FIT_R
     history : list of list of (b, K)
     """
     n = graph.n_vertices
-    steps = FIT_STEPS_PER_ATOM * n if steps is None else int(steps)
+    steps = steps_for(sampler, FIT_STEPS_PER_ATOM, n) if steps is None else int(steps)
     start = np.zeros(n, dtype=np.int64)
     offsets, ends, history = [], [], []
     b, slope, floor = FIT_START * power, FIT_SLOPE / power, FIT_FLOOR * power
@@ -373,7 +374,9 @@ def sample_edges(atoms, graph, q, *, targets=TARGET_SEGMENTS, n_samples=100, cha
     n_samples, chains, seed, time_budget, thin, pilot_steps, sampler, workers, image, progress
         As for :func:`~swcuts.segmentation.posterior.sample_model`; ``thin``
         and ``pilot_steps`` default to :data:`THIN_PER_ATOM` and
-        :data:`PILOT_PER_ATOM` steps per atom. Chains run at T = 1 from the
+        :data:`PILOT_PER_ATOM` steps per atom of SW cuts, in steps of
+        ``sampler`` by the registry's budgets
+        (:func:`~swcuts.samplers.registry.steps_for`). Chains run at T = 1 from the
         fit's end states and one label (no annealing).
     **options
         Passed to :func:`~swcuts.segmentation.posterior.sample_model`
@@ -436,8 +439,8 @@ def sample_edges(atoms, graph, q, *, targets=TARGET_SEGMENTS, n_samples=100, cha
         raise InputError(f"shares must be {levels} positive integers, got {shares}")
     per_chain = max(4, math.ceil(n_samples / (chains * sum(shares))))
     budget = None if time_budget is None else Budget.of(time_budget)
-    thin = THIN_PER_ATOM * n if thin is None else thin
-    pilot_steps = PILOT_PER_ATOM * n if pilot_steps is None else pilot_steps
+    thin = steps_for(sampler, THIN_PER_ATOM, n) if thin is None else thin
+    pilot_steps = steps_for(sampler, PILOT_PER_ATOM, n) if pilot_steps is None else pilot_steps
     parts = []
     for i, (b, child) in enumerate(zip(offsets, rng.spawn(levels))):
         # Starts, in turn (START_POOL; a finer level's state can trap a coarse level: docs, rounds 8-9).

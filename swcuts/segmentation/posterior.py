@@ -37,6 +37,7 @@ from swcuts.inference.budget import Budget, phase_of
 from swcuts.inference.chains import Chain, ChainPool, default_workers
 from swcuts.inference.sampling_phases import diagnose, progress_bar, run_phases
 from swcuts.inference.tempering import TemperedChain, geometric_ladder, tempering_summary
+from swcuts.samplers.registry import steps_for
 from swcuts.segmentation.granularity import check_segment_samples
 from swcuts.io.errors import InputError, check_number
 from swcuts.inference.posterior_samples import (
@@ -157,7 +158,8 @@ def sample_model(model, q, *, atoms, n_samples=100, thin=None, chains=4, sampler
         Start temperature of the annealing (1: no annealing).
     anneal_steps, pilot_steps : int, optional
         Steps per chain (default :data:`ANNEAL_STEPS_PER_ATOM`,
-        :data:`PILOT_STEPS_PER_ATOM` per atom). ``pilot_steps=0``: no
+        :data:`PILOT_STEPS_PER_ATOM` per atom of SW cuts, in steps of
+        ``sampler``: :func:`~swcuts.samplers.registry.steps_for`). ``pilot_steps=0``: no
         pilot (then ``thin`` must be given).
     starts : list of (n_atoms,) int arrays, optional
         The chains' starts (default: one label, then random labellings).
@@ -222,8 +224,8 @@ def sample_model(model, q, *, atoms, n_samples=100, thin=None, chains=4, sampler
             reps.append(Chain(kernel, state, gen))
         runs.append(reps[0] if replicas == 1 else TemperedChain(reps, temperatures, swap_every, child[c]))
     warnings = []
-    anneal_steps = ANNEAL_STEPS_PER_ATOM * n if anneal_steps is None else int(anneal_steps)
-    pilot_steps = PILOT_STEPS_PER_ATOM * n if pilot_steps is None else int(pilot_steps)
+    anneal_steps = steps_for(sampler, ANNEAL_STEPS_PER_ATOM, n) if anneal_steps is None else int(anneal_steps)
+    pilot_steps = steps_for(sampler, PILOT_STEPS_PER_ATOM, n) if pilot_steps is None else int(pilot_steps)
     run_clock = clock
     if budget is not None and budget.timed:  # what the run has left, from now
         time_budget, run_clock = budget.allot(), time.perf_counter()
@@ -445,9 +447,9 @@ def sample_posterior(image, *, n_samples=100, thin=None, chains=None, sampler="s
         sa, q, post = sp.build_superatom_posterior(features, atoms, run.n_atoms, seed=atom_seed, budget=budget,
                                                    params=run.posterior_params(), n_superatoms=superatoms)
         atom_labels, model_name, k = sa.labels, "superatoms", sa.n_regions
-        anneal_steps = sp.ANNEAL_PER_SUPERATOM * k if anneal_steps is None else anneal_steps
-        pilot_steps = sp.PILOT_PER_SUPERATOM * k if pilot_steps is None else pilot_steps
-        thin = sp.THIN_PER_SUPERATOM * k if thin is None else thin
+        anneal_steps = steps_for(sampler, sp.ANNEAL_PER_SUPERATOM, k) if anneal_steps is None else anneal_steps
+        pilot_steps = steps_for(sampler, sp.PILOT_PER_SUPERATOM, k) if pilot_steps is None else pilot_steps
+        thin = steps_for(sampler, sp.THIN_PER_SUPERATOM, k) if thin is None else thin
     result = sample_granularities(post, q, granularity=granularity, atoms=atom_labels,
                                   n_samples=n_samples, thin=thin, chains=chains, sampler=sampler,
                                   seed=rng, time_budget=budget, t0=t0, anneal_steps=anneal_steps,

@@ -369,6 +369,10 @@ def segment(image, *, sampler="swc", atoms=None, n_atoms=DEFAULTS["n_atoms"], se
                 granularity=granularity, **sampling_options(
                     posterior_model, model=model, edge_scale=edge_scale, q_max=q_max, bins=bins, a0=a0,
                     a1=a1, a2=a2, kappa=kappa))
+        # The stability map describes this answer's segments (nearest pixel if the samples' image is smaller).
+        h, w = seg.samples.atoms.shape
+        rows, cols = np.arange(h) * seg.labels.shape[0] // h, np.arange(w) * seg.labels.shape[1] // w
+        seg.samples.refer_to(seg.labels[np.ix_(rows, cols)])
     if budget is not time_budget:
         budget.check_end()
     return seg
