@@ -14,7 +14,7 @@ from swcuts.inference import diagnostics as dg
 from swcuts.io.errors import InputError
 from swcuts.segmentation import edge_posterior
 from swcuts.segmentation.edge_posterior import (
-    bond_probabilities, edge_model, edge_weights, fit_offsets, sample_edge_posterior, sample_edges, THIN_PER_ATOM)
+    bond_probabilities, edge_model, edge_weights, fit_offsets, sample_edge_posterior, sample_edges, THIN_PER_ATOM, DETECTOR_SCALES)
 from swcuts.samplers.blocks import region_blocks
 from swcuts.segmentation.posterior import sample_posterior
 
@@ -253,6 +253,21 @@ def test_sample_posterior_edges_and_bad_input():
     for power in (0, -0.5, "0.5", float("nan")):
         with pytest.raises(InputError, match="power"):
             sample_edge_posterior(image, n_samples=8, n_atoms=24, power=power)
+    for scales in ((0,), (), (1, "2")):
+        with pytest.raises(InputError, match="scales"):
+            sample_edge_posterior(image, n_samples=8, n_atoms=24, detector_scales=scales)
+
+
+def test_the_detector_scales_reach_the_detector(monkeypatch):
+    import swcuts.image.boundary_detector as bd
+
+    seen, real = [], bd.boundary_probability
+    monkeypatch.setattr(bd, "boundary_probability", lambda f, **kw: seen.append(kw.get("scales")) or real(f, **kw))
+    image = np.zeros((30, 36))
+    image[:, 18:] = 1.0
+    for scales in (None, (1.0, 2.0)):
+        sample_edge_posterior(image, n_samples=8, n_atoms=24, seed=0, granularity=(1, 2), detector_scales=scales)
+    assert seen == [DETECTOR_SCALES, (1.0, 2.0)]
     for bad in (dict(a0=3.0), dict(superatoms=10), dict(granularity=0), dict(granularity=list(range(1, 13))),
                 dict(chains=0), dict(atoms="pixels"), dict(anneal_steps=10)):
         with pytest.raises(InputError):

@@ -63,7 +63,8 @@ from swcuts.io.errors import InputError
 from swcuts.io.weights import WeightsFile, write_weights
 
 __all__ = ["boundary_probability", "boundary_features", "spectral_features", "load_detector", "save_detector",
-           "texton_responses", "nonmax_suppress", "DEFAULT_PATH", "FORMAT_VERSION", "REBUILD", "SCALES"]
+           "texton_responses", "nonmax_suppress", "DEFAULT_PATH", "FORMAT_VERSION", "REBUILD", "SCALES",
+           "check_scales"]
 
 #: The shipped weights.
 DEFAULT_PATH = Path(__file__).with_name("boundary_detector.npz")
@@ -505,12 +506,18 @@ def boundary_probability(features, *, detector=None, scales=None) -> np.ndarray:
     """
     det = _detector(detector)
     z = _check(features)
-    scales = SCALES if scales is None else tuple(np.atleast_1d(np.asarray(scales, dtype=object)).tolist())
+    scales = check_scales(SCALES if scales is None else scales)
+    p = np.mean([_probability_at_scale(z, det, s) for s in scales], axis=0)
+    return np.clip(p, 1e-6, 1.0 - 1e-6)
+
+
+def check_scales(scales) -> tuple:
+    """``scales`` of :func:`boundary_probability` as a tuple of positive numbers, or an :class:`InputError`."""
+    scales = tuple(np.atleast_1d(np.asarray(scales, dtype=object)).tolist())
     if not scales or not all(isinstance(s, numbers.Real) and not isinstance(s, bool) and 0 < s < math.inf
                              for s in scales):
         raise InputError(f"scales must be positive numbers, got {scales}")
-    p = np.mean([_probability_at_scale(z, det, s) for s in scales], axis=0)
-    return np.clip(p, 1e-6, 1.0 - 1e-6)
+    return scales
 
 
 def _probability_at_scale(z, det, scale):

@@ -60,7 +60,7 @@ __all__ = ["TARGET_SEGMENTS", "REGION_PENALTY", "LEVEL_SHARES", "LEVEL_CHAINS", 
            "PILOT_PER_ATOM", "THIN_PER_ATOM", "Q_CAP", "BOND_SCALE", "edge_weights", "bond_probabilities",
            "SAMPLING_MODELS", "edge_model", "fit_offsets", "sample_edges", "sample_edge_posterior", "check_targets",
            "check_sampling_model", "refuse_options", "sampling_options", "START_POOL", "RECORDS", "BLOCKS",
-           "BLOCK_EVERY", "BLOCK_FLIPS", "EVIDENCE_POWER", "FIT_FLOOR", "DEFAULT_SAMPLING_MODEL", "MERGED_ATOMS"]
+           "BLOCK_EVERY", "BLOCK_FLIPS", "EVIDENCE_POWER", "FIT_FLOOR", "DEFAULT_SAMPLING_MODEL", "MERGED_ATOMS", "DETECTOR_SCALES"]
 
 #: Target numbers of segments of the levels (the annotators' 10th, 30th and
 #: 50th percentiles are 5, 10 and 15 on BSDS500 train + val; (4, 8, 16),
@@ -149,6 +149,15 @@ DEFAULT_SAMPLING_MODEL = "edges"
 #: atoms, whose one edge (q = 0.18: the detector gives a crisp step 0.64)
 #: would cut the step in half of the samples; its 60 atoms cut it in all.
 MERGED_ATOMS = True
+#: Scales of the boundary detector whose map gives the atoms and q of the
+#: edges posterior (``boundary_probability(scales=...)``). Round 12 measured
+#: (1, 2) (the maps of the features as given and enlarged twice, averaged):
+#: on the 12 tuning photos (val / train first 6) ODS F 0.645 / 0.716 against
+#: 0.638 / 0.699, pooled ECE 0.090 / 0.078 against 0.104 / 0.042; held out
+#: (18 photos) ODS F 0.706 against 0.698, ECE 0.059 against 0.034, 9.2 CPU s a
+#: photo against 6.7, and on a noisy two-tone image boundaries in its flat
+#: half in 9 % of the samples against 3 %: not adopted.
+DETECTOR_SCALES = (1.0,)
 
 
 def check_sampling_model(name) -> str:
@@ -469,7 +478,7 @@ def sample_edge_posterior(image, *, n_samples=100, chains=None, seed=None, time_
                           channel_axis=-1, atoms=None, n_atoms=None, granularity=None, thin=None,
                           pilot_steps=None, sampler="swc", workers=None, progress=False, replicas=1,
                           t_max=None, swap_every=None, blocks=None, records=None, power=None,
-                          merged=None) -> PosteriorSamples:
+                          merged=None, detector_scales=None) -> PosteriorSamples:
     """:func:`~swcuts.segmentation.posterior.sample_posterior` with
     ``model="edges"``: prepare the image, its atoms (watershed on the learned
     detector's map, as the "learned" model's; ``merged``, default
@@ -482,7 +491,9 @@ def sample_edge_posterior(image, *, n_samples=100, chains=None, seed=None, time_
     replica exchange (:func:`~swcuts.segmentation.posterior.sample_model`);
     ``blocks``, ``records``: block flips and R-hat records (:func:`sample_edges`;
     round 9: ``blocks=("pilots",), records=3``); ``power``: γ of the edge
-    weights (default :data:`EVIDENCE_POWER`). The chains start at T = 1 (no annealing).
+    weights (default :data:`EVIDENCE_POWER`); ``detector_scales``: the
+    boundary detector's scales for the atoms and q (default
+    :data:`DETECTOR_SCALES`). The chains start at T = 1 (no annealing).
 
     Examples
     --------
@@ -492,6 +503,7 @@ def sample_edge_posterior(image, *, n_samples=100, chains=None, seed=None, time_
     ('edges', 16)
     """
     from swcuts.image.atoms import DEFAULT_ATOMS
+    from swcuts.image.boundary_detector import check_scales
     from swcuts.image.prepare import prepare_image, refuse_path
     from swcuts.segmentation.build import build_graph
     from swcuts.segmentation.image_models import DEFAULT_MODEL, model_atom_merge
@@ -507,6 +519,7 @@ def sample_edge_posterior(image, *, n_samples=100, chains=None, seed=None, time_
                     t_max=T_MAX if t_max is None else t_max, swap_every=swap_every)
     check_number("records", records, integer=True, minimum=1, allow_none=True)
     check_number("power", power, minimum=0, exclusive=True, allow_none=True)
+    scales = check_scales(DETECTOR_SCALES if detector_scales is None else detector_scales)
     atoms = DEFAULT_ATOMS if atoms is None else atoms
     resolve_options(sampler=sampler if isinstance(sampler, str) else "swc", atoms=atoms, n_atoms=n_atoms, seed=seed)
     if atoms == "pixels":
@@ -522,7 +535,7 @@ def sample_edge_posterior(image, *, n_samples=100, chains=None, seed=None, time_
     # Fewer merged atoms than the finest level's target leave it no room: then the atoms themselves.
     atom_labels, graph, q, _ = build_graph(features, atoms, n_atoms, seed=atom_seed, edges="learned",
                                            atom_relief="learned", atom_merge=merge, min_merged=max(targets),
-                                           budget=budget)
+                                           budget=budget, detector_scales=scales)
     result = sample_edges(atom_labels, graph, q, targets=targets, n_samples=n_samples, chains=chains,
                           seed=rng, time_budget=budget, thin=thin, pilot_steps=pilot_steps,
                           sampler=sampler, workers=workers, image=display, progress=progress, replicas=replicas,
