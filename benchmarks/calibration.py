@@ -105,6 +105,12 @@ def boundaries(args, out):
     print(f"split R-hat <= {R_HAT_TARGET} (energy and segment count) on {n_ok} of {len(rows)} photos: "
           f"{'MET' if n_ok >= len(rows) - len(rows) // 6 else 'MISSED'} (target: >= 5 of 6); on the kept "
           f"samples alone (not the records between them): {sum(1 for r in rows if r['kept_mixed'])} of {len(rows)}")
+    levels = [r.get("levels") or [] for r in rows]
+    for i, t in enumerate(lv.get("target") for lv in (levels[0] if levels else [])):
+        k = np.array([ls[i]["mean_segments"] for ls in levels if len(ls) > i and "mean_segments" in ls[i]])
+        if t is not None and k.size:
+            print(f"the {t:g}-segment level: the samples' mean number of segments, median {np.median(k):.1f} "
+                  f"({k.min():.1f}-{k.max():.1f}); |log(K / target)| median {np.median(np.abs(np.log(k / t))):.2f}")
     print(f"CPU seconds per photo: median {np.median([r['cpu'] for r in rows]):.1f}, max "
           f"{max(r['cpu'] for r in rows):.1f}")
     print(f"wall seconds per photo: median {np.median(walls):.1f}, max {max(walls):.1f} at load "

@@ -80,8 +80,8 @@ class PosteriorSamples:
         ``(1.0,)``: the posterior as built.
     levels : list of dict
         With more than one granularity, each one's ``granularity``, ``a0``,
-        ``a1``, ``samples``, ``chains``, ``thin``, ``r_hat``, ``ess`` and mean
-        ``acceptance``; ``r_hat`` above is then the worst level's and ``ess``
+        ``a1``, ``samples``, ``chains``, ``thin``, ``r_hat``, ``ess``, mean
+        ``acceptance`` and the samples' ``mean_segments``; ``r_hat`` above is then the worst level's and ``ess``
         the smallest (R-hat compares chains of one posterior), ``nan`` if any
         level's is (a statistic that no chain of that level changed).
     reference : (n_atoms,) int array or None
@@ -152,7 +152,8 @@ class PosteriorSamples:
             levels.append({"granularity": float(g), "a0": float(getattr(p.model, "a0", math.nan)),
                            "a1": float(getattr(p.model, "a1", math.nan)), "samples": c * kept, "chains": c,
                            "thin": int(p.thin), "r_hat": dict(p.r_hat), "ess": dict(p.ess),
-                           "acceptance": float(np.mean(p.acceptance))})
+                           "acceptance": float(np.mean(p.acceptance)),
+                           "mean_segments": float(p.n_segments[:, :kept].mean())})
             warnings += [f"{level_name.format(g)}: {w}" for w in p.warnings]
         first = parts[0]
         stats = first.r_hat.keys()
