@@ -59,7 +59,7 @@ def _stability_plot(samples) -> bytes:
     edges = boundary_map(seg)
     ax.imshow(np.ma.masked_where(~edges, edges), cmap="gray_r", vmin=0, vmax=1, interpolation="nearest")
     which = "best state" if samples.reference is None else "segmentation"
-    ax.set_title(f"stability of the {which}'s segments (mean best-match IoU over {samples.n_samples} samples)",
+    ax.set_title(f"stability of the {which}'s segments\n(mean best-match IoU over {samples.n_samples} samples)",
                  fontsize=10)
     ax.set_axis_off()
     cb = fig.colorbar(im, ax=ax, fraction=0.046, pad=0.03)
