@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from swcuts.samplers.common import StepInfo
+from swcuts.samplers.common import StepInfo, numpy_sum
 
 __all__ = ["targets_of", "gibbs_relabel"]
 
@@ -32,25 +32,33 @@ def targets_of(partition, R):
 
 
 def gibbs_relabel(model, state, R, rng, temperature, cut_labels=None, cut_log=None):
-    """Draw R's label ∝ γ_k π(X_R = k | rest)^(1/T) and apply it."""
+    """Draw R's label ∝ γ_k π(X_R = k | rest)^(1/T) and apply it.
+
+    Python lists over the few targets (numpy calls on them cost more than
+    the arithmetic), with the floats numpy gave: exp is numpy's, sums and
+    the cumulative sum are in order (:func:`~swcuts.samplers.common.numpy_sum`).
+    """
     labels, cur = targets_of(state.partition, R)
-    logw = np.empty(labels.size)
-    deltas = np.zeros(labels.size)
-    for t, lab in enumerate(labels.tolist()):
-        if t != cur:
-            deltas[t] = model.delta(state, R, lab)
-    logw[:] = deltas / temperature
+    labs = labels.tolist()
+    deltas = [0.0 if t == cur else float(model.delta(state, R, lab)) for t, lab in enumerate(labs)]
+    logw = [d / temperature for d in deltas]
     if cut_labels is not None and len(cut_labels):
         # log γ_k over the cut edges to V_k \ R (eq. 48); γ = 1 for labels
         # not adjacent to R and for the fresh label.
         lookup = dict(zip(cut_labels.tolist(), cut_log.tolist()))
-        logw += np.array([lookup.get(k, 0.0) for k in labels.tolist()])
-    logw -= logw.max()
-    p = np.exp(logw)
-    p /= p.sum()
-    t = int(np.searchsorted(np.cumsum(p), rng.random() * 1.0, side="right"))
-    t = min(t, labels.size - 1)
+        logw = [w + lookup.get(k, 0.0) for w, k in zip(logw, labs)]
+    top = max(logw)
+    p = np.exp(np.array([w - top for w in logw])).tolist()
+    total = numpy_sum(p)
+    u = rng.random() * 1.0
+    t, acc = 0, 0.0
+    for x in p:  # searchsorted(cumsum(p / total), u, side="right")
+        acc += x / total
+        if acc > u:
+            break
+        t += 1
+    t = min(t, len(labs) - 1)
     if t == cur:
         return StepInfo(True, 0.0, 0, 0.0)
-    model.apply(state, R, int(labels[t]), float(deltas[t]))
-    return StepInfo(True, 0.0, len(R), float(deltas[t]))
+    model.apply(state, R, labs[t], deltas[t])
+    return StepInfo(True, 0.0, len(R), deltas[t])
