@@ -6,6 +6,7 @@ Bernoulli edges, with the cut weights γ_k of eq. 48).
 
 from __future__ import annotations
 
+import bisect
 
 import numpy as np
 
@@ -19,16 +20,19 @@ def targets_of(partition, R):
 
     Returns (labels, index of the current target). R must carry one label.
     """
+    labels, cur = _targets(partition, R)
+    return np.array(labels, dtype=np.int64), cur
+
+
+def _targets(partition, R):
+    """:func:`targets_of` as a list (ascending used labels, searched with bisect)."""
     ell = int(partition.labels[R[0]])
-    whole = partition.size[ell] == len(R)
-    used = partition.used_labels()
-    if whole:
-        existing = used[used != ell]
-        fresh = ell  # relabelling R to a fresh name is staying put
-        labels = np.append(existing, fresh)
-        return labels, labels.size - 1
-    labels = np.append(used, partition.fresh_label())
-    return labels, int(np.searchsorted(used, ell))
+    used = partition.used_labels().tolist()
+    if partition.size[ell] == len(R):
+        # relabelling R to a fresh name is staying put: the fresh target is ell
+        labels = [k for k in used if k != ell] + [ell]
+        return labels, len(labels) - 1
+    return used + [partition.fresh_label()], bisect.bisect_left(used, ell)
 
 
 def gibbs_relabel(model, state, R, rng, temperature, cut_labels=None, cut_log=None):
@@ -38,8 +42,7 @@ def gibbs_relabel(model, state, R, rng, temperature, cut_labels=None, cut_log=No
     the arithmetic), with the floats numpy gave: exp is numpy's, sums and
     the cumulative sum are in order (:func:`~swcuts.samplers.common.numpy_sum`).
     """
-    labels, cur = targets_of(state.partition, R)
-    labs = labels.tolist()
+    labs, cur = _targets(state.partition, R)
     deltas = [0.0 if t == cur else float(model.delta(state, R, lab)) for t, lab in enumerate(labs)]
     logw = [d / temperature for d in deltas]
     if cut_labels is not None and len(cut_labels):
