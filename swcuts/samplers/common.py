@@ -22,15 +22,8 @@ from swcuts.models.partition import MemberIndex
 from swcuts._numba.compiled_only import compiled_only
 from swcuts._numba.primitives import find
 
-__all__ = [
-    "StepInfo",
-    "metropolis_hastings",
-    "seed_compiled_rng",
-    "grow_component",
-    "cut_summary",
-    "TargetProposal",
-    "propose_target",
-]
+__all__ = ["StepInfo", "metropolis_hastings", "seed_compiled_rng", "grow_component", "cut_summary",
+           "TargetProposal", "propose_target"]
 
 
 @dataclass
@@ -461,6 +454,14 @@ def cuts_of(state, R, graph, q, log1mq, scratch: CutScratch):
     return labs, s_log, s_q / cnt
 
 
+def numpy_sum(xs) -> float:
+    """``float(np.sum(xs))`` of a list of floats; numpy adds fewer than 8 in order, as here."""
+    total = 0.0
+    for x in xs:
+        total += x
+    return total if len(xs) < 8 else float(np.sum(xs))
+
+
 class TargetProposal:
     """Label proposal q(ℓ' | R, X) over targets (see the module docstring).
 
@@ -495,8 +496,7 @@ class TargetProposal:
         labs = cut_labels.tolist()
         ws = w_arr.tolist()
         n_far = n_exist - len(labs)
-        # numpy sums below 8 terms in order, as sum() does (the same float); from 8 pairwise.
-        total = (sum(ws, 0.0) if len(ws) < 8 else float(w_arr.sum())) + self.fresh + n_far * self.far
+        total = numpy_sum(ws) + self.fresh + n_far * self.far
         # Weight of the current target.
         w_cur = self.fresh if whole else (ws[labs.index(ell)] if ell in labs else self.far)
         avail = total - w_cur

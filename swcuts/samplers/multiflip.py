@@ -42,7 +42,7 @@ def run_multiflip(temps, n_flip, f_state, best_labels, labels, size, free_stack,
         comp, n_comp = sample_components(labels, edges, q)
         p = 1.0 if n_flip <= 0 else min(1.0, n_flip / n_comp)
         pick = -np.ones(n_comp, np.int64)
-        n_s = 0
+        n_s = np.int64(0)  # not a literal 0: numba would compile flip_set for it too
         for c in range(n_comp):
             if np.random.random() < p:
                 pick[c] = n_s

@@ -206,7 +206,8 @@ def run_multigrid(temps, sizes, cdf, fixed, h, w, pix2v, vy, vx, f_state, best_l
         ptr[1] = n_r
         for t in range(n_r):
             sid[Sbuf[t]] = 0
-        d = flip_set(1, ptr, Sbuf, sid, temps[step], labels, size, free_stack, n_free, lstats,
+        # np.int64: a literal 1 would compile a signature of its own.
+        d = flip_set(np.int64(1), ptr, Sbuf, sid, temps[step], labels, size, free_stack, n_free, lstats,
                      lloglik, regions, vsrc, indptr, indices, edge_ids, q, log1mq,
                      area, bw, use_family, n_channels, n_bins, fp, vy, vx, win, inside, inside_list,
                      acc_q, acc_n, adj, new_lab, old_lab, in_r, mark, visited, roots, sR, tmp, pws)

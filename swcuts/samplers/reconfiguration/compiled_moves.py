@@ -17,6 +17,7 @@ import math
 import numpy as np
 from numba import njit
 
+from swcuts._numba.compiled_only import compiled_only
 from swcuts._numba.primitives import largest
 from swcuts.models.mixture.moves import _sorted_insert, _sorted_remove
 from swcuts.models.mixture.marginals import log_marginal
@@ -39,7 +40,7 @@ def _set_stats(R, vstats, out):
             out[q] += vstats[R[t], q]
 
 
-@njit(cache=True, inline="always")
+@compiled_only
 def _set_leave(stR, nR, a, size, lstats, lloglik, kind, params, prior, st_out):
     """Δ log π of the nR items with statistics stR leaving label a (the
     "leave" part) and a's log marginal afterwards (0 when it empties)."""
@@ -55,7 +56,7 @@ def _set_leave(stR, nR, a, size, lstats, lloglik, kind, params, prior, st_out):
     return -lloglik[a] + prior_size_change(prior, size[a], 0), 0.0
 
 
-@njit(cache=True, inline="always")
+@compiled_only
 def _set_join(stR, nR, b, size, lstats, lloglik, kind, params, prior, st_out):
     """The "join" part of the same items joining label b (an unused slot:
     a new label)."""
@@ -79,7 +80,7 @@ def _stack_positions(free_stack):
     return pos
 
 
-@njit(cache=True)
+@compiled_only
 def _move_set(R, stR, new, st, mp, tmp_a, tmp_b):
     """Move the items R (one label) to ``new``; returns the Δ log π."""
     labels, size, free_stack, n_free, lstats, lloglik, vstats, pos = st
@@ -96,7 +97,7 @@ def _move_set(R, stR, new, st, mp, tmp_a, tmp_b):
     return d1 + d2
 
 
-@njit(cache=True)
+@compiled_only
 def _logged_move(R, new, d_items, st, mp, cnt, fl, log, joined, used, parked, tmp):
     """:func:`_move_set` with the bookkeeping of :meth:`_Pass._apply`: the
     undo log, ``joined`` (items of D moved in/out, ``d_items``) and the

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from swcuts._numba.compiled_only import compiled_only
 from swcuts.models.mixture.moves import _sorted_insert
 from swcuts.samplers.reconfiguration.compiled_moves import (
     _C_BI, _C_BJ, _C_EVALS, _C_NITEMS, _C_NLOG, _C_NUSED, _C_POS, _F_LI, _F_LJ, _F_ZI, _F_ZJ,
@@ -58,7 +59,7 @@ def _forced_target_c(a1, own, whole, fresh, size, bi, bj, target, zi, zj, li, lj
     return b
 
 
-@njit(cache=True)
+@compiled_only
 def _update_set_c(R, forced, labels, size, free_stack, n_free, lstats, lloglik, vstats, kind,
                   params, prior, mode, u, script, branch, inv_t, cnt, fl, joined, used,
                   target, zi, zj, li, lj, placed, stay, cntc, size_start, cands, logw, t0, t1, t2,
@@ -137,7 +138,7 @@ def _update_set_c(R, forced, labels, size, free_stack, n_free, lstats, lloglik, 
     return True
 
 
-@njit(cache=True)
+@compiled_only
 def _d_phase(cells, cell_ptr, rest, forced, st, mp, ch, cnt, fl, log, joined, used, parked, fo,
              work, adjacent, indptr, indices):
     """Phases 1 and 2a of :meth:`_Pass.run`: the other cells whole (a cell's
@@ -172,7 +173,7 @@ def _d_phase(cells, cell_ptr, rest, forced, st, mp, ch, cnt, fl, log, joined, us
     return True
 
 
-@njit(cache=True)
+@compiled_only
 def _setup_forced_c(li, lj, changed, labels, fo):
     """:meth:`_Pass._setup_forced` on arrays; False when two original
     members of one target label sit in two labels."""
@@ -191,7 +192,7 @@ def _setup_forced_c(li, lj, changed, labels, fo):
     return True
 
 
-@njit(cache=True)
+@compiled_only
 def _final_check_c(changed, log, n_items, labels, size, target, target_size):
     """:meth:`_Pass._final_check`: whether the live partition equals the
     target (only items moved by either pass can differ)."""
@@ -224,7 +225,7 @@ def _final_check_c(changed, log, n_items, labels, size, target, target_size):
     return True
 
 
-@njit(cache=True)
+@compiled_only
 def _outside_one(x, forced, target, zi, zj, labels, size, lstats, lloglik, vstats, kind, params,
                  prior, joined, mode, u, script, branch, inv_t, cnt, fl, logw, t0, t1, t2, st,
                  mp, log, used, parked, one):
@@ -274,7 +275,7 @@ def _outside_one(x, forced, target, zi, zj, labels, size, lstats, lloglik, vstat
     return True
 
 
-@njit(cache=True)
+@compiled_only
 def _outside_phase(D, P, a_inv, b_shift, forced, target, zi, zj, labels, size, lstats, lloglik,
                    vstats, kind, params, prior, joined, mode, u, script, branch, inv_t, cnt,
                    fl, logw, t0, t1, t2, st, mp, log, used, parked):
@@ -303,7 +304,7 @@ def _outside_phase(D, P, a_inv, b_shift, forced, target, zi, zj, labels, size, l
     return True
 
 
-@njit(cache=True)
+@compiled_only
 def _push_neighbours(v, indptr, indices, inD, seen, queue, tail):
     """Append the unseen outside neighbours of v to ``queue``; new tail."""
     for p in range(indptr[v], indptr[v + 1]):
@@ -315,7 +316,7 @@ def _push_neighbours(v, indptr, indices, inD, seen, queue, tail):
     return tail
 
 
-@njit(cache=True)
+@compiled_only
 def _sort_by_key(queue, lo, hi, P, a, b):
     """Sort ``queue[lo:hi]`` by the item order key ((x + b) a) mod P."""
     if hi - lo < 2:
@@ -325,7 +326,7 @@ def _sort_by_key(queue, lo, hi, P, a, b):
     queue[lo:hi] = seg[np.argsort(keys)]
 
 
-@njit(cache=True)
+@compiled_only
 def _frontier_phase(D, indptr, indices, P, a, b, forced, target, zi, zj, labels, size, lstats,
                     lloglik, vstats, kind, params, prior, joined, mode, u, script, branch,
                     inv_t, cnt, fl, logw, t0, t1, t2, st, mp, log, used, parked):

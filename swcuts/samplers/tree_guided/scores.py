@@ -35,19 +35,18 @@ def _score_any(st, n, sp):
     the cold compile of the kernel, 24 → 59 s), but its callees are
     (``log_marginal`` and the ``_lm_*``, ``inline="always"``): one compiled
     call per score, ~60 ns for the 2-D NIW against ~110 with the calls
-    nested. :data:`_score_inline` is this function inlined, for the walks
-    of a split and their replays (Θ(depth) scores per move on deep trees).
+    nested.
     """
     if sp[0] == SCORE_IMAGE:
         return set_score(st, sp)
     return prior_log_factor(sp[2:5], n, log_marginal(int(sp[1]), st, sp[5:]))
 
 
-#: :func:`_score_any` inlined into its caller (the same function): for the
-#: walks and replays of :mod:`.walks`, where it saves a compiled call per
-#: score (~50 against ~60 ns) at a few call sites. (Never compiled on its
-#: own, so no cache of its own: its callers cache it with them.)
-_score_inline = njit(inline="always")(_score_any.py_func)
+#: The score of the walks and replays of :mod:`.walks`: :func:`_score_any`
+#: itself. (Inlined there, numba typed the whole model arithmetic again at
+#: each of those call sites: ~20 s more of a first compile, empty cache, to
+#: save ~10 ns a score, 50 against 60 ns.)
+_score_inline = _score_any
 
 
 @njit(cache=True, inline="always")
