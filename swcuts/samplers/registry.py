@@ -259,4 +259,3 @@ def steps_for(sampler, per_atom, n_atoms) -> int:
     spec = find_spec(sampler)
     rate = 1.0 if spec is None else spec.steps_per_atom / sampler_spec(REFERENCE_SAMPLER).steps_per_atom
     return max(1, round(per_atom * n_atoms * rate))
-
