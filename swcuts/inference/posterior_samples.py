@@ -219,17 +219,16 @@ class PosteriorSamples:
         >>> ps.refer_to(halves).segment_stability().shape
         (2,)
         """
+        from swcuts.evaluation.metrics.regions import snap_to_atoms
         from swcuts.models.partition import canonical
 
         seg = np.asarray(segmentation)
         if seg.shape != self.atoms.shape:
             raise InputError(f"the segmentation's shape {seg.shape} is not the samples' image's "
                              f"{self.atoms.shape}")
-        _, seg = np.unique(seg, return_inverse=True)
-        k = int(seg.max()) + 1
-        counts = np.bincount(self.atoms.ravel() * k + seg.ravel(),
-                             minlength=(int(self.atoms.max()) + 1) * k).reshape(-1, k)
-        self.reference = np.asarray(canonical(counts.argmax(axis=1)), dtype=np.int64)
+        per_atom = np.zeros(self.labels.shape[1], dtype=np.int64)
+        per_atom[self.atoms.ravel()] = snap_to_atoms(seg, self.atoms).ravel()  # constant on each atom
+        self.reference = np.asarray(canonical(per_atom), dtype=np.int64)
         return self
 
     def edge_probability(self) -> np.ndarray:
