@@ -57,6 +57,7 @@ MODULES = [
     "swcuts.cli.posterior_outputs",
     "swcuts.cli.common",
     "swcuts.models.vertex_stats",
+    "swcuts.image.atoms",
     "swcuts.image.boundary_context",
     "swcuts.image.boundary_conv",
     "swcuts.image.boundary_detector",

@@ -46,6 +46,7 @@ __all__ = [
     "watershed_atoms",
     "edge_atoms",
     "pixel_atoms",
+    "majority_labels",
 ]
 
 ATOM_METHODS = ("slic", "felzenszwalb", "watershed", "edges", "pixels")
@@ -517,3 +518,29 @@ def compute_atoms(image, method: str = "slic", n_atoms: int = 1000, *, seed=None
             raise ValueError(f"only 'watershed' atoms take a relief, not {method!r}")
         return watershed_atoms(image, n_atoms, seed=seed, relief=relief)
     return _METHODS[method](image, n_atoms, seed=seed)
+
+
+def majority_labels(labels, atoms) -> np.ndarray:
+    """The label most of each atom's pixels have in ``labels`` (ties: the
+    smallest), one per atom, atoms in ascending order of their values.
+
+    Parameters
+    ----------
+    labels, atoms : (H, W) int array
+        A segmentation and an over-segmentation of one image (same shape).
+
+    Returns
+    -------
+    (n_atoms,) array of ``labels``' values
+
+    Examples
+    --------
+    >>> atoms = np.array([[0, 0, 1, 1], [0, 0, 1, 1]])
+    >>> majority_labels(np.array([[5, 5, 5, 7], [5, 5, 7, 7]]), atoms)
+    array([5, 7])
+    """
+    names, seg = np.unique(np.asarray(labels), return_inverse=True)
+    a_names, inv = np.unique(np.asarray(atoms), return_inverse=True)
+    k = names.size
+    table = np.bincount(inv.ravel() * k + seg.ravel(), minlength=a_names.size * k)
+    return names[table.reshape(a_names.size, k).argmax(1)]

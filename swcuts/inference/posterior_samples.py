@@ -219,16 +219,15 @@ class PosteriorSamples:
         >>> ps.refer_to(halves).segment_stability().shape
         (2,)
         """
-        from swcuts.evaluation.metrics.regions import snap_to_atoms
+        from swcuts.image.atoms import majority_labels
         from swcuts.models.partition import canonical
 
         seg = np.asarray(segmentation)
         if seg.shape != self.atoms.shape:
             raise InputError(f"the segmentation's shape {seg.shape} is not the samples' image's "
                              f"{self.atoms.shape}")
-        per_atom = np.zeros(self.labels.shape[1], dtype=np.int64)
-        per_atom[self.atoms.ravel()] = snap_to_atoms(seg, self.atoms).ravel()  # constant on each atom
-        self.reference = np.asarray(canonical(per_atom), dtype=np.int64)
+        # The samples' atoms are 0..n-1, every one on some pixel: majority_labels' order.
+        self.reference = np.asarray(canonical(majority_labels(seg, self.atoms)), dtype=np.int64)
         return self
 
     def edge_probability(self) -> np.ndarray:

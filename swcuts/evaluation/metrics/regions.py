@@ -361,9 +361,8 @@ def snap_to_atoms(labels, atoms) -> np.ndarray:
     array([[5, 5, 7, 7],
            [5, 5, 7, 7]])
     """
+    from swcuts.image.atoms import majority_labels
+
     seg, atoms = _check_pair(labels, atoms)
-    names, seg = np.unique(seg, return_inverse=True)
-    a_names, atoms = np.unique(atoms, return_inverse=True)
-    k = names.size
-    table = np.bincount(atoms.ravel() * k + seg.ravel(), minlength=a_names.size * k)
-    return names[table.reshape(a_names.size, k).argmax(1)][atoms.reshape(labels.shape)].astype(np.int64)
+    per_atom = majority_labels(seg, atoms)
+    return per_atom[np.unique(atoms, return_inverse=True)[1].reshape(seg.shape)].astype(np.int64)
