@@ -80,9 +80,12 @@ def sample_windows(segmentations, n_pos, n_neg, rng, shape=None):
     return np.concatenate(rows), np.concatenate(cols), np.stack(labs)
 
 
-def patch_features(image, rows, cols, fids):
+def patch_features(image, rows, cols, fids, channels=None):
     """The features ``fids`` of the forest's windows of ``image`` whose 16x16
     label patches start at image pixels ``(rows, cols)`` (even).
+
+    ``channels``, if given, is ``forest_channels(pad_image(image))``
+    computed before (``image`` is then not read).
 
     Returns
     -------
@@ -94,7 +97,7 @@ def patch_features(image, rows, cols, fids):
     >>> x.shape
     (5, 2)
     """
-    reg, sim = forest_channels(pad_image(image))
+    reg, sim = forest_channels(pad_image(image)) if channels is None else channels
     t = feature_table()[np.asarray(fids)]
     s = OPTIONS["shrinkNumber"]
     r0 = (np.asarray(rows) + BORDER) // s
@@ -109,7 +112,7 @@ def patch_features(image, rows, cols, fids):
     return out
 
 
-def discretize(labels, rng, n_pairs=256, n_fit=4096):
+def discretize(labels, rng, n_pairs=256, n_fit=1024, n_iter=20):
     """Two classes of structured labels (Dollár's ``discretize``, PCA).
 
     Parameters
@@ -121,6 +124,8 @@ def discretize(labels, rng, n_pairs=256, n_fit=4096):
     n_fit : int
         At most this many samples fit the principal direction (all are
         projected on it).
+    n_iter : int
+        Power iterations that find it.
 
     Returns
     -------
@@ -147,8 +152,12 @@ def discretize(labels, rng, n_pairs=256, n_fit=4096):
         return np.zeros(n, bool), 0
     typical = int(np.argmin((z * z).sum(axis=1)))
     fit = z if n <= n_fit else z[rng.choice(n, n_fit, replace=False)]
-    _, vecs = np.linalg.eigh(fit.T @ fit)
-    return z @ vecs[:, -1] < 0, typical
+    # The leading principal direction by power iteration (its sign pattern is all that is used).
+    v = fit[int(np.argmax((fit * fit).sum(axis=1)))].astype(np.float64)
+    for _ in range(n_iter):
+        v = fit.T @ (fit @ v)
+        v /= max(np.linalg.norm(v), 1e-300)
+    return z @ v < 0, typical
 
 
 def patch_boundaries(patch) -> np.ndarray:
