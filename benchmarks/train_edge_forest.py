@@ -88,14 +88,17 @@ def train(args):
         c1 = time.process_time()
         rng = np.random.default_rng(SEED + 1000 * k)
         fids = np.sort(rng.choice(n_all, int(round(n_all * args.frac)), replace=False))
-        xs, labs = [], []
+        windows = []
         for chans, truths in photos:
             per = math.ceil(args.samples / 2 / len(photos) / len(truths))
-            r, c, lab = sample_windows(truths, per, per, rng)
-            xs.append(patch_features(None, r, c, fids, channels=chans))
-            labs.append(lab)
-        x, lab = np.hstack(xs), np.vstack(labs)
-        del xs
+            windows.append(sample_windows(truths, per, per, rng))
+        lab = np.vstack([w[2] for w in windows])
+        x = np.empty((len(fids), lab.shape[0]), np.float32)   # filled in place: no second copy
+        at = 0
+        for (chans, _), (r, c, _) in zip(photos, windows):
+            x[:, at:at + r.size] = patch_features(None, r, c, fids, channels=chans)
+            at += r.size
+        del windows
         c2 = time.process_time()
         tree = train_tree(x, fids, lab, rng, min_child=args.min_child)
         del x
@@ -127,12 +130,18 @@ def se_map(image, forest, nms="ours"):
     return det.edgesNms(e32, det.computeOrientation(e32), r=2, s=0, m=1.0).astype(np.float64)
 
 
+_LAST = {}
+
+
 def pb_prob(image):
+    """The shipped detector's map (the last photo's kept: the maps of one photo share it)."""
     from boundary_detector import features
 
     from swcuts.image.boundary_detector import boundary_probability
 
-    return boundary_probability(features(image))
+    if _LAST.get("image") is not image:
+        _LAST["image"], _LAST["p"] = image, boundary_probability(features(image))
+    return _LAST["p"]
 
 
 def logit(p):
