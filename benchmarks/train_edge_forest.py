@@ -18,7 +18,8 @@ counts of ``benchmarks/soft_boundaries.py``, maps thinned by
 ``nonmax_suppress``): ``select`` is bsds500-val[80:100] (choices are made
 there), ``heldout`` the 170 photos of bsds500-train-rest (read once, at the
 end). Maps: ``se`` (the forest), ``se-cv`` (the forest thinned by OpenCV's
-``edgesNms``, Dollár's own NMS), ``pb`` (the shipped detector), and
+``edgesNms``, Dollár's own NMS), ``se-ms`` (the forest's maps of the
+photo at 0.5, 1 and 2 times its size, averaged), ``pb`` (the shipped detector), and
 ``mix`` (a logistic combination of the two maps' log-odds, fitted on FIT
 pixels: ``fit-mix``).
 """
@@ -40,7 +41,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from swcuts.evaluation.datasets import open_dataset  # noqa: E402
-from swcuts.image.edge_forest import (DEFAULT_PATH, OPTIONS, edge_probability, feature_table,  # noqa: E402
+from swcuts.image.edge_forest import (BORDER, DEFAULT_PATH, OPTIONS, edge_probability, feature_table,  # noqa: E402
                                       forest_channels, pad_image, write_forest)
 from swcuts.image.edge_forest_train import patch_features, sample_windows, train_tree  # noqa: E402
 
@@ -121,8 +122,6 @@ def se_map(image, forest, nms="ours"):
     e = edge_probability(image, forest=forest)
     if nms == "ours":
         return nonmax_suppress(e)
-    import cv2
-
     from swcuts.image.edge_forest import _detector
 
     det = _detector(forest)
@@ -131,6 +130,22 @@ def se_map(image, forest, nms="ours"):
 
 
 _LAST = {}
+
+
+def se_multiscale(image, forest, scales=(0.5, 1.0, 2.0)):
+    """The forest's map averaged over rescaled copies of the photo (Dollár's
+    ``multiscale``)."""
+    import cv2
+
+    b = BORDER
+    img = pad_image(image)[b:b + image.shape[0], b:b + image.shape[1]]   # float32 RGB in [0, 1]
+    h, w = img.shape[:2]
+    acc = np.zeros((h, w))
+    for s in scales:
+        im = img if s == 1.0 else cv2.resize(img, (round(w * s), round(h * s)), interpolation=cv2.INTER_LINEAR)
+        e = edge_probability(im, forest=forest).astype(np.float32)
+        acc += e if s == 1.0 else cv2.resize(e, (w, h), interpolation=cv2.INTER_LINEAR)
+    return acc / len(scales)
 
 
 def pb_prob(image):
@@ -196,6 +211,7 @@ def score(args):
     tag = Path(args.forest).name.replace(".yml.gz", "")
     maps = {"se": ((lambda im: se_map(im, args.forest)), SE_THRESHOLDS),
             "se-cv": ((lambda im: se_map(im, args.forest, nms="opencv")), SE_THRESHOLDS),
+            "se-ms": ((lambda im: nonmax_suppress(se_multiscale(im, args.forest))), SE_THRESHOLDS),
             "pb": ((lambda im: nonmax_suppress(pb_prob(im))), PB_THRESHOLDS)}
     if Path(args.mix).exists():
         w = json.loads(Path(args.mix).read_text())
@@ -219,14 +235,13 @@ def score(args):
 def paired(res, maps):
     """Paired SE of the ODS F difference of each map against ``pb``: the
     per-photo F at each map's ODS threshold."""
-    from soft_boundaries import f_of, scores
+    from soft_boundaries import f_of
 
     keys = list(maps)
     if "pb" not in keys:
         return
     per = {}
     for d in keys:
-        thr = maps[d][1]
         k = int(np.argmax(f_of(np.sum(res[d], axis=0))[2]))
         per[d] = np.array([f_of(c[k])[2] for c in res[d]])
     for d in keys:
