@@ -2,7 +2,7 @@
 BSDS500 photos, and score it beside the shipped boundary detector.
 
 Usage:
-  python benchmarks/train_edge_forest.py train [--trees 8] [--samples 200000] [--out swcuts/image/edge_forest.yml.gz]
+  python benchmarks/train_edge_forest.py train [--trees 8] [--samples 400000] [--out swcuts/image/edge_forest.yml.gz]
   python benchmarks/train_edge_forest.py score [--forest PATH] [--split select|heldout] [--maps se,pb,...]
 
 Training (Dollár & Zitnick 2013, ``edgesTrain``; the trees are grown by
@@ -271,7 +271,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("command", choices=("train", "score", "fit-mix", "speed"))
     ap.add_argument("--trees", type=int, default=8)
-    ap.add_argument("--samples", type=int, default=200000, help="windows per tree")
+    ap.add_argument("--samples", type=int, default=400000, help="windows per tree")
     ap.add_argument("--frac", type=float, default=0.25, help="share of the features each tree draws")
     ap.add_argument("--min-child", type=int, default=8)
     ap.add_argument("--work", default=str(ROOT / "benchmarks" / "out" / "edge_forest" / "trees"))

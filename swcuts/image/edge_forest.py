@@ -39,7 +39,7 @@ __all__ = ["edge_probability", "read_forest", "write_forest", "forest_channels",
 #: The shipped forest.
 DEFAULT_PATH = Path(__file__).with_name("edge_forest.yml.gz")
 #: The command that rebuilds it (said by every error about the file).
-REBUILD = "python benchmarks/train_edge_forest.py"
+REBUILD = "python benchmarks/train_edge_forest.py train"
 #: The model's options (Dollár's defaults), in the names of OpenCV's loader.
 OPTIONS = {"stride": 2, "shrinkNumber": 2, "patchSize": 32, "patchInnerSize": 16,
            "numberOfGradientOrientations": 4, "gradientSmoothingRadius": 0, "regFeatureSmoothingRadius": 2,
