@@ -21,7 +21,8 @@ end). Maps: ``se`` (the forest), ``se-cv`` (the forest thinned by OpenCV's
 ``edgesNms``, Dollár's own NMS), ``se-ms`` (the forest's maps of the
 photo at 0.5, 1 and 2 times its size, averaged), ``pb`` (the shipped detector), and
 ``mix`` (a logistic combination of the two maps' log-odds, fitted on FIT
-pixels: ``fit-mix``).
+pixels by ``fit-mix``, which writes the weights into the forest file: what
+``boundary_probability(..., forest=True)`` computes).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from swcuts.evaluation.datasets import open_dataset  # noqa: E402
 from swcuts.image.edge_forest import (BORDER, DEFAULT_PATH, OPTIONS, edge_probability, feature_table,  # noqa: E402
-                                      forest_channels, pad_image, write_forest)
+                                      forest_channels, forest_trees, pad_image, read_forest, write_forest)
 from swcuts.image.edge_forest_train import patch_features, sample_windows, train_tree  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
@@ -197,6 +198,14 @@ def fit_mix(args):
     beta = minimize(loss, np.array([1.0, 1.0, 0.0]), jac=True, method="L-BFGS-B").x
     print("mix weights (pb log-odds, se log-odds, bias):", np.round(beta, 4).tolist())
     Path(args.mix).write_text(json.dumps(beta.tolist()))
+    store_combination(args.forest, beta)
+
+
+def store_combination(path, beta):
+    """Rewrite the forest file ``path`` with the combination weights ``beta``."""
+    f = read_forest(path)
+    write_forest(path, forest_trees(f), f["options"], combination=[float(b) for b in beta])
+    print(f"wrote the combination weights into {path}")
 
 
 def score(args):
@@ -253,18 +262,29 @@ def paired(res, maps):
 
 
 def speed(args):
+    """Warm CPU and wall seconds a photo of the forest (single- and
+    multi-scale) and the shipped detector, on 10 held-out photos."""
+    from boundary_detector import features
+
+    from swcuts.image.boundary_detector import boundary_probability
     from swcuts.io.image_read import load_image
 
     ds = open_dataset(DATA / "bsds500-train-rest")
     names = sorted(ds.names, key=int)[:10]
-    ts = []
-    for name in names:
-        im = load_image(ds.image_path(name))
-        edge_probability(im, forest=args.forest)
-        c = time.process_time()
-        edge_probability(im, forest=args.forest)
-        ts.append(time.process_time() - c)
-    print(f"edge_probability (warm): median {np.median(ts):.3f} CPU s per photo (max {max(ts):.3f}), 10 photos")
+    fns = {"se": lambda im: edge_probability(im, forest=args.forest),
+           "se-ms": lambda im: se_multiscale(im, args.forest),
+           "pb": lambda im: boundary_probability(features(im))}
+    for key, fn in fns.items():
+        cpu, wall = [], []
+        for name in names:
+            im = load_image(ds.image_path(name))
+            fn(im)
+            c, t = time.process_time(), time.perf_counter()
+            fn(im)
+            cpu.append(time.process_time() - c)
+            wall.append(time.perf_counter() - t)
+        print(f"{key:<6} warm: median {np.median(cpu):.3f} CPU s ({np.median(wall):.3f} s wall) a photo, "
+              f"10 photos, load average {os.getloadavg()[0]:.1f}")
 
 
 def main():

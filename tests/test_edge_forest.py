@@ -7,7 +7,8 @@ import gzip
 import numpy as np
 import pytest
 
-from swcuts.image.edge_forest import OPTIONS, edge_probability, feature_table, read_forest, write_forest
+from swcuts.image.edge_forest import (OPTIONS, edge_probability, feature_table, forest_trees, read_forest,
+                                      write_forest)
 from swcuts.image.edge_forest_train import patch_features, sample_windows, train_tree
 from swcuts.io.errors import InputError
 
@@ -87,3 +88,28 @@ def test_bad_image_is_one_line(tiny):
         edge_probability(np.zeros((4, 4, 7)), forest=tiny)
     with pytest.raises(InputError):
         edge_probability(np.full((20, 20), np.nan), forest=tiny)
+
+
+def test_detector_combined_with_the_forest(tiny, tmp_path):
+    from swcuts.image.boundary_detector import boundary_probability
+    from swcuts.image.edge_forest import combine_with_forest
+    from swcuts.image.prepare import prepare_image
+
+    f = read_forest(tiny)
+    assert f.get("combination") is None
+    img, _ = two_regions(col=33, seed=7)
+    z = prepare_image(img)[0]
+    with pytest.raises(InputError, match="no combination weights"):
+        boundary_probability(z, forest=tiny)
+    p = tmp_path / "mixed.yml.gz"
+    trees = forest_trees(f)
+    write_forest(p, trees, {**OPTIONS, "numberOfTreesToEvaluate": 2}, combination=[0.5, 1.5, -1e-05])
+    assert np.allclose(read_forest(p)["combination"], [0.5, 1.5, -1e-05])
+    plain = boundary_probability(z)
+    mixed = boundary_probability(z, forest=p)
+    e = np.clip(edge_probability(img, forest=p), 1e-4, 1 - 1e-4)
+    q = np.clip(plain, 1e-4, 1 - 1e-4)
+    want = 1 / (1 + np.exp(-(0.5 * np.log(q / (1 - q)) + 1.5 * np.log(e / (1 - e)) - 1e-05)))
+    assert np.abs(mixed - want).max() < 0.02          # the forest reads the RGB recovered from CIELAB
+    assert np.abs(combine_with_forest(plain, z, p) - mixed).max() < 1e-6
+    assert mixed[:, 31:35].mean() > mixed[:, :20].mean() + 0.3

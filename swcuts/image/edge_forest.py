@@ -33,7 +33,7 @@ from swcuts.io.errors import InputError, one_line
 from swcuts.io.image_write import atomic_write
 from swcuts.io.weights import WeightsFile
 
-__all__ = ["edge_probability", "read_forest", "write_forest", "forest_channels", "feature_table",
+__all__ = ["edge_probability", "combine_with_forest", "forest_trees", "read_forest", "write_forest", "forest_channels", "feature_table",
            "pad_image", "BORDER", "OPTIONS", "DEFAULT_PATH", "REBUILD"]
 
 #: The shipped forest.
@@ -198,7 +198,7 @@ def _seq(values, fmt):
     return "      - [ " + ",\n          ".join(out) + " ]\n" if out else "      - [ ]\n"
 
 
-def write_forest(path, trees, opts=None) -> None:
+def write_forest(path, trees, opts=None, combination=None) -> None:
     """Write a forest to ``path`` in the format OpenCV's
     ``createStructuredEdgeDetection`` reads (gzipped when the name ends in
     ``.gz``), atomically.
@@ -215,6 +215,9 @@ def write_forest(path, trees, opts=None) -> None:
     opts : dict, optional
         Model options (default :data:`OPTIONS`; ``numberOfTrees`` is set to
         ``len(trees)``).
+    combination : sequence of 3 floats, optional
+        The weights of :func:`combine_with_forest` (a key OpenCV's loader
+        does not read).
 
     Examples
     --------
@@ -247,6 +250,8 @@ def write_forest(path, trees, opts=None) -> None:
                            ("edgeBoundaries", bnds, str), ("edgeBins", bins, str)):
         text.append(f"{key}:\n")
         text.extend(_seq([int(v) if fmt is str else v for v in r], fmt) for r in rows)
+    if combination is not None:
+        text.append("combination:\n" + _seq([float(v) for v in combination], repr))
     data = "".join(text).encode()
     if str(path).endswith(".gz"):
         data = gzip.compress(data, 9, mtime=0)
@@ -274,6 +279,9 @@ def _parse(text, p):
         trees = "\n".join(sections[key]).split("- [")[1:]
         dtype = np.float32 if key == "thresholds" else np.int64
         out[key] = [np.array(t.replace("]", " ").replace(",", " ").split(), dtype=dtype) for t in trees]
+    if "combination" in sections:
+        w = "\n".join(sections["combination"]).partition("[")[2].partition("]")[0]
+        out["combination"] = np.array(w.replace(",", " ").split(), dtype=np.float64)
     return out
 
 
@@ -359,6 +367,31 @@ def _check(f, p):
     if bins.size and (bins.min() < 0 or bins.max() >= inner_w * inner_w):
         _FILE.refuse(p, "an edge bin outside the patch")
     f["edgeBoundaries"], f["edgeBins"] = bnds, bins
+    c = f.get("combination")
+    if c is not None and (c.shape != (3,) or not np.isfinite(c).all()):
+        _FILE.refuse(p, "combination is not 3 finite numbers")
+
+
+def forest_trees(forest) -> list:
+    """The trees of a forest read by :func:`read_forest`, as
+    :func:`write_forest` takes them (to rewrite a file with other options or
+    combination weights).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> p = Path(tempfile.mkdtemp()) / "one.yml.gz"
+    >>> leaf = {"child": [0], "fid": [0], "thr": [0.0], "bins": [[3, 4]]}
+    >>> write_forest(p, [leaf], {**OPTIONS, "numberOfTreesToEvaluate": 1})
+    >>> forest_trees(read_forest(p)) == [leaf]
+    True
+    """
+    child, fid, thr = forest["childs"], forest["featureIds"], forest["thresholds"]
+    bnds, bins = forest["edgeBoundaries"], forest["edgeBins"]
+    m = child.shape[1]
+    return [{"child": child[k].tolist(), "fid": fid[k].tolist(), "thr": thr[k].tolist(),
+             "bins": [bins[bnds[k * m + i]:bnds[k * m + i + 1]].tolist() for i in range(m)]}
+            for k in range(child.shape[0])]
 
 
 def _detector(path):
@@ -417,3 +450,56 @@ def edge_probability(image, *, forest=None) -> np.ndarray:
     b = BORDER
     e = det.detectEdges(pad_image(img))[b:b + h, b:b + w]
     return np.clip(e.astype(np.float64), 0.0, 1.0)
+
+
+def combine_with_forest(prob, features, forest=None) -> np.ndarray:
+    """The shipped detector's map combined with the forest's: the logistic
+    function of ``w0 logit(prob) + w1 logit(forest map) + w2``, the weights
+    ``combination`` of the forest file (fitted on the training photos'
+    pixels by ``benchmarks/train_edge_forest.py fit-mix``; round 13).
+
+    Parameters
+    ----------
+    prob : (H, W) float array
+        :func:`swcuts.image.boundary_detector.boundary_probability`'s map.
+    features : (H, W, 3) or (H, W, 1) float array
+        The features it read (:func:`swcuts.image.prepare.prepare_image`:
+        CIELAB scaled to [0, 1], or grey), turned back into RGB for the forest.
+    forest : str or path-like, optional
+        Default the shipped :data:`DEFAULT_PATH`.
+
+    Returns
+    -------
+    (H, W) float64 array in (0, 1)
+
+    Raises
+    ------
+    InputError
+        A missing or corrupt forest file, or one without ``combination``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> p = Path(tempfile.mkdtemp()) / "one.yml.gz"
+    >>> leaf = {"child": [0], "fid": [0], "thr": [0.0], "bins": [[]]}
+    >>> write_forest(p, [leaf], {**OPTIONS, "numberOfTreesToEvaluate": 1}, combination=[1.0, 0.0, 0.0])
+    >>> q = combine_with_forest(np.full((20, 30), 0.3), np.zeros((20, 30, 3)), forest=p)
+    >>> bool(np.allclose(q, 0.3))
+    True
+    """
+    from skimage.color import lab2rgb
+
+    f = read_forest(forest)
+    if f.get("combination") is None:
+        _FILE.refuse(f["path"], "no combination weights")
+    z = np.asarray(features, dtype=np.float64)
+    if z.ndim == 3 and z.shape[2] == 3:
+        lab = np.stack([z[..., 0] * 100.0, z[..., 1] * 256.0 - 128.0, z[..., 2] * 256.0 - 128.0], axis=-1)
+        rgb = np.clip(lab2rgb(lab), 0.0, 1.0)
+    else:
+        rgb = np.clip(z.reshape(z.shape[0], z.shape[1]), 0.0, 1.0)
+    e = edge_probability(rgb, forest=forest)
+    w = f["combination"]
+    logit = lambda q: np.log(q / (1.0 - q))  # noqa: E731
+    x = w[0] * logit(np.clip(prob, 1e-4, 1 - 1e-4)) + w[1] * logit(np.clip(e, 1e-4, 1 - 1e-4)) + w[2]
+    return 1.0 / (1.0 + np.exp(-x))
