@@ -43,7 +43,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from swcuts.evaluation.datasets import open_dataset  # noqa: E402
 from swcuts.image.edge_forest import (BORDER, DEFAULT_PATH, OPTIONS, edge_probability, feature_table,  # noqa: E402
-                                      forest_channels, forest_trees, pad_image, read_forest, write_forest)
+                                      forest_channels, forest_trees, log_odds, pad_image, read_forest,
+                                      write_forest)
 from swcuts.image.edge_forest_train import patch_features, sample_windows, train_tree  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
@@ -160,14 +161,14 @@ def pb_prob(image):
     return _LAST["p"]
 
 
-def logit(p):
-    p = np.clip(p, 1e-4, 1 - 1e-4)
-    return np.log(p / (1 - p))
+def mix_prob(image, forest):
+    """``boundary_probability(..., forest=forest)``: the combination whose
+    weights ``fit-mix`` wrote into the forest file."""
+    from boundary_detector import features
 
+    from swcuts.image.boundary_detector import boundary_probability
 
-def mix_prob(image, forest, w):
-    return 1.0 / (1.0 + np.exp(-(w[0] * logit(pb_prob(image)) + w[1] * logit(edge_probability(image, forest=forest))
-                                 + w[2])))
+    return boundary_probability(features(image), forest=forest)
 
 
 def fit_mix(args):
@@ -182,7 +183,7 @@ def fit_mix(args):
         s = open_dataset(DATA / split).read(name)
         t = target(s.truths)
         idx, wt = sample_pixels(t, 2000, rng)
-        a, b = logit(pb_prob(s.image)).ravel()[idx], logit(edge_probability(s.image, forest=args.forest)).ravel()[idx]
+        a, b = log_odds(pb_prob(s.image)).ravel()[idx], log_odds(edge_probability(s.image, forest=args.forest)).ravel()[idx]
         xs.append(np.c_[a, b, np.ones_like(a)])
         ys.append(t.ravel()[idx])
         ws.append(wt)
@@ -222,9 +223,8 @@ def score(args):
             "se-cv": ((lambda im: se_map(im, args.forest, nms="opencv")), SE_THRESHOLDS),
             "se-ms": ((lambda im: nonmax_suppress(se_multiscale(im, args.forest))), SE_THRESHOLDS),
             "pb": ((lambda im: nonmax_suppress(pb_prob(im))), PB_THRESHOLDS)}
-    if Path(args.mix).exists():
-        w = json.loads(Path(args.mix).read_text())
-        maps["mix"] = ((lambda im: nonmax_suppress(mix_prob(im, args.forest, w))), SE_THRESHOLDS)
+    if read_forest(args.forest).get("combination") is not None:
+        maps["mix"] = ((lambda im: nonmax_suppress(mix_prob(im, args.forest))), SE_THRESHOLDS)
     want = args.maps.split(",")
     maps = {(k if k == "pb" else f"{k}-{tag}"): v for k, v in maps.items() if k in want}
     c0 = time.process_time()

@@ -33,7 +33,7 @@ from swcuts.io.errors import InputError, one_line
 from swcuts.io.image_write import atomic_write
 from swcuts.io.weights import WeightsFile
 
-__all__ = ["edge_probability", "combine_with_forest", "forest_trees", "read_forest", "write_forest", "forest_channels", "feature_table",
+__all__ = ["edge_probability", "combine_with_forest", "forest_trees", "log_odds", "read_forest", "write_forest", "forest_channels", "feature_table",
            "pad_image", "BORDER", "OPTIONS", "DEFAULT_PATH", "REBUILD"]
 
 #: The shipped forest.
@@ -500,6 +500,18 @@ def combine_with_forest(prob, features, forest=None) -> np.ndarray:
         rgb = np.clip(z.reshape(z.shape[0], z.shape[1]), 0.0, 1.0)
     e = edge_probability(rgb, forest=forest)
     w = f["combination"]
-    logit = lambda q: np.log(q / (1.0 - q))  # noqa: E731
-    x = w[0] * logit(np.clip(prob, 1e-4, 1 - 1e-4)) + w[1] * logit(np.clip(e, 1e-4, 1 - 1e-4)) + w[2]
-    return 1.0 / (1.0 + np.exp(-x))
+    return 1.0 / (1.0 + np.exp(-(w[0] * log_odds(prob) + w[1] * log_odds(e) + w[2])))
+
+
+def log_odds(q) -> np.ndarray:
+    """``log(q / (1 - q))`` of a map clipped to [1e-4, 1 - 1e-4] (the
+    forest's map is 0 away from edges), as :func:`combine_with_forest`
+    reads both maps.
+
+    Examples
+    --------
+    >>> log_odds(np.array([0.5, 0.0])).round(2).tolist()
+    [0.0, -9.21]
+    """
+    q = np.clip(np.asarray(q, dtype=np.float64), 1e-4, 1 - 1e-4)
+    return np.log(q / (1.0 - q))
