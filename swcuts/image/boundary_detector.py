@@ -515,6 +515,9 @@ def boundary_probability(features, *, detector=None, scales=None, forest=None) -
     if forest is not None and forest is not False:
         from swcuts.image.edge_forest import combine_with_forest
 
+        if forest is not True and not isinstance(forest, (str, os.PathLike)):
+            raise InputError(f"forest must be True, False, None or a model file's path, got {forest!r}")
+
         p = combine_with_forest(p, z, None if forest is True else forest)
     return np.clip(p, 1e-6, 1.0 - 1e-6)
 
