@@ -20,7 +20,7 @@ there), ``heldout`` the 170 photos of bsds500-train-rest (read once, at the
 end). Maps: ``se`` (the forest), ``se-cv`` (the forest thinned by OpenCV's
 ``edgesNms``, Dollár's own NMS), ``se-ms`` (the forest's maps of the
 photo at 0.5, 1 and 2 times its size, averaged), ``pb`` (the shipped detector), and
-``mix`` (a logistic combination of the two maps' log-odds, fitted on FIT
+``pb-grey`` and ``mix-grey`` (the photo made grey), ``mix`` (a logistic combination of the two maps' log-odds, fitted on FIT
 pixels by ``fit-mix``, which writes the weights into the forest file: what
 ``boundary_probability(..., forest=True)`` computes).
 """
@@ -161,14 +161,14 @@ def pb_prob(image):
     return _LAST["p"]
 
 
-def mix_prob(image, forest):
+def mix_prob(image, forest, grey=False):
     """``boundary_probability(..., forest=forest)``: the combination whose
-    weights ``fit-mix`` wrote into the forest file."""
+    weights ``fit-mix`` wrote into the forest file (of the photo made grey)."""
     from boundary_detector import features
 
     from swcuts.image.boundary_detector import boundary_probability
 
-    return boundary_probability(features(image), forest=forest)
+    return boundary_probability(features(image, grey), forest=forest)
 
 
 def fit_mix(args):
@@ -210,7 +210,7 @@ def store_combination(path, beta):
 
 
 def score(args):
-    from boundary_detector import PB_THRESHOLDS, evaluate
+    from boundary_detector import PB_THRESHOLDS, evaluate, pb_map
     from soft_boundaries import scores
 
     from swcuts.image.boundary_detector import nonmax_suppress
@@ -225,8 +225,10 @@ def score(args):
             "pb": ((lambda im: nonmax_suppress(pb_prob(im))), PB_THRESHOLDS)}
     if read_forest(args.forest).get("combination") is not None:
         maps["mix"] = ((lambda im: nonmax_suppress(mix_prob(im, args.forest))), SE_THRESHOLDS)
+        maps["mix-grey"] = ((lambda im: nonmax_suppress(mix_prob(im, args.forest, grey=True))), SE_THRESHOLDS)
+    maps["pb-grey"] = ((lambda im: pb_map(im, grey=True)), PB_THRESHOLDS)
     want = args.maps.split(",")
-    maps = {(k if k == "pb" else f"{k}-{tag}"): v for k, v in maps.items() if k in want}
+    maps = {(k if k.startswith("pb") else f"{k}-{tag}"): v for k, v in maps.items() if k in want}
     c0 = time.process_time()
     res = evaluate(spec[0], names, maps, Path(args.cache))
     print(f"\n{args.split}: {len(names)} photos of {splits[0]} ({time.process_time() - c0:.0f} CPU s)")
@@ -249,15 +251,16 @@ def paired(res, maps):
     keys = list(maps)
     if "pb" not in keys:
         return
+    base = {d: ("pb-grey" if "grey" in d and "pb-grey" in keys else "pb") for d in keys}
     per = {}
     for d in keys:
         k = int(np.argmax(f_of(np.sum(res[d], axis=0))[2]))
         per[d] = np.array([f_of(c[k])[2] for c in res[d]])
     for d in keys:
-        if d == "pb":
+        if d.startswith("pb"):
             continue
-        diff = per[d] - per["pb"]
-        print(f"  {d} - pb: per-photo F at the ODS threshold {diff.mean():+.4f} +- {diff.std(ddof=1) / np.sqrt(len(diff)):.4f}"
+        diff = per[d] - per[base[d]]
+        print(f"  {d} - {base[d]}: per-photo F at the ODS threshold {diff.mean():+.4f} +- {diff.std(ddof=1) / np.sqrt(len(diff)):.4f}"
               f" (paired SE, {len(diff)} photos)")
 
 

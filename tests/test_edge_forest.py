@@ -113,6 +113,8 @@ def test_detector_combined_with_the_forest(tiny, tmp_path):
     assert np.abs(mixed - want).max() < 0.02          # the forest reads the RGB recovered from CIELAB
     assert np.abs(combine_with_forest(plain, z, p) - mixed).max() < 1e-6
     assert mixed[:, 31:35].mean() > mixed[:, :20].mean() + 0.3
+    grey = z[..., :1]
+    assert np.array_equal(boundary_probability(grey, forest=p), boundary_probability(grey))
 
 
 def test_bad_forest_option_is_one_line():

@@ -483,9 +483,10 @@ def boundary_probability(features, *, detector=None, scales=None, forest=None) -
         average the maps (resized back); default :data:`SCALES`. ``(1,)``:
         the features as given, as the networks were trained.
     forest : bool, str or path-like, optional
-        Combine the map with a structured edge forest's
+        Combine a colour map with a structured edge forest's
         (:func:`swcuts.image.edge_forest.combine_with_forest`; ``True``: the
-        shipped forest). Default: no forest.
+        shipped forest; grey features keep the detector's map, which the
+        combination lowered). Default: no forest.
 
     Returns
     -------
@@ -515,10 +516,7 @@ def boundary_probability(features, *, detector=None, scales=None, forest=None) -
     if forest is not None and forest is not False:
         from swcuts.image.edge_forest import combine_with_forest
 
-        if forest is not True and not isinstance(forest, (str, os.PathLike)):
-            raise InputError(f"forest must be True, False, None or a model file's path, got {forest!r}")
-
-        p = combine_with_forest(p, z, None if forest is True else forest)
+        p = combine_with_forest(p, z, forest)
     return np.clip(p, 1e-6, 1.0 - 1e-6)
 
 

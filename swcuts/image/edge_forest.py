@@ -464,9 +464,11 @@ def combine_with_forest(prob, features, forest=None) -> np.ndarray:
         :func:`swcuts.image.boundary_detector.boundary_probability`'s map.
     features : (H, W, 3) or (H, W, 1) float array
         The features it read (:func:`swcuts.image.prepare.prepare_image`:
-        CIELAB scaled to [0, 1], or grey), turned back into RGB for the forest.
-    forest : str or path-like, optional
-        Default the shipped :data:`DEFAULT_PATH`.
+        CIELAB scaled to [0, 1], turned back into RGB for the forest; or
+        grey: then ``prob`` is returned as it is, the combination fitted in
+        colour having lowered the grey detector's scores).
+    forest : True, str or path-like, optional
+        Default (or ``True``) the shipped :data:`DEFAULT_PATH`.
 
     Returns
     -------
@@ -475,7 +477,8 @@ def combine_with_forest(prob, features, forest=None) -> np.ndarray:
     Raises
     ------
     InputError
-        A missing or corrupt forest file, or one without ``combination``.
+        A ``forest`` that is not a path, a missing or corrupt forest file,
+        or one without ``combination``.
 
     Examples
     --------
@@ -489,16 +492,18 @@ def combine_with_forest(prob, features, forest=None) -> np.ndarray:
     """
     from skimage.color import lab2rgb
 
+    if forest is True:
+        forest = None
+    elif forest is not None and not isinstance(forest, (str, os.PathLike)):
+        raise InputError(f"forest must be True, False, None or a model file's path, got {forest!r}")
     f = read_forest(forest)
     if f.get("combination") is None:
         _FILE.refuse(f["path"], "no combination weights")
     z = np.asarray(features, dtype=np.float64)
-    if z.ndim == 3 and z.shape[2] == 3:
-        lab = np.stack([z[..., 0] * 100.0, z[..., 1] * 256.0 - 128.0, z[..., 2] * 256.0 - 128.0], axis=-1)
-        rgb = np.clip(lab2rgb(lab), 0.0, 1.0)
-    else:
-        rgb = np.clip(z.reshape(z.shape[0], z.shape[1]), 0.0, 1.0)
-    e = edge_probability(rgb, forest=forest)
+    if z.ndim != 3 or z.shape[2] != 3:
+        return np.asarray(prob, dtype=np.float64)
+    lab = np.stack([z[..., 0] * 100.0, z[..., 1] * 256.0 - 128.0, z[..., 2] * 256.0 - 128.0], axis=-1)
+    e = edge_probability(np.clip(lab2rgb(lab), 0.0, 1.0), forest=forest)
     w = f["combination"]
     return 1.0 / (1.0 + np.exp(-(w[0] * log_odds(prob) + w[1] * log_odds(e) + w[2])))
 
