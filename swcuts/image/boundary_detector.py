@@ -465,7 +465,7 @@ def _global_inputs(features, prob, settings):
 SCALES = (1.0,)
 
 
-def boundary_probability(features, *, detector=None, scales=None) -> np.ndarray:
+def boundary_probability(features, *, detector=None, scales=None, forest=None) -> np.ndarray:
     """The probability that an annotator draws a boundary at (within one
     pixel of) each pixel.
 
@@ -482,6 +482,11 @@ def boundary_probability(features, *, detector=None, scales=None) -> np.ndarray:
         Apply the detector to the features resized by each factor and
         average the maps (resized back); default :data:`SCALES`. ``(1,)``:
         the features as given, as the networks were trained.
+    forest : bool, str or path-like, optional
+        Combine a colour map with a structured edge forest's
+        (:func:`swcuts.image.edge_forest.combine_with_forest`; ``True``: the
+        shipped forest; grey features keep the detector's map, which the
+        combination lowered). Default: no forest.
 
     Returns
     -------
@@ -508,6 +513,10 @@ def boundary_probability(features, *, detector=None, scales=None) -> np.ndarray:
     z = _check(features)
     scales = check_scales(SCALES if scales is None else scales)
     p = np.mean([_probability_at_scale(z, det, s) for s in scales], axis=0)
+    if forest is not None and forest is not False:
+        from swcuts.image.edge_forest import combine_with_forest
+
+        p = combine_with_forest(p, z, forest)
     return np.clip(p, 1e-6, 1.0 - 1e-6)
 
 

@@ -1,0 +1,312 @@
+"""Train the structured edge forest (swcuts.image.edge_forest) on the shared
+BSDS500 photos, and score it beside the shipped boundary detector.
+
+Usage:
+  python benchmarks/train_edge_forest.py train [--trees 8] [--samples 400000] [--out swcuts/image/edge_forest.yml.gz]
+  python benchmarks/train_edge_forest.py score [--forest PATH] [--split select|heldout] [--maps se,pb,...]
+
+Training (Dollár & Zitnick 2013, ``edgesTrain``; the trees are grown by
+:mod:`swcuts.image.edge_forest_train`): each tree draws its own quarter of
+the 7,228 features and ``--samples`` windows, half near a boundary, of the
+photos FIT (bsds500-train 30 + bsds500-val[0:80]); a window's label is one
+annotator's 16x16 segmentation patch. Trees are cached in ``--work`` (a
+rerun resumes). The model file is written in OpenCV's format and run by
+OpenCV's ``StructuredEdgeDetection``.
+
+Scoring (as ``benchmarks/boundary_detector.py``: its ``evaluate``, the
+counts of ``benchmarks/soft_boundaries.py``, maps thinned by
+``nonmax_suppress``): ``select`` is bsds500-val[80:100] (choices are made
+there), ``heldout`` the 170 photos of bsds500-train-rest (read once, at the
+end). Maps: ``se`` (the forest), ``se-cv`` (the forest thinned by OpenCV's
+``edgesNms``, Dollár's own NMS), ``se-ms`` (the forest's maps of the
+photo at 0.5, 1 and 2 times its size, averaged), ``pb`` (the shipped detector), and
+``pb-grey`` and ``mix-grey`` (the photo made grey), ``mix`` (a logistic combination of the two maps' log-odds, fitted on FIT
+pixels by ``fit-mix``, which writes the weights into the forest file: what
+``boundary_probability(..., forest=True)`` computes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from swcuts.evaluation.datasets import open_dataset  # noqa: E402
+from swcuts.image.edge_forest import (BORDER, DEFAULT_PATH, OPTIONS, edge_probability, feature_table,  # noqa: E402
+                                      forest_channels, forest_trees, log_odds, pad_image, read_forest,
+                                      write_forest)
+from swcuts.image.edge_forest_train import patch_features, sample_windows, train_tree  # noqa: E402
+
+DATA = ROOT.parent / "shared" / "data"
+FIT = ("bsds500-train", "bsds500-val:0:80")
+SELECT = ("bsds500-val:80:100",)
+HELDOUT = ("bsds500-train-rest",)
+SEED = 13
+SE_THRESHOLDS = np.array([0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.13, 0.16, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5,
+                          0.55, 0.6, 0.7, 0.8, 0.9])
+
+
+def names_of(splits):
+    for spec in splits:
+        split, *rng = spec.split(":")
+        names = sorted(open_dataset(DATA / split).names, key=int)
+        if rng:
+            names = names[int(rng[0]):int(rng[1])]
+        for n in names:
+            yield split, n
+
+
+def load_fit():
+    """Every FIT photo: (channels, annotators' label images)."""
+    out = []
+    for split, name in names_of(FIT):
+        s = open_dataset(DATA / split).read(name)
+        out.append((forest_channels(pad_image(s.image)), [np.asarray(t) for t in s.truths]))
+    return out
+
+
+def train(args):
+    work = Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+    t0, c0 = time.perf_counter(), time.process_time()
+    photos = load_fit()
+    print(f"{len(photos)} FIT photos' channels: {time.process_time() - c0:.0f} CPU s", flush=True)
+    n_all = len(feature_table())
+    trees = []
+    for k in range(args.trees):
+        f = work / f"tree{k:02d}-{args.samples}.json"
+        if f.exists():
+            trees.append(json.loads(f.read_text()))
+            continue
+        c1 = time.process_time()
+        rng = np.random.default_rng(SEED + 1000 * k)
+        fids = np.sort(rng.choice(n_all, int(round(n_all * args.frac)), replace=False))
+        windows = []
+        for chans, truths in photos:
+            per = math.ceil(args.samples / 2 / len(photos) / len(truths))
+            windows.append(sample_windows(truths, per, per, rng))
+        lab = np.vstack([w[2] for w in windows])
+        x = np.empty((len(fids), lab.shape[0]), np.float32)   # filled in place: no second copy
+        at = 0
+        for (chans, _), (r, c, _) in zip(photos, windows):
+            x[:, at:at + r.size] = patch_features(None, r, c, fids, channels=chans)
+            at += r.size
+        del windows
+        c2 = time.process_time()
+        tree = train_tree(x, fids, lab, rng, min_child=args.min_child)
+        del x
+        leaves = sum(1 for ch in tree["child"] if ch == 0)
+        print(f"tree {k}: {lab.shape[0]} windows ({c2 - c1:.0f} CPU s of features), {len(tree['child'])} nodes, "
+              f"{leaves} leaves, depth {max(tree['depth'])}: {time.process_time() - c2:.0f} CPU s", flush=True)
+        f.write_text(json.dumps(tree))
+        trees.append(tree)
+    opts = {**OPTIONS, "numberOfTrees": len(trees), "numberOfTreesToEvaluate": min(4, len(trees))}
+    write_forest(args.out, trees, opts)
+    print(f"wrote {args.out}: {os.path.getsize(args.out) / 1e6:.2f} MB; {time.perf_counter() - t0:.0f} s wall, "
+          f"{time.process_time() - c0:.0f} CPU s")
+
+
+# ---------------------------------------------------------------- scoring
+
+def se_map(image, forest, nms="ours"):
+    from swcuts.image.boundary_detector import nonmax_suppress
+
+    e = edge_probability(image, forest=forest)
+    if nms == "ours":
+        return nonmax_suppress(e)
+    from swcuts.image.edge_forest import _detector
+
+    det = _detector(forest)
+    e32 = e.astype(np.float32)
+    return det.edgesNms(e32, det.computeOrientation(e32), r=2, s=0, m=1.0).astype(np.float64)
+
+
+_LAST = {}
+
+
+def se_multiscale(image, forest, scales=(0.5, 1.0, 2.0)):
+    """The forest's map averaged over rescaled copies of the photo (Dollár's
+    ``multiscale``)."""
+    import cv2
+
+    b = BORDER
+    img = pad_image(image)[b:b + image.shape[0], b:b + image.shape[1]]   # float32 RGB in [0, 1]
+    h, w = img.shape[:2]
+    acc = np.zeros((h, w))
+    for s in scales:
+        im = img if s == 1.0 else cv2.resize(img, (round(w * s), round(h * s)), interpolation=cv2.INTER_LINEAR)
+        e = edge_probability(im, forest=forest).astype(np.float32)
+        acc += e if s == 1.0 else cv2.resize(e, (w, h), interpolation=cv2.INTER_LINEAR)
+    return acc / len(scales)
+
+
+def pb_prob(image):
+    """The shipped detector's map (the last photo's kept: the maps of one photo share it)."""
+    from boundary_detector import features
+
+    from swcuts.image.boundary_detector import boundary_probability
+
+    if _LAST.get("image") is not image:
+        _LAST["image"], _LAST["p"] = image, boundary_probability(features(image))
+    return _LAST["p"]
+
+
+def mix_prob(image, forest, grey=False):
+    """``boundary_probability(..., forest=forest)``: the combination whose
+    weights ``fit-mix`` wrote into the forest file (of the photo made grey)."""
+    from boundary_detector import features
+
+    from swcuts.image.boundary_detector import boundary_probability
+
+    return boundary_probability(features(image, grey), forest=forest)
+
+
+def fit_mix(args):
+    """A logistic regression of the share of annotators' (dilated) boundaries
+    on the two maps' log-odds, on sampled FIT pixels."""
+    from scipy.optimize import minimize
+    from train_boundaries import sample_pixels, target
+
+    rng = np.random.default_rng(SEED)
+    xs, ys, ws = [], [], []
+    for split, name in names_of(FIT):
+        s = open_dataset(DATA / split).read(name)
+        t = target(s.truths)
+        idx, wt = sample_pixels(t, 2000, rng)
+        a, b = log_odds(pb_prob(s.image)).ravel()[idx], log_odds(edge_probability(s.image, forest=args.forest)).ravel()[idx]
+        xs.append(np.c_[a, b, np.ones_like(a)])
+        ys.append(t.ravel()[idx])
+        ws.append(wt)
+    x, y, w = np.vstack(xs), np.concatenate(ys), np.concatenate(ws)
+    w = w / w.mean()
+
+    def loss(beta):
+        z = x @ beta
+        p = 1 / (1 + np.exp(-z))
+        ll = -np.sum(w * (y * np.logaddexp(0, -z) + (1 - y) * np.logaddexp(0, z)))
+        return -ll / len(y), -(x.T @ (w * (y - p))) / len(y)
+
+    beta = minimize(loss, np.array([1.0, 1.0, 0.0]), jac=True, method="L-BFGS-B").x
+    print("mix weights (pb log-odds, se log-odds, bias):", np.round(beta, 4).tolist())
+    Path(args.mix).write_text(json.dumps(beta.tolist()))
+    store_combination(args.forest, beta)
+
+
+def store_combination(path, beta):
+    """Rewrite the forest file ``path`` with the combination weights ``beta``."""
+    f = read_forest(path)
+    write_forest(path, forest_trees(f), f["options"], combination=[float(b) for b in beta])
+    print(f"wrote the combination weights into {path}")
+
+
+def score(args):
+    from boundary_detector import PB_THRESHOLDS, evaluate, pb_map
+    from soft_boundaries import scores
+
+    from swcuts.image.boundary_detector import nonmax_suppress
+
+    splits = SELECT if args.split == "select" else HELDOUT
+    spec = splits[0].split(":")
+    names = [n for _, n in names_of(splits)]
+    tag = Path(args.forest).name.replace(".yml.gz", "")
+    maps = {"se": ((lambda im: se_map(im, args.forest)), SE_THRESHOLDS),
+            "se-cv": ((lambda im: se_map(im, args.forest, nms="opencv")), SE_THRESHOLDS),
+            "se-ms": ((lambda im: nonmax_suppress(se_multiscale(im, args.forest))), SE_THRESHOLDS),
+            "pb": ((lambda im: nonmax_suppress(pb_prob(im))), PB_THRESHOLDS)}
+    if read_forest(args.forest).get("combination") is not None:
+        maps["mix"] = ((lambda im: nonmax_suppress(mix_prob(im, args.forest))), SE_THRESHOLDS)
+        maps["mix-grey"] = ((lambda im: nonmax_suppress(mix_prob(im, args.forest, grey=True))), SE_THRESHOLDS)
+    maps["pb-grey"] = ((lambda im: pb_map(im, grey=True)), PB_THRESHOLDS)
+    want = args.maps.split(",")
+    maps = {(k if k.startswith("pb") else f"{k}-{tag}"): v for k, v in maps.items() if k in want}
+    c0 = time.process_time()
+    res = evaluate(spec[0], names, maps, Path(args.cache))
+    print(f"\n{args.split}: {len(names)} photos of {splits[0]} ({time.process_time() - c0:.0f} CPU s)")
+    print(f"{'map':<24} {'ODS F':>6} {'OIS F':>6} {'AP':>6} {'thr':>5}  ODS F per-photo SE")
+    out = {}
+    for d, (_, thr) in maps.items():
+        sc = scores(res[d], thr)
+        out[d] = sc
+        print(f"{d:<24} {sc['ods']:6.3f} {sc['ois']:6.3f} {sc['ap']:6.3f} {sc['threshold']:5.2f}")
+    if len(maps) > 1:
+        paired(res, maps)
+    return out
+
+
+def paired(res, maps):
+    """Paired SE of the ODS F difference of each map against ``pb``: the
+    per-photo F at each map's ODS threshold."""
+    from soft_boundaries import f_of
+
+    keys = list(maps)
+    if "pb" not in keys:
+        return
+    base = {d: ("pb-grey" if "grey" in d and "pb-grey" in keys else "pb") for d in keys}
+    per = {}
+    for d in keys:
+        k = int(np.argmax(f_of(np.sum(res[d], axis=0))[2]))
+        per[d] = np.array([f_of(c[k])[2] for c in res[d]])
+    for d in keys:
+        if d.startswith("pb"):
+            continue
+        diff = per[d] - per[base[d]]
+        print(f"  {d} - {base[d]}: per-photo F at the ODS threshold {diff.mean():+.4f} +- {diff.std(ddof=1) / np.sqrt(len(diff)):.4f}"
+              f" (paired SE, {len(diff)} photos)")
+
+
+def speed(args):
+    """Warm CPU and wall seconds a photo of the forest (single- and
+    multi-scale) and the shipped detector, on 10 held-out photos."""
+    from boundary_detector import features
+
+    from swcuts.image.boundary_detector import boundary_probability
+    from swcuts.io.image_read import load_image
+
+    ds = open_dataset(DATA / "bsds500-train-rest")
+    names = sorted(ds.names, key=int)[:10]
+    fns = {"se": lambda im: edge_probability(im, forest=args.forest),
+           "se-ms": lambda im: se_multiscale(im, args.forest),
+           "pb": lambda im: boundary_probability(features(im))}
+    for key, fn in fns.items():
+        cpu, wall = [], []
+        for name in names:
+            im = load_image(ds.image_path(name))
+            fn(im)
+            c, t = time.process_time(), time.perf_counter()
+            fn(im)
+            cpu.append(time.process_time() - c)
+            wall.append(time.perf_counter() - t)
+        print(f"{key:<6} warm: median {np.median(cpu):.3f} CPU s ({np.median(wall):.3f} s wall) a photo, "
+              f"10 photos, load average {os.getloadavg()[0]:.1f}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("command", choices=("train", "score", "fit-mix", "speed"))
+    ap.add_argument("--trees", type=int, default=8)
+    ap.add_argument("--samples", type=int, default=400000, help="windows per tree")
+    ap.add_argument("--frac", type=float, default=0.25, help="share of the features each tree draws")
+    ap.add_argument("--min-child", type=int, default=8)
+    ap.add_argument("--work", default=str(ROOT / "benchmarks" / "out" / "edge_forest" / "trees"))
+    ap.add_argument("--out", default=str(DEFAULT_PATH))
+    ap.add_argument("--forest", default=str(DEFAULT_PATH))
+    ap.add_argument("--split", choices=("select", "heldout"), default="select")
+    ap.add_argument("--maps", default="se,pb")
+    ap.add_argument("--mix", default=str(ROOT / "benchmarks" / "out" / "edge_forest" / "mix.json"))
+    ap.add_argument("--cache", default=str(ROOT / "benchmarks" / "out" / "edge_forest" / "counts"))
+    args = ap.parse_args()
+    {"train": train, "score": score, "fit-mix": fit_mix, "speed": speed}[args.command](args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,301 @@
+"""Growing the trees of a structured edge forest (:mod:`swcuts.image.edge_forest`)
+the way Dollár's ``edgesTrain`` / ``forestTrain`` does (read, not copied).
+
+A training sample is a window of a photo's feature channels
+(:func:`patch_features`) and the 16x16 segmentation patch at its centre
+(one annotator's). At each node the structured labels are mapped to two
+classes (:func:`discretize`: 256 random pixel pairs "same segment?", centred,
+the sign of their leading principal component), and the node is split on
+the feature and threshold of least Gini impurity among a random subset of
+features (:func:`_best_split`, compiled). A leaf keeps the most typical
+segmentation patch of its samples, whose boundary pixels
+(:func:`patch_boundaries`) are its vote.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from swcuts.image.edge_forest import BORDER, OPTIONS, feature_table, forest_channels, pad_image
+
+__all__ = ["patch_features", "discretize", "patch_boundaries", "train_tree", "sample_windows"]
+
+
+def sample_windows(segmentations, n_pos, n_neg, rng, shape=None):
+    """Random training windows of a photo: the top-left image pixels of 16x16
+    label patches (even, inside the photo), half near a boundary of their
+    annotator, and each patch, as Dollár's ``trainTree`` samples them.
+
+    Parameters
+    ----------
+    segmentations : list of (H, W) int arrays
+        The annotators' label images.
+    n_pos, n_neg : int
+        Windows per annotator within 8 pixels of one of its boundaries, and
+        elsewhere (fewer when there are fewer).
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    rows, cols : int arrays
+    labels : (n, 256) uint8 array
+        Each patch, column-major (``col * 16 + row``), its segments numbered
+        from 0 in order of first appearance.
+
+    Examples
+    --------
+    >>> seg = np.zeros((40, 40), int); seg[:, 20:] = 1
+    >>> r, c, lab = sample_windows([seg], 5, 5, np.random.default_rng(0))
+    >>> len(r), lab.shape, int(lab.max())
+    (10, (10, 256), 1)
+    """
+    from scipy import ndimage as ndi
+
+    g = OPTIONS["patchInnerSize"]
+    h, w = segmentations[0].shape
+    rr, cc = np.mgrid[0:h - g + 1:2, 0:w - g + 1:2]
+    rr, cc = rr.ravel(), cc.ravel()
+    rows, cols, labs = [], [], []
+    for seg in segmentations:
+        seg = np.asarray(seg)
+        edge = np.zeros(seg.shape, bool)
+        edge[:, 1:] |= seg[:, 1:] != seg[:, :-1]
+        edge[1:, :] |= seg[1:, :] != seg[:-1, :]
+        near = ndi.distance_transform_edt(~edge) < g // 2
+        pos = near[rr + g // 2, cc + g // 2]
+        for mask, n in ((pos, n_pos), (~pos, n_neg)):
+            idx = np.flatnonzero(mask)
+            idx = rng.choice(idx, min(n, idx.size), replace=False)
+            for r, c in zip(rr[idx], cc[idx]):
+                p = seg[r:r + g, c:c + g].T.ravel()
+                _, first, inv = np.unique(p, return_index=True, return_inverse=True)
+                rank = np.empty(first.size, np.int64)
+                rank[np.argsort(first)] = np.arange(first.size)
+                labs.append(rank[inv].astype(np.uint8))
+            rows.append(rr[idx])
+            cols.append(cc[idx])
+    if not labs:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, g * g), np.uint8)
+    return np.concatenate(rows), np.concatenate(cols), np.stack(labs)
+
+
+def patch_features(image, rows, cols, fids, channels=None):
+    """The features ``fids`` of the forest's windows of ``image`` whose 16x16
+    label patches start at image pixels ``(rows, cols)`` (even).
+
+    ``channels``, if given, is ``forest_channels(pad_image(image))``
+    computed before (``image`` is then not read).
+
+    Returns
+    -------
+    (len(fids), n) float32 array (feature-major, as :func:`train_tree` reads)
+
+    Examples
+    --------
+    >>> x = patch_features(np.zeros((40, 40, 3)), np.array([0, 2]), np.array([4, 8]), np.arange(5))
+    >>> x.shape
+    (5, 2)
+    """
+    reg, sim = forest_channels(pad_image(image)) if channels is None else channels
+    t = feature_table()[np.asarray(fids)]
+    s = OPTIONS["shrinkNumber"]
+    r0 = (np.asarray(rows) + BORDER) // s
+    c0 = (np.asarray(cols) + BORDER) // s
+    out = np.empty((len(t), len(r0)), np.float32)
+    single = t[:, 5] == 0
+    a = t[single]
+    out[single] = reg[r0[None, :] + a[:, 0:1], c0[None, :] + a[:, 1:2], a[:, 4:5]]
+    b = t[~single]
+    out[~single] = (sim[r0[None, :] + b[:, 0:1], c0[None, :] + b[:, 1:2], b[:, 4:5]]
+                    - sim[r0[None, :] + b[:, 2:3], c0[None, :] + b[:, 3:4], b[:, 4:5]])
+    return out
+
+
+def discretize(labels, rng, n_pairs=256, n_fit=1024, n_iter=20):
+    """Two classes of structured labels (Dollár's ``discretize``, PCA).
+
+    Parameters
+    ----------
+    labels : (n, 256) uint8 array
+    rng : numpy.random.Generator
+    n_pairs : int
+        Random pixel pairs compared ("same segment?").
+    n_fit : int
+        At most this many samples fit the principal direction (all are
+        projected on it).
+    n_iter : int
+        Power iterations that find it.
+
+    Returns
+    -------
+    classes : (n,) bool array
+        All False when every sample has the same pairs.
+    typical : int
+        The sample closest to the mean code (the node's patch).
+
+    Examples
+    --------
+    >>> lab = np.zeros((6, 256), np.uint8); lab[3:, 128:] = 1
+    >>> cls, typ = discretize(lab, np.random.default_rng(0))
+    >>> sorted(np.unique(cls[:3] != cls[3:]).tolist())
+    [True]
+    """
+    n, m = labels.shape
+    i = rng.integers(0, m, n_pairs)
+    j = rng.integers(0, m - 1, n_pairs)
+    j = j + (j >= i)
+    z = (labels[:, i] == labels[:, j]).astype(np.float32)
+    z -= z.mean(axis=0)
+    z = z[:, np.abs(z).max(axis=0) > 1e-6]
+    if z.shape[1] == 0:
+        return np.zeros(n, bool), 0
+    typical = int(np.argmin((z * z).sum(axis=1)))
+    fit = z if n <= n_fit else z[rng.choice(n, n_fit, replace=False)]
+    # The leading principal direction by power iteration (its sign pattern is all that is used).
+    v = fit[int(np.argmax((fit * fit).sum(axis=1)))].astype(np.float64)
+    for _ in range(n_iter):
+        v = fit.T @ (fit @ v)
+        v /= max(np.linalg.norm(v), 1e-300)
+    return z @ v < 0, typical
+
+
+def patch_boundaries(patch) -> np.ndarray:
+    """The boundary pixels of a 16x16 segmentation patch (given column-major)
+    as the forest stores them (``col * 16 + row``): pixels whose central
+    difference (one-sided at the border) is not zero, as Dollár's
+    ``gradientMag(segs) > .01``, after segments of at most 5 pixels join
+    their most common neighbour (his ``mergeTrees``).
+
+    Examples
+    --------
+    >>> p = np.zeros((16, 16), np.uint8); p[8:, :] = 1   # columns 8.. differ
+    >>> patch_boundaries(p.ravel()).tolist()[:3]
+    [112, 113, 114]
+    """
+    from scipy import ndimage as ndi
+
+    g = int(round(np.sqrt(patch.size)))
+    s = np.asarray(patch).reshape(g, g).T.astype(np.int64)   # (row, col)
+    ids, sizes = np.unique(s, return_counts=True)
+    if ids.size > 1:
+        for k in ids[sizes <= 5]:
+            ring = ndi.binary_dilation(s == k, np.ones((3, 3), bool)) & (s != k)
+            if ring.any():
+                s[s == k] = np.bincount(s[ring]).argmax()
+    e = np.zeros((g, g), bool)
+    for axis in (0, 1):
+        d = np.zeros((g, g))
+        a = np.moveaxis(s.astype(np.float64), axis, 0)
+        dm = np.moveaxis(d, axis, 0)
+        dm[1:-1] = a[2:] - a[:-2]
+        dm[0], dm[-1] = a[1] - a[0], a[-1] - a[-2]
+        e |= d != 0
+    return np.flatnonzero(e.T.ravel())
+
+
+@njit(cache=True)
+def _best_split(x, idx, cls, feats):
+    """The feature (row of ``x``) among ``feats`` and the threshold of least
+    Gini impurity of the two classes ``cls`` of the samples ``idx``."""
+    n = idx.size
+    tot1 = 0
+    for k in range(n):
+        tot1 += cls[k]
+    tot0 = n - tot1
+    g0 = 1.0 - (tot0 / n) ** 2 - (tot1 / n) ** 2
+    best_gain, best_f, best_thr = 0.0, -1, np.float32(0.0)
+    vals = np.empty(n, np.float32)
+    for f in feats:
+        for k in range(n):
+            vals[k] = x[f, idx[k]]
+        order = np.argsort(vals)
+        l1 = 0
+        for k in range(n - 1):
+            o = order[k]
+            l1 += cls[o]
+            v, vn = vals[o], vals[order[k + 1]]
+            if vn <= v:
+                continue
+            nl, nr = k + 1, n - k - 1
+            l0, r1 = nl - l1, tot1 - l1
+            r0 = nr - r1
+            gl = 1.0 - (l0 / nl) ** 2 - (l1 / nl) ** 2
+            gr = 1.0 - (r0 / nr) ** 2 - (r1 / nr) ** 2
+            gain = g0 - (nl * gl + nr * gr) / n
+            if gain > best_gain:
+                thr = np.float32(v + (vn - v) / np.float32(2.0))
+                if thr <= v or thr > vn:
+                    thr = vn
+                best_gain, best_f, best_thr = gain, f, thr
+    return best_f, best_thr, best_gain
+
+
+def train_tree(x, fids, labels, rng, min_child=8, max_depth=64, n_split=None):
+    """One tree of the forest.
+
+    Parameters
+    ----------
+    x : (F, n) float32 array
+        The features ``fids`` of the ``n`` samples (:func:`patch_features`).
+    fids : (F,) int array
+        Their ids in the forest's feature numbering.
+    labels : (n, 256) uint8 array
+        The samples' segmentation patches (:func:`sample_windows`).
+    rng : numpy.random.Generator
+    min_child : int
+        Fewest samples in a child of a split.
+    max_depth : int
+    n_split : int, optional
+        Features tried at each node (default ``round(sqrt(F))``).
+
+    Returns
+    -------
+    dict
+        ``child``, ``fid``, ``thr``, ``bins`` as :func:`~swcuts.image.edge_forest.write_forest`
+        takes them, and ``count``, ``depth`` per node.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> lab = np.zeros((40, 256), np.uint8); lab[20:, 128:] = 1
+    >>> x = np.vstack([np.r_[np.zeros(20), np.ones(20)], rng.random(40)]).astype(np.float32)
+    >>> t = train_tree(x, np.array([7, 9]), lab, rng, n_split=2)
+    >>> t["child"], t["fid"][0], len(t["bins"][2])
+    ([2, 0, 0], 7, 32)
+    """
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    n_feat = x.shape[0]
+    n_split = int(round(np.sqrt(n_feat))) if n_split is None else int(n_split)
+    fids = np.asarray(fids, np.int64)
+    nodes = [np.arange(x.shape[1], dtype=np.int64)]
+    depth = [0]
+    child, fid, thr, bins, count = [], [], [], [], []
+    k = 0
+    while k < len(nodes):
+        idx = nodes[k]
+        cls, typical = discretize(labels[idx], rng)
+        f, t = -1, 0.0
+        if depth[k] < max_depth and idx.size >= 2 * min_child and cls.any() and not cls.all():
+            feats = rng.choice(n_feat, min(n_split, n_feat), replace=False).astype(np.int64)
+            f, t, gain = _best_split(x, idx, cls.astype(np.int64), feats)
+            if f >= 0:
+                left = x[f, idx] < t
+                if gain <= 1e-10 or left.sum() < min_child or (~left).sum() < min_child:
+                    f = -1
+        count.append(idx.size)
+        if f < 0:
+            child.append(0)
+            fid.append(0)
+            thr.append(0.0)
+            bins.append(patch_boundaries(labels[idx[typical]]).tolist())
+        else:
+            child.append(len(nodes) + 1)
+            fid.append(int(fids[f]))
+            thr.append(float(t))
+            bins.append([])
+            nodes.extend([idx[left], idx[~left]])
+            depth.extend([depth[k] + 1, depth[k] + 1])
+        nodes[k] = None
+        k += 1
+    return {"child": child, "fid": fid, "thr": thr, "bins": bins, "count": count, "depth": depth}
