@@ -1,6 +1,6 @@
 """Issue-35 targets: posterior samples that mix at T = 1, and calibrated uncertainty.
 
-Usage: python benchmarks/calibration.py [--data bsds500-train-rest] [--images 6]
+Usage: python benchmarks/calibration.py [--data bsds500-train-rest] [--images 6] [--first 0]
            [--replicas K] [--t-max T] [--option key=value ...] [--skip-motion] [--ods] [--motion-samples N] [--motion-sintel]
            [--save-levels] [--out benchmarks/out/calibration]
 
@@ -62,7 +62,7 @@ def _value(text):
 def boundaries(args, out):
     from swcuts.evaluation.datasets import open_dataset
     ds = open_dataset(DATA / args.data)
-    ids = sorted(ds.names, key=int)[: args.images]
+    ids = sorted(ds.names, key=int)[args.first: args.first + args.images]
     opts = dict(replicas=args.replicas, t_max=args.t_max)
     opts.update({k: _value(v) for k, v in (o.split("=", 1) for o in args.option)})
     print(f"\n1. Boundaries on {args.data} ({len(ids)} photos), sample_posterior(seed=0, workers=1, "
@@ -248,6 +248,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default="bsds500-train-rest")
     ap.add_argument("--images", type=int, default=6)
+    ap.add_argument("--first", type=int, default=0,
+                    help="skip the first photos (sorted by number): --data bsds500-val --first 80 --images 20 "
+                         "is the detectors' selection photos, which they were not trained on")
     ap.add_argument("--replicas", type=int, default=1)
     ap.add_argument("--t-max", type=float, default=2.0)
     ap.add_argument("--option", action="append", default=[], help="key=value for sample_posterior")
