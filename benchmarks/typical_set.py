@@ -58,7 +58,8 @@ def photo_rows(image, truths, seed=0):
     targets = ep.TARGET_SEGMENTS
     atoms, graph, q, _ = build_graph(features, DEFAULT_ATOMS, default_n_atoms(h * w), seed=seed, edges="learned",
                                      atom_relief="learned", atom_merge=model_atom_merge(DEFAULT_MODEL),
-                                     min_merged=max(targets), detector_scales=ep.DETECTOR_SCALES)
+                                     min_merged=max(targets), detector_scales=ep.DETECTOR_SCALES,
+                                     detector_forest=ep.DETECTOR_FOREST)
     ps = ep.sample_edges(atoms, graph, q, n_samples=100, seed=np.random.default_rng(seed), workers=1)
     level_of_chain = np.repeat(np.arange(len(ps.levels)), [lv["chains"] for lv in ps.levels])
     rows = []

@@ -268,6 +268,23 @@ def test_the_detector_scales_reach_the_detector(monkeypatch):
     for scales in (None, (1.0, 2.0)):
         sample_edge_posterior(image, n_samples=8, n_atoms=24, seed=0, granularity=(1, 2), detector_scales=scales)
     assert seen == [DETECTOR_SCALES, (1.0, 2.0)]
+
+
+def test_the_detector_forest_reaches_the_detector(monkeypatch):
+    import swcuts.image.boundary_detector as bd
+    from swcuts.segmentation.edge_posterior import DETECTOR_FOREST
+
+    seen, real = [], bd.boundary_probability
+    monkeypatch.setattr(bd, "boundary_probability", lambda f, **kw: seen.append(kw.get("forest")) or real(f, **kw))
+    image = np.zeros((30, 36, 3))
+    image[:, 18:] = 1.0
+    for forest in (None, True, False):
+        sample_edge_posterior(image, n_samples=8, n_atoms=24, seed=0, granularity=(1, 2), detector_forest=forest)
+    assert seen == [DETECTOR_FOREST, True, False]
+    for bad in (1, "", 0.5, "no-such-forest.yml.gz"):  # a one-line error before the detector runs
+        with pytest.raises(InputError, match="forest"):
+            sample_edge_posterior(image, n_samples=8, n_atoms=24, detector_forest=bad)
+    assert len(seen) == 3
     for bad in (dict(a0=3.0), dict(superatoms=10), dict(granularity=0), dict(granularity=list(range(1, 13))),
                 dict(chains=0), dict(atoms="pixels"), dict(anneal_steps=10)):
         with pytest.raises(InputError):

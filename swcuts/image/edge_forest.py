@@ -33,7 +33,7 @@ from swcuts.io.errors import InputError, one_line
 from swcuts.io.image_write import atomic_write
 from swcuts.io.weights import WeightsFile
 
-__all__ = ["edge_probability", "combine_with_forest", "forest_trees", "log_odds", "read_forest", "write_forest", "forest_channels", "feature_table",
+__all__ = ["edge_probability", "check_forest", "combine_with_forest", "forest_trees", "log_odds", "read_forest", "write_forest", "forest_channels", "feature_table",
            "pad_image", "BORDER", "OPTIONS", "DEFAULT_PATH", "REBUILD"]
 
 #: The shipped forest.
@@ -452,6 +452,24 @@ def edge_probability(image, *, forest=None) -> np.ndarray:
     return np.clip(e.astype(np.float64), 0.0, 1.0)
 
 
+def check_forest(forest):
+    """``forest`` as :func:`combine_with_forest` takes it (``None`` is the
+    shipped forest, as ``True``), checked before any work: ``True``,
+    ``False`` or the path of a model file, which is read (and cached).
+
+    Examples
+    --------
+    >>> check_forest(None), check_forest(False)
+    (True, False)
+    """
+    if forest is None or forest is True or forest is False:
+        return forest is not False
+    if not isinstance(forest, (str, os.PathLike)) or not os.fspath(forest):
+        raise InputError(f"forest must be True, False, None or a model file's path, got {forest!r}")
+    read_forest(forest)  # a missing or corrupt file: its one line now (the file is cached)
+    return forest
+
+
 def combine_with_forest(prob, features, forest=None) -> np.ndarray:
     """The shipped detector's map combined with the forest's: the logistic
     function of ``w0 logit(prob) + w1 logit(forest map) + w2``, the weights
@@ -492,11 +510,8 @@ def combine_with_forest(prob, features, forest=None) -> np.ndarray:
     """
     from skimage.color import lab2rgb
 
-    if forest is True:
-        forest = None
-    elif forest is not None and not isinstance(forest, (str, os.PathLike)):
-        raise InputError(f"forest must be True, False, None or a model file's path, got {forest!r}")
-    f = read_forest(forest)
+    forest = check_forest(forest)
+    f = read_forest(None if forest is True else forest)
     if f.get("combination") is None:
         _FILE.refuse(f["path"], "no combination weights")
     z = np.asarray(features, dtype=np.float64)

@@ -17,7 +17,7 @@ __all__ = ["build_posterior", "build_graph", "merge_atoms"]
 
 def build_graph(features, atoms, n_atoms, *, seed, edges="kl", edge_scale=1.0, q_max=1.0, edge_power=1.0,
                 atom_relief="gradient", boundary_map=False, atom_merge=None, min_merged=0, budget=None,
-                detector_scales=None):
+                detector_scales=None, detector_forest=None):
     """Atoms, their graph, edge probabilities and the learned detector's
     map of prepared ``features``: ``(atom label image, RegionGraph, q,
     boundary map or None)``. The detector runs when the edges or the atoms'
@@ -25,7 +25,8 @@ def build_graph(features, atoms, n_atoms, *, seed, edges="kl", edge_scale=1.0, q
     no edge probabilities (q is None; for a caller that computes them on
     another graph). ``min_merged``: keep the atoms unmerged when the merge
     would leave fewer than this many. ``detector_scales``: the detector's
-    ``scales`` (default its own, :data:`~swcuts.image.boundary_detector.SCALES`).
+    ``scales`` (default its own, :data:`~swcuts.image.boundary_detector.SCALES`);
+    ``detector_forest``: its ``forest`` (default none: the detector alone).
     Other parameters as :func:`build_posterior`."""
     h, w = features.shape[:2]
     prob = None
@@ -34,7 +35,7 @@ def build_graph(features, atoms, n_atoms, *, seed, edges="kl", edge_scale=1.0, q
         from swcuts.image.boundary_detector import boundary_probability
 
         with phase_of(budget, "boundaries", "the learned boundary detector"):
-            prob = boundary_probability(features, scales=detector_scales)
+            prob = boundary_probability(features, scales=detector_scales, forest=detector_forest)
     with phase_of(budget, "atoms", f"{atoms} on {w}x{h} pixels"):
         atom_labels = compute_atoms(features, atoms, n_atoms, seed=seed, relief=prob if relief else None)
     with phase_of(budget, "graph"):

@@ -60,7 +60,8 @@ __all__ = ["TARGET_SEGMENTS", "REGION_PENALTY", "LEVEL_SHARES", "LEVEL_CHAINS", 
            "PILOT_PER_ATOM", "THIN_PER_ATOM", "Q_CAP", "BOND_SCALE", "edge_weights", "bond_probabilities",
            "SAMPLING_MODELS", "edge_model", "fit_offsets", "sample_edges", "sample_edge_posterior", "check_targets",
            "check_sampling_model", "refuse_options", "sampling_options", "START_POOL", "RECORDS", "BLOCKS",
-           "BLOCK_EVERY", "BLOCK_FLIPS", "EVIDENCE_POWER", "FIT_FLOOR", "DEFAULT_SAMPLING_MODEL", "MERGED_ATOMS", "DETECTOR_SCALES"]
+           "BLOCK_EVERY", "BLOCK_FLIPS", "EVIDENCE_POWER", "FIT_FLOOR", "DEFAULT_SAMPLING_MODEL", "MERGED_ATOMS", "DETECTOR_SCALES",
+           "DETECTOR_FOREST"]
 
 #: Target numbers of segments of the levels (the annotators' 10th, 30th and
 #: 50th percentiles are 5, 10 and 15 on BSDS500 train + val; (4, 8, 16),
@@ -158,6 +159,10 @@ MERGED_ATOMS = True
 #: photo against 6.7, and on a noisy two-tone image boundaries in its flat
 #: half in 9 % of the samples against 3 %: not adopted.
 DETECTOR_SCALES = (1.0,)
+#: The boundary detector's ``forest`` for the atoms and q of the edges
+#: posterior (``boundary_probability(forest=...)``: the detector's map
+#: combined with the structured edge forest's; round 13, colour photos).
+DETECTOR_FOREST = False
 
 
 def check_sampling_model(name) -> str:
@@ -478,7 +483,7 @@ def sample_edge_posterior(image, *, n_samples=100, chains=None, seed=None, time_
                           channel_axis=-1, atoms=None, n_atoms=None, granularity=None, thin=None,
                           pilot_steps=None, sampler="swc", workers=None, progress=False, replicas=1,
                           t_max=None, swap_every=None, blocks=None, records=None, power=None,
-                          merged=None, detector_scales=None) -> PosteriorSamples:
+                          merged=None, detector_scales=None, detector_forest=None) -> PosteriorSamples:
     """:func:`~swcuts.segmentation.posterior.sample_posterior` with
     ``model="edges"``: prepare the image, its atoms (watershed on the learned
     detector's map, as the "learned" model's; ``merged``, default
@@ -493,7 +498,8 @@ def sample_edge_posterior(image, *, n_samples=100, chains=None, seed=None, time_
     round 9: ``blocks=("pilots",), records=3``); ``power``: γ of the edge
     weights (default :data:`EVIDENCE_POWER`); ``detector_scales``: the
     boundary detector's scales for the atoms and q (default
-    :data:`DETECTOR_SCALES`). The chains start at T = 1 (no annealing).
+    :data:`DETECTOR_SCALES`); ``detector_forest``: its ``forest`` (default
+    :data:`DETECTOR_FOREST`). The chains start at T = 1 (no annealing).
 
     Examples
     --------
@@ -504,6 +510,7 @@ def sample_edge_posterior(image, *, n_samples=100, chains=None, seed=None, time_
     """
     from swcuts.image.atoms import DEFAULT_ATOMS
     from swcuts.image.boundary_detector import check_scales
+    from swcuts.image.edge_forest import check_forest
     from swcuts.image.prepare import prepare_image, refuse_path
     from swcuts.segmentation.build import build_graph
     from swcuts.segmentation.image_models import DEFAULT_MODEL, model_atom_merge
@@ -520,6 +527,7 @@ def sample_edge_posterior(image, *, n_samples=100, chains=None, seed=None, time_
     check_number("records", records, integer=True, minimum=1, allow_none=True)
     check_number("power", power, minimum=0, exclusive=True, allow_none=True)
     scales = check_scales(DETECTOR_SCALES if detector_scales is None else detector_scales)
+    forest = check_forest(DETECTOR_FOREST if detector_forest is None else detector_forest)
     atoms = DEFAULT_ATOMS if atoms is None else atoms
     resolve_options(sampler=sampler if isinstance(sampler, str) else "swc", atoms=atoms, n_atoms=n_atoms, seed=seed)
     if atoms == "pixels":
@@ -535,7 +543,7 @@ def sample_edge_posterior(image, *, n_samples=100, chains=None, seed=None, time_
     # Fewer merged atoms than the finest level's target leave it no room: then the atoms themselves.
     atom_labels, graph, q, _ = build_graph(features, atoms, n_atoms, seed=atom_seed, edges="learned",
                                            atom_relief="learned", atom_merge=merge, min_merged=max(targets),
-                                           budget=budget, detector_scales=scales)
+                                           budget=budget, detector_scales=scales, detector_forest=forest)
     result = sample_edges(atom_labels, graph, q, targets=targets, n_samples=n_samples, chains=chains,
                           seed=rng, time_budget=budget, thin=thin, pilot_steps=pilot_steps,
                           sampler=sampler, workers=workers, image=display, progress=progress, replicas=replicas,
