@@ -389,6 +389,10 @@ def two_images(tmp_path_factory):
 def _failing_segment(monkeypatch, fail_seeds=(0, 1)):
     """segment() fails: out of memory for seed 0, a ValueError for seed 1
     (and runs for the seeds not in ``fail_seeds``)."""
+    # Modules that bind ``segment`` by name when first imported would keep the
+    # failing one after the test (the CLI's, seen in later tests): import them first.
+    import swcuts.cli.app  # noqa: F401
+
     real = swcuts.segmentation.segment.segment
 
     def segment(image, *, seed=None, **kw):

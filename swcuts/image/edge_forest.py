@@ -511,7 +511,10 @@ def combine_with_forest(prob, features, forest=None) -> np.ndarray:
     from skimage.color import lab2rgb
 
     forest = check_forest(forest)
-    f = read_forest(None if forest is True else forest)
+    if forest is False:
+        return np.asarray(prob, dtype=np.float64)
+    forest = None if forest is True else forest  # the shipped file
+    f = read_forest(forest)
     if f.get("combination") is None:
         _FILE.refuse(f["path"], "no combination weights")
     z = np.asarray(features, dtype=np.float64)
