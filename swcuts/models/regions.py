@@ -15,7 +15,7 @@ import numpy as np
 from numba import njit
 
 from swcuts._numba.compiled_only import compiled_only
-from swcuts._numba.primitives import find, number_components
+from swcuts._numba.primitives import find, number_components, union
 
 __all__ = ["region_change", "region_terms", "region_cache", "region_cache_terms", "grow_region",
            "refresh_regions", "touching_regions", "search_pieces", "pieces_interleaved", "vertex_leave_pieces"]
@@ -108,17 +108,8 @@ def _label_components(labels, edges, area):
     n = labels.size
     parent = np.arange(n)
     for e in range(edges.shape[0]):
-        i = edges[e, 0]
-        j = edges[e, 1]
-        if labels[i] != labels[j]:
-            continue
-        ri = find(parent, i)
-        rj = find(parent, j)
-        if ri != rj:
-            if ri < rj:
-                parent[rj] = ri
-            else:
-                parent[ri] = rj
+        if labels[edges[e, 0]] == labels[edges[e, 1]]:
+            union(parent, edges[e, 0], edges[e, 1])
     comp = np.empty(n, np.int64)
     m = number_components(parent, comp)
     areas = np.zeros(m)
