@@ -32,18 +32,6 @@ sys.path.insert(0, str(ROOT))
 DATA = ROOT.parent / "shared" / "data"
 
 
-def atom_majority(atoms, seg, n):
-    """The majority segment of every atom in one annotator's ``seg``."""
-    codes = atoms.ravel().astype(np.int64) * (int(seg.max()) + 1) + seg.ravel()
-    uniq, counts = np.unique(codes, return_counts=True)
-    atom, label = uniq // (int(seg.max()) + 1), uniq % (int(seg.max()) + 1)
-    order = np.lexsort((-counts, atom))
-    first = np.r_[True, atom[order][1:] != atom[order][:-1]]
-    out = np.zeros(n, dtype=np.int64)
-    out[atom[order][first]] = label[order][first]
-    return out
-
-
 def junction_pairs(edges, n):
     """Pairs of edge indices (e, f) sharing one atom whose other atoms are adjacent."""
     index = {(int(a), int(b)): e for e, (a, b) in enumerate(edges)}
@@ -98,6 +86,7 @@ def main():
     ap.add_argument("--lags", type=int, default=4)
     args = ap.parse_args()
     from swcuts.evaluation.datasets import open_dataset
+    from swcuts.image.atoms import majority_labels
     from swcuts.image.prepare import prepare_image
     from swcuts.segmentation.build import build_graph
     from swcuts.segmentation.edge_posterior import edge_weights
@@ -116,7 +105,7 @@ def main():
         pairs = junction_pairs(graph.edges, graph.n_vertices)
         per = {"cut": [], "uncut": []}
         for truth in sample.truths:
-            r = lag_correlations(x, pairs, graph.edges, atom_majority(atoms, np.asarray(truth), graph.n_vertices),
+            r = lag_correlations(x, pairs, graph.edges, majority_labels(np.asarray(truth), atoms),
                                  args.lags)
             for k in per:
                 per[k].append([c for c, _ in r[k]])

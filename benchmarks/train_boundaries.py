@@ -367,12 +367,9 @@ def select_ods(det, mode, splits):
 def edge_labels(atoms, truths, n):
     """Per annotator, each atom's majority segment; per edge, the share of
     annotators for whom both ends share it."""
-    def majority(t):
-        k = int(t.max()) + 1
-        table = np.bincount(atoms.ravel() * k + t.ravel(), minlength=n * k).reshape(n, k)
-        return table.argmax(1)
+    from swcuts.image.atoms import majority_labels
 
-    return np.stack([majority(np.asarray(t, dtype=np.int64)) for t in truths])
+    return np.stack([majority_labels(np.asarray(t, dtype=np.int64), atoms) for t in truths])
 
 
 def edge_data(splits, mode, merged=False):

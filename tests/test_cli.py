@@ -7,6 +7,7 @@ import io
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -195,6 +196,8 @@ def test_one_segment_is_said_in_the_singular(tmp_path, capsys):
     np.save(flat, np.full((24, 32), 0.5))
     rc, out, _ = run_cli(capsys, "segment", flat, "-o", tmp_path / "out", "--seed", "0", *TINY)
     assert rc == 0 and out.startswith("1 segment, energy "), out
+    # The sampler's seconds and the whole run's, both named.
+    assert re.search(r"steps in [0-9.]+ s of sampling \([0-9.]+ s in all\) -> ", out), out
 
 
 def test_time_budget(small_png, tmp_path, capsys):
