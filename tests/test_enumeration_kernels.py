@@ -177,6 +177,25 @@ def edge_q(img, atoms, g):
     return np.minimum(kl_edge_probabilities(vertex_histograms(img, atoms, bins=4), g.edges), 0.7)
 
 
+#: The settings of the generic (pure-Python) chains. The colour setting is
+#: the boundary setting without its boundary term: on it the Python kernels
+#: take no branch that the boundary setting (the same image, the term on)
+#: and the grey setting (the term off) do not take, and the colour data
+#: stay covered by the compiled chains, the colour ``compiled`` cases. Its
+#: generic chains (5 tests, ~45 CPU s) are not run; the negative control
+#: (:func:`test_enumeration_test_catches_a_wrong_acceptance_ratio`) keeps
+#: every setting.
+GENERIC_SETTINGS = ("boundary", "grey")
+
+
+def settings_and_paths(generic=GENERIC_SETTINGS):
+    """``(setting, compiled)`` cases: every setting compiled, those of
+    ``generic`` also generic (ids ``<setting>-compiled``, ``<setting>-generic``)."""
+    return [pytest.param(name, compiled, id=f"{name}-{'compiled' if compiled else 'generic'}")
+            for name in sorted(SETTINGS) for compiled in (True, False)
+            if compiled or name in generic]
+
+
 @pytest.fixture(scope="module", params=sorted(SETTINGS))
 def setting(request):
     model, img, atoms = SETTINGS[request.param]()
@@ -205,8 +224,8 @@ def _assert_visits_match(kernel, model, rng, states, p, thin, n_samples=8000):
     return state
 
 
-@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "generic"])
 @pytest.mark.parametrize("kernel_cls", [SWC1, SWC2, ClusterGibbs, Gibbs], ids=lambda k: k.name)
+@pytest.mark.parametrize("setting, compiled", settings_and_paths(), indirect=["setting"])
 def test_kernel_leaves_posterior_invariant(setting, kernel_cls, compiled):
     model, q, states, p = setting
     rng = np.random.default_rng(2024)
@@ -322,7 +341,7 @@ def test_swendsen_wang_potts_energy_and_magnetisation():
     assert abs(ms.mean() - exact_m2) < 4 * 3 * ms.std() / np.sqrt(ms.size)
 
 
-@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "generic"])
+@pytest.mark.parametrize("setting, compiled", settings_and_paths(), indirect=["setting"])
 def test_swc2_with_single_vertex_steps_leaves_posterior_invariant(setting, compiled):
     """The default ``swc`` kernel mixes SWC-2 with single-vertex steps."""
     model, q, states, p = setting

@@ -258,6 +258,39 @@ def test_region_change_matches_region_terms(seed):
             labels = after
 
 
+def _scipy_components(labels, edges, area):
+    """What ``regions._components`` computed with scipy before session 13."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    n = labels.size
+    e = edges[labels[edges[:, 0]] == labels[edges[:, 1]]] if len(edges) else np.zeros((0, 2), int)
+    m, comp = connected_components(coo_matrix((np.ones(len(e)), (e[:, 0], e[:, 1])), shape=(n, n)),
+                                   directed=False)
+    return m, comp, np.bincount(comp, weights=area, minlength=m)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_components_are_scipys_bit_for_bit(seed):
+    """The compiled regions of a labelling (region_terms, region_cache) are
+    scipy's: the same count, the same numbering, the same float areas."""
+    from swcuts.models.regions import _components, region_cache
+
+    rng = np.random.default_rng(seed)
+    graph = random_graph(rng)
+    n = graph.n_vertices
+    area = rng.random(n) * rng.choice([1.0, 1e3])
+    for _ in range(10):
+        labels = rng.integers(0, int(rng.integers(1, n + 1)), size=n)
+        m, comp, areas = _components(labels, graph.edges, area)
+        want_m, want_comp, want_areas = _scipy_components(labels, graph.edges, area)
+        assert m == want_m
+        np.testing.assert_array_equal(comp, want_comp)
+        assert areas.tobytes() == want_areas.tobytes()
+        root, root_area = region_cache(labels, graph.edges, area)
+        assert (labels[root] == labels).all() and root_area.tobytes() == want_areas[want_comp].tobytes()
+
+
 def test_region_change_by_hand():
     # Path 0-1-2-3-4 with labels a a b a a: moving 2 to a joins two regions.
     g = RegionGraph.from_edges(5, [(0, 1), (1, 2), (2, 3), (3, 4)])

@@ -1,6 +1,10 @@
 """Compiled primitives that models and samplers share, written once.
 
 * :func:`find` — the root of a union-find forest, with path halving;
+* :func:`union` — join two trees of a union-find forest (the larger root
+  under the smaller);
+* :func:`number_components` — the components of a union-find forest,
+  numbered in the order of their first vertex;
 * :func:`mh_accept` — the Metropolis-Hastings decision of compiled code,
   the twin of :func:`swcuts.samplers.common.metropolis_hastings` (no
   uniform is drawn when the ratio is at least 1);
@@ -29,7 +33,7 @@ from numba import njit
 
 from swcuts._numba.compiled_only import compiled_only
 
-__all__ = ["find", "mh_accept", "mh_threshold", "draw_log_weights", "largest", "log_sum_exp",
+__all__ = ["find", "union", "number_components", "mh_accept", "mh_threshold", "draw_log_weights", "largest", "log_sum_exp",
            "gather_marked", "compiled_only"]
 
 
@@ -40,6 +44,36 @@ def find(parent, g):
         parent[g] = parent[parent[g]]
         g = parent[g]
     return g
+
+
+@njit(cache=True, inline="always")
+def union(parent, i, j):
+    """Join the trees of ``i`` and ``j`` in the union-find forest ``parent``
+    (the larger root goes under the smaller)."""
+    ri = find(parent, i)
+    rj = find(parent, j)
+    if ri < rj:
+        parent[rj] = ri
+    elif rj < ri:
+        parent[ri] = rj
+
+
+@njit(cache=True, inline="always")
+def number_components(parent, comp):
+    """Fill ``comp`` with the component of every vertex of the union-find
+    forest ``parent``, numbered 0, 1, ... in the order of each component's
+    smallest vertex (scipy's ``connected_components`` numbering); returns
+    the number of components."""
+    n = parent.size
+    n_comp = 0
+    root_id = -np.ones(n, np.int64)
+    for v in range(n):
+        r = find(parent, v)
+        if root_id[r] < 0:
+            root_id[r] = n_comp
+            n_comp += 1
+        comp[v] = root_id[r]
+    return n_comp
 
 
 @njit(cache=True, inline="always")

@@ -49,7 +49,8 @@ from swcuts.models.partition import Partition
 from swcuts.models.base import ModelState
 from swcuts.image.warp import frame_gradient, warp_frame1
 from swcuts.models.motion_kernels import N_STATS
-from swcuts.models.affine_objects import N_AFFINE, affine_score, affine_scores, affine_stats, connected_within
+from swcuts.models.affine_objects import (N_AFFINE, affine_score, affine_scores, affine_stats,
+                                         connected_within, object_delta)
 
 __all__ = ["MotionPosterior", "ObjectModel", "velocity_grid", "noise_sigma", "check_weights", "MOTION_DEFAULTS"]
 
@@ -401,6 +402,7 @@ class ObjectModel:
             raise ValueError(f"connect_hops must be at least 1, got {connect_hops}")
         self.connect_edges, self.connect_indptr, self.connect_indices = _hop_graph(graph, self.connect_hops)
         self._mark = np.zeros(graph.n_vertices, np.int64)
+        self._inside = None  # scratch of :meth:`delta`, made on first use
         vstats = np.asarray(vstats, np.float64)
         self.vstats = np.zeros((vstats.shape[0], N_AFFINE))
         self.vstats[:, :vstats.shape[1]] = vstats
@@ -469,28 +471,19 @@ class ObjectModel:
                      - self.lambda2 * used.size)
 
     def delta(self, state, R, new_label) -> float:
-        R = np.asarray(R, np.int64)
-        size = state.partition.size
-        old = int(state.partition.labels[R[0]])
-        new_label = int(new_label)
-        if new_label == old:
-            return 0.0
-        if self.connected:
-            labels = state.partition.labels
-            rest = (labels == old).astype(np.int64)
-            rest[R] = 0
-            grown = (labels == new_label).astype(np.int64)
-            grown[R] = 1
-            if not (self._is_connected(rest) and self._is_connected(grown)):
-                return -math.inf
-        moved = self.vstats[R].sum(axis=0)
-        rest = state.stats[old] - moved
-        d = -state.loglik[old] - state.loglik[new_label]
-        d += self._score(rest) if size[old] > R.size else self.lambda2
-        d += self._score(state.stats[new_label] + moved)
-        if size[new_label] == 0:
-            d -= self.lambda2
-        return float(d)
+        """Δ log π of relabelling R (vertices of one label) ``new_label``:
+        :func:`~swcuts.models.affine_objects.object_delta` (−inf when a
+        label would be disconnected under the connectivity prior)."""
+        R = np.ascontiguousarray(R, np.int64)
+        part = state.partition
+        if self._inside is None:
+            self._inside = np.zeros(part.n_vertices, np.int64)
+            self._moved, self._row = np.zeros(N_AFFINE), np.zeros(N_AFFINE)
+        return float(object_delta(R, R.size, int(part.labels[R[0]]), int(new_label), part.labels,
+                                  part.size, state.stats, state.loglik, self.vstats, self.cu,
+                                  self.cv, self.alpha, self.tau, float(self.occam), self.lambda2,
+                                  self.connected, self.connect_indptr, self.connect_indices,
+                                  self._inside, self._mark, self._moved, self._row))
 
     def apply(self, state, R, new_label, delta) -> None:
         R = np.asarray(R, np.int64)

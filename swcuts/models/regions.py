@@ -13,11 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
 
 from swcuts._numba.compiled_only import compiled_only
-from swcuts._numba.primitives import find
+from swcuts._numba.primitives import find, number_components, union
 
 __all__ = ["region_change", "region_terms", "region_cache", "region_cache_terms", "grow_region",
            "refresh_regions", "touching_regions", "search_pieces", "pieces_interleaved", "vertex_leave_pieces"]
@@ -102,16 +100,40 @@ def region_change(labels, R, new_label, indptr, indices, area, exponent, in_r, m
     return m_after - m_before, s_after - s_before
 
 
-def _components(labels, edges, area):
-    """The regions of a labelling with scipy: (m, region of each vertex, area of each region)."""
-    labels = np.asarray(labels)
+@njit(cache=True)
+def _label_components(labels, edges, area):
+    """(m, region of each vertex, area of each region) of a labelling:
+    union-find over the same-label edges, regions numbered in the order of
+    their smallest vertex, areas summed in vertex order."""
     n = labels.size
-    same = labels[edges[:, 0]] == labels[edges[:, 1]] if len(edges) else np.zeros(0, bool)
-    e = edges[same]
-    g = coo_matrix((np.ones(len(e)), (e[:, 0], e[:, 1])), shape=(n, n))
-    m, comp = connected_components(g, directed=False)
-    areas = np.bincount(comp, weights=np.asarray(area, np.float64), minlength=m)
+    parent = np.arange(n)
+    for e in range(edges.shape[0]):
+        if labels[edges[e, 0]] == labels[edges[e, 1]]:
+            union(parent, edges[e, 0], edges[e, 1])
+    comp = np.empty(n, np.int64)
+    m = number_components(parent, comp)
+    areas = np.zeros(m)
+    for v in range(n):
+        areas[comp[v]] += area[v]
     return m, comp, areas
+
+
+def _components(labels, edges, area):
+    """The regions of a labelling: (m, region of each vertex, area of each
+    region), as scipy's ``connected_components`` of the same-label edges
+    numbers them and ``np.bincount`` sums their areas (``tests/test_regions.py``
+    holds the two equal).
+
+    Examples
+    --------
+    >>> m, comp, areas = _components(np.array([0, 0, 1, 0]), np.array([[0, 1], [1, 2], [2, 3]]),
+    ...                              np.array([1.0, 2.0, 3.0, 4.0]))
+    >>> m, comp.tolist(), areas.tolist()
+    (3, [0, 0, 1, 2], [3.0, 3.0, 4.0])
+    """
+    edges = np.asarray(edges, np.int64).reshape(-1, 2)
+    return _label_components(np.ascontiguousarray(labels, np.int64), edges,
+                             np.ascontiguousarray(area, np.float64))
 
 
 def region_terms(labels, edges, area, exponent):

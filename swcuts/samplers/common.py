@@ -20,7 +20,7 @@ from numba import njit
 from swcuts.models.image_kernels import new_region_index
 from swcuts.models.partition import MemberIndex
 from swcuts._numba.compiled_only import compiled_only
-from swcuts._numba.primitives import find
+from swcuts._numba.primitives import number_components, union
 
 __all__ = ["StepInfo", "metropolis_hastings", "seed_compiled_rng", "grow_component", "cut_summary",
            "TargetProposal", "propose_target"]
@@ -152,22 +152,9 @@ def sample_components(labels, edges, q):
             continue
         if np.random.random() >= q[e]:
             continue
-        ri = find(parent, i)
-        rj = find(parent, j)
-        if ri != rj:
-            if ri < rj:
-                parent[rj] = ri
-            else:
-                parent[ri] = rj
+        union(parent, i, j)
     comp = np.empty(n, np.int64)
-    n_comp = 0
-    root_id = -np.ones(n, np.int64)
-    for v in range(n):
-        r = find(parent, v)
-        if root_id[r] < 0:
-            root_id[r] = n_comp
-            n_comp += 1
-        comp[v] = root_id[r]
+    n_comp = number_components(parent, comp)
     return comp, n_comp
 
 

@@ -10,8 +10,9 @@ ones of :mod:`swcuts.samplers.common`, the partition update
 :func:`~swcuts.models.partition.relabel_vertices`, the object term
 :func:`~swcuts.models.affine_objects.affine_score` and the connectivity
 prior :func:`~swcuts.models.affine_objects.connected_within`. Δ log π is
-:func:`~swcuts.models.affine_objects.object_delta`, the compiled form of
-:meth:`ObjectModel.delta` (tested against it and by exact enumeration in
+:func:`~swcuts.models.affine_objects.object_delta`, which
+:meth:`ObjectModel.delta` also calls (tested against the model's
+``log_target`` and by exact enumeration in
 ``tests/test_motion_objects_compiled.py``).
 """
 
