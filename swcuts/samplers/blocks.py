@@ -82,17 +82,13 @@ def region_blocks(graph, labellings, min_size=2, max_share=0.95) -> list:
     >>> [b.tolist() for b in region_blocks(g, [np.array([0, 0, 1, 1]), np.array([0, 0, 0, 1])])]
     [[0, 1], [2, 3], [0, 1, 2]]
     """
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
+    from swcuts.models.regions import _components
 
-    u, v = graph.edges[:, 0], graph.edges[:, 1]
     n = graph.n_vertices
+    edges, unit = np.ascontiguousarray(graph.edges, dtype=np.int64), np.ones(n)
     seen, out = set(), []
     for labels in labellings:
-        labels = np.asarray(labels)
-        same = labels[u] == labels[v]
-        adj = coo_matrix((np.ones(int(same.sum())), (u[same], v[same])), shape=(n, n))
-        k, comp = connected_components(adj, directed=False)
+        k, comp, _ = _components(np.asarray(labels, dtype=np.int64), edges, unit)
         order = np.argsort(comp, kind="stable")
         bounds = np.searchsorted(comp[order], np.arange(k + 1))
         for c in range(k):
