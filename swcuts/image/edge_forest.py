@@ -53,8 +53,7 @@ _FREE = ("numberOfTrees", "numberOfTreesToEvaluate", "stride")
 _ARRAYS = ("childs", "featureIds", "thresholds", "edgeBoundaries", "edgeBins")
 
 _FILE = WeightsFile("structured edge forest", 1, REBUILD)
-_CACHE: dict = {}
-_LOCK = threading.Lock()
+_LOCK = threading.Lock()  # the OpenCV detector made once per file
 
 
 def _counts(opts):
@@ -314,27 +313,21 @@ def read_forest(path=None) -> dict:
     ...
     swcuts.io.errors.InputError: structured edge forest ...nowhere.yml.gz: no such file; rebuild them with: ...
     """
-    p = Path(os.fspath(DEFAULT_PATH if path is None else path))
-    key = str(p.resolve()) if p.exists() else str(p)
-    with _LOCK:
-        if key in _CACHE:
-            return _CACHE[key]
-    if not p.is_file():
-        _FILE.refuse(p, "no such file")
-    try:
-        raw = p.read_bytes()
-        text = (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode()
-        if not text.startswith("%YAML"):
-            raise ValueError("not an OpenCV YAML file")
-        f = _parse(text, p)
-    except InputError:
-        raise
-    except Exception as exc:  # a truncated gzip, bad bytes, a number that is not one
-        _FILE.refuse(p, f"unreadable ({one_line(exc)})")
+    return _FILE.load(DEFAULT_PATH if path is None else path, _checked, read=_read)
+
+
+def _read(p):
+    """The parsed text of a forest file (gzipped or not)."""
+    raw = p.read_bytes()
+    text = (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode()
+    if not text.startswith("%YAML"):
+        raise ValueError("not an OpenCV YAML file")
+    return _parse(text, p)
+
+
+def _checked(f, p):
     _check(f, p)
     f["path"] = str(p)
-    with _LOCK:
-        _CACHE[key] = f
     return f
 
 

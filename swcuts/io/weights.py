@@ -44,9 +44,12 @@ class WeightsFile:
         """Raise the one-line :class:`InputError` of a bad file."""
         raise InputError(f"{self.what} {show_path(path)}: {why}; rebuild them with: {self.rebuild}")
 
-    def load(self, path, parse):
+    def load(self, path, parse, read=None):
         """``parse(arrays, path)`` of the file at ``path``, cached per file;
-        ``arrays`` is every array of a readable file of this version."""
+        ``arrays`` is every array of a readable file of this version, or
+        what ``read(path)`` returns for a file in another format (any
+        exception of ``read`` but an :class:`InputError` is the file's
+        "unreadable" line)."""
         p = Path(os.fspath(path))
         key = str(p.resolve()) if p.exists() else str(p)
         with self._lock:
@@ -55,14 +58,20 @@ class WeightsFile:
         if not p.is_file():
             self.refuse(p, "no such file")
         try:
-            with np.load(p, allow_pickle=False) as z:
-                data = {k: z[k] for k in z.files}
+            if read is not None:
+                data = read(p)
+            else:
+                with np.load(p, allow_pickle=False) as z:
+                    data = {k: z[k] for k in z.files}
+        except InputError:
+            raise
         except Exception as exc:  # a corrupt zip, a truncated file, not an npz
             self.refuse(p, f"unreadable ({one_line(exc)})")
-        version = data.get("format_version")
-        if version is None or int(version) != self.version:
-            self.refuse(p, f"format version {None if version is None else int(version)}, "
-                           f"this swcuts reads {self.version}")
+        if read is None:
+            version = data.get("format_version")
+            if version is None or int(version) != self.version:
+                self.refuse(p, f"format version {None if version is None else int(version)}, "
+                               f"this swcuts reads {self.version}")
         value = parse(data, p)
         with self._lock:
             self._cache[key] = value
