@@ -61,6 +61,7 @@ MODULES = [
     "swcuts.image.boundary_context",
     "swcuts.image.boundary_conv",
     "swcuts.image.boundary_detector",
+    "swcuts.image.boundary_weights",
     "swcuts.image.edge_forest",
     "swcuts.image.edge_forest_train",
     "swcuts.graph.learned_edges",

@@ -81,7 +81,7 @@ def conv_stage(x, arrays) -> np.ndarray:
         The global network's inputs, then its log-odds (the last channel).
     arrays : dict
         The stage's arrays (:data:`CONV_ARRAYS`), e.g. a mode of
-        :func:`swcuts.image.boundary_detector.load_detector`.
+        :func:`swcuts.image.boundary_weights.load_detector`.
 
     Returns
     -------
