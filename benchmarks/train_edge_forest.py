@@ -2,7 +2,7 @@
 BSDS500 photos, and score it beside the shipped boundary detector.
 
 Usage:
-  python benchmarks/train_edge_forest.py train [--trees 8] [--samples 400000] [--out swcuts/image/edge_forest.yml.gz]
+  python benchmarks/train_edge_forest.py train [--trees 8] [--samples 400000] [--half] [--out swcuts/image/edge_forest.yml.gz]
   python benchmarks/train_edge_forest.py score [--forest PATH] [--split select|heldout] [--maps se,pb,...]
 
 Training (Dollár & Zitnick 2013, ``edgesTrain``; the trees are grown by
@@ -42,10 +42,10 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from swcuts.evaluation.datasets import open_dataset  # noqa: E402
-from swcuts.image.edge_forest import (BORDER, DEFAULT_PATH, OPTIONS, edge_probability, feature_table,  # noqa: E402
-                                      forest_channels, forest_trees, log_odds, pad_image, read_forest,
-                                      write_forest)
-from swcuts.image.edge_forest_train import patch_features, sample_windows, train_tree  # noqa: E402
+from swcuts.image.edge_forest import (DEFAULT_PATH, MULTISCALE, OPTIONS, _maps, edge_probability,  # noqa: E402
+                                      feature_table, forest_channels, forest_trees, log_odds, pad_image,
+                                      read_forest, write_forest)
+from swcuts.image.edge_forest_train import half_keys, patch_features, sample_windows, train_tree  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 FIT = ("bsds500-train", "bsds500-val:0:80")
@@ -84,7 +84,7 @@ def train(args):
     n_all = len(feature_table())
     trees = []
     for k in range(args.trees):
-        f = work / f"tree{k:02d}-{args.samples}.json"
+        f = work / f"tree{k:02d}-{args.samples}{'-half' if args.half else ''}.json"
         if f.exists():
             trees.append(json.loads(f.read_text()))
             continue
@@ -96,10 +96,12 @@ def train(args):
             per = math.ceil(args.samples / 2 / len(photos) / len(truths))
             windows.append(sample_windows(truths, per, per, rng))
         lab = np.vstack([w[2] for w in windows])
-        x = np.empty((len(fids), lab.shape[0]), np.float32)   # filled in place: no second copy
+        # filled in place (no second copy); --half: 2-byte codes, half the memory
+        x = np.empty((len(fids), lab.shape[0]), np.uint16 if args.half else np.float32)
         at = 0
         for (chans, _), (r, c, _) in zip(photos, windows):
-            x[:, at:at + r.size] = patch_features(None, r, c, fids, channels=chans)
+            xf = patch_features(None, r, c, fids, channels=chans)
+            x[:, at:at + r.size] = half_keys(xf) if args.half else xf
             at += r.size
         del windows
         c2 = time.process_time()
@@ -134,20 +136,9 @@ def se_map(image, forest, nms="ours"):
 _LAST = {}
 
 
-def se_multiscale(image, forest, scales=(0.5, 1.0, 2.0)):
-    """The forest's map averaged over rescaled copies of the photo (Dollár's
-    ``multiscale``)."""
-    import cv2
-
-    b = BORDER
-    img = pad_image(image)[b:b + image.shape[0], b:b + image.shape[1]]   # float32 RGB in [0, 1]
-    h, w = img.shape[:2]
-    acc = np.zeros((h, w))
-    for s in scales:
-        im = img if s == 1.0 else cv2.resize(img, (round(w * s), round(h * s)), interpolation=cv2.INTER_LINEAR)
-        e = edge_probability(im, forest=forest).astype(np.float32)
-        acc += e if s == 1.0 else cv2.resize(e, (w, h), interpolation=cv2.INTER_LINEAR)
-    return acc / len(scales)
+def se_multiscale(image, forest):
+    """The forest's map averaged over the photo at 0.5, 1 and 2 times its size (Dollár's ``multiscale``)."""
+    return edge_probability(image, forest=forest, scales=MULTISCALE)
 
 
 def pb_prob(image):
@@ -171,23 +162,53 @@ def mix_prob(image, forest, grey=False):
     return boundary_probability(features(image, grey), forest=forest)
 
 
-def fit_mix(args):
-    """A logistic regression of the share of annotators' (dilated) boundaries
-    on the two maps' log-odds, on sampled FIT pixels."""
-    from scipy.optimize import minimize
+INPUTS = {"se": (1, 0), "se,se-ms": (1, 1), "se-ms": (0, 1)}
+
+
+def fit_inputs(forest, cache):
+    """The log-odds of the maps at sampled FIT pixels (2,000 boundary and
+    2,000 other pixels a photo, weighted by their strata's sizes), colour
+    and grey: the detector's (cached once) and the forest's single and
+    multiscale maps (cached per forest file)."""
+    from boundary_detector import features
     from train_boundaries import sample_pixels, target
 
+    from swcuts.image.boundary_detector import boundary_probability
+
+    cache.mkdir(parents=True, exist_ok=True)
+    pb_file = cache / "fit-pb.npz"
+    se_file = cache / f"fit-{Path(forest).name.replace('.yml.gz', '')}.npz"
+    if pb_file.exists() and se_file.exists():
+        return {**np.load(pb_file), **np.load(se_file)}
     rng = np.random.default_rng(SEED)
-    xs, ys, ws = [], [], []
+    cols = {k: [] for k in ("pb", "pb-grey", "y", "w", "se", "se-ms", "se-grey", "se-ms-grey")}
+    c0 = time.process_time()
     for split, name in names_of(FIT):
         s = open_dataset(DATA / split).read(name)
         t = target(s.truths)
         idx, wt = sample_pixels(t, 2000, rng)
-        a, b = log_odds(pb_prob(s.image)).ravel()[idx], log_odds(edge_probability(s.image, forest=args.forest)).ravel()[idx]
-        xs.append(np.c_[a, b, np.ones_like(a)])
-        ys.append(t.ravel()[idx])
-        ws.append(wt)
-    x, y, w = np.vstack(xs), np.concatenate(ys), np.concatenate(ws)
+        cols["y"].append(t.ravel()[idx])
+        cols["w"].append(wt)
+        grey = features(s.image, True)
+        if not pb_file.exists():
+            cols["pb"].append(log_odds(boundary_probability(features(s.image))).ravel()[idx])
+            cols["pb-grey"].append(log_odds(boundary_probability(grey)).ravel()[idx])
+        for key, im in (("se", s.image), ("se-grey", grey[..., 0])):
+            e = _maps(im, forest, MULTISCALE)
+            cols[key].append(log_odds(e[1.0]).ravel()[idx])
+            cols[key.replace("se", "se-ms")].append(log_odds(np.mean(list(e.values()), axis=0)).ravel()[idx])
+    out = {k: np.concatenate(v) for k, v in cols.items() if v}
+    if not pb_file.exists():
+        np.savez(pb_file, **{k: out[k] for k in ("pb", "pb-grey", "y", "w")})
+    np.savez(se_file, **{k: out[k] for k in ("se", "se-ms", "se-grey", "se-ms-grey")})
+    print(f"fit inputs of {forest}: {time.process_time() - c0:.0f} CPU s", flush=True)
+    return {**np.load(pb_file), **np.load(se_file)}
+
+
+def logistic_fit(x, y, w):
+    """Weighted logistic regression of the share ``y`` on the columns ``x``."""
+    from scipy.optimize import minimize
+
     w = w / w.mean()
 
     def loss(beta):
@@ -196,17 +217,34 @@ def fit_mix(args):
         ll = -np.sum(w * (y * np.logaddexp(0, -z) + (1 - y) * np.logaddexp(0, z)))
         return -ll / len(y), -(x.T @ (w * (y - p))) / len(y)
 
-    beta = minimize(loss, np.array([1.0, 1.0, 0.0]), jac=True, method="L-BFGS-B").x
-    print("mix weights (pb log-odds, se log-odds, bias):", np.round(beta, 4).tolist())
-    Path(args.mix).write_text(json.dumps(beta.tolist()))
-    store_combination(args.forest, beta)
+    return minimize(loss, np.r_[np.ones(x.shape[1] - 1), 0.0], jac=True, method="L-BFGS-B").x
 
 
-def store_combination(path, beta):
-    """Rewrite the forest file ``path`` with the combination weights ``beta``."""
-    f = read_forest(path)
-    write_forest(path, forest_trees(f), f["options"], combination=[float(b) for b in beta])
-    print(f"wrote the combination weights into {path}")
+def fit_mix(args):
+    """A logistic regression of the share of annotators' (dilated) boundaries
+    on the maps' log-odds, on sampled FIT pixels: the detector's and the
+    forest's (``--inputs``: single-scale, multiscale or both), for colour
+    photos and (``--grey``) for grey ones; the weights are written into the
+    forest file (``--out``, default the forest file itself)."""
+    d = fit_inputs(args.forest, Path(args.cache).parent / "fit")
+    use = INPUTS[args.inputs]
+    betas = {}
+    for mode, sfx in (("colour", ""), ("grey", "-grey")):
+        if mode == "grey" and not args.grey:
+            continue
+        keep = [k for k, u in zip(("se", "se-ms"), use) if u]
+        beta = logistic_fit(np.c_[d["pb" + sfx], *[d[k + sfx] for k in keep], np.ones(d["y"].size)], d["y"], d["w"])
+        full = [beta[0], 0.0, 0.0, beta[-1]]
+        for i, k in enumerate(keep):
+            full[1 if k == "se" else 2] = beta[1 + i]
+        betas[mode] = [float(b) for b in full]
+        print(f"{mode} weights (pb, se, se-ms log-odds, bias): {np.round(full, 4).tolist()}")
+    f = read_forest(args.forest)
+    grey = betas.get("grey", f.get("greyCombination"))
+    out = args.out_mix or args.forest
+    write_forest(out, forest_trees(f), f["options"], combination=betas["colour"],
+                 grey_combination=None if grey is None else [float(b) for b in grey])
+    print(f"wrote the combination weights into {out}")
 
 
 def score(args):
@@ -295,6 +333,8 @@ def main():
     ap.add_argument("command", choices=("train", "score", "fit-mix", "speed"))
     ap.add_argument("--trees", type=int, default=8)
     ap.add_argument("--samples", type=int, default=400000, help="windows per tree")
+    ap.add_argument("--half", action="store_true",
+                    help="hold the features as float16 (rounded down: the splits stay exact in OpenCV's float32)")
     ap.add_argument("--frac", type=float, default=0.25, help="share of the features each tree draws")
     ap.add_argument("--min-child", type=int, default=8)
     ap.add_argument("--work", default=str(ROOT / "benchmarks" / "out" / "edge_forest" / "trees"))
@@ -302,7 +342,9 @@ def main():
     ap.add_argument("--forest", default=str(DEFAULT_PATH))
     ap.add_argument("--split", choices=("select", "heldout"), default="select")
     ap.add_argument("--maps", default="se,pb")
-    ap.add_argument("--mix", default=str(ROOT / "benchmarks" / "out" / "edge_forest" / "mix.json"))
+    ap.add_argument("--inputs", choices=tuple(INPUTS), default="se", help="fit-mix: the forest's maps combined")
+    ap.add_argument("--grey", action="store_true", help="fit-mix: also the grey combination")
+    ap.add_argument("--out-mix", help="fit-mix: write the forest with its weights here (default: --forest)")
     ap.add_argument("--cache", default=str(ROOT / "benchmarks" / "out" / "edge_forest" / "counts"))
     args = ap.parse_args()
     {"train": train, "score": score, "fit-mix": fit_mix, "speed": speed}[args.command](args)
