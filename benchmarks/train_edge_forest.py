@@ -4,13 +4,17 @@ BSDS500 photos, and score it beside the shipped boundary detector.
 Usage:
   python benchmarks/train_edge_forest.py train [--trees 8] [--samples 400000] [--half] [--out swcuts/image/edge_forest.yml.gz]
   python benchmarks/train_edge_forest.py score [--forest PATH] [--split select|heldout] [--maps se,pb,...]
+  python benchmarks/train_edge_forest.py merge --forest NEW --fill-from OLD [--trees 8] --out PATH
+  python benchmarks/train_edge_forest.py fit-mix [--forest PATH] [--inputs se|se,se-ms|se-ms] [--grey] [--out-mix PATH]
 
 Training (Dollár & Zitnick 2013, ``edgesTrain``; the trees are grown by
 :mod:`swcuts.image.edge_forest_train`): each tree draws its own quarter of
 the 7,228 features and ``--samples`` windows, half near a boundary, of the
 photos FIT (bsds500-train 30 + bsds500-val[0:80]); a window's label is one
 annotator's 16x16 segmentation patch. Trees are cached in ``--work`` (a
-rerun resumes). The model file is written in OpenCV's format and run by
+rerun resumes). ``--half`` holds the features as float16 (rounded down;
+thresholds are float16 values, so OpenCV's float32 comparisons split as
+training did): 1M windows a tree in 3.6 GB. The model file is written in OpenCV's format and run by
 OpenCV's ``StructuredEdgeDetection``.
 
 Scoring (as ``benchmarks/boundary_detector.py``: its ``evaluate``, the
@@ -20,9 +24,11 @@ there), ``heldout`` the 170 photos of bsds500-train-rest (read once, at the
 end). Maps: ``se`` (the forest), ``se-cv`` (the forest thinned by OpenCV's
 ``edgesNms``, Dollár's own NMS), ``se-ms`` (the forest's maps of the
 photo at 0.5, 1 and 2 times its size, averaged), ``pb`` (the shipped detector), and
-``pb-grey`` and ``mix-grey`` (the photo made grey), ``mix`` (a logistic combination of the two maps' log-odds, fitted on FIT
-pixels by ``fit-mix``, which writes the weights into the forest file: what
-``boundary_probability(..., forest=True)`` computes).
+``pb-grey`` and ``mix-grey`` (the photo made grey), ``mix`` (a logistic combination of the maps' log-odds, fitted on FIT
+pixels by ``fit-mix``: the detector's and the forest's single-scale and/or
+multiscale map, ``--inputs``; ``--grey`` also fits the grey photos' weights;
+written into the forest file: what ``boundary_probability(..., forest=True)``
+computes).
 """
 
 from __future__ import annotations
@@ -116,6 +122,18 @@ def train(args):
     write_forest(args.out, trees, opts)
     print(f"wrote {args.out}: {os.path.getsize(args.out) / 1e6:.2f} MB; {time.perf_counter() - t0:.0f} s wall, "
           f"{time.process_time() - c0:.0f} CPU s")
+
+
+def merge(args):
+    """A forest of the trees of ``--forest`` followed by those of
+    ``--fill-from`` beyond their number, up to ``--trees`` (the newer trees
+    replacing the first ones of an older forest), without weights."""
+    new, old = forest_trees(read_forest(args.forest)), forest_trees(read_forest(args.fill_from))
+    trees = (new + old[len(new):])[:args.trees]
+    opts = {**OPTIONS, "numberOfTrees": len(trees), "numberOfTreesToEvaluate": min(4, len(trees))}
+    write_forest(args.out, trees, opts)
+    print(f"wrote {args.out}: {len(new)} trees of {args.forest} and {len(trees) - len(new)} of {args.fill_from}, "
+          f"{os.path.getsize(args.out) / 1e6:.2f} MB")
 
 
 # ---------------------------------------------------------------- scoring
@@ -330,7 +348,7 @@ def speed(args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("command", choices=("train", "score", "fit-mix", "speed"))
+    ap.add_argument("command", choices=("train", "score", "fit-mix", "speed", "merge"))
     ap.add_argument("--trees", type=int, default=8)
     ap.add_argument("--samples", type=int, default=400000, help="windows per tree")
     ap.add_argument("--half", action="store_true",
@@ -344,10 +362,11 @@ def main():
     ap.add_argument("--maps", default="se,pb")
     ap.add_argument("--inputs", choices=tuple(INPUTS), default="se", help="fit-mix: the forest's maps combined")
     ap.add_argument("--grey", action="store_true", help="fit-mix: also the grey combination")
+    ap.add_argument("--fill-from", help="merge: the older forest whose later trees fill up --trees")
     ap.add_argument("--out-mix", help="fit-mix: write the forest with its weights here (default: --forest)")
     ap.add_argument("--cache", default=str(ROOT / "benchmarks" / "out" / "edge_forest" / "counts"))
     args = ap.parse_args()
-    {"train": train, "score": score, "fit-mix": fit_mix, "speed": speed}[args.command](args)
+    {"train": train, "score": score, "fit-mix": fit_mix, "speed": speed, "merge": merge}[args.command](args)
 
 
 if __name__ == "__main__":
