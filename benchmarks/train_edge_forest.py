@@ -159,25 +159,31 @@ def se_multiscale(image, forest):
     return edge_probability(image, forest=forest, scales=MULTISCALE)
 
 
-def pb_prob(image):
-    """The shipped detector's map (the last photo's kept: the maps of one photo share it)."""
+def pb_prob(image, grey=False):
+    """The shipped detector's map and its features (of the photo made grey),
+    the last photo's kept: the maps of one photo share them."""
     from boundary_detector import features
 
     from swcuts.image.boundary_detector import boundary_probability
 
     if _LAST.get("image") is not image:
-        _LAST["image"], _LAST["p"] = image, boundary_probability(features(image))
-    return _LAST["p"]
+        _LAST.clear()
+        _LAST["image"] = image
+    if grey not in _LAST:
+        z = features(image, grey)
+        _LAST[grey] = (boundary_probability(z), z)
+    return _LAST[grey][0]
 
 
 def mix_prob(image, forest, grey=False):
     """``boundary_probability(..., forest=forest)``: the combination whose
-    weights ``fit-mix`` wrote into the forest file (of the photo made grey)."""
-    from boundary_detector import features
+    weights ``fit-mix`` wrote into the forest file (of the photo made grey),
+    from the detector's map computed once a photo (the same numbers:
+    ``boundary_probability`` combines, then clips)."""
+    from swcuts.image.edge_forest import combine_with_forest
 
-    from swcuts.image.boundary_detector import boundary_probability
-
-    return boundary_probability(features(image, grey), forest=forest)
+    p = pb_prob(image, grey)
+    return np.clip(combine_with_forest(p, _LAST[grey][1], forest), 1e-6, 1.0 - 1e-6)
 
 
 INPUTS = {"se": (1, 0), "se,se-ms": (1, 1), "se-ms": (0, 1)}
@@ -266,7 +272,7 @@ def fit_mix(args):
 
 
 def score(args):
-    from boundary_detector import PB_THRESHOLDS, evaluate, pb_map
+    from boundary_detector import PB_THRESHOLDS, evaluate
     from soft_boundaries import scores
 
     from swcuts.image.boundary_detector import nonmax_suppress
@@ -274,17 +280,19 @@ def score(args):
     splits = SELECT if args.split == "select" else HELDOUT
     spec = splits[0].split(":")
     names = [n for _, n in names_of(splits)]
-    tag = Path(args.forest).name.replace(".yml.gz", "")
-    maps = {"se": ((lambda im: se_map(im, args.forest)), SE_THRESHOLDS),
-            "se-cv": ((lambda im: se_map(im, args.forest, nms="opencv")), SE_THRESHOLDS),
-            "se-ms": ((lambda im: nonmax_suppress(se_multiscale(im, args.forest))), SE_THRESHOLDS),
-            "pb": ((lambda im: nonmax_suppress(pb_prob(im))), PB_THRESHOLDS)}
-    if read_forest(args.forest).get("combination") is not None:
-        maps["mix"] = ((lambda im: nonmax_suppress(mix_prob(im, args.forest))), SE_THRESHOLDS)
-        maps["mix-grey"] = ((lambda im: nonmax_suppress(mix_prob(im, args.forest, grey=True))), SE_THRESHOLDS)
-    maps["pb-grey"] = ((lambda im: pb_map(im, grey=True)), PB_THRESHOLDS)
     want = args.maps.split(",")
-    maps = {(k if k.startswith("pb") else f"{k}-{tag}"): v for k, v in maps.items() if k in want}
+    maps = {"pb": ((lambda im: nonmax_suppress(pb_prob(im))), PB_THRESHOLDS),
+            "pb-grey": ((lambda im: nonmax_suppress(pb_prob(im, grey=True))), PB_THRESHOLDS)}
+    maps = {k: v for k, v in maps.items() if k in want}
+    for fp in args.forest.split(","):   # several forests: each its maps, named by its file
+        tag = Path(fp).name.replace(".yml.gz", "")
+        mine = {"se": ((lambda im, fp=fp: se_map(im, fp)), SE_THRESHOLDS),
+                "se-cv": ((lambda im, fp=fp: se_map(im, fp, nms="opencv")), SE_THRESHOLDS),
+                "se-ms": ((lambda im, fp=fp: nonmax_suppress(se_multiscale(im, fp))), SE_THRESHOLDS)}
+        if read_forest(fp).get("combination") is not None:
+            mine["mix"] = ((lambda im, fp=fp: nonmax_suppress(mix_prob(im, fp))), SE_THRESHOLDS)
+            mine["mix-grey"] = ((lambda im, fp=fp: nonmax_suppress(mix_prob(im, fp, grey=True))), SE_THRESHOLDS)
+        maps.update({f"{k}-{tag}": v for k, v in mine.items() if k in want})
     c0 = time.process_time()
     res = evaluate(spec[0], names, maps, Path(args.cache))
     print(f"\n{args.split}: {len(names)} photos of {splits[0]} ({time.process_time() - c0:.0f} CPU s)")
@@ -295,13 +303,14 @@ def score(args):
         out[d] = sc
         print(f"{d:<24} {sc['ods']:6.3f} {sc['ois']:6.3f} {sc['ap']:6.3f} {sc['threshold']:5.2f}")
     if len(maps) > 1:
-        paired(res, maps)
+        paired(res, maps, args.base)
     return out
 
 
-def paired(res, maps):
-    """Paired SE of the ODS F difference of each map against ``pb``: the
-    per-photo F at each map's ODS threshold."""
+def paired(res, maps, against=None):
+    """Paired SE of the ODS F difference of each map against ``pb`` (and
+    ``against``, the name of another map): the per-photo F at each map's ODS
+    threshold."""
     from soft_boundaries import f_of
 
     keys = list(maps)
@@ -315,9 +324,12 @@ def paired(res, maps):
     for d in keys:
         if d.startswith("pb"):
             continue
-        diff = per[d] - per[base[d]]
-        print(f"  {d} - {base[d]}: per-photo F at the ODS threshold {diff.mean():+.4f} +- {diff.std(ddof=1) / np.sqrt(len(diff)):.4f}"
-              f" (paired SE, {len(diff)} photos)")
+        for b in (base[d], against):
+            if b is None or b == d or b not in per:
+                continue
+            diff = per[d] - per[b]
+            print(f"  {d} - {b}: per-photo F at the ODS threshold {diff.mean():+.4f} +- "
+                  f"{diff.std(ddof=1) / np.sqrt(len(diff)):.4f} (paired SE, {len(diff)} photos)")
 
 
 def speed(args):
@@ -357,9 +369,10 @@ def main():
     ap.add_argument("--min-child", type=int, default=8)
     ap.add_argument("--work", default=str(ROOT / "benchmarks" / "out" / "edge_forest" / "trees"))
     ap.add_argument("--out", default=str(DEFAULT_PATH))
-    ap.add_argument("--forest", default=str(DEFAULT_PATH))
+    ap.add_argument("--forest", default=str(DEFAULT_PATH), help="(score: comma-separated forests)")
     ap.add_argument("--split", choices=("select", "heldout"), default="select")
     ap.add_argument("--maps", default="se,pb")
+    ap.add_argument("--base", help="score: also pair every map against this one (e.g. mix-edge_forest)")
     ap.add_argument("--inputs", choices=tuple(INPUTS), default="se", help="fit-mix: the forest's maps combined")
     ap.add_argument("--grey", action="store_true", help="fit-mix: also the grey combination")
     ap.add_argument("--fill-from", help="merge: the older forest whose later trees fill up --trees")
