@@ -309,7 +309,9 @@ def read_forest(path=None) -> dict:
     dict
         ``options``; ``childs``, ``featureIds``, ``thresholds`` as
         ``(n_trees, n_nodes)`` arrays; ``edgeBoundaries`` (``n_trees *
-        n_nodes + 1`` offsets into ``edgeBins``); ``path``.
+        n_nodes + 1`` offsets into ``edgeBins``); ``path``; and, if the
+        file holds them, ``combination`` and ``greyCombination`` (3 or 4
+        weights, :func:`combine_with_forest`).
 
     Raises
     ------
