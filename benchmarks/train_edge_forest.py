@@ -2,15 +2,19 @@
 BSDS500 photos, and score it beside the shipped boundary detector.
 
 Usage:
-  python benchmarks/train_edge_forest.py train [--trees 8] [--samples 400000] [--out swcuts/image/edge_forest.yml.gz]
+  python benchmarks/train_edge_forest.py train [--trees 8] [--samples 400000] [--half] [--out swcuts/image/edge_forest.yml.gz]
   python benchmarks/train_edge_forest.py score [--forest PATH] [--split select|heldout] [--maps se,pb,...]
+  python benchmarks/train_edge_forest.py merge --forest NEW --fill-from OLD [--trees 8] --out PATH
+  python benchmarks/train_edge_forest.py fit-mix [--forest PATH] [--inputs se|se,se-ms|se-ms] [--grey] [--out-mix PATH]
 
 Training (Dollár & Zitnick 2013, ``edgesTrain``; the trees are grown by
 :mod:`swcuts.image.edge_forest_train`): each tree draws its own quarter of
 the 7,228 features and ``--samples`` windows, half near a boundary, of the
 photos FIT (bsds500-train 30 + bsds500-val[0:80]); a window's label is one
 annotator's 16x16 segmentation patch. Trees are cached in ``--work`` (a
-rerun resumes). The model file is written in OpenCV's format and run by
+rerun resumes). ``--half`` holds the features as float16 (rounded down;
+thresholds are float16 values, so OpenCV's float32 comparisons split as
+training did): 1M windows a tree in 3.6 GB. The model file is written in OpenCV's format and run by
 OpenCV's ``StructuredEdgeDetection``.
 
 Scoring (as ``benchmarks/boundary_detector.py``: its ``evaluate``, the
@@ -20,9 +24,11 @@ there), ``heldout`` the 170 photos of bsds500-train-rest (read once, at the
 end). Maps: ``se`` (the forest), ``se-cv`` (the forest thinned by OpenCV's
 ``edgesNms``, Dollár's own NMS), ``se-ms`` (the forest's maps of the
 photo at 0.5, 1 and 2 times its size, averaged), ``pb`` (the shipped detector), and
-``pb-grey`` and ``mix-grey`` (the photo made grey), ``mix`` (a logistic combination of the two maps' log-odds, fitted on FIT
-pixels by ``fit-mix``, which writes the weights into the forest file: what
-``boundary_probability(..., forest=True)`` computes).
+``pb-grey`` and ``mix-grey`` (the photo made grey), ``mix`` (a logistic combination of the maps' log-odds, fitted on FIT
+pixels by ``fit-mix``: the detector's and the forest's single-scale and/or
+multiscale map, ``--inputs``; ``--grey`` also fits the grey photos' weights;
+written into the forest file: what ``boundary_probability(..., forest=True)``
+computes).
 """
 
 from __future__ import annotations
@@ -42,10 +48,10 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from swcuts.evaluation.datasets import open_dataset  # noqa: E402
-from swcuts.image.edge_forest import (BORDER, DEFAULT_PATH, OPTIONS, edge_probability, feature_table,  # noqa: E402
-                                      forest_channels, forest_trees, log_odds, pad_image, read_forest,
-                                      write_forest)
-from swcuts.image.edge_forest_train import patch_features, sample_windows, train_tree  # noqa: E402
+from swcuts.image.edge_forest import (DEFAULT_PATH, MULTISCALE, OPTIONS, _maps, edge_probability,  # noqa: E402
+                                      feature_table, forest_channels, forest_trees, log_odds, pad_image,
+                                      read_forest, write_forest)
+from swcuts.image.edge_forest_train import half_keys, patch_features, sample_windows, train_tree  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 FIT = ("bsds500-train", "bsds500-val:0:80")
@@ -84,7 +90,7 @@ def train(args):
     n_all = len(feature_table())
     trees = []
     for k in range(args.trees):
-        f = work / f"tree{k:02d}-{args.samples}.json"
+        f = work / f"tree{k:02d}-{args.samples}{'-half' if args.half else ''}.json"
         if f.exists():
             trees.append(json.loads(f.read_text()))
             continue
@@ -96,10 +102,12 @@ def train(args):
             per = math.ceil(args.samples / 2 / len(photos) / len(truths))
             windows.append(sample_windows(truths, per, per, rng))
         lab = np.vstack([w[2] for w in windows])
-        x = np.empty((len(fids), lab.shape[0]), np.float32)   # filled in place: no second copy
+        # filled in place (no second copy); --half: 2-byte codes, half the memory
+        x = np.empty((len(fids), lab.shape[0]), np.uint16 if args.half else np.float32)
         at = 0
         for (chans, _), (r, c, _) in zip(photos, windows):
-            x[:, at:at + r.size] = patch_features(None, r, c, fids, channels=chans)
+            xf = patch_features(None, r, c, fids, channels=chans)
+            x[:, at:at + r.size] = half_keys(xf) if args.half else xf
             at += r.size
         del windows
         c2 = time.process_time()
@@ -114,6 +122,18 @@ def train(args):
     write_forest(args.out, trees, opts)
     print(f"wrote {args.out}: {os.path.getsize(args.out) / 1e6:.2f} MB; {time.perf_counter() - t0:.0f} s wall, "
           f"{time.process_time() - c0:.0f} CPU s")
+
+
+def merge(args):
+    """A forest of the trees of ``--forest`` followed by those of
+    ``--fill-from`` beyond their number, up to ``--trees`` (the newer trees
+    replacing the first ones of an older forest), without weights."""
+    new, old = forest_trees(read_forest(args.forest)), forest_trees(read_forest(args.fill_from))
+    trees = (new + old[len(new):])[:args.trees]
+    opts = {**OPTIONS, "numberOfTrees": len(trees), "numberOfTreesToEvaluate": min(4, len(trees))}
+    write_forest(args.out, trees, opts)
+    print(f"wrote {args.out}: {len(new)} trees of {args.forest} and {len(trees) - len(new)} of {args.fill_from}, "
+          f"{os.path.getsize(args.out) / 1e6:.2f} MB")
 
 
 # ---------------------------------------------------------------- scoring
@@ -134,60 +154,85 @@ def se_map(image, forest, nms="ours"):
 _LAST = {}
 
 
-def se_multiscale(image, forest, scales=(0.5, 1.0, 2.0)):
-    """The forest's map averaged over rescaled copies of the photo (Dollár's
-    ``multiscale``)."""
-    import cv2
-
-    b = BORDER
-    img = pad_image(image)[b:b + image.shape[0], b:b + image.shape[1]]   # float32 RGB in [0, 1]
-    h, w = img.shape[:2]
-    acc = np.zeros((h, w))
-    for s in scales:
-        im = img if s == 1.0 else cv2.resize(img, (round(w * s), round(h * s)), interpolation=cv2.INTER_LINEAR)
-        e = edge_probability(im, forest=forest).astype(np.float32)
-        acc += e if s == 1.0 else cv2.resize(e, (w, h), interpolation=cv2.INTER_LINEAR)
-    return acc / len(scales)
+def se_multiscale(image, forest):
+    """The forest's map averaged over the photo at 0.5, 1 and 2 times its size (Dollár's ``multiscale``)."""
+    return edge_probability(image, forest=forest, scales=MULTISCALE)
 
 
-def pb_prob(image):
-    """The shipped detector's map (the last photo's kept: the maps of one photo share it)."""
+def pb_prob(image, grey=False):
+    """The shipped detector's map and its features (of the photo made grey),
+    the last photo's kept: the maps of one photo share them."""
     from boundary_detector import features
 
     from swcuts.image.boundary_detector import boundary_probability
 
     if _LAST.get("image") is not image:
-        _LAST["image"], _LAST["p"] = image, boundary_probability(features(image))
-    return _LAST["p"]
+        _LAST.clear()
+        _LAST["image"] = image
+    if grey not in _LAST:
+        z = features(image, grey)
+        _LAST[grey] = (boundary_probability(z), z)
+    return _LAST[grey][0]
 
 
 def mix_prob(image, forest, grey=False):
     """``boundary_probability(..., forest=forest)``: the combination whose
-    weights ``fit-mix`` wrote into the forest file (of the photo made grey)."""
+    weights ``fit-mix`` wrote into the forest file (of the photo made grey),
+    from the detector's map computed once a photo (the same numbers:
+    ``boundary_probability`` combines, then clips)."""
+    from swcuts.image.edge_forest import combine_with_forest
+
+    p = pb_prob(image, grey)
+    return np.clip(combine_with_forest(p, _LAST[grey][1], forest), 1e-6, 1.0 - 1e-6)
+
+
+INPUTS = {"se": (1, 0), "se,se-ms": (1, 1), "se-ms": (0, 1)}
+
+
+def fit_inputs(forest, cache):
+    """The log-odds of the maps at sampled FIT pixels (2,000 boundary and
+    2,000 other pixels a photo, weighted by their strata's sizes), colour
+    and grey: the detector's (cached once) and the forest's single and
+    multiscale maps (cached per forest file)."""
     from boundary_detector import features
+    from train_boundaries import sample_pixels, target
 
     from swcuts.image.boundary_detector import boundary_probability
 
-    return boundary_probability(features(image, grey), forest=forest)
-
-
-def fit_mix(args):
-    """A logistic regression of the share of annotators' (dilated) boundaries
-    on the two maps' log-odds, on sampled FIT pixels."""
-    from scipy.optimize import minimize
-    from train_boundaries import sample_pixels, target
-
+    cache.mkdir(parents=True, exist_ok=True)
+    pb_file = cache / "fit-pb.npz"
+    se_file = cache / f"fit-{Path(forest).name.replace('.yml.gz', '')}.npz"
+    if pb_file.exists() and se_file.exists():
+        return {**np.load(pb_file), **np.load(se_file)}
     rng = np.random.default_rng(SEED)
-    xs, ys, ws = [], [], []
+    cols = {k: [] for k in ("pb", "pb-grey", "y", "w", "se", "se-ms", "se-grey", "se-ms-grey")}
+    c0 = time.process_time()
     for split, name in names_of(FIT):
         s = open_dataset(DATA / split).read(name)
         t = target(s.truths)
         idx, wt = sample_pixels(t, 2000, rng)
-        a, b = log_odds(pb_prob(s.image)).ravel()[idx], log_odds(edge_probability(s.image, forest=args.forest)).ravel()[idx]
-        xs.append(np.c_[a, b, np.ones_like(a)])
-        ys.append(t.ravel()[idx])
-        ws.append(wt)
-    x, y, w = np.vstack(xs), np.concatenate(ys), np.concatenate(ws)
+        cols["y"].append(t.ravel()[idx])
+        cols["w"].append(wt)
+        grey = features(s.image, True)
+        if not pb_file.exists():
+            cols["pb"].append(log_odds(boundary_probability(features(s.image))).ravel()[idx])
+            cols["pb-grey"].append(log_odds(boundary_probability(grey)).ravel()[idx])
+        for key, im in (("se", s.image), ("se-grey", grey[..., 0])):
+            e = _maps(im, forest, MULTISCALE)
+            cols[key].append(log_odds(e[1.0]).ravel()[idx])
+            cols[key.replace("se", "se-ms")].append(log_odds(np.mean(list(e.values()), axis=0)).ravel()[idx])
+    out = {k: np.concatenate(v) for k, v in cols.items() if v}
+    if not pb_file.exists():
+        np.savez(pb_file, **{k: out[k] for k in ("pb", "pb-grey", "y", "w")})
+    np.savez(se_file, **{k: out[k] for k in ("se", "se-ms", "se-grey", "se-ms-grey")})
+    print(f"fit inputs of {forest}: {time.process_time() - c0:.0f} CPU s", flush=True)
+    return {**np.load(pb_file), **np.load(se_file)}
+
+
+def logistic_fit(x, y, w):
+    """Weighted logistic regression of the share ``y`` on the columns ``x``."""
+    from scipy.optimize import minimize
+
     w = w / w.mean()
 
     def loss(beta):
@@ -196,21 +241,38 @@ def fit_mix(args):
         ll = -np.sum(w * (y * np.logaddexp(0, -z) + (1 - y) * np.logaddexp(0, z)))
         return -ll / len(y), -(x.T @ (w * (y - p))) / len(y)
 
-    beta = minimize(loss, np.array([1.0, 1.0, 0.0]), jac=True, method="L-BFGS-B").x
-    print("mix weights (pb log-odds, se log-odds, bias):", np.round(beta, 4).tolist())
-    Path(args.mix).write_text(json.dumps(beta.tolist()))
-    store_combination(args.forest, beta)
+    return minimize(loss, np.r_[np.ones(x.shape[1] - 1), 0.0], jac=True, method="L-BFGS-B").x
 
 
-def store_combination(path, beta):
-    """Rewrite the forest file ``path`` with the combination weights ``beta``."""
-    f = read_forest(path)
-    write_forest(path, forest_trees(f), f["options"], combination=[float(b) for b in beta])
-    print(f"wrote the combination weights into {path}")
+def fit_mix(args):
+    """A logistic regression of the share of annotators' (dilated) boundaries
+    on the maps' log-odds, on sampled FIT pixels: the detector's and the
+    forest's (``--inputs``: single-scale, multiscale or both), for colour
+    photos and (``--grey``) for grey ones; the weights are written into the
+    forest file (``--out``, default the forest file itself)."""
+    d = fit_inputs(args.forest, Path(args.cache).parent / "fit")
+    use = INPUTS[args.inputs]
+    betas = {}
+    for mode, sfx in (("colour", ""), ("grey", "-grey")):
+        if mode == "grey" and not args.grey:
+            continue
+        keep = [k for k, u in zip(("se", "se-ms"), use) if u]
+        beta = logistic_fit(np.c_[d["pb" + sfx], *[d[k + sfx] for k in keep], np.ones(d["y"].size)], d["y"], d["w"])
+        full = [beta[0], 0.0, 0.0, beta[-1]]
+        for i, k in enumerate(keep):
+            full[1 if k == "se" else 2] = beta[1 + i]
+        betas[mode] = [float(b) for b in full]
+        print(f"{mode} weights (pb, se, se-ms log-odds, bias): {np.round(full, 4).tolist()}")
+    f = read_forest(args.forest)
+    grey = betas.get("grey", f.get("greyCombination"))
+    out = args.out_mix or args.forest
+    write_forest(out, forest_trees(f), f["options"], combination=betas["colour"],
+                 grey_combination=None if grey is None else [float(b) for b in grey])
+    print(f"wrote the combination weights into {out}")
 
 
 def score(args):
-    from boundary_detector import PB_THRESHOLDS, evaluate, pb_map
+    from boundary_detector import PB_THRESHOLDS, evaluate
     from soft_boundaries import scores
 
     from swcuts.image.boundary_detector import nonmax_suppress
@@ -218,17 +280,19 @@ def score(args):
     splits = SELECT if args.split == "select" else HELDOUT
     spec = splits[0].split(":")
     names = [n for _, n in names_of(splits)]
-    tag = Path(args.forest).name.replace(".yml.gz", "")
-    maps = {"se": ((lambda im: se_map(im, args.forest)), SE_THRESHOLDS),
-            "se-cv": ((lambda im: se_map(im, args.forest, nms="opencv")), SE_THRESHOLDS),
-            "se-ms": ((lambda im: nonmax_suppress(se_multiscale(im, args.forest))), SE_THRESHOLDS),
-            "pb": ((lambda im: nonmax_suppress(pb_prob(im))), PB_THRESHOLDS)}
-    if read_forest(args.forest).get("combination") is not None:
-        maps["mix"] = ((lambda im: nonmax_suppress(mix_prob(im, args.forest))), SE_THRESHOLDS)
-        maps["mix-grey"] = ((lambda im: nonmax_suppress(mix_prob(im, args.forest, grey=True))), SE_THRESHOLDS)
-    maps["pb-grey"] = ((lambda im: pb_map(im, grey=True)), PB_THRESHOLDS)
     want = args.maps.split(",")
-    maps = {(k if k.startswith("pb") else f"{k}-{tag}"): v for k, v in maps.items() if k in want}
+    maps = {"pb": ((lambda im: nonmax_suppress(pb_prob(im))), PB_THRESHOLDS),
+            "pb-grey": ((lambda im: nonmax_suppress(pb_prob(im, grey=True))), PB_THRESHOLDS)}
+    maps = {k: v for k, v in maps.items() if k in want}
+    for fp in args.forest.split(","):   # several forests: each its maps, named by its file
+        tag = Path(fp).name.replace(".yml.gz", "")
+        mine = {"se": ((lambda im, fp=fp: se_map(im, fp)), SE_THRESHOLDS),
+                "se-cv": ((lambda im, fp=fp: se_map(im, fp, nms="opencv")), SE_THRESHOLDS),
+                "se-ms": ((lambda im, fp=fp: nonmax_suppress(se_multiscale(im, fp))), SE_THRESHOLDS)}
+        if read_forest(fp).get("combination") is not None:
+            mine["mix"] = ((lambda im, fp=fp: nonmax_suppress(mix_prob(im, fp))), SE_THRESHOLDS)
+            mine["mix-grey"] = ((lambda im, fp=fp: nonmax_suppress(mix_prob(im, fp, grey=True))), SE_THRESHOLDS)
+        maps.update({f"{k}-{tag}": v for k, v in mine.items() if k in want})
     c0 = time.process_time()
     res = evaluate(spec[0], names, maps, Path(args.cache))
     print(f"\n{args.split}: {len(names)} photos of {splits[0]} ({time.process_time() - c0:.0f} CPU s)")
@@ -239,13 +303,14 @@ def score(args):
         out[d] = sc
         print(f"{d:<24} {sc['ods']:6.3f} {sc['ois']:6.3f} {sc['ap']:6.3f} {sc['threshold']:5.2f}")
     if len(maps) > 1:
-        paired(res, maps)
+        paired(res, maps, args.base)
     return out
 
 
-def paired(res, maps):
-    """Paired SE of the ODS F difference of each map against ``pb``: the
-    per-photo F at each map's ODS threshold."""
+def paired(res, maps, against=None):
+    """Paired SE of the ODS F difference of each map against ``pb`` (and
+    ``against``, the name of another map): the per-photo F at each map's ODS
+    threshold."""
     from soft_boundaries import f_of
 
     keys = list(maps)
@@ -259,9 +324,12 @@ def paired(res, maps):
     for d in keys:
         if d.startswith("pb"):
             continue
-        diff = per[d] - per[base[d]]
-        print(f"  {d} - {base[d]}: per-photo F at the ODS threshold {diff.mean():+.4f} +- {diff.std(ddof=1) / np.sqrt(len(diff)):.4f}"
-              f" (paired SE, {len(diff)} photos)")
+        for b in (base[d], against):
+            if b is None or b == d or b not in per:
+                continue
+            diff = per[d] - per[b]
+            print(f"  {d} - {b}: per-photo F at the ODS threshold {diff.mean():+.4f} +- "
+                  f"{diff.std(ddof=1) / np.sqrt(len(diff)):.4f} (paired SE, {len(diff)} photos)")
 
 
 def speed(args):
@@ -292,20 +360,26 @@ def speed(args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("command", choices=("train", "score", "fit-mix", "speed"))
+    ap.add_argument("command", choices=("train", "score", "fit-mix", "speed", "merge"))
     ap.add_argument("--trees", type=int, default=8)
     ap.add_argument("--samples", type=int, default=400000, help="windows per tree")
+    ap.add_argument("--half", action="store_true",
+                    help="hold the features as float16 (rounded down: the splits stay exact in OpenCV's float32)")
     ap.add_argument("--frac", type=float, default=0.25, help="share of the features each tree draws")
     ap.add_argument("--min-child", type=int, default=8)
     ap.add_argument("--work", default=str(ROOT / "benchmarks" / "out" / "edge_forest" / "trees"))
     ap.add_argument("--out", default=str(DEFAULT_PATH))
-    ap.add_argument("--forest", default=str(DEFAULT_PATH))
+    ap.add_argument("--forest", default=str(DEFAULT_PATH), help="(score: comma-separated forests)")
     ap.add_argument("--split", choices=("select", "heldout"), default="select")
     ap.add_argument("--maps", default="se,pb")
-    ap.add_argument("--mix", default=str(ROOT / "benchmarks" / "out" / "edge_forest" / "mix.json"))
+    ap.add_argument("--base", help="score: also pair every map against this one (e.g. mix-edge_forest)")
+    ap.add_argument("--inputs", choices=tuple(INPUTS), default="se", help="fit-mix: the forest's maps combined")
+    ap.add_argument("--grey", action="store_true", help="fit-mix: also the grey combination")
+    ap.add_argument("--fill-from", help="merge: the older forest whose later trees fill up --trees")
+    ap.add_argument("--out-mix", help="fit-mix: write the forest with its weights here (default: --forest)")
     ap.add_argument("--cache", default=str(ROOT / "benchmarks" / "out" / "edge_forest" / "counts"))
     args = ap.parse_args()
-    {"train": train, "score": score, "fit-mix": fit_mix, "speed": speed}[args.command](args)
+    {"train": train, "score": score, "fit-mix": fit_mix, "speed": speed, "merge": merge}[args.command](args)
 
 
 if __name__ == "__main__":

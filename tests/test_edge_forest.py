@@ -122,3 +122,92 @@ def test_bad_forest_option_is_one_line():
 
     with pytest.raises(InputError, match="forest must be"):
         boundary_probability(np.zeros((20, 20, 1)), forest=3)
+
+
+def route(tree, x, less):
+    """The leaf each sample (a column of ``x``) reaches, going left when ``less(value, node)``."""
+    child, fid = np.asarray(tree["child"]), np.asarray(tree["fid"])
+    out = []
+    for j in range(x.shape[1]):
+        k = 0
+        while child[k]:
+            k = child[k] - 1 + (not less(x[fid[k], j], k))
+        out.append(k)
+    return np.array(out)
+
+
+def test_half_features_split_as_opencv_compares_float32():
+    """Features held as float16 codes (half_keys): every threshold is a float16,
+    so OpenCV's float32 comparison sends each window the way training did."""
+    from swcuts.image.edge_forest_train import half_keys, key_values
+
+    rng = np.random.default_rng(3)
+    t = np.unique(rng.uniform(-1, 1, 300).astype(np.float16)).astype(np.float32)
+    a = np.concatenate([rng.uniform(-1, 1, 5000).astype(np.float32), t,
+                        np.nextafter(t, np.float32(-2)), np.nextafter(t, np.float32(2))])
+    kt = half_keys(t)
+    assert np.array_equal(key_values(kt), t)
+    assert np.array_equal(a[:, None] < t, half_keys(a)[:, None] < kt)
+    # negative control: float16 by rounding to nearest sends values just below a threshold the wrong way
+    h = a.astype(np.float16).astype(np.float32)
+    assert not np.array_equal(a[:, None] < t, h[:, None] < t)
+
+    # a tree grown on the codes, written and read back: float32 features reach the same leaves
+    fids = np.arange(6) * 101
+    x = np.round(rng.uniform(0, 1, (6, 400)), 3).astype(np.float32)   # many near-equal values
+    lab = np.zeros((400, 256), np.uint8)
+    lab[x[2] + 0.3 * x[4] > 0.6, 128:] = 1
+    tree = train_tree(half_keys(x), fids, lab, rng, min_child=4)
+    assert len(tree["child"]) > 3
+    thr = read_forest_of([tree])["thresholds"][0]
+    assert np.array_equal(thr.astype(np.float16).astype(np.float32), thr)
+    xf = np.zeros((fids.max() + 1, x.shape[1]), np.float32)
+    xf[fids] = x
+    kx = np.zeros(xf.shape, np.uint16)
+    kx[fids] = half_keys(x)
+    opencv = route(tree, xf, lambda v, k: v < thr[k])
+    trained = route(tree, kx, lambda v, k: v < half_keys(thr[k:k + 1])[0])
+    assert np.array_equal(opencv, trained)
+
+
+def read_forest_of(trees, **kw):
+    import tempfile
+    from pathlib import Path
+
+    p = Path(tempfile.mkdtemp()) / "f.yml.gz"
+    write_forest(p, trees, {**OPTIONS, "numberOfTreesToEvaluate": 1}, **kw)
+    return read_forest(p)
+
+
+def test_multiscale_and_grey_combinations(tiny, tmp_path):
+    from swcuts.image.boundary_detector import boundary_probability
+    from swcuts.image.edge_forest import MULTISCALE, log_odds
+    from swcuts.image.prepare import prepare_image
+
+    img, _ = two_regions(col=33, seed=8)
+    ms = edge_probability(img, forest=tiny, scales=MULTISCALE)
+    assert ms.shape == img.shape[:2] and ms[:, 31:35].mean() > ms[:, :20].mean() + 0.2
+    p = tmp_path / "ms.yml.gz"
+    write_forest(p, forest_trees(read_forest(tiny)), {**OPTIONS, "numberOfTreesToEvaluate": 2},
+                 combination=[0.5, 0.7, 0.9, -0.2], grey_combination=[0.8, 0.0, 1.1, 0.1])
+    z = prepare_image(img)[0]
+    from skimage.color import lab2rgb
+
+    rgb = np.clip(lab2rgb(np.stack([z[..., 0] * 100, z[..., 1] * 256 - 128, z[..., 2] * 256 - 128], -1)), 0, 1)
+    want = 1 / (1 + np.exp(-(0.5 * log_odds(boundary_probability(z)) + 0.7 * log_odds(edge_probability(rgb, forest=p))
+                             + 0.9 * log_odds(edge_probability(rgb, forest=p, scales=MULTISCALE)) - 0.2)))
+    assert np.abs(boundary_probability(z, forest=p) - np.clip(want, 1e-6, 1 - 1e-6)).max() < 1e-9
+    g = img.mean(axis=2, keepdims=True)   # grey features: the grey values
+    want = 1 / (1 + np.exp(-(0.8 * log_odds(boundary_probability(g))
+                             + 1.1 * log_odds(edge_probability(g[..., 0], forest=p, scales=MULTISCALE)) + 0.1)))
+    grey = boundary_probability(g, forest=p)
+    assert np.abs(grey - np.clip(want, 1e-6, 1 - 1e-6)).max() < 1e-9
+    assert not np.allclose(grey, boundary_probability(g))       # the grey weights are used
+    for bad in ([1.0, 2.0], [1.0, 2.0, 3.0, 4.0, 5.0], [1.0, np.nan, 0.0]):
+        q = tmp_path / f"bad{len(bad)}.yml.gz"
+        write_forest(q, forest_trees(read_forest(tiny)), combination=bad)
+        with pytest.raises(InputError, match="is not 3 or 4 finite numbers") as err:
+            boundary_probability(z, forest=q)
+        assert "\n" not in str(err.value) and "train_edge_forest.py" in str(err.value)
+    with pytest.raises(InputError, match="scales must be"):
+        edge_probability(img, forest=tiny, scales=[0.0])

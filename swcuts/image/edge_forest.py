@@ -34,7 +34,7 @@ from swcuts.io.image_write import atomic_write
 from swcuts.io.weights import WeightsFile
 
 __all__ = ["edge_probability", "check_forest", "combine_with_forest", "forest_trees", "log_odds", "read_forest", "write_forest", "forest_channels", "feature_table",
-           "pad_image", "BORDER", "OPTIONS", "DEFAULT_PATH", "REBUILD"]
+           "pad_image", "BORDER", "MULTISCALE", "OPTIONS", "DEFAULT_PATH", "REBUILD"]
 
 #: The shipped forest.
 DEFAULT_PATH = Path(__file__).with_name("edge_forest.yml.gz")
@@ -51,6 +51,13 @@ BORDER = 4
 _FREE = ("numberOfTrees", "numberOfTreesToEvaluate", "stride")
 #: The per-tree sequences of a model file, in the order written.
 _ARRAYS = ("childs", "featureIds", "thresholds", "edgeBoundaries", "edgeBins")
+
+#: The combinations a file may hold: colour, and grey (the forest run on the grey
+#: photo as three equal channels). Weights of [det, SE, SE multiscale, bias]
+#: (3 numbers: a file of round 13, without SE multiscale).
+_COMBINATIONS = ("combination", "greyCombination")
+#: The photo's sizes averaged by the multiscale map (Dollár's ``multiscale``).
+MULTISCALE = (0.5, 1.0, 2.0)
 
 _FILE = WeightsFile("structured edge forest", 1, REBUILD)
 _LOCK = threading.Lock()  # the OpenCV detector made once per file
@@ -197,7 +204,7 @@ def _seq(values, fmt):
     return "      - [ " + ",\n          ".join(out) + " ]\n" if out else "      - [ ]\n"
 
 
-def write_forest(path, trees, opts=None, combination=None) -> None:
+def write_forest(path, trees, opts=None, combination=None, grey_combination=None) -> None:
     """Write a forest to ``path`` in the format OpenCV's
     ``createStructuredEdgeDetection`` reads (gzipped when the name ends in
     ``.gz``), atomically.
@@ -214,9 +221,11 @@ def write_forest(path, trees, opts=None, combination=None) -> None:
     opts : dict, optional
         Model options (default :data:`OPTIONS`; ``numberOfTrees`` is set to
         ``len(trees)``).
-    combination : sequence of 3 floats, optional
-        The weights of :func:`combine_with_forest` (a key OpenCV's loader
-        does not read).
+    combination, grey_combination : sequence of 4 (or 3) floats, optional
+        The weights of :func:`combine_with_forest` for colour and for grey
+        photos (keys OpenCV's loader does not read): of the detector's, the
+        forest's and the forest's multiscale log-odds and a bias (3: no
+        multiscale).
 
     Examples
     --------
@@ -249,8 +258,9 @@ def write_forest(path, trees, opts=None, combination=None) -> None:
                            ("edgeBoundaries", bnds, str), ("edgeBins", bins, str)):
         text.append(f"{key}:\n")
         text.extend(_seq([int(v) if fmt is str else v for v in r], fmt) for r in rows)
-    if combination is not None:
-        text.append("combination:\n" + _seq([float(v) for v in combination], repr))
+    for key, c in zip(_COMBINATIONS, (combination, grey_combination)):
+        if c is not None:
+            text.append(f"{key}:\n" + _seq([float(v) for v in c], repr))
     data = "".join(text).encode()
     if str(path).endswith(".gz"):
         data = gzip.compress(data, 9, mtime=0)
@@ -278,9 +288,10 @@ def _parse(text, p):
         trees = "\n".join(sections[key]).split("- [")[1:]
         dtype = np.float32 if key == "thresholds" else np.int64
         out[key] = [np.array(t.replace("]", " ").replace(",", " ").split(), dtype=dtype) for t in trees]
-    if "combination" in sections:
-        w = "\n".join(sections["combination"]).partition("[")[2].partition("]")[0]
-        out["combination"] = np.array(w.replace(",", " ").split(), dtype=np.float64)
+    for key in _COMBINATIONS:
+        if key in sections:
+            w = "\n".join(sections[key]).partition("[")[2].partition("]")[0]
+            out[key] = np.array(w.replace(",", " ").split(), dtype=np.float64)
     return out
 
 
@@ -298,7 +309,9 @@ def read_forest(path=None) -> dict:
     dict
         ``options``; ``childs``, ``featureIds``, ``thresholds`` as
         ``(n_trees, n_nodes)`` arrays; ``edgeBoundaries`` (``n_trees *
-        n_nodes + 1`` offsets into ``edgeBins``); ``path``.
+        n_nodes + 1`` offsets into ``edgeBins``); ``path``; and, if the
+        file holds them, ``combination`` and ``greyCombination`` (3 or 4
+        weights, :func:`combine_with_forest`).
 
     Raises
     ------
@@ -360,9 +373,10 @@ def _check(f, p):
     if bins.size and (bins.min() < 0 or bins.max() >= inner_w * inner_w):
         _FILE.refuse(p, "an edge bin outside the patch")
     f["edgeBoundaries"], f["edgeBins"] = bnds, bins
-    c = f.get("combination")
-    if c is not None and (c.shape != (3,) or not np.isfinite(c).all()):
-        _FILE.refuse(p, "combination is not 3 finite numbers")
+    for key in _COMBINATIONS:
+        c = f.get(key)
+        if c is not None and (c.shape not in ((3,), (4,)) or not np.isfinite(c).all()):
+            _FILE.refuse(p, f"{key} is not 3 or 4 finite numbers")
 
 
 def forest_trees(forest) -> list:
@@ -403,7 +417,7 @@ def _detector(path):
     return det
 
 
-def edge_probability(image, *, forest=None) -> np.ndarray:
+def edge_probability(image, *, forest=None, scales=None) -> np.ndarray:
     """The structured edge forest's boundary map of a photo.
 
     Parameters
@@ -414,6 +428,9 @@ def edge_probability(image, *, forest=None) -> np.ndarray:
     forest : str or path-like, optional
         A model file written by :func:`write_forest`; default the shipped
         :data:`DEFAULT_PATH`.
+    scales : sequence of float, optional
+        Average the maps of the photo resized by these factors (bilinear;
+        e.g. :data:`MULTISCALE`). Default: the photo's own size only.
 
     Returns
     -------
@@ -437,12 +454,35 @@ def edge_probability(image, *, forest=None) -> np.ndarray:
     >>> e.shape, bool(e.max() > 0)
     ((20, 30), True)
     """
+    if scales is None:
+        return _maps(image, forest, (1.0,))[1.0]
+    scales = tuple(float(s) for s in np.atleast_1d(scales))
+    if not scales or not all(0.0 < s <= 4.0 for s in scales):
+        raise InputError(f"scales must be numbers in (0, 4], got {scales!r}")
+    return np.mean(list(_maps(image, forest, scales).values()), axis=0)
+
+
+def _maps(image, forest, scales):
+    """The forest's map of the photo at each size of ``scales``, brought back
+    to the photo's size: {scale: (H, W) float64 array}."""
+    import cv2
+
     det = _detector(forest)
     img = np.asarray(image)
     h, w = img.shape[:2] if img.ndim >= 2 else (0, 0)
     b = BORDER
-    e = det.detectEdges(pad_image(img))[b:b + h, b:b + w]
-    return np.clip(e.astype(np.float64), 0.0, 1.0)
+    out = {}
+    for s in scales:
+        if s == 1.0:
+            e = det.detectEdges(pad_image(img))[b:b + h, b:b + w]
+        else:
+            one = pad_image(img)[b:b + h, b:b + w]   # float32 RGB in [0, 1]
+            size = (max(1, round(w * s)), max(1, round(h * s)))
+            small = cv2.resize(one, size, interpolation=cv2.INTER_LINEAR)
+            e = det.detectEdges(pad_image(small))[b:b + size[1], b:b + size[0]]
+            e = cv2.resize(np.ascontiguousarray(e, np.float32), (w, h), interpolation=cv2.INTER_LINEAR)
+        out[s] = np.clip(e.astype(np.float64), 0.0, 1.0)
+    return out
 
 
 def check_forest(forest):
@@ -465,9 +505,12 @@ def check_forest(forest):
 
 def combine_with_forest(prob, features, forest=None) -> np.ndarray:
     """The shipped detector's map combined with the forest's: the logistic
-    function of ``w0 logit(prob) + w1 logit(forest map) + w2``, the weights
-    ``combination`` of the forest file (fitted on the training photos'
-    pixels by ``benchmarks/train_edge_forest.py fit-mix``; round 13).
+    function of ``w0 logit(prob) + w1 logit(SE) + w2 logit(SE multiscale) +
+    w3``, SE the forest's map of the photo and SE multiscale its average over
+    the sizes :data:`MULTISCALE` (computed only when ``w2`` is not 0), the
+    weights those the forest file holds for colour (``combination``) or
+    grey photos (``greyCombination``), fitted on the training photos'
+    pixels by ``benchmarks/train_edge_forest.py fit-mix`` (rounds 13, 14).
 
     Parameters
     ----------
@@ -476,8 +519,8 @@ def combine_with_forest(prob, features, forest=None) -> np.ndarray:
     features : (H, W, 3) or (H, W, 1) float array
         The features it read (:func:`swcuts.image.prepare.prepare_image`:
         CIELAB scaled to [0, 1], turned back into RGB for the forest; or
-        grey: then ``prob`` is returned as it is, the combination fitted in
-        colour having lowered the grey detector's scores).
+        the grey values, read as three equal channels: ``prob`` is returned
+        as it is when the file has no grey weights).
     forest : True, str or path-like, optional
         Default (or ``True``) the shipped :data:`DEFAULT_PATH`.
 
@@ -496,7 +539,7 @@ def combine_with_forest(prob, features, forest=None) -> np.ndarray:
     >>> import tempfile
     >>> p = Path(tempfile.mkdtemp()) / "one.yml.gz"
     >>> leaf = {"child": [0], "fid": [0], "thr": [0.0], "bins": [[]]}
-    >>> write_forest(p, [leaf], {**OPTIONS, "numberOfTreesToEvaluate": 1}, combination=[1.0, 0.0, 0.0])
+    >>> write_forest(p, [leaf], {**OPTIONS, "numberOfTreesToEvaluate": 1}, combination=[1.0, 0.0, 0.0, 0.0])
     >>> q = combine_with_forest(np.full((20, 30), 0.3), np.zeros((20, 30, 3)), forest=p)
     >>> bool(np.allclose(q, 0.3))
     True
@@ -511,12 +554,20 @@ def combine_with_forest(prob, features, forest=None) -> np.ndarray:
     if f.get("combination") is None:
         _FILE.refuse(f["path"], "no combination weights")
     z = np.asarray(features, dtype=np.float64)
-    if z.ndim != 3 or z.shape[2] != 3:
+    if z.ndim == 3 and z.shape[2] == 3:
+        lab = np.stack([z[..., 0] * 100.0, z[..., 1] * 256.0 - 128.0, z[..., 2] * 256.0 - 128.0], axis=-1)
+        rgb, w = np.clip(lab2rgb(lab), 0.0, 1.0), f["combination"]
+    elif z.ndim == 3 and z.shape[2] == 1 and f.get("greyCombination") is not None:
+        rgb, w = np.clip(z[..., 0], 0.0, 1.0), f["greyCombination"]
+    else:
         return np.asarray(prob, dtype=np.float64)
-    lab = np.stack([z[..., 0] * 100.0, z[..., 1] * 256.0 - 128.0, z[..., 2] * 256.0 - 128.0], axis=-1)
-    e = edge_probability(np.clip(lab2rgb(lab), 0.0, 1.0), forest=forest)
-    w = f["combination"]
-    return 1.0 / (1.0 + np.exp(-(w[0] * log_odds(prob) + w[1] * log_odds(e) + w[2])))
+    if w.size == 3:   # a file of round 13: no multiscale input
+        w = np.r_[w[:2], 0.0, w[2]]
+    e = _maps(rgb, forest, MULTISCALE if w[2] != 0 else (1.0,))
+    z = w[0] * log_odds(prob) + w[1] * log_odds(e[1.0]) + w[3]
+    if w[2] != 0:
+        z += w[2] * log_odds(np.mean(list(e.values()), axis=0))
+    return 1.0 / (1.0 + np.exp(-z))
 
 
 def log_odds(q) -> np.ndarray:

@@ -19,7 +19,8 @@ from numba import njit
 
 from swcuts.image.edge_forest import BORDER, OPTIONS, feature_table, forest_channels, pad_image
 
-__all__ = ["patch_features", "discretize", "patch_boundaries", "train_tree", "sample_windows"]
+__all__ = ["patch_features", "discretize", "patch_boundaries", "train_tree", "sample_windows", "half_keys",
+           "key_values"]
 
 
 def sample_windows(segmentations, n_pos, n_neg, rng, shape=None):
@@ -195,21 +196,22 @@ def patch_boundaries(patch) -> np.ndarray:
 
 
 @njit(cache=True)
-def _best_split(x, idx, cls, feats):
-    """The feature (row of ``x``) among ``feats`` and the threshold of least
-    Gini impurity of the two classes ``cls`` of the samples ``idx``."""
+def _best_split(x, idx, cls, feats, vals):
+    """The feature (row of ``x``) among ``feats`` of least Gini impurity of
+    the two classes ``cls`` of the samples ``idx``, and the two neighbouring
+    values of that feature between which it splits (``vals``: a buffer of
+    ``x``'s dtype, at least ``idx.size`` long)."""
     n = idx.size
     tot1 = 0
     for k in range(n):
         tot1 += cls[k]
     tot0 = n - tot1
     g0 = 1.0 - (tot0 / n) ** 2 - (tot1 / n) ** 2
-    best_gain, best_f, best_thr = 0.0, -1, np.float32(0.0)
-    vals = np.empty(n, np.float32)
+    best_gain, best_f, best_lo, best_hi = 0.0, -1, vals[0], vals[0]
     for f in feats:
         for k in range(n):
             vals[k] = x[f, idx[k]]
-        order = np.argsort(vals)
+        order = np.argsort(vals[:n])
         l1 = 0
         for k in range(n - 1):
             o = order[k]
@@ -224,11 +226,61 @@ def _best_split(x, idx, cls, feats):
             gr = 1.0 - (r0 / nr) ** 2 - (r1 / nr) ** 2
             gain = g0 - (nl * gl + nr * gr) / n
             if gain > best_gain:
-                thr = np.float32(v + (vn - v) / np.float32(2.0))
-                if thr <= v or thr > vn:
-                    thr = vn
-                best_gain, best_f, best_thr = gain, f, thr
-    return best_f, best_thr, best_gain
+                best_gain, best_f, best_lo, best_hi = gain, f, v, vn
+    return best_f, best_lo, best_hi, best_gain
+
+
+def half_keys(x) -> np.ndarray:
+    """Features held in 2 bytes: each float32 value rounded *down* to a
+    float16, coded as a uint16 whose order is the values' order.
+
+    Rounding down makes the forest's splits exact at inference, where
+    OpenCV compares the float32 feature ``a`` with a float32 threshold
+    ``t``: :func:`train_tree` only chooses thresholds ``t`` that are float16
+    values, and for those ``a < t`` exactly when ``floor16(a) < t``.
+
+    Examples
+    --------
+    >>> k = half_keys(np.array([-1.0, -0.0, 0.0, 1e-9, 0.1, 2.0], np.float32))
+    >>> bool(np.all(np.diff(k.astype(int)) >= 0)), int(k[1]) == int(k[2]) == int(k[3])
+    (True, True)
+    >>> key_values(k).tolist()[-2:]
+    [0.0999755859375, 2.0]
+    """
+    x = np.asarray(x, np.float32)
+    h = x.astype(np.float16)
+    down = h.astype(np.float32) > x
+    h[down] = np.nextafter(h[down], np.float16(-np.inf))
+    h += np.float16(0.0)   # -0 -> +0: one key for zero
+    u = h.view(np.uint16)
+    return np.where(u & 0x8000, ~u, u | 0x8000).astype(np.uint16)
+
+
+def key_values(keys) -> np.ndarray:
+    """The float32 values of :func:`half_keys` codes."""
+    k = np.asarray(keys, np.uint16)
+    u = np.where(k & 0x8000, k & 0x7FFF, ~k).astype(np.uint16)
+    return u.view(np.float16).astype(np.float32)
+
+
+def _threshold(lo, hi, dtype):
+    """A threshold ``t`` with ``lo < t <= hi`` (the samples go left when
+    ``x < t``), as OpenCV compares it: a float32 (float16 for
+    :func:`half_keys` features); returned as (value, the same in ``x``'s
+    coding)."""
+    if dtype == np.uint16:
+        v, vn = key_values(np.array([lo, hi]))
+        mid = (float(v) + float(vn)) / 2
+        c = np.float16(mid)
+        if float(c) < mid:
+            c = np.nextafter(c, np.float16(np.inf))
+        t = half_keys(np.array([c], np.float32))[0]
+        return float(key_values(np.array([t]))[0]), t
+    v, vn = np.float32(lo), np.float32(hi)
+    t = np.float32(v + (vn - v) / np.float32(2.0))
+    if t <= v or t > vn:
+        t = vn
+    return float(t), t
 
 
 def train_tree(x, fids, labels, rng, min_child=8, max_depth=64, n_split=None):
@@ -236,8 +288,9 @@ def train_tree(x, fids, labels, rng, min_child=8, max_depth=64, n_split=None):
 
     Parameters
     ----------
-    x : (F, n) float32 array
-        The features ``fids`` of the ``n`` samples (:func:`patch_features`).
+    x : (F, n) float32 or uint16 array
+        The features ``fids`` of the ``n`` samples (:func:`patch_features`),
+        or their 2-byte codes (:func:`half_keys`: half the memory).
     fids : (F,) int array
         Their ids in the forest's feature numbering.
     labels : (n, 256) uint8 array
@@ -264,7 +317,9 @@ def train_tree(x, fids, labels, rng, min_child=8, max_depth=64, n_split=None):
     >>> t["child"], t["fid"][0], len(t["bins"][2])
     ([2, 0, 0], 7, 32)
     """
-    x = np.ascontiguousarray(x, dtype=np.float32)
+    if x.dtype != np.uint16:
+        x = np.ascontiguousarray(x, dtype=np.float32)
+    vals = np.empty(x.shape[1], x.dtype)
     n_feat = x.shape[0]
     n_split = int(round(np.sqrt(n_feat))) if n_split is None else int(n_split)
     fids = np.asarray(fids, np.int64)
@@ -275,12 +330,13 @@ def train_tree(x, fids, labels, rng, min_child=8, max_depth=64, n_split=None):
     while k < len(nodes):
         idx = nodes[k]
         cls, typical = discretize(labels[idx], rng)
-        f, t = -1, 0.0
+        f, t, tx = -1, 0.0, None
         if depth[k] < max_depth and idx.size >= 2 * min_child and cls.any() and not cls.all():
             feats = rng.choice(n_feat, min(n_split, n_feat), replace=False).astype(np.int64)
-            f, t, gain = _best_split(x, idx, cls.astype(np.int64), feats)
+            f, lo, hi, gain = _best_split(x, idx, cls.astype(np.int64), feats, vals)
             if f >= 0:
-                left = x[f, idx] < t
+                t, tx = _threshold(lo, hi, x.dtype)
+                left = x[f, idx] < tx
                 if gain <= 1e-10 or left.sum() < min_child or (~left).sum() < min_child:
                     f = -1
         count.append(idx.size)
