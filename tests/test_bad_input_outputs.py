@@ -464,7 +464,7 @@ def test_api_a_default_handler_still_ends_the_process_after_clean_up(tmp_path):
     out.mkdir()
     (out / "a.txt").write_text("earlier")
     proc = subprocess.run([sys.executable, "-c", code, str(out)], cwd=ROOT, capture_output=True, text=True,
-                          timeout=120)
+                          timeout=300)
     assert proc.returncode == -signal.SIGTERM and proc.stdout == "" and proc.stderr == ""
     assert os.listdir(out) == ["a.txt"] and (out / "a.txt").read_text() == "earlier"
     assert os.listdir(tmp_path) == ["out"]

@@ -221,7 +221,7 @@ def test_module_entry_point_subprocess(small_png, tmp_path):
     env.pop("FORCE_COLOR", None)
     proc = subprocess.run(
         [sys.executable, "-m", "swcuts", "segment", str(small_png), "-o", str(out), "--seed", "3", *FAST],
-        capture_output=True, text=True, timeout=120, env=env, stdin=subprocess.DEVNULL,
+        capture_output=True, text=True, timeout=300, env=env, stdin=subprocess.DEVNULL,
     )
     assert proc.returncode == 0, proc.stderr
     # stderr is a pipe, not a terminal: no progress bar (tqdm draws with \r and "step/s").

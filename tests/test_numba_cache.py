@@ -153,3 +153,71 @@ def test_fast_flag_hash_and_equality_match_numba():
             answers.append(numba)
     assert True in answers and False in answers  # both answers were checked
     assert compile_speed.fast_eq(a, "nrt") is NotImplemented
+
+
+KERNEL = (
+    "from numba import njit\n"
+    "@njit(cache=True)\n"
+    "def f(n):\n"
+    "    s = 0.0\n"
+    "    for i in range(n):\n"
+    "        s += i ** 0.5\n"
+    "    return s\n"
+)
+
+#: Holds f's compile lock until the other processes are compiling, then
+#: compiles and saves f without the lock (numba's own compile).
+HOLDER = (
+    "import fcntl, os, sys, time, pathlib\n"
+    "import swcuts._numba.cache\n"
+    "from numba.core import dispatcher, types\n"
+    "sys.path.insert(0, sys.argv[1]); import kern\n"
+    "flag = pathlib.Path(sys.argv[1])\n"
+    "index = kern.f._cache._cache_file._index_path\n"
+    "os.makedirs(os.path.dirname(index), exist_ok=True)\n"
+    "handle = open(index + '.compile', 'a+b'); fcntl.flock(handle, fcntl.LOCK_EX)\n"
+    "(flag / 'held').touch()\n"
+    "deadline = time.monotonic() + 300\n"
+    "while not all((flag / f'calling{i}').exists() for i in (0, 1)) and time.monotonic() < deadline:\n"
+    "    time.sleep(0.02)\n"
+    "time.sleep(1.0)  # both are in f's compile now\n"
+    "dispatcher.Dispatcher.compile.__wrapped__(kern.f, (types.int64,))\n"
+    "fcntl.flock(handle, fcntl.LOCK_UN)\n"
+)
+
+#: Calls f once the lock is held; prints its cache misses and hits.
+CALLER = (
+    "import sys, time, pathlib\n"
+    "import swcuts._numba.cache as cache\n"
+    "cache.COMPILE_WAIT = float(sys.argv[2])\n"
+    "sys.path.insert(0, sys.argv[1]); import kern\n"
+    "flag = pathlib.Path(sys.argv[1])\n"
+    "deadline = time.monotonic() + 300\n"
+    "while not (flag / 'held').exists() and time.monotonic() < deadline:\n"
+    "    time.sleep(0.02)\n"
+    "(flag / f'calling{sys.argv[3]}').touch()\n"
+    "kern.f(10)\n"
+    "print(sum(kern.f.stats.cache_misses.values()), sum(kern.f.stats.cache_hits.values()))\n"
+)
+
+
+@pytest.mark.skipif(swcuts._numba.cache.fcntl is None, reason="no fcntl: no lock")
+def test_a_signature_another_process_is_compiling_is_loaded_not_compiled_again(tmp_path):
+    """Process 0 misses the cache while another process compiles the same
+    signature: it waits for the compile lock, then loads the saved entry (no
+    compile of its own). Negative control: process 1, which gives up waiting
+    at once, compiles it again."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "kern.py").write_text(KERNEL)
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "nc"))
+    run = {"env": env, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(tmp_path)], **run)
+    callers = [subprocess.Popen([sys.executable, "-c", CALLER, str(tmp_path), wait, str(i)], **run)
+               for i, wait in enumerate(["300", "0"])]
+    out = [proc.communicate(timeout=600) for proc in (holder, *callers)]
+    assert [proc.returncode for proc in (holder, *callers)] == [0, 0, 0], out
+    assert out[1][0].split() == ["0", "1"]  # waited, then loaded
+    assert out[2][0].split() == ["1", "0"]  # gave up waiting: compiled

@@ -58,7 +58,7 @@ def test_interrupt_while_the_command_line_loads_is_one_line():
         "from swcuts.cli import main\n"
         "sys.exit(main(['segment', 'x.png', '-o', 'out']))\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 130
     assert proc.stderr == "swcuts: interrupted\n"
 
@@ -69,7 +69,7 @@ def test_import_swcuts_is_light():
             "assert 'numba' not in sys.modules and 'swcuts.segmentation.segment' not in sys.modules\n"
             "assert callable(swcuts.segment) and 'swcuts.segmentation.segment' in sys.modules\n"
             "assert swcuts.evaluation.metrics.segmentation_covering is not None\n")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
 
 

@@ -38,9 +38,11 @@ import contextlib
 import functools
 import hashlib
 import os
+import threading
+import time
 from pathlib import Path
 
-from numba.core import caching
+from numba.core import caching, dispatcher, sigutils
 
 from swcuts._numba import compile_speed
 
@@ -106,9 +108,83 @@ def _stamp_with_package(method):
     return stamp
 
 
+#: Compile locks this process holds (any thread): index path -> depth.
+_COMPILING: dict = {}
+_COMPILING_GUARD = threading.Lock()
+#: How long a process waits for another one's compile of the same function
+#: before it compiles the function itself (a guard against a lock cycle).
+COMPILE_WAIT = 300.0
+
+
+@contextlib.contextmanager
+def _compile_lock(index_path: str):
+    """Hold an exclusive lock on ``index_path + ".compile"`` while this
+    process compiles (or loads) a signature of that function; re-entrant in
+    the process (a kernel's compile compiles its callees, and may come back
+    to another signature of the same function)."""
+    with _COMPILING_GUARD:
+        depth = _COMPILING.get(index_path, 0)
+        _COMPILING[index_path] = depth + 1
+    try:
+        if depth:
+            yield
+            return
+        try:
+            os.makedirs(os.path.dirname(index_path), exist_ok=True)
+            handle = open(index_path + ".compile", "a+b")
+        except OSError:  # a read-only cache: compile unlocked
+            yield
+            return
+        with handle:
+            deadline = time.monotonic() + COMPILE_WAIT
+            while True:
+                try:
+                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    locked = True
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        locked = False
+                        break
+                    time.sleep(0.02)
+            try:
+                yield
+            finally:
+                if locked:
+                    fcntl.flock(handle, fcntl.LOCK_UN)
+    finally:
+        with _COMPILING_GUARD:
+            if depth:
+                _COMPILING[index_path] = depth
+            else:
+                del _COMPILING[index_path]
+
+
+def _compile_once(compile_):
+    """``Dispatcher.compile`` under the function's compile lock when the
+    signature is neither compiled in this process nor the function uncached:
+    two processes that miss the cache for the same signature at once
+    (pytest-xdist workers on a fresh clone) compiled it twice; now the
+    second waits, then loads the first one's entry from the cache."""
+    @functools.wraps(compile_)
+    def compile(self, sig):
+        index = getattr(getattr(self._cache, "_cache_file", None), "_index_path", None)
+        if index is None:
+            return compile_(self, sig)
+        args, _ = sigutils.normalize_signature(sig)
+        if tuple(args) in self.overloads:
+            return compile_(self, sig)
+        with _compile_lock(index):
+            return compile_(self, sig)
+
+    compile.swcuts_patched = True
+    return compile
+
+
 def install() -> None:
-    """Stamp swcuts' cache entries with the whole package, and lock numba's
-    cache saves and loads (idempotent)."""
+    """Stamp swcuts' cache entries with the whole package, lock numba's
+    cache saves and loads, and compile each signature of a cached function
+    in one process at a time (idempotent)."""
     mixin = caching._SourceFileBackedLocatorMixin
     if not getattr(mixin.get_source_stamp, "swcuts_patched", False):
         mixin.get_source_stamp = _stamp_with_package(mixin.get_source_stamp)
@@ -119,6 +195,8 @@ def install() -> None:
         method = getattr(cls, name)
         if not getattr(method, "swcuts_patched", False):
             setattr(cls, name, _under_lock(method, exclusive))
+    if not getattr(dispatcher.Dispatcher.compile, "swcuts_patched", False):
+        dispatcher.Dispatcher.compile = _compile_once(dispatcher.Dispatcher.compile)
 
 
 install()

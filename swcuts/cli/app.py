@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import os
 import signal
 import sys
 import threading
@@ -386,7 +387,29 @@ def _warning_line(message, category, filename, lineno, file=None, line=None):
         print(text, file=sys.stderr)
 
 
+def _in_finaliser(frame) -> bool:
+    """Whether ``frame`` runs inside a ``__del__`` (at any depth)."""
+    while frame is not None:
+        if frame.f_code.co_name == "__del__":
+            return True
+        frame = frame.f_back
+    return False
+
+
 def _terminate(signum, frame):
+    """Raise :class:`Terminated`, or, inside a finaliser, signal again.
+
+    Python prints and drops an exception raised in a ``__del__``
+    ("Exception ignored in ..."): a SIGTERM that came while one ran (llvmlite
+    frees compiler objects in ``__del__`` while numba compiles) would be
+    lost and the run would go on. There the signal is sent again 50 ms
+    later, when the finaliser has returned.
+    """
+    if _in_finaliser(frame):
+        again = threading.Timer(0.05, os.kill, (os.getpid(), signum))
+        again.daemon = True
+        again.start()
+        return
     raise Terminated
 
 

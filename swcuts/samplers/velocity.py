@@ -191,7 +191,7 @@ def site_moments(x0, D, w, du, dv, wu, wv, nil, beta, delta, nu, obj, ostats, cu
     n_lab = nil + 1
     for p in range(x0.size):
         R[0] = p
-        n_t = cluster_log_pi(R, 1, x0, D, w, du, dv, wu, wv, nil, beta, delta, nu, obj, ostats,
+        n_t = cluster_log_pi(R, R.size, x0, D, w, du, dv, wu, wv, nil, beta, delta, nu, obj, ostats,
                              cu, cv, alpha, qr, qd, l1q_r, l1q_d, win, in_r, acc, touched, lp, cut,
                              grid, axis_u, axis_v, grid_v, tau, row)
         ell = x0[p]

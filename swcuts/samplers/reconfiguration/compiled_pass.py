@@ -257,12 +257,13 @@ def _outside_one(x, forced, target, zi, zj, labels, size, lstats, lloglik, vstat
         return True
     for q in range(t0.size):
         t0[q] = vstats[x, q]
-    d_leave, _ = _set_leave(t0, 1, own, size, lstats, lloglik, kind, params, prior, t1)
+    n_one = np.int64(1)  # not Literal[int](1): the same compile as the set moves' calls
+    d_leave, _ = _set_leave(t0, n_one, own, size, lstats, lloglik, kind, params, prior, t1)
     logw[0] = 0.0
-    d_join, _ = _set_join(t0, 1, bi, size, lstats, lloglik, kind, params, prior, t2)
+    d_join, _ = _set_join(t0, n_one, bi, size, lstats, lloglik, kind, params, prior, t2)
     logw[1] = (d_leave + d_join) * inv_t
     if nc == 3:
-        d_join, _ = _set_join(t0, 1, bj, size, lstats, lloglik, kind, params, prior, t2)
+        d_join, _ = _set_join(t0, n_one, bj, size, lstats, lloglik, kind, params, prior, t2)
         logw[2] = (d_leave + d_join) * inv_t
     cnt[_C_EVALS] += nc - 1
     k = _choose_c(logw, nc, forced_k, mode, u, script, branch, cnt, fl)

@@ -90,7 +90,7 @@ def _build_impl(sp, items, local, indptr, indices, use_graph, vstats):
     for k in range(n):
         stats[k, :] = vstats[items[k]]
         size[k] = 1
-        sc[k] = _score_any(stats[k], 1, sp)
+        sc[k] = _score_any(stats[k], size[k], sp)  # int64, not Literal[int](1): one compile
         active[k] = True
     tmp = np.empty(D)
     next_id = n
@@ -113,7 +113,7 @@ def _build_impl(sp, items, local, indptr, indices, use_graph, vstats):
             head[k] = e
             if k < u:
                 np.add(stats[k], stats[u], tmp)
-                heapq.heappush(heap, (sc[k] + sc[u] - _score_any(tmp, 2, sp), k, u))
+                heapq.heappush(heap, (sc[k] + sc[u] - _score_any(tmp, size[k] + size[u], sp), k, u))
         uf = np.arange(nn)
         stamp = np.full(nn, -1, np.int64)
         while _next_join(sp, heap, active, next_id, n, stats, size, sc, left, right, parent):

@@ -123,7 +123,7 @@ def _build_balanced_impl(sp, items, local, indptr, indices, use_graph, vstats):
     for k in range(n):
         stats[k, :] = vstats[items[k]]
         size[k] = 1
-        sc[k] = _score_any(stats[k], 1, sp)
+        sc[k] = _score_any(stats[k], size[k], sp)  # int64, not Literal[int](1): one compile
     tmp = np.empty(D)
     next_id = n
     if use_graph and n > 1:
@@ -208,7 +208,7 @@ def _rebalance_impl(sp, left, right, stats, size):
     for k in range(n):
         nstats[k, :] = stats[k]
         nsize[k] = 1
-        nsc[k] = _score_any(nstats[k], 1, sp)
+        nsc[k] = _score_any(nstats[k], nsize[k], sp)
     is_head = np.zeros(nn, np.bool_)
     is_head[nn - 1] = True
     for j in range(n - 1):
