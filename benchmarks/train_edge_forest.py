@@ -257,7 +257,8 @@ def fit_mix(args):
         if mode == "grey" and not args.grey:
             continue
         keep = [k for k, u in zip(("se", "se-ms"), use) if u]
-        beta = logistic_fit(np.c_[d["pb" + sfx], *[d[k + sfx] for k in keep], np.ones(d["y"].size)], d["y"], d["w"])
+        beta = logistic_fit(np.column_stack([d["pb" + sfx]] + [d[k + sfx] for k in keep] + [np.ones(d["y"].size)]),
+                            d["y"], d["w"])
         full = [beta[0], 0.0, 0.0, beta[-1]]
         for i, k in enumerate(keep):
             full[1 if k == "se" else 2] = beta[1 + i]
