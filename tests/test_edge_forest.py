@@ -66,7 +66,7 @@ def test_file_round_trip(tiny):
     assert f["childs"].shape[0] == 2 and f["edgeBoundaries"][-1] == f["edgeBins"].size
 
 
-@pytest.mark.parametrize("damage", ["missing", "garbage", "truncated", "bad-index"])
+@pytest.mark.parametrize("damage", ["missing", "garbage", "truncated", "bad-index", "not-a-number"])
 def test_bad_model_file_is_one_line(tiny, tmp_path, damage):
     p = tmp_path / "bad.yml.gz"
     raw = tiny.read_bytes()
@@ -76,6 +76,10 @@ def test_bad_model_file_is_one_line(tiny, tmp_path, damage):
         p.write_bytes(raw[: len(raw) // 2])
     elif damage == "bad-index":
         text = gzip.decompress(raw).decode().replace("childs:\n      - [ ", "childs:\n      - [ 99999, ", 1)
+        p.write_bytes(gzip.compress(text.encode()))
+    elif damage == "not-a-number":
+        text = gzip.decompress(raw).decode().replace("thresholds:\n      - [ ", "thresholds:\n      - [ 0.5x, ", 1)
+        assert "0.5x" in text
         p.write_bytes(gzip.compress(text.encode()))
     with pytest.raises(InputError) as err:
         edge_probability(np.zeros((30, 30, 3)), forest=p)
