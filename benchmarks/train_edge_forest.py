@@ -72,10 +72,15 @@ def names_of(splits):
             yield split, n
 
 
-def load_fit():
-    """Every FIT photo: (channels, annotators' label images)."""
+def fit_splits(args) -> tuple:
+    """FIT, and the photos ``--fit-extra`` adds to it (e.g. ``bsds500-train-rest:85:170``)."""
+    return FIT + tuple(args.fit_extra or ())
+
+
+def load_fit(splits=FIT):
+    """Every photo of ``splits`` (default FIT): (channels, annotators' label images)."""
     out = []
-    for split, name in names_of(FIT):
+    for split, name in names_of(splits):
         s = open_dataset(DATA / split).read(name)
         out.append((forest_channels(pad_image(s.image)), [np.asarray(t) for t in s.truths]))
     return out
@@ -85,7 +90,7 @@ def train(args):
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     t0, c0 = time.perf_counter(), time.process_time()
-    photos = load_fit()
+    photos = load_fit(fit_splits(args))
     print(f"{len(photos)} FIT photos' channels: {time.process_time() - c0:.0f} CPU s", flush=True)
     n_all = len(feature_table())
     trees = []
@@ -189,7 +194,7 @@ def mix_prob(image, forest, grey=False):
 INPUTS = {"se": (1, 0), "se,se-ms": (1, 1), "se-ms": (0, 1)}
 
 
-def fit_inputs(forest, cache):
+def fit_inputs(forest, cache, splits=FIT):
     """The log-odds of the maps at sampled FIT pixels (2,000 boundary and
     2,000 other pixels a photo, weighted by their strata's sizes), colour
     and grey: the detector's (cached once) and the forest's single and
@@ -200,14 +205,15 @@ def fit_inputs(forest, cache):
     from swcuts.image.boundary_detector import boundary_probability
 
     cache.mkdir(parents=True, exist_ok=True)
-    pb_file = cache / "fit-pb.npz"
-    se_file = cache / f"fit-{Path(forest).name.replace('.yml.gz', '')}.npz"
+    tag = "" if splits == FIT else "-" + "-".join(x.replace(":", "_") for x in splits[len(FIT):])
+    pb_file = cache / f"fit{tag}-pb.npz"
+    se_file = cache / f"fit{tag}-{Path(forest).name.replace('.yml.gz', '')}.npz"
     if pb_file.exists() and se_file.exists():
         return {**np.load(pb_file), **np.load(se_file)}
     rng = np.random.default_rng(SEED)
     cols = {k: [] for k in ("pb", "pb-grey", "y", "w", "se", "se-ms", "se-grey", "se-ms-grey")}
     c0 = time.process_time()
-    for split, name in names_of(FIT):
+    for split, name in names_of(splits):
         s = open_dataset(DATA / split).read(name)
         t = target(s.truths)
         idx, wt = sample_pixels(t, 2000, rng)
@@ -250,7 +256,7 @@ def fit_mix(args):
     forest's (``--inputs``: single-scale, multiscale or both), for colour
     photos and (``--grey``) for grey ones; the weights are written into the
     forest file (``--out``, default the forest file itself)."""
-    d = fit_inputs(args.forest, Path(args.cache).parent / "fit")
+    d = fit_inputs(args.forest, Path(args.cache).parent / "fit", fit_splits(args))
     use = INPUTS[args.inputs]
     betas = {}
     for mode, sfx in (("colour", ""), ("grey", "-grey")):
@@ -278,7 +284,7 @@ def score(args):
 
     from swcuts.image.boundary_detector import nonmax_suppress
 
-    splits = SELECT if args.split == "select" else HELDOUT
+    splits = SELECT if args.split == "select" else (args.heldout,) if args.heldout else HELDOUT
     spec = splits[0].split(":")
     names = [n for _, n in names_of(splits)]
     want = args.maps.split(",")
@@ -378,6 +384,9 @@ def main():
     ap.add_argument("--grey", action="store_true", help="fit-mix: also the grey combination")
     ap.add_argument("--fill-from", help="merge: the older forest whose later trees fill up --trees")
     ap.add_argument("--out-mix", help="fit-mix: write the forest with its weights here (default: --forest)")
+    ap.add_argument("--fit-extra", action="append",
+                    help="train, fit-mix: photos added to FIT (repeatable; e.g. bsds500-train-rest:85:170)")
+    ap.add_argument("--heldout", help="score --split heldout: these photos instead (e.g. bsds500-train-rest:0:85)")
     ap.add_argument("--cache", default=str(ROOT / "benchmarks" / "out" / "edge_forest" / "counts"))
     args = ap.parse_args()
     {"train": train, "score": score, "fit-mix": fit_mix, "speed": speed, "merge": merge}[args.command](args)
