@@ -2,8 +2,8 @@
 BSDS500 photos, and score it beside the shipped boundary detector.
 
 Usage:
-  python benchmarks/train_edge_forest.py train [--trees 8] [--samples 400000] [--half] [--out swcuts/image/edge_forest.yml.gz]
-  python benchmarks/train_edge_forest.py score [--forest PATH] [--split select|heldout] [--maps se,pb,...]
+  python benchmarks/train_edge_forest.py train [--trees 8] [--samples 400000] [--half] [--fit-extra SPLIT:A:B] [--out swcuts/image/edge_forest.yml.gz]
+  python benchmarks/train_edge_forest.py score [--forest PATH] [--split select|heldout] [--heldout SPLIT:A:B] [--maps se,pb,...]
   python benchmarks/train_edge_forest.py merge --forest NEW --fill-from OLD [--trees 8] --out PATH
   python benchmarks/train_edge_forest.py fit-mix [--forest PATH] [--inputs se|se,se-ms|se-ms] [--grey] [--out-mix PATH]
 
@@ -15,7 +15,9 @@ annotator's 16x16 segmentation patch. Trees are cached in ``--work`` (a
 rerun resumes). ``--half`` holds the features as float16 (rounded down;
 thresholds are float16 values, so OpenCV's float32 comparisons split as
 training did): 1M windows a tree in 3.6 GB. The model file is written in OpenCV's format and run by
-OpenCV's ``StructuredEdgeDetection``.
+OpenCV's ``StructuredEdgeDetection``. ``--fit-extra`` adds photos to FIT
+(``train`` and ``fit-mix``; round 15 trained on FIT + train-rest[85:170] and
+scored on ``--heldout bsds500-train-rest:0:85``).
 
 Scoring (as ``benchmarks/boundary_detector.py``: its ``evaluate``, the
 counts of ``benchmarks/soft_boundaries.py``, maps thinned by
