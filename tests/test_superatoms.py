@@ -6,7 +6,7 @@ import pytest
 from scipy import ndimage
 
 from swcuts.graph.region_graph import RegionGraph
-from swcuts.graph.superatoms import edge_means, merge_weakest, pair_strengths
+from swcuts.graph.superatoms import edge_means, merge_weakest, pair_strengths, thin_atoms
 
 
 def _setting(seed, side=6, cell=3):
@@ -77,3 +77,24 @@ def test_min_size_merges_small_regions_first():
     assert np.all(np.diff(sa.merge_levels) >= -1e-12) and _crossed_stronger(sa, strength) <= 1e-12
     plain = merge_weakest(atoms, graph, strength, n_regions=6)
     assert plain.graph.pixel_count.min() < 20         # without it, a small region is kept
+
+
+def test_fold_thin_merges_slivers_on_a_ridge():
+    # Two blocks and, on the ridge between them, a column of one-pixel slivers
+    # (the watershed's leftovers on a sharp step): both their boundaries are strong.
+    atoms = np.zeros((12, 13), dtype=np.int64)
+    atoms[:, 7:] = 1
+    atoms[:, 6] = 2 + np.arange(12) // 4          # three slivers, 4 px each
+    prob = np.full(atoms.shape, 0.02)
+    prob[:, 5:8] = 0.9
+    graph = RegionGraph.from_labels(atoms)
+    strength = pair_strengths(prob)
+    assert thin_atoms(atoms).tolist() == [False, False, True, True, True]
+    kept = merge_weakest(atoms, graph, strength, max_level=0.5)
+    folded = merge_weakest(atoms, graph, strength, max_level=0.5, fold_thin=True)
+    assert kept.n_regions == 5          # the negative control: without the fold they stay
+    assert folded.n_regions == 2
+    # Each block keeps its pixels: the slivers joined one side or the other.
+    assert len(np.unique(folded.labels[:, :6])) == 1 and len(np.unique(folded.labels[:, 7:])) == 1
+    # A sliver taken in by another sliver is folded as well (no region is left without an interior).
+    assert not thin_atoms(folded.labels).any()

@@ -109,7 +109,26 @@ class SuperAtoms:
         return int(self.graph.n_vertices)
 
 
-def merge_weakest(atoms, graph, strength, *, n_regions=None, max_level=None, min_size=0) -> SuperAtoms:
+def thin_atoms(atoms, n=None) -> np.ndarray:
+    """Which atoms have no interior pixel: every pixel of the atom has a
+    4-neighbour in another atom (the image's edge counts as the atom's own),
+    so the atom is nowhere more than two pixels wide.
+
+    Examples
+    --------
+    >>> atoms = np.array([[0, 0, 0, 1, 2, 2, 2]] * 4)   # atom 1: a one-pixel column
+    >>> thin_atoms(atoms).tolist()
+    [False, True, False]
+    """
+    a = np.asarray(atoms, dtype=np.int64)
+    n = int(a.max()) + 1 if n is None else int(n)
+    p = np.pad(a, 1, mode="edge")
+    inner = ((p[:-2, 1:-1] == a) & (p[2:, 1:-1] == a) & (p[1:-1, :-2] == a) & (p[1:-1, 2:] == a))
+    return np.bincount(a[inner], minlength=n)[:n] == 0
+
+
+def merge_weakest(atoms, graph, strength, *, n_regions=None, max_level=None, min_size=0,
+                  fold_thin=False) -> SuperAtoms:
     """Merge adjacent atoms along their weakest boundaries.
 
     Parameters
@@ -131,6 +150,10 @@ def merge_weakest(atoms, graph, strength, *, n_regions=None, max_level=None, min
         across its weakest boundary (smallest regions first), whatever the
         strength; the weakest-first merging follows (its levels are
         :attr:`SuperAtoms.merge_levels`). 0: none.
+    fold_thin : bool
+        Merge the atoms without an interior pixel (:func:`thin_atoms`:
+        slivers at most two pixels wide, which a watershed leaves along a
+        sharp ridge of the map) the same way, whatever their size.
 
     Returns
     -------
@@ -173,7 +196,8 @@ def merge_weakest(atoms, graph, strength, *, n_regions=None, max_level=None, min
         return changed
 
     # 1. Regions below min_size join the neighbour across their weakest boundary.
-    small = [(int(area[v]), v) for v in range(n) if area[v] < min_size]
+    thin = thin_atoms(atoms, n) if fold_thin else np.zeros(n, bool)
+    small = [(int(area[v]), v) for v in range(n) if area[v] < min_size or thin[v]]
     heapq.heapify(small)
     while small and regions > target:
         a, v = heapq.heappop(small)
@@ -182,7 +206,7 @@ def merge_weakest(atoms, graph, strength, *, n_regions=None, max_level=None, min
         u = min(nb[v], key=lambda x: (nb[v][x][0] / nb[v][x][1], x))
         join(u, v)
         regions -= 1
-        if area[u] < min_size:
+        if area[u] < min_size or thin[u]:   # a sliver that took in another is still one
             heapq.heappush(small, (int(area[u]), u))
     # 2. The weakest boundary first.
     heap = [(sv / cv, i, j) for i in range(n) for j, (sv, cv) in nb[i].items() if i < j]

@@ -66,7 +66,8 @@ def merge_atoms(atoms, graph, probability, level, min_pixels, budget=None):
     of the detector's ``probability`` map
     (:func:`swcuts.graph.superatoms.merge_weakest` on the clipped log-odds of
     each pixel pair, :func:`swcuts.models.boundary.learned_pair_weights`):
-    atoms below ``min_pixels`` per 10^5 pixels first, then every boundary
+    atoms below ``min_pixels`` per 10^5 pixels and the slivers without an
+    interior pixel (:func:`swcuts.graph.superatoms.thin_atoms`) first, then every boundary
     whose mean log-odds is below ``level``
     (:func:`swcuts.segmentation.image_models.model_atom_merge`).
 
@@ -85,7 +86,7 @@ def merge_atoms(atoms, graph, probability, level, min_pixels, budget=None):
     with phase_of(budget, "atoms merged", f"below mean log-odds {level:g}"):
         strength = -learned_pair_weights(atoms, probability=probability)
         merged = merge_weakest(atoms, graph, strength, max_level=level,
-                               min_size=round(min_pixels * h * w / 1e5))
+                               min_size=round(min_pixels * h * w / 1e5), fold_thin=True)
     return merged.labels, merged.graph
 
 
