@@ -1,7 +1,7 @@
 """Issue-35 targets: posterior samples that mix at T = 1, and calibrated uncertainty.
 
 Usage: python benchmarks/calibration.py [--data bsds500-train-rest] [--images 6] [--first 0]
-           [--replicas K] [--t-max T] [--option key=value ...] [--skip-motion] [--ods] [--motion-samples N] [--motion-sintel]
+           [--replicas K] [--t-max T] [--option key=value ...] [--skip-motion] [--ods] [--grey] [--motion-samples N] [--motion-sintel]
            [--save-levels] [--out benchmarks/out/calibration]
 
 1. Boundaries, on the first ``--images`` photos (sorted ids) of ``--data``
@@ -72,6 +72,10 @@ def boundaries(args, out):
     rows, pairs, soft = [], [], {"posterior": [], "canny-s2": []}
     for name in ids:
         sample = ds.read(name)
+        if args.grey:   # the photo made grey (the annotators' segmentations are the same)
+            from skimage.color import rgb2gray
+
+            sample = sample._replace(image=rgb2gray(sample.image[..., :3]))
         t, cpu = time.perf_counter(), time.process_time()
         ps = _sample(sample.image, opts)
         wall, cpu = time.perf_counter() - t, time.process_time() - cpu
@@ -258,6 +262,7 @@ def main():
     ap.add_argument("--skip-boundaries", action="store_true")
     ap.add_argument("--motion-sintel", action="store_true", help="also the held-out MPI-Sintel pairs")
     ap.add_argument("--skip-motion", action="store_true")
+    ap.add_argument("--grey", action="store_true", help="boundaries: the photos made grey")
     ap.add_argument("--ods", action="store_true",
                     help="also the soft-boundary ODS F / OIS F / AP of the boundary probability, and Canny's (sigma 2)")
     ap.add_argument("--save-levels", action="store_true",
