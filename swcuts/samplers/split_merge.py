@@ -445,7 +445,7 @@ class SplitMerge:
             path = np.zeros((0, part.n_vertices), np.int64)
         ws = self._workspace(state)
         self._load_lists(state, ws)
-        f_state = np.array([state.log_pi, max(state.log_pi, best_log_pi)])
+        f_state = np.array([state.log_pi, max(state.log_pi, best_log_pi), -math.inf])
         ws.counts[:] = 0
         ws.ev[0] = 0
         opts = np.array([self.anchors == "pair", self.t, self.random_split], np.int64)
@@ -473,6 +473,7 @@ class SplitMerge:
         if self._mixture:
             model.evaluations += int(ws.ev[0])
         ws.pending, ws.version, ws.part, ws.sizes = True, _version(part), part, part.size.copy()
+        self._last = (c[4], float(f_state[2]))
         return int(acc), float(f_state[1]), best_labels
 
     def _run_steps(self, state, rng, temps, best_labels, best_log_pi, path):
@@ -574,7 +575,11 @@ class SplitMerge:
             ``move``: "iteration".
         """
         before = state.log_pi
-        any_acc, moved, log_alpha = repeat_move(self.step, self.M, state, rng, temperature)
+        if self.compiled and self.M:  # the same M updates in one compiled run
+            acc, _, _ = self.run(state, rng, np.full(self.M, float(temperature)))
+            any_acc, (moved, log_alpha) = acc > 0, self._last
+        else:
+            any_acc, moved, log_alpha = repeat_move(self.step, self.M, state, rng, temperature)
         for _ in range(self.R):
             self.gibbs_scan(state, rng, temperature)
         return StepInfo(any_acc, log_alpha, moved, state.log_pi - before, "iteration")

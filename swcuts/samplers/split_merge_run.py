@@ -197,7 +197,7 @@ def _move_apply(img, mix, labels, size, free_stack, n_free, R, new):
         (lstats, lloglik, vstats, kind, params, prior, mark, slot_of, out_labels, out_stats,
          out_counts) = mix
         mixture_apply(labels, size, free_stack, n_free, R, new, vstats, lstats, lloglik, kind,
-                      params, prior, mark, slot_of, out_labels, out_stats, out_counts)
+                      params, mark, slot_of, out_labels, out_stats, out_counts)
 
 
 @compiled_only
@@ -302,9 +302,10 @@ def run_split_merge(rng, temps, opts, edges, counts, ev, f_state, best_labels, p
 
     ``opts`` = [pair anchors, t, random split]; ``edges`` the graph's edge
     list (edge anchors); ``counts`` = [splits proposed, accepted, merges
-    proposed, accepted]; ``ev[0]`` the mixture's model evaluations;
-    ``f_state`` = [log π, best log π] (``best_labels`` copied at a new
-    best, as :func:`~swcuts.samplers.compiled._book` does); ``path`` (n, N)
+    proposed, accepted, vertices moved by accepted updates]; ``ev[0]`` the
+    mixture's model evaluations; ``f_state`` = [log π, best log π, log α of
+    the last update] (``best_labels`` copied at a new best, as
+    :func:`~swcuts.samplers.compiled._book` does); ``path`` (n, N)
     receives the labels after every update (or has no rows); ``head``,
     ``nxt``, ``entry`` the member lists (module docstring); ``bufs`` =
     (C, A, B, S, Ri, Rj, side, orig, labs). At the end C holds the exact
@@ -343,6 +344,7 @@ def run_split_merge(rng, temps, opts, edges, counts, ev, f_state, best_labels, p
                 j = edges[e, 1]
                 if rng.random() < 0.5:
                     i, j = j, i
+        f_state[2] = -np.inf  # log α of this update (-inf: no anchors, no move)
         if ok:
             ci = labels[i]
             cj = labels[j]
@@ -366,6 +368,7 @@ def run_split_merge(rng, temps, opts, edges, counts, ev, f_state, best_labels, p
                 if random_split:
                     d = _move_delta(img, mix, labels, size, Ri[:ni], f, ev)
                     log_alpha = d / T + m * _LOG2
+                    f_state[2] = log_alpha
                     if mh_decide(log_alpha, rng):
                         counts[1] += 1
                         _move_apply(img, mix, labels, size, free_stack, n_free, Ri[:ni], f)
@@ -373,6 +376,7 @@ def run_split_merge(rng, temps, opts, edges, counts, ev, f_state, best_labels, p
                         _set_list(f, Ri, ni, head, nxt, entry)
                         _set_list(ci, Rj, nj, head, nxt, entry)
                         accepted += 1
+                        counts[4] += ni
                 else:
                     log_pi0 = f_state[0]
                     labs[0] = f
@@ -385,6 +389,7 @@ def run_split_merge(rng, temps, opts, edges, counts, ev, f_state, best_labels, p
                                   f_state, labels, size, free_stack, n_free, ev)
                     d = f_state[0] - log_pi0
                     log_alpha = d / T - log_q
+                    f_state[2] = log_alpha
                     ni, nj = _side_sets(i, Sm, m, sm, Ri, Rj)
                     Rj[0] = j
                     if mh_decide(log_alpha, rng):
@@ -392,6 +397,7 @@ def run_split_merge(rng, temps, opts, edges, counts, ev, f_state, best_labels, p
                         _set_list(f, Ri, ni, head, nxt, entry)
                         _set_list(ci, Rj, nj, head, nxt, entry)
                         accepted += 1
+                        counts[4] += ni
                     else:
                         _move(img, mix, f_state, labels, size, free_stack, n_free, Ri[:ni], ci,
                               ev)
@@ -452,6 +458,7 @@ def run_split_merge(rng, temps, opts, edges, counts, ev, f_state, best_labels, p
                     dst = ci
                     d = _move_delta(img, mix, labels, size, B[:nb], dst, ev)
                 log_alpha = d / T + log_q_rev
+                f_state[2] = log_alpha
                 if mh_decide(log_alpha, rng):
                     counts[3] += 1
                     if na <= nb:
@@ -464,6 +471,7 @@ def run_split_merge(rng, temps, opts, edges, counts, ev, f_state, best_labels, p
                         A[na + t] = B[t]
                     _set_list(dst, A, na + nb, head, nxt, entry)
                     accepted += 1
+                    counts[4] += na if na <= nb else nb
         _book(0.0, f_state, labels, best_labels)
         if path.shape[0] > 0:
             for v in range(n):
@@ -492,7 +500,7 @@ class SplitMergeWorkspace:
         self.bufs = (np.empty(n, np.int64), np.empty(2 * n, np.int64), np.empty(n, np.int64),
                      np.empty(n, np.int64), np.empty(n + 1, np.int64), np.empty(n + 1, np.int64),
                      np.zeros(n, np.int8), np.zeros(n, np.int8), np.zeros(2, np.int64))
-        self.counts = np.zeros(4, np.int64)
+        self.counts = np.zeros(5, np.int64)
         self.ev = np.zeros(1, np.int64)
         self.no_path = np.zeros((0, n), np.int64)
         # The lists are newer than the member index's (SplitMerge.run) and
