@@ -314,15 +314,18 @@ def run_split_merge(rng, temps, opts, edges, counts, ev, f_state, best_labels, p
     """
     pair = opts[0] != 0
     t_scans = opts[1]
-    random_split = opts[2] != 0
+    restricted = opts[2] == 0  # restricted Gibbs scans (else the random split)
     n = labels.size
     C, A, B, S, Ri, Rj, side, orig, labs = bufs
     no_u = np.zeros(0)
     no_target = np.zeros(0, np.int8)
     accepted = 0
+    # Each model call has one call site (two for the Δ): a call passes the
+    # model's ~30 arrays, and every site costs compile time.
     for step in range(temps.size):
         T = temps[step]
         inv_t = 1.0 / T
+        f_state[2] = -np.inf  # log α of this update (-inf: no anchors, no move)
         # Anchors (draw_anchor_pair).
         ok = True
         i = 0
@@ -344,68 +347,24 @@ def run_split_merge(rng, temps, opts, edges, counts, ev, f_state, best_labels, p
                 j = edges[e, 1]
                 if rng.random() < 0.5:
                     i, j = j, i
-        f_state[2] = -np.inf  # log α of this update (-inf: no anchors, no move)
         if ok:
             ci = labels[i]
             cj = labels[j]
-            if ci == cj:
+            split = ci == cj
+            # S: the other vertices of the two labels, ascending.
+            m = 0
+            if split:
                 nc = _members(ci, labels, free_stack, n_free, head, nxt, entry, C)
-                m = 0
                 for t in range(nc):
                     if C[t] != i and C[t] != j:
                         S[m] = C[t]
                         m += 1
-                S[:m].sort()
-                Sm = S[:m]
                 counts[0] += 1
-                f = free_stack[n_free[0] - 1]  # Partition.fresh_label
-                sd = rng.integers(0, 2, size=m)
-                for t in range(m):
-                    side[t] = sd[t]
-                sm = side[:m]
-                ni, nj = _side_sets(i, Sm, m, sm, Ri, Rj)
-                Rj[0] = j
-                if random_split:
-                    d = _move_delta(img, mix, labels, size, Ri[:ni], f, ev)
-                    log_alpha = d / T + m * _LOG2
-                    f_state[2] = log_alpha
-                    if mh_decide(log_alpha, rng):
-                        counts[1] += 1
-                        _move_apply(img, mix, labels, size, free_stack, n_free, Ri[:ni], f)
-                        f_state[0] += d
-                        _set_list(f, Ri, ni, head, nxt, entry)
-                        _set_list(ci, Rj, nj, head, nxt, entry)
-                        accepted += 1
-                        counts[4] += ni
-                else:
-                    log_pi0 = f_state[0]
-                    labs[0] = f
-                    labs[1] = ci
-                    _move(img, mix, f_state, labels, size, free_stack, n_free, Ri[:ni], f, ev)
-                    for _ in range(t_scans):
-                        _scan(img, mix, Sm, sm, labs, inv_t, rng.random(m), no_target, f_state,
-                              labels, size, free_stack, n_free, ev)
-                    log_q = _scan(img, mix, Sm, sm, labs, inv_t, rng.random(m), no_target,
-                                  f_state, labels, size, free_stack, n_free, ev)
-                    d = f_state[0] - log_pi0
-                    log_alpha = d / T - log_q
-                    f_state[2] = log_alpha
-                    ni, nj = _side_sets(i, Sm, m, sm, Ri, Rj)
-                    Rj[0] = j
-                    if mh_decide(log_alpha, rng):
-                        counts[1] += 1
-                        _set_list(f, Ri, ni, head, nxt, entry)
-                        _set_list(ci, Rj, nj, head, nxt, entry)
-                        accepted += 1
-                        counts[4] += ni
-                    else:
-                        _move(img, mix, f_state, labels, size, free_stack, n_free, Ri[:ni], ci,
-                              ev)
-                        f_state[0] = log_pi0
+                labs[0] = free_stack[n_free[0] - 1]  # Partition.fresh_label
+                labs[1] = ci
             else:
                 na = _members(ci, labels, free_stack, n_free, head, nxt, entry, A)
                 nb = _members(cj, labels, free_stack, n_free, head, nxt, entry, B)
-                m = 0
                 for t in range(na):
                     if A[t] != i:
                         S[m] = A[t]
@@ -414,64 +373,113 @@ def run_split_merge(rng, temps, opts, edges, counts, ev, f_state, best_labels, p
                     if B[t] != j:
                         S[m] = B[t]
                         m += 1
-                S[:m].sort()
-                Sm = S[:m]
                 counts[2] += 1
-                if random_split:
-                    log_q_rev = -m * _LOG2
+                labs[0] = ci
+                labs[1] = cj
+            S[:m].sort()
+            Sm = S[:m]
+            sm = side[:m]
+            f = labs[0]
+            if split or restricted:
+                sd = rng.integers(0, 2, size=m)
+                for t in range(m):
+                    side[t] = sd[t]
+            log_pi0 = f_state[0]
+            # Launch moves: a split's i and S[side == 0] to the fresh label;
+            # a merge's items whose launch side is not their own.
+            n_pre0 = 0
+            n_pre1 = 0
+            lab_pre0 = f
+            lab_pre1 = ci
+            if split:
+                ni, nj = _side_sets(i, Sm, m, sm, Ri, Rj)
+                Rj[0] = j
+                if restricted:
+                    n_pre0 = ni
+            elif restricted:
+                lab_pre0 = cj
+                for t in range(m):
+                    orig[t] = 1 if labels[S[t]] == cj else 0
+                    if orig[t] == 0 and side[t] == 1:
+                        Ri[n_pre0] = S[t]
+                        n_pre0 += 1
+                    elif orig[t] == 1 and side[t] == 0:
+                        Rj[n_pre1] = S[t]
+                        n_pre1 += 1
+            for p in range(2):
+                n_p = n_pre0 if p == 0 else n_pre1
+                if n_p:
+                    _move(img, mix, f_state, labels, size, free_stack, n_free,
+                          (Ri if p == 0 else Rj)[:n_p], lab_pre0 if p == 0 else lab_pre1, ev)
+            # Restricted scans: t to the launch state, then a split's final
+            # scan (drawn: q(X* | X)) or a merge's forced scan (q(X | X*)).
+            n_drawn = 0
+            n_forced = 0
+            if restricted:
+                n_drawn = t_scans + (1 if split else 0)
+                n_forced = 0 if split else 1
+            log_q = 0.0
+            for sc in range(n_drawn + n_forced):
+                drawn = sc < n_drawn
+                log_q = _scan(img, mix, Sm, sm, labs, inv_t, rng.random(m) if drawn else no_u,
+                              no_target if drawn else orig[:m], f_state, labels, size, free_stack,
+                              n_free, ev)
+            # log α; the move that accepting makes (none for a restricted
+            # split, already made) and the one that rejecting makes.
+            if split and restricted:
+                d = f_state[0] - log_pi0
+                log_alpha = d / T - log_q
+                ni, nj = _side_sets(i, Sm, m, sm, Ri, Rj)
+                Rj[0] = j
+                Rp = Ri
+                n_p = ni
+                lab_p = ci
+            else:
+                if split:
+                    Rp = Ri
+                    n_p = ni
+                    lab_p = f
+                    extra = m * _LOG2  # q(X | X*) / q(X* | X) = 1 / (1/2)^|S|
                 else:
-                    log_pi0 = f_state[0]
-                    labs[0] = ci
-                    labs[1] = cj
-                    sd = rng.integers(0, 2, size=m)
-                    n_to_j = 0
-                    n_to_i = 0
-                    for t in range(m):
-                        orig[t] = 1 if labels[S[t]] == cj else 0
-                        side[t] = sd[t]
-                        if orig[t] == 0 and side[t] == 1:
-                            Ri[n_to_j] = S[t]
-                            n_to_j += 1
-                        elif orig[t] == 1 and side[t] == 0:
-                            Rj[n_to_i] = S[t]
-                            n_to_i += 1
-                    if n_to_j:
-                        _move(img, mix, f_state, labels, size, free_stack, n_free, Ri[:n_to_j], cj,
-                              ev)
-                    if n_to_i:
-                        _move(img, mix, f_state, labels, size, free_stack, n_free, Rj[:n_to_i], ci,
-                              ev)
-                    sm = side[:m]
-                    for _ in range(t_scans):
-                        _scan(img, mix, Sm, sm, labs, inv_t, rng.random(m), no_target, f_state,
-                              labels, size, free_stack, n_free, ev)
-                    log_q_rev = _scan(img, mix, Sm, sm, labs, inv_t, no_u, orig[:m], f_state,
-                                      labels, size, free_stack, n_free, ev)
-                    f_state[0] = log_pi0
-                # Merge the smaller label into the larger.
-                if na <= nb:
-                    src = ci
-                    dst = cj
-                    d = _move_delta(img, mix, labels, size, A[:na], dst, ev)
-                else:
-                    src = cj
-                    dst = ci
-                    d = _move_delta(img, mix, labels, size, B[:nb], dst, ev)
-                log_alpha = d / T + log_q_rev
-                f_state[2] = log_alpha
-                if mh_decide(log_alpha, rng):
-                    counts[3] += 1
-                    if na <= nb:
-                        _move_apply(img, mix, labels, size, free_stack, n_free, A[:na], dst)
+                    if restricted:
+                        f_state[0] = log_pi0
+                        extra = log_q
                     else:
-                        _move_apply(img, mix, labels, size, free_stack, n_free, B[:nb], dst)
-                    f_state[0] += d
-                    entry[src] = 0
+                        extra = -m * _LOG2
+                    # Merge the smaller label into the larger.
+                    if na <= nb:
+                        Rp = A
+                        n_p = na
+                        lab_p = cj
+                    else:
+                        Rp = B
+                        n_p = nb
+                        lab_p = ci
+                d = _move_delta(img, mix, labels, size, Rp[:n_p], lab_p, ev)
+                log_alpha = d / T + extra
+            f_state[2] = log_alpha
+            acc = mh_decide(log_alpha, rng)
+            if acc != (split and restricted):
+                if not acc:  # reject a restricted split: Ri back to ci
+                    d = _move_delta(img, mix, labels, size, Rp[:n_p], lab_p, ev)
+                _move_apply(img, mix, labels, size, free_stack, n_free, Rp[:n_p], lab_p)
+                f_state[0] += d
+            if not acc and split and restricted:
+                f_state[0] = log_pi0
+            if acc:
+                accepted += 1
+                if split:
+                    counts[1] += 1
+                    counts[4] += ni
+                    _set_list(f, Ri, ni, head, nxt, entry)
+                    _set_list(ci, Rj, nj, head, nxt, entry)
+                else:
+                    counts[3] += 1
+                    counts[4] += n_p
+                    entry[ci if lab_p == cj else cj] = 0
                     for t in range(nb):
                         A[na + t] = B[t]
-                    _set_list(dst, A, na + nb, head, nxt, entry)
-                    accepted += 1
-                    counts[4] += na if na <= nb else nb
+                    _set_list(lab_p, A, na + nb, head, nxt, entry)
         _book(0.0, f_state, labels, best_labels)
         if path.shape[0] > 0:
             for v in range(n):
