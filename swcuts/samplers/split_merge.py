@@ -104,7 +104,8 @@ from swcuts.samplers.common import (
 from swcuts.samplers.compiled import CompiledWorkspace
 from swcuts.samplers.gibbs import random_scan
 from swcuts.samplers.split_merge_run import (
-    SplitMergeWorkspace, _choose_side, _scan_image, _scan_mixture, run_split_merge)
+    SplitMergeWorkspace, _choose_side, _scan_image, _scan_mixture, load_lists, run_split_merge,
+    store_lists)
 
 __all__ = ["SplitMerge", "RandomSplit"]
 
@@ -211,7 +212,7 @@ class SplitMerge:
         index = state_member_index(self._index, state)
         ws = self._lists.get(state)
         if ws is not None and ws.pending:
-            self._store_lists(state, index, ws)
+            store_lists(index, ws)
         return index
 
     def _draw_anchors(self, rng):
@@ -444,7 +445,8 @@ class SplitMerge:
         if path is None:
             path = np.zeros((0, part.n_vertices), np.int64)
         ws = self._workspace(state)
-        self._load_lists(state, ws)
+        if not ws.current(part):
+            load_lists(self._members_index(state), part, ws)  # writes pending lists back first
         f_state = np.array([state.log_pi, max(state.log_pi, best_log_pi), -math.inf])
         ws.counts[:] = 0
         ws.ev[0] = 0
@@ -498,47 +500,6 @@ class SplitMerge:
         if ws is None or ws.nxt.size != part.n_vertices or ws.head.size != part.size.size:
             ws = self._lists[state] = SplitMergeWorkspace(part.n_vertices, part.size.size)
         return ws
-
-    def _load_lists(self, state, ws) -> None:
-        """The member index's lists into the workspace's linked lists
-        (:mod:`~swcuts.samplers.split_merge_run`), each marked exact or not
-        by the index's own check; nothing to do when the workspace holds
-        the newer lists and no vertex has moved since."""
-        part = state.partition
-        ver = _version(part)
-        if ws.pending and ver >= 0 and ver == ws.version and ws.part is part:
-            return
-        index = self._members_index(state)  # writes pending lists back first
-        ws.entry[:] = 0
-        for lab, lst in index.lists.items():
-            if lst.size == part.size[lab] and np.all(part.labels[lst] == lab):
-                ws.head[lab] = lst[0]
-                ws.nxt[lst[:-1]] = lst[1:]
-                ws.nxt[lst[-1]] = -1
-                ws.entry[lab] = 2
-            else:
-                ws.entry[lab] = 1
-
-    def _store_lists(self, state, index, ws) -> None:
-        """The workspace's lists (left one after another in its first
-        buffer by the run) back into the member index: exact lists anew,
-        the others as they were."""
-        part = state.partition
-        old = index.lists
-        flat = ws.bufs[0].copy()
-        labs = np.flatnonzero(ws.entry).tolist()
-        lists = {}
-        at = 0
-        for lab in labs:
-            if ws.entry[lab] == 1:
-                lists[lab] = old[lab]
-                continue
-            n = int(ws.sizes[lab])
-            lists[lab] = flat[at:at + n]
-            at += n
-        index.lists = lists
-        index._part, index._exact, index._checked = part, -1, {}
-        ws.pending = False
 
     # ------------------------------------------------------------ iteration
     def gibbs_scan(self, state, rng, temperature=1.0) -> None:

@@ -49,9 +49,10 @@ from swcuts.models.image_kernels import (
     FP_BOUNDARY, apply_move_cached, join_label, join_regions, leave_label, vertex_leave_regions)
 from swcuts.models.mixture.moves import (
     item_join, item_leave, item_move, mixture_apply, mixture_delta)
+from swcuts.models.partition import _version
 from swcuts.samplers.compiled import _book
 
-__all__ = ["run_split_merge", "SplitMergeWorkspace"]
+__all__ = ["run_split_merge", "SplitMergeWorkspace", "load_lists", "store_lists"]
 
 _LOG2 = math.log(2.0)
 
@@ -517,3 +518,43 @@ class SplitMergeWorkspace:
         self.version = -1
         self.part = None
         self.sizes = None  # the labels' sizes then
+
+    def current(self, part) -> bool:
+        """Whether the lists here are newer than the member index's and
+        still exact: no vertex of ``part`` has moved since the run."""
+        ver = _version(part)
+        return self.pending and ver >= 0 and ver == self.version and self.part is part
+
+
+def load_lists(index, part, ws) -> None:
+    """The member index's lists into the workspace's linked lists, each
+    marked exact or not by the index's own check
+    (:meth:`~swcuts.models.partition.MemberIndex.members`)."""
+    ws.entry[:] = 0
+    for lab, lst in index.lists.items():
+        if lst.size == part.size[lab] and np.all(part.labels[lst] == lab):
+            ws.head[lab] = lst[0]
+            ws.nxt[lst[:-1]] = lst[1:]
+            ws.nxt[lst[-1]] = -1
+            ws.entry[lab] = 2
+        else:
+            ws.entry[lab] = 1
+
+
+def store_lists(index, ws) -> None:
+    """The workspace's lists (left one after another in its first buffer
+    by the run) back into the member index: exact lists anew, the others
+    as they were."""
+    old = index.lists
+    flat = ws.bufs[0].copy()
+    lists = {}
+    at = 0
+    for lab in np.flatnonzero(ws.entry).tolist():
+        if ws.entry[lab] == 1:
+            lists[lab] = old[lab]
+            continue
+        n = int(ws.sizes[lab])
+        lists[lab] = flat[at:at + n]
+        at += n
+    index.replace(ws.part, lists)
+    ws.pending = False
