@@ -82,7 +82,12 @@ linear in the size of the two labels touched (plus whatever the model's
 On the image model the restricted scans run compiled (:func:`_scan_image`,
 the same moves and random numbers as the generic path, which the tests
 check move for move); the rest of an update is a handful of
-``delta``/``apply`` calls. The single-vertex Δ there needs the pieces of
+``delta``/``apply`` calls. On the image model and the mixtures,
+:meth:`SplitMerge.run` makes whole runs of updates in one compiled call
+(:mod:`~swcuts.samplers.split_merge_run`): the moves of :meth:`~SplitMerge.step`
+bit for bit, from the same generator, at ~10x the speed; the member
+index then lives in the run's arrays (O(N) at a run's start and end, not
+per update). The single-vertex Δ there needs the pieces of
 the vertex's region once it leaves;
 :func:`~swcuts.models.image_kernels.vertex_leave_pieces` stops searching
 as soon as every same-label neighbour has been reached, which on image
