@@ -257,13 +257,17 @@ def _members(c, labels, free_stack, n_free, head, nxt, entry, out):
     how many."""
     if entry[c] != 2:
         _rebuild(labels, free_stack, n_free, head, nxt, entry)
-    n = 0
-    v = head[c]
+    return _walk(head[c], nxt, out, 0)
+
+
+@compiled_only
+def _walk(v, nxt, out, at):
+    """The list that starts at vertex v into ``out[at:]``; returns the end."""
     while v >= 0:
-        out[n] = v
-        n += 1
+        out[at] = v
+        at += 1
         v = nxt[v]
-    return n
+    return at
 
 
 @compiled_only
@@ -489,11 +493,7 @@ def run_split_merge(rng, temps, opts, edges, counts, ev, f_state, best_labels, p
     k = 0
     for lab in range(entry.size):
         if entry[lab] == 2:
-            v = head[lab]
-            while v >= 0:
-                C[k] = v
-                k += 1
-                v = nxt[v]
+            k = _walk(head[lab], nxt, C, k)
     return accepted
 
 
