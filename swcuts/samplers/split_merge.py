@@ -102,22 +102,21 @@ import weakref
 import numpy as np
 
 from swcuts.io.errors import check_number
-from swcuts.models.partition import MemberIndex, _version
 from swcuts.samplers.common import (
     StepInfo, acceptance_rates, check_anchors, draw_anchor_pair, metropolis_hastings,
-    refuse_fixed_labels, repeat_move, seed_compiled_rng, state_member_index)
+    refuse_fixed_labels, repeat_move, seed_compiled_rng)
 from swcuts.samplers.compiled import CompiledWorkspace
 from swcuts.samplers.gibbs import random_scan
 from swcuts.samplers.split_merge_run import (
-    SplitMergeWorkspace, _choose_side, _scan_image, _scan_mixture, load_lists, run_split_merge,
-    store_lists)
+    _choose_side, _scan_image, _scan_mixture, run_split_merge)
+from swcuts.samplers.run_lists import RunLists
 
 __all__ = ["SplitMerge", "RandomSplit"]
 
 _LOG2 = math.log(2.0)
 
 
-class SplitMerge:
+class SplitMerge(RunLists):
     """Split-Merge(t, M, R) of Jain & Neal with restricted Gibbs proposals.
 
     Parameters
@@ -208,18 +207,11 @@ class SplitMerge:
         # run(): whole runs of updates compiled (split_merge_run), on the models above.
         self.compiled = self._fast or self._mixture
         self._index = weakref.WeakKeyDictionary()
-        self._lists = weakref.WeakKeyDictionary()  # state -> SplitMergeWorkspace (run)
+        self._lists = weakref.WeakKeyDictionary()  # state -> the member lists of run()
         self._one = np.zeros(1, dtype=np.int64)
         self.counts = {"split": [0, 0], "merge": [0, 0]}
 
     # -------------------------------------------------------------- helpers
-    def _members_index(self, state) -> MemberIndex:
-        index = state_member_index(self._index, state)
-        ws = self._lists.get(state)
-        if ws is not None and ws.pending:
-            store_lists(index, ws)
-        return index
-
     def _draw_anchors(self, rng):
         """(i, j), independent of the state; None if no pair exists."""
         return draw_anchor_pair(self._edges if self.anchors == "edge" else None,
@@ -447,64 +439,27 @@ class SplitMerge:
             best_labels = part.labels.copy()
         if not self.compiled:
             return self._run_steps(state, rng, temps, best_labels, best_log_pi, path)
-        if path is None:
-            path = np.zeros((0, part.n_vertices), np.int64)
-        ws = self._workspace(state)
-        if not ws.current(part):
-            load_lists(self._members_index(state), part, ws)  # writes pending lists back first
-        f_state = np.array([state.log_pi, max(state.log_pi, best_log_pi), -math.inf])
+        ws, f_state, path, (ma, mix) = self._start_run(state, best_log_pi, path)
         ws.counts[:] = 0
-        ws.ev[0] = 0
         opts = np.array([self.anchors == "pair", self.t, self.random_split], np.int64)
         edges = self._edges if self._edges is not None else np.zeros((0, 2), np.int64)
-        model = self.model
+        img = None
         if self._fast:
+            model = self.model
             sws = state.workspace(CompiledWorkspace, part.n_vertices, part.size.size, model.n_stats)
-            img = (model.set_move_arrays(state),
-                   (model.vstats, self._fp, self._one, sws.in_r, sws.mark, sws.visited, sws.roots,
-                    sws.sR, sws.tmp))
-            mix = None
-        else:
-            img = None
-            (_, _, _, _, lstats, lloglik, vstats, kind, params, prior) = model.kernel_arrays(state)
-            mix = (lstats, lloglik, vstats, kind, params, prior, state.work.mark_c, *state.scratch)
+            img = (ma, (model.vstats, self._fp, self._one, sws.in_r, sws.mark, sws.visited,
+                        sws.roots, sws.sR, sws.tmp))
         acc = run_split_merge(rng, temps, opts, edges, ws.counts, ws.ev, f_state, best_labels,
                               path, part.labels, part.size, part.free_stack, part.n_free, ws.head,
                               ws.nxt, ws.entry, ws.bufs, img, mix)
-        state.log_pi = float(f_state[0])
+        self._end_run(state, ws, f_state)
         c = ws.counts.tolist()
         self.counts["split"][0] += c[0]
         self.counts["split"][1] += c[1]
         self.counts["merge"][0] += c[2]
         self.counts["merge"][1] += c[3]
-        if self._mixture:
-            model.evaluations += int(ws.ev[0])
-        ws.pending, ws.version, ws.part, ws.sizes = True, _version(part), part, part.size.copy()
         self._last = (c[4], float(f_state[2]))
         return int(acc), float(f_state[1]), best_labels
-
-    def _run_steps(self, state, rng, temps, best_labels, best_log_pi, path):
-        """:meth:`run` through :meth:`step` (models without compiled moves)."""
-        best = max(state.log_pi, best_log_pi)
-        acc = 0
-        for s, temp in enumerate(temps.tolist()):
-            info = self.step(state, rng, temp)
-            acc += bool(info.accepted and info.moved)
-            if state.log_pi > best + 1e-9:
-                best = state.log_pi
-                best_labels[:] = state.partition.labels
-            if path is not None:
-                path[s] = state.partition.labels
-        return acc, best, best_labels
-
-    def _workspace(self, state) -> SplitMergeWorkspace:
-        """The member lists and buffers of :meth:`run` for ``state`` (the
-        kernel's own: the lists mirror its member index)."""
-        part = state.partition
-        ws = self._lists.get(state)
-        if ws is None or ws.nxt.size != part.n_vertices or ws.head.size != part.size.size:
-            ws = self._lists[state] = SplitMergeWorkspace(part.n_vertices, part.size.size)
-        return ws
 
     # ------------------------------------------------------------ iteration
     def gibbs_scan(self, state, rng, temperature=1.0) -> None:

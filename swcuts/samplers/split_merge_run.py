@@ -21,13 +21,9 @@ calls of ``step``, bit for bit**:
   :func:`~swcuts.models.mixture.moves.mixture_apply`) and the restricted
   scans below, which ``step`` calls too;
 * the label member lists follow
-  :class:`~swcuts.models.partition.MemberIndex` exactly (list order
-  included: a merge's Δ sums the smaller label's vertices in that order).
-  The lists are singly linked (``head``, ``nxt``); ``entry[label]`` is 0
-  (no list), 1 (a list that failed the index's check: another kernel moved
-  vertices; the Python list is kept) or 2 (an exact list). Reading a label
-  without an exact list rebuilds every list in ascending vertex order, as
-  ``MemberIndex.rebuild`` does.
+  :class:`~swcuts.models.partition.MemberIndex` exactly, list order
+  included (a merge's Δ sums the smaller label's vertices in that order):
+  :mod:`~swcuts.samplers.run_lists`.
 
 Numba compiles one runner per model kind (the image model's tuple ``img``
 or the mixture's ``mix``, the other None: the branch of the other kind is
@@ -49,10 +45,10 @@ from swcuts.models.image_kernels import (
     FP_BOUNDARY, apply_move_cached, join_label, join_regions, leave_label, vertex_leave_regions)
 from swcuts.models.mixture.moves import (
     item_join, item_leave, item_move, mixture_apply, mixture_delta)
-from swcuts.models.partition import _version
 from swcuts.samplers.compiled import _book
+from swcuts.samplers.run_lists import _members, _set_list, _walk
 
-__all__ = ["run_split_merge", "SplitMergeWorkspace", "load_lists", "store_lists"]
+__all__ = ["run_split_merge"]
 
 _LOG2 = math.log(2.0)
 
@@ -234,52 +230,6 @@ def _scan(img, mix, S, side, labs, inv_t, u, target, f_state, labels, size, free
     return log_q
 
 
-# ---------------------------------------------------------- member lists
-@compiled_only
-def _rebuild(labels, free_stack, n_free, head, nxt, entry):
-    """``MemberIndex.rebuild``: an exact list for every used label, its
-    vertices in ascending order; no list for the others."""
-    for s in range(free_stack.size):
-        head[free_stack[s]] = -1
-        entry[free_stack[s]] = 0
-    for v in range(labels.size - 1, -1, -1):
-        lab = labels[v]
-        nxt[v] = head[lab]
-        head[lab] = v
-    for s in range(n_free[0], free_stack.size):
-        entry[free_stack[s]] = 2
-
-
-@compiled_only
-def _members(c, labels, free_stack, n_free, head, nxt, entry, out):
-    """``MemberIndex.members``: the vertices of label c into ``out`` in
-    the list's order (after a rebuild when c has no exact list); returns
-    how many."""
-    if entry[c] != 2:
-        _rebuild(labels, free_stack, n_free, head, nxt, entry)
-    return _walk(head[c], nxt, out, 0)
-
-
-@compiled_only
-def _walk(v, nxt, out, at):
-    """The list that starts at vertex v into ``out[at:]``; returns the end."""
-    while v >= 0:
-        out[at] = v
-        at += 1
-        v = nxt[v]
-    return at
-
-
-@compiled_only
-def _set_list(lab, items, n, head, nxt, entry):
-    """The exact list of ``lab`` := ``items[:n]`` (n > 0), in that order."""
-    head[lab] = items[0]
-    for t in range(n - 1):
-        nxt[items[t]] = items[t + 1]
-    nxt[items[n - 1]] = -1
-    entry[lab] = 2
-
-
 @compiled_only
 def _side_sets(i, S, m, side, Ri, Rj):
     """[i] + S[side == 0] into ``Ri`` and S[side == 1] after ``Rj[0]``;
@@ -312,7 +262,7 @@ def run_split_merge(rng, temps, opts, edges, counts, ev, f_state, best_labels, p
     the last update] (``best_labels`` copied at a new best, as
     :func:`~swcuts.samplers.compiled._book` does); ``path`` (n, N)
     receives the labels after every update (or has no rows); ``head``,
-    ``nxt``, ``entry`` the member lists (module docstring); ``bufs`` =
+    ``nxt``, ``entry`` the member lists (:mod:`~swcuts.samplers.run_lists`); ``bufs`` =
     (C, A, B, S, Ri, Rj, side, orig, labs). At the end C holds the exact
     lists one after another, by label. Returns the number of accepted
     updates.
@@ -497,64 +447,3 @@ def run_split_merge(rng, temps, opts, edges, counts, ev, f_state, best_labels, p
     return accepted
 
 
-class SplitMergeWorkspace:
-    """Scratch of :func:`run_split_merge` for one chain: the member lists
-    and the buffers of one update."""
-
-    def __init__(self, n_vertices, n_slots):
-        n = n_vertices
-        self.head = np.full(n_slots, -1, np.int64)
-        self.nxt = np.full(n, -1, np.int64)
-        self.entry = np.zeros(n_slots, np.int8)
-        self.bufs = (np.empty(n, np.int64), np.empty(2 * n, np.int64), np.empty(n, np.int64),
-                     np.empty(n, np.int64), np.empty(n + 1, np.int64), np.empty(n + 1, np.int64),
-                     np.zeros(n, np.int8), np.zeros(n, np.int8), np.zeros(2, np.int64))
-        self.counts = np.zeros(5, np.int64)
-        self.ev = np.zeros(1, np.int64)
-        self.no_path = np.zeros((0, n), np.int64)
-        # The lists are newer than the member index's (SplitMerge.run) and
-        # exact at the partition version ``version``.
-        self.pending = False
-        self.version = -1
-        self.part = None
-        self.sizes = None  # the labels' sizes then
-
-    def current(self, part) -> bool:
-        """Whether the lists here are newer than the member index's and
-        still exact: no vertex of ``part`` has moved since the run."""
-        ver = _version(part)
-        return self.pending and ver >= 0 and ver == self.version and self.part is part
-
-
-def load_lists(index, part, ws) -> None:
-    """The member index's lists into the workspace's linked lists, each
-    marked exact or not by the index's own check
-    (:meth:`~swcuts.models.partition.MemberIndex.members`)."""
-    ws.entry[:] = 0
-    for lab, lst in index.lists.items():
-        if lst.size == part.size[lab] and np.all(part.labels[lst] == lab):
-            ws.head[lab] = lst[0]
-            ws.nxt[lst[:-1]] = lst[1:]
-            ws.nxt[lst[-1]] = -1
-            ws.entry[lab] = 2
-        else:
-            ws.entry[lab] = 1
-
-
-def store_lists(index, ws) -> None:
-    """The workspace's lists (left one after another in its first buffer
-    by the run) back into the member index: exact lists anew, the others
-    as they were."""
-    old = index.lists
-    flat = ws.bufs[0].copy()
-    lists = {}
-    at = 0
-    for lab in np.flatnonzero(ws.entry).tolist():
-        if ws.entry[lab] == 1:
-            lists[lab] = old[lab]
-            continue
-        n = int(ws.sizes[lab])
-        lists[lab] = flat[at:at + n]
-        at += n
-    index.replace(ws.part, lists)
-    ws.pending = False
