@@ -172,6 +172,16 @@ class RunLists:
                 path[s] = state.partition.labels
         return acc, best, best_labels
 
+    def _run_arguments(self, temperatures, state, best_labels):
+        """The temperatures checked (positive) and the best labels (a copy
+        of the state's by default)."""
+        temps = np.ascontiguousarray(temperatures, dtype=np.float64)
+        if temps.size and not np.all(temps > 0.0):
+            raise ValueError("temperatures must be positive")
+        if best_labels is None:
+            best_labels = state.partition.labels.copy()
+        return temps, best_labels
+
     def _start_run(self, state, best_log_pi, path):
         """(workspace, f_state, path, (set-move arrays or None, mixture
         arrays or None)), the lists loaded."""
@@ -203,3 +213,13 @@ class RunLists:
 def arrays_of_mixture(model) -> bool:
     """Whether a compiled run on ``model`` takes the mixture's arrays."""
     return not getattr(model, "compiled", False)
+
+
+@compiled_only
+def export_lists(head, nxt, entry, out):
+    """The exact lists one after another, label by label, into ``out``
+    (what :func:`store_lists` reads back)."""
+    k = 0
+    for lab in range(entry.size):
+        if entry[lab] == 2:
+            k = _walk(head[lab], nxt, out, k)

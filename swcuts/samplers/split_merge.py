@@ -431,12 +431,8 @@ class SplitMerge(RunLists):
         -------
         (accepted, best log π, best labels)
         """
-        temps = np.ascontiguousarray(temperatures, dtype=np.float64)
-        if temps.size and not np.all(temps > 0.0):
-            raise ValueError("temperatures must be positive")
+        temps, best_labels = self._run_arguments(temperatures, state, best_labels)
         part = state.partition
-        if best_labels is None:
-            best_labels = part.labels.copy()
         if not self.compiled:
             return self._run_steps(state, rng, temps, best_labels, best_log_pi, path)
         ws, f_state, path, (ma, mix) = self._start_run(state, best_log_pi, path)

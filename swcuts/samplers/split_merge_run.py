@@ -46,7 +46,7 @@ from swcuts.models.image_kernels import (
 from swcuts.models.mixture.moves import (
     item_join, item_leave, item_move, mixture_apply, mixture_delta)
 from swcuts.samplers.compiled import _book
-from swcuts.samplers.run_lists import _members, _set_list, _walk
+from swcuts.samplers.run_lists import _members, _set_list, export_lists
 
 __all__ = ["run_split_merge"]
 
@@ -439,11 +439,7 @@ def run_split_merge(rng, temps, opts, edges, counts, ev, f_state, best_labels, p
         if path.shape[0] > 0:
             for v in range(n):
                 path[step, v] = labels[v]
-    # The exact lists, label by label, into C (for SplitMerge's MemberIndex).
-    k = 0
-    for lab in range(entry.size):
-        if entry[lab] == 2:
-            k = _walk(head[lab], nxt, C, k)
+    export_lists(head, nxt, entry, C)  # for SplitMerge's MemberIndex
     return accepted
 
 

@@ -24,7 +24,7 @@ from swcuts._numba.compiled_only import compiled_only
 from swcuts._numba.primitives import mh_decide
 from swcuts.samplers.common import draw_normalized
 from swcuts.samplers.compiled import _book
-from swcuts.samplers.run_lists import _members, _set_list, _walk
+from swcuts.samplers.run_lists import _members, _set_list, export_lists
 from swcuts.samplers.split_merge_run import _move, _move_apply, _move_delta
 from swcuts.samplers.triadic.allocation import _allocate_mixture
 
@@ -66,9 +66,10 @@ def _move_set(img, mix, f_state, labels, size, free_stack, n_free, R, label, ev)
 
 
 @compiled_only
-def _hold(img, mix, f_state, labels, size, free_stack, n_free, items, targets, n_targets, ev):
+def _hold(img, mix, f_state, labels, size, free_stack, n_free, items, targets, ev):
     """:meth:`Triadic._hold`: ``items`` to a fresh label, or (every slot
-    used) to the smallest of their labels that is not a target."""
+    used) to the smallest of their labels that is not a target (no literal
+    arguments: one signature per model kind)."""
     if items.size == 0:
         return
     if n_free[0] > 0:
@@ -78,7 +79,7 @@ def _hold(img, mix, f_state, labels, size, free_stack, n_free, items, targets, n
         for t in range(items.size):
             lab = labels[items[t]]
             spare = True
-            for g in range(n_targets):
+            for g in range(targets.size):
                 if targets[g] == lab:
                     spare = False
             if spare and (hold < 0 or lab < hold):
@@ -143,7 +144,7 @@ def _replay(img, mix, f_state, labels, size, free_stack, n_free, items, targets,
         for g in range(targets.size):
             if labels[items[t]] == targets[g]:
                 forced[t] = g
-    _hold(img, mix, f_state, labels, size, free_stack, n_free, items, targets, targets.size, ev)
+    _hold(img, mix, f_state, labels, size, free_stack, n_free, items, targets, ev)
     return _allocate(img, mix, f_state, labels, size, free_stack, n_free, items, targets, T, no_u,
                      forced, one, ev)
 
@@ -265,7 +266,7 @@ def run_triadic(rng, temps, beta, log_r, uniform, edges, indptr, indices, counts
             log_pi0 = f_state[0]
             u = rng.random(order.size) if move != MERGE21 else no_u
             if move == SPLIT12:
-                _hold(img, mix, f_state, labels, size, free_stack, n_free, order, tg, 0, ev)
+                _hold(img, mix, f_state, labels, size, free_stack, n_free, order, tg[:0], ev)
                 li = free_stack[n_free[0] - 1]
                 one[0] = i
                 _move_set(img, mix, f_state, labels, size, free_stack, n_free, one, li, ev)
@@ -302,7 +303,7 @@ def run_triadic(rng, temps, beta, log_r, uniform, edges, indptr, indices, counts
                 log_q_rev = _replay(img, mix, f_state, labels, size, free_stack, n_free, tau, t2,
                                     T, no_u, one, ev)
                 f_state[0] = log_pi0
-                _hold(img, mix, f_state, labels, size, free_stack, n_free, order, tg, 0, ev)
+                _hold(img, mix, f_state, labels, size, free_stack, n_free, order, tg[:0], ev)
                 lk = free_stack[n_free[0] - 1]
                 one[0] = k
                 _move_set(img, mix, f_state, labels, size, free_stack, n_free, one, lk, ev)
@@ -321,7 +322,7 @@ def run_triadic(rng, temps, beta, log_r, uniform, edges, indptr, indices, counts
                                     sigma[:c], t3, T, no_u, one, ev)
                 f_state[0] = log_pi0
                 t2 = np.array([ci, cj])
-                _hold(img, mix, f_state, labels, size, free_stack, n_free, order, t2, 2, ev)
+                _hold(img, mix, f_state, labels, size, free_stack, n_free, order, t2, ev)
                 log_q_fwd = _allocate(img, mix, f_state, labels, size, free_stack, n_free, order,
                                       t2, T, u, no_forced, one, ev)
             d = f_state[0] - log_pi0
@@ -368,8 +369,5 @@ def run_triadic(rng, temps, beta, log_r, uniform, edges, indptr, indices, counts
         if path.shape[0] > 0:
             for v in range(n):
                 path[step, v] = labels[v]
-    k = 0
-    for lab in range(entry.size):
-        if entry[lab] == 2:
-            k = _walk(head[lab], nxt, C, k)
+    export_lists(head, nxt, entry, C)  # for Triadic's MemberIndex
     return accepted
