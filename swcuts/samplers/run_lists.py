@@ -223,3 +223,26 @@ def export_lists(head, nxt, entry, out):
     for lab in range(entry.size):
         if entry[lab] == 2:
             k = _walk(head[lab], nxt, out, k)
+
+
+@compiled_only
+def draw_pair(rng, uniform, n, edges):
+    """:func:`~swcuts.samplers.common.draw_anchor_pair` in compiled code,
+    from the same generator: (drawn, i, j), a uniform ordered pair of
+    0..n-1 (``uniform``) or a uniformly random edge in random order."""
+    if uniform:
+        if n < 2:
+            return False, 0, 0
+        i = rng.integers(0, n)
+        j = rng.integers(0, n - 1)
+        if j >= i:
+            j += 1
+        return True, i, j
+    if edges.shape[0] == 0:
+        return False, 0, 0
+    e = rng.integers(0, edges.shape[0])
+    i = edges[e, 0]
+    j = edges[e, 1]
+    if rng.random() < 0.5:
+        return True, j, i
+    return True, i, j

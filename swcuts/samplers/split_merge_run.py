@@ -46,7 +46,7 @@ from swcuts.models.image_kernels import (
 from swcuts.models.mixture.moves import (
     item_join, item_leave, item_move, mixture_apply, mixture_delta)
 from swcuts.samplers.compiled import _book
-from swcuts.samplers.run_lists import _members, _set_list, export_lists
+from swcuts.samplers.run_lists import _members, _set_list, draw_pair, export_lists
 
 __all__ = ["run_split_merge"]
 
@@ -281,27 +281,7 @@ def run_split_merge(rng, temps, opts, edges, counts, ev, f_state, best_labels, p
         T = temps[step]
         inv_t = 1.0 / T
         f_state[2] = -np.inf  # log α of this update (-inf: no anchors, no move)
-        # Anchors (draw_anchor_pair).
-        ok = True
-        i = 0
-        j = 0
-        if pair:
-            if n < 2:
-                ok = False
-            else:
-                i = rng.integers(0, n)
-                j = rng.integers(0, n - 1)
-                if j >= i:
-                    j += 1
-        else:
-            if edges.shape[0] == 0:
-                ok = False
-            else:
-                e = rng.integers(0, edges.shape[0])
-                i = edges[e, 0]
-                j = edges[e, 1]
-                if rng.random() < 0.5:
-                    i, j = j, i
+        ok, i, j = draw_pair(rng, pair, n, edges)
         if ok:
             ci = labels[i]
             cj = labels[j]

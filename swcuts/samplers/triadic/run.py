@@ -24,7 +24,7 @@ from swcuts._numba.compiled_only import compiled_only
 from swcuts._numba.primitives import mh_decide
 from swcuts.samplers.common import draw_normalized
 from swcuts.samplers.compiled import _book
-from swcuts.samplers.run_lists import _members, _set_list, export_lists
+from swcuts.samplers.run_lists import _members, _set_list, draw_pair, export_lists
 from swcuts.samplers.split_merge_run import _move, _move_apply, _move_delta
 from swcuts.samplers.triadic.allocation import _allocate_mixture
 
@@ -205,18 +205,10 @@ def run_triadic(rng, temps, beta, log_r, uniform, edges, indptr, indices, counts
         i = 0
         j = 0
         k = 0
-        if n >= 3 and (uniform or edges.shape[0] > 0):
-            if uniform:
-                i = rng.integers(0, n)
-                j = rng.integers(0, n - 1)
-                if j >= i:
-                    j += 1
-            else:
-                e = rng.integers(0, edges.shape[0])
-                i = edges[e, 0]
-                j = edges[e, 1]
-                if rng.random() < 0.5:
-                    i, j = j, i
+        ok = False
+        if n >= 3:
+            ok, i, j = draw_pair(rng, uniform, n, edges)
+        if ok:
             k = _third(i, j, n, indptr, indices, uniform, rng)
             ci = labels[i]
             cj = labels[j]
