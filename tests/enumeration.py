@@ -46,14 +46,22 @@ def _compiled_run(kernel):
     (:class:`~swcuts.samplers.swc.CompiledRunMixin`, ``compiled`` true):
     ``step`` is ``run`` over one temperature (on the mixture Gibbs path
     ``run`` draws the same uniforms in the same order,
-    ``test_compiled_gibbs_run_makes_the_steps_moves``). A test's kernel
-    that overrides ``step`` or ``run`` (a negative control) keeps ``step``.
+    ``test_compiled_gibbs_run_makes_the_steps_moves``); and for split-merge
+    and triadic (:class:`~swcuts.samplers.run_lists.RunLists`: the compiled
+    run draws the same numbers from the same generator,
+    ``test_compiled_run_makes_the_moves_of_the_steps`` in their test
+    files). A test's kernel that overrides ``step`` or ``run`` (a negative
+    control) keeps ``step``; a split-merge or triadic subclass of a test's
+    own (e.g. one that overrides ``_scan``) too.
     """
+    from swcuts.samplers.run_lists import RunLists
     from swcuts.samplers.swc import CompiledRunMixin
 
+    cls = type(kernel)
+    if isinstance(kernel, RunLists):  # split-merge, triadic
+        return kernel.run if cls.__module__.startswith("swcuts.") and kernel.compiled else None
     if not (isinstance(kernel, CompiledRunMixin) and getattr(kernel, "compiled", False) is True):
         return None
-    cls = type(kernel)
     if not all(getattr(f, "__module__", "").startswith("swcuts.") for f in (cls.step, cls.run)):
         return None
     return kernel.run
@@ -61,8 +69,8 @@ def _compiled_run(kernel):
 
 def visit_counts(kernel, state, rng, n_samples, thin, temperature=1.0, key=canonical, burn=200):
     """Visit counts of ``n_samples`` states ``thin`` steps apart, after
-    ``burn`` steps. A compiled SW-cut or Gibbs kernel makes each run of
-    ``thin`` steps in one compiled call (:func:`_compiled_run`): the same
+    ``burn`` steps. A compiled SW-cut, Gibbs, split-merge or triadic kernel makes
+    each run of ``thin`` steps in one compiled call (:func:`_compiled_run`): the same
     moves and visits as ``thin`` calls of ``step``, without ~30 µs of
     Python per step."""
     run = _compiled_run(kernel)

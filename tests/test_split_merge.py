@@ -38,7 +38,8 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 from scipy.special import expit
 
-from enumeration import assert_matches, chain_visits, exact_distribution, iid_tv, set_partitions
+from enumeration import (_compiled_run, assert_matches, chain_visits, exact_distribution, iid_tv,
+                         set_partitions)
 from test_enumeration_kernels import (colour_setting, grey_boundary_setting, grey_learned_setting,
                                       grey_setting, grey_window_setting, plain_rows_twin, window_setting)
 
@@ -180,14 +181,23 @@ def test_exact_kernel_at_temperature_2_is_invariant():
 
 
 def _transition_counts(kernel, model, states, seed, n_steps, temperature=1.0, check_cache=True):
+    """Transition counts of ``n_steps`` updates from the one-label state:
+    one compiled run that records the path (the moves of the steps one by
+    one, ``test_compiled_run_makes_the_moves_of_the_steps``), or the
+    steps themselves for a kernel without it (a negative control's)."""
     index = {s: k for k, s in enumerate(states)}
     rng = np.random.default_rng(seed)
     state = model.new_state(np.zeros(model.n_vertices, dtype=np.int64))
     counts = np.zeros((len(states), len(states)))
     cur = index[_key(state.labels)]
-    for _ in range(n_steps):
-        kernel.step(state, rng, temperature)
-        nxt = index[_key(state.labels)]
+    run = _compiled_run(kernel)
+    if run is not None:
+        path = np.empty((n_steps, model.n_vertices), np.int64)
+        run(state, rng, np.full(n_steps, float(temperature)), path=path)
+    for s in range(n_steps):
+        if run is None:
+            kernel.step(state, rng, temperature)
+        nxt = index[_key(path[s] if run is not None else state.labels)]
         counts[cur, nxt] += 1
         cur = nxt
     if check_cache:
@@ -394,14 +404,16 @@ def test_uniform_pair_anchors_on_a_model_without_graph():
 
 
 # ------------------------------------------------------------ unit checks
-def _pixel_model(h=12, w=12, seed=0):
-    """Every pixel an atom: regions that split into several pieces."""
+def _pixel_model(h=12, w=12, seed=0, likelihood_weight=1.0):
+    """Every pixel an atom: regions that split into several pieces.
+    (``likelihood_weight`` < 1: the model keeps statistics rows, as on
+    atoms, instead of reading the pixels.)"""
     rng = np.random.default_rng(seed)
     img = np.where(np.add.outer(np.arange(h), np.arange(w)) % 7 < 3, 0.3, 0.7)
     img = np.clip(img + 0.1 * rng.standard_normal((h, w)), 0, 1)
     atoms = np.arange(h * w).reshape(h, w)
     return ImageModel(img, atoms, RegionGraph.from_labels(atoms), bins=4, a0=2.0, a1=1.0,
-                      a2=0.1, kappa=0.05)
+                      a2=0.1, kappa=0.05, likelihood_weight=likelihood_weight)
 
 
 @pytest.mark.parametrize("which", ["colour", "boundary", "window", "pixels"])
@@ -429,6 +441,126 @@ def test_compiled_and_generic_scans_make_the_same_moves(which):
         paths.append(np.array(traj))
     np.testing.assert_array_equal(paths[0], paths[1])
     assert len({_key(x) for x in paths[0]}) > 5  # the chain did move
+
+
+def _path_hash(kernel, model, init, mode, n_steps, gibbs=None, seed=99):
+    """sha256 of the labels and log π after every update (``mode``:
+    "step", or "run" one update per call), or of the labels alone and the
+    last log π ("path": one run recording the path); with ``gibbs``, three
+    of its steps before every fifth update (stale member lists)."""
+    import hashlib
+
+    rng = np.random.default_rng(seed)
+    seed_compiled_rng(rng)
+    state = model.new_state(init)
+    temps = 1.0 + np.arange(n_steps) % 3
+    h = hashlib.sha256()
+    if mode == "path":
+        path = np.empty((n_steps, model.n_vertices), np.int64)
+        kernel.run(state, rng, temps, path=path)
+        h.update(path.tobytes())
+        h.update(np.float64(state.log_pi).tobytes())
+        return h.hexdigest(), state
+    for s in range(n_steps):
+        if gibbs is not None and s % 5 == 0:
+            for _ in range(3):
+                gibbs.step(state, rng, 1.0)
+        if mode == "step":
+            kernel.step(state, rng, float(temps[s]))
+        else:
+            kernel.run(state, rng, temps[s:s + 1])
+        h.update(state.labels.tobytes())
+        if mode != "path":
+            h.update(np.float64(state.log_pi).tobytes())
+    return h.hexdigest(), state
+
+
+def _mixture_model():
+    mixture = pytest.importorskip("swcuts.models.mixture")
+    data = np.random.default_rng(3).normal(size=(14, 2)) + np.repeat([[0, 0], [3, 3]], 7, axis=0)
+    return mixture.MixtureModel(data, "gaussian", alpha=1.0)
+
+
+@pytest.mark.parametrize("which", ["colour", "boundary", "window", "pixels", "mixture"])
+@pytest.mark.parametrize("cls,kw", [(SplitMerge, {}), (RandomSplit, {}),
+                                    (SplitMerge, dict(t=2, anchors="pair"))],
+                         ids=["split-merge", "random-split", "pair"])
+def test_compiled_run_makes_the_moves_of_the_steps(which, cls, kw):
+    """The compiled run and the Python steps draw the same numbers and make
+    the same moves, bit for bit: the labels and log π after every update
+    (one update per call, and one run of them all), the acceptance counts,
+    also with another kernel moving vertices in between (the member
+    lists then fail their check and are rebuilt)."""
+    if which == "pixels":
+        # Statistics rows: the run's signature of every other image test
+        # (on a pixel source it would compile another, ~6 s).
+        model, n_steps = _pixel_model(likelihood_weight=0.999), 40
+        from numba import typeof
+        assert typeof(model.vsrc) == typeof(colour_setting()[0].vsrc)
+        init = np.random.default_rng(1).integers(0, 4, model.n_vertices)
+    elif which == "mixture":
+        model, n_steps = _mixture_model(), 300
+        init = np.zeros(model.n_vertices, dtype=np.int64)
+        if kw.get("anchors") is None:
+            kw = dict(kw, anchors="pair")
+    else:
+        make = {"colour": colour_setting, "boundary": grey_boundary_setting,
+                "window": grey_window_setting}[which]
+        model, n_steps = make()[0], 600
+        init = np.zeros(model.n_vertices, dtype=np.int64)
+    for gibbs in (None, Gibbs(model, compiled=False)):
+        got = {}
+        for mode in ("step", "run") + (("path",) if gibbs is None else ()):
+            kernel = cls(model, **kw)
+            assert kernel.compiled
+            h, state = _path_hash(kernel, model, init, mode, n_steps, gibbs)
+            got[mode] = (h, state.labels.tolist(), state.log_pi, kernel.counts)
+            assert state.log_pi == pytest.approx(model.log_target(state.labels), abs=1e-6)
+        assert got["run"] == got["step"]
+        if gibbs is None:
+            assert got["path"][1:] == got["step"][1:]
+            acc = got["step"][3]
+            assert acc["split"][1] > 0 and (acc["merge"][1] > 0 or which == "pixels")
+
+
+@pytest.mark.parametrize("make", [colour_setting, _mixture_model], ids=["colour", "mixture"])
+def test_iteration_runs_its_updates_compiled_as_the_steps_make_them(make):
+    """iteration(): the M updates in one compiled run, the same as M steps
+    (the kernel with ``compiled`` switched off calls step), Gibbs scans
+    between them; the same StepInfo."""
+    model = make()
+    model = model[0] if isinstance(model, tuple) else model
+    out = []
+    for fast in (True, False):
+        kernel = SplitMerge(model, t=2, M=3, R=1)
+        kernel.compiled = fast
+        rng = np.random.default_rng(12)
+        seed_compiled_rng(rng)
+        state = model.new_state(np.zeros(model.n_vertices, dtype=np.int64))
+        infos = [kernel.iteration(state, rng, 1.0 + (it % 2)) for it in range(150)]
+        out.append(([(i.accepted, i.moved, i.log_accept_ratio, i.delta) for i in infos],
+                    state.labels.tolist(), state.log_pi, kernel.counts))
+    assert out[0] == out[1]
+    assert any(i[0] for i in out[0][0])
+
+
+def test_compiled_run_keeps_the_best_state_and_leaves_the_member_index_exact():
+    model, _, _ = colour_setting()
+    kernel = SplitMerge(model)
+    rng = np.random.default_rng(7)
+    state = model.new_state(np.zeros(model.n_vertices, dtype=np.int64))
+    start = state.log_pi
+    best_labels = state.labels.copy()
+    acc, best, out = kernel.run(state, rng, np.full(300, 1.0), best_labels, start)
+    assert out is best_labels and acc > 0
+    assert best >= state.log_pi and best == pytest.approx(model.log_target(best_labels), abs=1e-6)
+    index = kernel._members_index(state)
+    for lab in state.partition.used_labels():
+        np.testing.assert_array_equal(np.sort(index.members(state.partition, int(lab))),
+                                      np.flatnonzero(state.labels == lab))
+    assert kernel.run(state, rng, np.zeros(0))[0] == 0
+    with pytest.raises(ValueError):
+        kernel.run(state, rng, np.array([1.0, 0.0]))
 
 
 @pytest.mark.parametrize("cls", [SplitMerge, RandomSplit], ids=lambda c: c.name)
@@ -496,7 +628,8 @@ def test_options_and_registry():
         assert name in swcuts.SAMPLERS
         assert name in swcuts.segmentation.options.STEPS_PER_ATOM and name in swcuts.segmentation.options.DEFAULT_T0
     assert SplitMerge(model, random_split=True).name == "random-split"
-    assert SplitMerge(model).compiled is False  # the driver calls step()
+    assert SplitMerge(model).compiled is True  # the driver calls run()
+    assert SplitMerge(model, compiled=False).compiled is False  # ... step()
     assert SplitMerge(model, anchors="pair").anchors == "pair"
     with pytest.raises(ValueError):
         SplitMerge(PottsModel(model.graph, n_labels=3, beta=0.5))

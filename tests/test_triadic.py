@@ -391,12 +391,59 @@ def test_member_index_survives_other_kernels():
     assert state.log_pi == pytest.approx(model.log_target(state.labels), abs=1e-6)
 
 
+@pytest.mark.parametrize("which", ["grey", "colour", "window", "mixture"])
+def test_compiled_run_makes_the_moves_of_the_steps(which):
+    """The compiled run and the Python steps draw the same numbers and make
+    the same moves, bit for bit: labels and log π after every update (one
+    update per call, and one run recording the path), the counts; also with
+    another kernel moving vertices in between (stale member lists)."""
+    import hashlib
+
+    model = {"grey": lambda: grey_setting()[0], "colour": lambda: colour_setting()[0],
+             "window": lambda: grey_window_setting()[0], "mixture": lambda: mixture(7)}[which]()
+    n_steps = 500
+    temps = 1.0 + np.arange(n_steps) % 3 * 0.5
+    for gibbs in (None, Gibbs(model, compiled=False)):
+        got = {}
+        for mode in ("step", "run") + (("path",) if gibbs is None else ()):
+            kernel = Triadic(model, beta=0.4)
+            assert kernel.compiled
+            rng = np.random.default_rng(31)
+            state = model.new_state(np.zeros(model.n_vertices, dtype=np.int64))
+            h = hashlib.sha256()
+            if mode == "path":
+                path = np.empty((n_steps, model.n_vertices), np.int64)
+                kernel.run(state, rng, temps, path=path)
+                labels_hash = hashlib.sha256(path.tobytes()).hexdigest()
+            else:
+                hl = hashlib.sha256()
+                for s in range(n_steps):
+                    if gibbs is not None and s % 5 == 0:
+                        for _ in range(2):
+                            gibbs.step(state, rng, 1.0)
+                    if mode == "step":
+                        kernel.step(state, rng, float(temps[s]))
+                    else:
+                        kernel.run(state, rng, temps[s:s + 1])
+                    h.update(state.labels.tobytes())
+                    h.update(np.float64(state.log_pi).tobytes())
+                    hl.update(state.labels.tobytes())
+                labels_hash = hl.hexdigest()
+            got[mode] = (h.hexdigest(), labels_hash, state.log_pi, kernel.counts)
+            assert state.log_pi == pytest.approx(model.log_target(state.labels), abs=1e-6)
+        assert got["run"] == got["step"]
+        if gibbs is None:
+            assert got["path"][1:] == got["step"][1:]
+            assert all(got["step"][3][m][1] > 0 for m in MOVES)
+
+
 def test_options_and_registry():
     model = grey_setting()[0]
     assert KERNELS["triadic"] is Triadic and "triadic" in swcuts.SAMPLERS
     assert "triadic" in swcuts.segmentation.options.STEPS_PER_ATOM and "triadic" in swcuts.segmentation.options.DEFAULT_T0
     kernel = Triadic(model, None, beta=0.2, compiled=None)
-    assert kernel.name == "triadic" and kernel.compiled is False and kernel.anchors == "edge"
+    assert kernel.name == "triadic" and kernel.compiled is True and kernel.anchors == "edge"
+    assert Triadic(model, compiled=False).compiled is False  # the driver calls step()
     assert Triadic(model, anchors="uniform").anchors == "uniform"
     for beta in (0.0, 1.0, -0.1, 1.5, True, "a"):
         with pytest.raises(ValueError):

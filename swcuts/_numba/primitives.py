@@ -8,6 +8,9 @@
 * :func:`mh_accept` — the Metropolis-Hastings decision of compiled code,
   the twin of :func:`swcuts.samplers.common.metropolis_hastings` (no
   uniform is drawn when the ratio is at least 1);
+* :func:`mh_decide` — the same rule as
+  :func:`~swcuts.samplers.common.metropolis_hastings` exactly, drawing from a
+  ``numpy.random.Generator`` (the caller's stream, not the compiled one);
 * :func:`mh_threshold` — the bound-first form of that decision: the
   uniform is drawn first and turned into the smallest Δ log π that is
   accepted, so that a model can reject from an upper bound of Δ without
@@ -33,7 +36,7 @@ from numba import njit
 
 from swcuts._numba.compiled_only import compiled_only
 
-__all__ = ["find", "union", "number_components", "mh_accept", "mh_threshold", "draw_log_weights", "largest", "log_sum_exp",
+__all__ = ["find", "union", "number_components", "mh_accept", "mh_decide", "mh_threshold", "draw_log_weights", "largest", "log_sum_exp",
            "gather_marked", "compiled_only"]
 
 
@@ -83,6 +86,19 @@ def mh_accept(log_alpha):
     it draws one also at log_alpha = −inf or NaN (and rejects), which keeps
     the random stream of the compiled kernels as it has always been."""
     return log_alpha >= 0.0 or np.random.random() < math.exp(log_alpha)
+
+
+@njit(cache=True, inline="always")
+def mh_decide(log_alpha, rng):
+    """:func:`~swcuts.samplers.common.metropolis_hastings` in compiled code:
+    accept with probability min(1, e^log_alpha), the uniform drawn from the
+    Generator ``rng`` only when −inf < log_alpha < 0 (so a compiled run and
+    the Python steps draw the same numbers from the same generator)."""
+    if log_alpha >= 0.0:
+        return True
+    if log_alpha == -math.inf or log_alpha != log_alpha:
+        return False
+    return rng.random() < math.exp(log_alpha)
 
 
 @njit(cache=True, inline="always")

@@ -39,12 +39,13 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from swcuts.models.partition import Partition
+from swcuts.models.partition import Partition, relabel_vertices
 from swcuts.models.base import SCORE_IMAGE, ModelState
 from swcuts.models.boundary import PAIR_EVIDENCE, boundary_delta, contrast_weights, cut_weight
 from swcuts.models.image_kernels import (
     FP_A0, FP_A1, FP_A2, FP_BOUNDARY, FP_EXP, FP_KAPPA, FP_RIDGE, N_MODEL_PARAMS, label_loglik)
 from swcuts.models.regions import refresh_regions, region_change, region_cache, region_terms
+from swcuts._numba.compiled_only import compiled_only
 from swcuts.models.vertex_stats import (
     add_vertex, label_sums, n_stats, pixel_source, row_offsets, row_source, vertex_rows,
     window_histograms)
@@ -114,6 +115,51 @@ def _delta(labels, R, new_label, vsrc, lstats, lloglik, size, indptr, indices, a
     dm, ds = region_change(labels, R, new_label, indptr, indices, area, exponent,
                            in_r, mark_a, mark_b, stack, visited)
     return d - a1 * dm - a2 * ds
+
+
+
+# The set moves of ImageModel.delta / apply for compiled samplers that move
+# any vertex set (split-merge's launch and merge moves): the same calls in
+# the same order, so the same numbers. ``ma`` is ImageModel.set_move_arrays.
+@compiled_only
+def set_move_delta(ma, labels, size, R, new_label):
+    """:meth:`ImageModel.delta` of relabelling the vertices ``R`` (any set)
+    to ``new_label``, in compiled code."""
+    (vsrc, lstats, lloglik, indptr, indices, area, bw, use_family, n_channels, n_bins, fp,
+     comp_root, comp_area, mark_c, mark_a, mark_b, stack, visited, out_labels, out_stats,
+     out_counts) = ma
+    d = _delta(labels, R, new_label, vsrc, lstats, lloglik, size, indptr, indices, area,
+               n_channels, n_bins, use_family, fp[FP_KAPPA], fp[FP_RIDGE], fp[FP_A0], fp[FP_A1],
+               fp[FP_A2], fp[FP_EXP], mark_c, mark_a, mark_b, stack, visited, out_labels,
+               out_stats, out_counts)
+    if fp[FP_BOUNDARY] != 0.0:
+        d += boundary_delta(fp[FP_BOUNDARY], R, R.size, new_label, labels, indptr, indices, bw,
+                            mark_c)
+    return d
+
+
+@compiled_only
+def set_move_apply(ma, labels, size, free_stack, n_free, R, new_label):
+    """:meth:`ImageModel.apply` (without the change of log π, which is the
+    caller's) in compiled code."""
+    (vsrc, lstats, lloglik, indptr, indices, area, bw, use_family, n_channels, n_bins, fp,
+     comp_root, comp_area, mark_c, mark_a, mark_b, stack, visited, out_labels, out_stats,
+     out_counts) = ma
+    k = _gather(labels, R, new_label, vsrc, n_channels, n_bins, lstats, size, out_labels,
+                out_stats, out_counts)
+    for t in range(k):  # ModelState.store_label_stats
+        lab = out_labels[t]
+        if out_counts[t] > 0:
+            for q in range(out_stats.shape[1]):
+                lstats[lab, q] = out_stats[t, q]
+            lloglik[lab] = label_loglik(out_stats[t], n_channels, n_bins, use_family,
+                                        fp[FP_KAPPA], fp[FP_RIDGE])
+        else:
+            for q in range(out_stats.shape[1]):
+                lstats[lab, q] = 0.0
+            lloglik[lab] = 0.0
+    relabel_vertices(labels, size, free_stack, n_free, R, R.size, new_label)
+    refresh_regions(labels, R, indptr, indices, area, comp_root, comp_area, mark_a, visited)
 
 
 class ImageState(ModelState):
@@ -372,6 +418,17 @@ class ImageModel:
         fp[FP_A1], fp[FP_A2], fp[FP_EXP] = self.a1, self.a2, self.exponent
         fp[FP_BOUNDARY] = self.boundary
         return fp
+
+    def set_move_arrays(self, state) -> tuple:
+        """The arrays that :func:`set_move_delta` and :func:`set_move_apply`
+        take for ``state`` (the model's constants, the state's caches and
+        scratch), in their order."""
+        g = self.graph
+        w = state.work
+        return (self.vsrc, state.stats, state.loglik, g.indptr, g.indices, self.area,
+                self.boundary_csr, self.use_family, self.n_channels, self.n_bins,
+                self.kernel_params(), state.comp_root, state.comp_area, w.mark_c, w.mark_a,
+                w.mark_b, w.stack, w.visited, *state.scratch)
 
     def cluster_score(self):
         """The log potential s(A) of a vertex set A taken as one region.

@@ -306,6 +306,13 @@ class MemberIndex:
         if part is self._part and self._exact >= 0 and self._exact == since:
             self._exact = _version(part)
 
+    def replace(self, part, lists: dict) -> None:
+        """Take ``lists`` (label -> vertices, e.g. from a compiled kernel that
+        kept the index's lists in its own arrays) as the entries; each is
+        checked against ``part`` before its first use."""
+        self.lists = lists
+        self._part, self._exact, self._checked = part, -1, {}
+
     def rebuild(self, part) -> None:
         """Rebuild every entry from the labels (O(N log N))."""
         order = np.argsort(part.labels, kind="stable")

@@ -82,7 +82,12 @@ linear in the size of the two labels touched (plus whatever the model's
 On the image model the restricted scans run compiled (:func:`_scan_image`,
 the same moves and random numbers as the generic path, which the tests
 check move for move); the rest of an update is a handful of
-``delta``/``apply`` calls. The single-vertex Δ there needs the pieces of
+``delta``/``apply`` calls. On the image model and the mixtures,
+:meth:`SplitMerge.run` makes whole runs of updates in one compiled call
+(:mod:`~swcuts.samplers.split_merge_run`): the moves of :meth:`~SplitMerge.step`
+bit for bit, from the same generator, at ~10x the speed; the member
+index then lives in the run's arrays (O(N) at a run's start and end, not
+per update). The single-vertex Δ there needs the pieces of
 the vertex's region once it leaves;
 :func:`~swcuts.models.image_kernels.vertex_leave_pieces` stops searching
 as soon as every same-label neighbour has been reached, which on image
@@ -95,141 +100,23 @@ import math
 import weakref
 
 import numpy as np
-from numba import njit
 
 from swcuts.io.errors import check_number
-from swcuts.models.boundary import boundary_delta
-from swcuts.models.image_kernels import (
-    FP_BOUNDARY, apply_move_cached, join_label, join_regions, leave_label, vertex_leave_regions)
-from swcuts.models.mixture.moves import item_join, item_leave, item_move
-from swcuts.models.partition import MemberIndex
 from swcuts.samplers.common import (
     StepInfo, acceptance_rates, check_anchors, draw_anchor_pair, metropolis_hastings,
-    refuse_fixed_labels, repeat_move, seed_compiled_rng, state_member_index)
+    refuse_fixed_labels, repeat_move, seed_compiled_rng)
 from swcuts.samplers.compiled import CompiledWorkspace
 from swcuts.samplers.gibbs import random_scan
+from swcuts.samplers.split_merge_run import (
+    _choose_side, _scan_image, _scan_mixture, run_split_merge)
+from swcuts.samplers.run_lists import RunLists
 
 __all__ = ["SplitMerge", "RandomSplit"]
 
 _LOG2 = math.log(2.0)
 
 
-@njit(cache=True)
-def _log_sigmoid_c(x):
-    """log(1 / (1 + e^-x)), stable for every x (including ±inf)."""
-    if x >= 0.0:
-        return -math.log1p(math.exp(-x))
-    return x - math.log1p(math.exp(x))
-
-
-@njit(cache=True, inline="always")
-def _choose_side(x, a, forced, target, u, idx):
-    """The restricted Gibbs choice of item ``idx`` of S, now on side ``a``:
-    it moves to the other side with probability σ(x), x = Δ log π / T of
-    the move (drawn with ``u[idx]``, or forced: it moves iff ``target[idx]
-    != a``). Returns (move, log of the probability of the outcome)."""
-    lp_move = _log_sigmoid_c(x)
-    if forced:
-        move = target[idx] != a
-    else:
-        move = u[idx] < math.exp(lp_move)
-    if move:
-        return True, lp_move
-    return False, _log_sigmoid_c(-x)
-
-
-@njit(cache=True, inline="always")
-def _scan_item(S, side, labs, idx):
-    """Item ``idx`` of a restricted scan: (vertex k, its side a, the other
-    side b, their labels)."""
-    k = S[idx]
-    a = side[idx]
-    b = 1 - a
-    return k, a, b, labs[a], labs[b]
-
-
-@njit(cache=True)
-def _scan_image(S, side, labs, inv_t, u, target, f_state, labels, size, free_stack, n_free,
-                lstats, lloglik, comp_root, comp_area, vstats, indptr, indices, area, bw,
-                use_family, n_channels, n_bins, fp, R1, in_r, mark, visited, roots, tmp_a, tmp_b):
-    """One restricted Gibbs scan over S on an image-model state, compiled.
-
-    The same scan as :meth:`SplitMerge._scan` with Δ log π of moving one
-    vertex k between the two labels from the cached statistics and regions
-    (as the compiled Gibbs kernel computes it): the two labels' likelihoods
-    with and without k, the pieces of k's region once k leaves it, the
-    regions of the other label that k joins, and the boundary term
-    (``bw``: the boundary weights in CSR order). Both labels stay non-empty
-    (they hold the anchors), so the label-count prior does not change.
-    ``u`` holds one uniform per item (drawn scans) and ``target`` is empty,
-    or ``target`` holds the forced sides. ``f_state[0]`` (log π) is
-    updated. Returns log of the probability of the outcome.
-    """
-    forced = target.size > 0
-    log_q = 0.0
-    for idx in range(S.size):
-        k, a, b, la, lb = _scan_item(S, side, labs, idx)
-        R1[0] = k
-        sR = vstats[k]
-        d, ll_rest = leave_label(la, 1, size, lstats, lloglik, sR, tmp_a, n_channels, n_bins,
-                                 use_family, fp)
-        d_new, ll_new = join_label(lb, False, lstats, lloglik, sR, tmp_b, n_channels, n_bins,
-                                   use_family, fp)
-        d += d_new
-        d += vertex_leave_regions(k, la, labels, indptr, indices, area, comp_area, in_r, mark,
-                                  visited, fp)
-        d += join_regions(R1, 1, lb, area[k], False, labels, indptr, indices, comp_root, comp_area,
-                          in_r, mark, roots, fp)
-        d += boundary_delta(fp[FP_BOUNDARY], R1, 1, lb, labels, indptr, indices, bw, in_r)
-        move, lp = _choose_side(d * inv_t, a, forced, target, u, idx)
-        log_q += lp
-        if move:
-            apply_move_cached(R1, 1, la, lb, labels, size, free_stack, n_free, lstats, lloglik, sR,
-                              ll_rest, ll_new, comp_root, comp_area, indptr, indices, area, mark,
-                              visited)
-            side[idx] = b
-            f_state[0] += d
-    return log_q
-
-
-@njit(cache=True)
-def _scan_mixture(S, side, labs, inv_t, u, target, labels, size, free_stack, n_free, lstats,
-                  lloglik, vstats, kind, params, prior):
-    """One restricted Gibbs scan over S on a mixture-model state, compiled.
-
-    The same scan as :meth:`SplitMerge._scan` (same uniforms ``u``, or the
-    forced sides ``target``; the other one empty): Δ log π of moving item
-    k to the other label is the leave part of its label plus the join part
-    of the other (:func:`~swcuts.models.mixture.item_leave`,
-    :func:`~swcuts.models.mixture.item_join`). The state arrays are those of
-    :meth:`~swcuts.models.mixture.MixtureModel.kernel_arrays`. Returns
-    (log of the probability of the outcome, Δ log π).
-    """
-    forced = target.size > 0
-    D = vstats.shape[1]
-    st_a = np.empty(D)
-    st_b = np.empty(D)
-    one = np.empty(1, np.int64)
-    log_q = 0.0
-    total = 0.0
-    for idx in range(S.size):
-        k, a, b, la, lb = _scan_item(S, side, labs, idx)
-        d_leave, ll_a = item_leave(k, la, size, lstats, lloglik, vstats, kind, params, prior,
-                                   st_a)
-        d_join, ll_b = item_join(k, lb, size, lstats, lloglik, vstats, kind, params, prior,
-                                 st_b)
-        d = d_leave + d_join
-        move, lp = _choose_side(d * inv_t, a, forced, target, u, idx)
-        log_q += lp
-        if move:
-            item_move(k, la, lb, labels, size, free_stack, n_free, lstats, lloglik, st_a, ll_a,
-                      st_b, ll_b, one)
-            side[idx] = b
-            total += d
-    return log_q, total
-
-
-class SplitMerge:
+class SplitMerge(RunLists):
     """Split-Merge(t, M, R) of Jain & Neal with restricted Gibbs proposals.
 
     Parameters
@@ -263,9 +150,10 @@ class SplitMerge:
         likelihood) in :meth:`step` and :meth:`iteration` (None: when the
         model offers them; False: the generic path through
         ``model.delta``/``model.apply``). Both restricted-scan paths draw
-        the same random numbers and make the same moves. The driver-facing flag
-        ``self.compiled`` is always False: the update is orchestrated in
-        Python, so the annealing driver calls :meth:`step`.
+        the same random numbers and make the same moves. With the compiled
+        path, :meth:`run` makes whole runs of updates in one compiled call
+        (``self.compiled`` is then True and the annealing driver calls
+        :meth:`run`): the moves of :meth:`step`, bit for bit.
 
     Attributes
     ----------
@@ -316,16 +204,14 @@ class SplitMerge:
             self._f_state = np.zeros(1)
             self._no_target = np.zeros(0, dtype=np.int8)
         self._gibbs = None
-        # The split-merge update has no compiled path: the driver must call step().
-        self.compiled = False
+        # run(): whole runs of updates compiled (split_merge_run), on the models above.
+        self.compiled = self._fast or self._mixture
         self._index = weakref.WeakKeyDictionary()
+        self._lists = weakref.WeakKeyDictionary()  # state -> the member lists of run()
         self._one = np.zeros(1, dtype=np.int64)
         self.counts = {"split": [0, 0], "merge": [0, 0]}
 
     # -------------------------------------------------------------- helpers
-    def _members_index(self, state) -> MemberIndex:
-        return state_member_index(self._index, state)
-
     def _draw_anchors(self, rng):
         """(i, j), independent of the state; None if no pair exists."""
         return draw_anchor_pair(self._edges if self.anchors == "edge" else None,
@@ -518,6 +404,59 @@ class SplitMerge:
             return StepInfo(True, log_alpha, int(Rm.size), d, "merge")
         return StepInfo(False, log_alpha, int(Rm.size), d, "merge")
 
+    # ------------------------------------------------------------------ run
+    def run(self, state, rng, temperatures, best_labels=None, best_log_pi=-math.inf, path=None):
+        """One update per temperature; returns (accepted, best log π, best labels).
+
+        On the compiled path (``self.compiled``) the updates run in one
+        compiled call (:func:`~swcuts.samplers.split_merge_run.run_split_merge`)
+        that draws the same numbers from ``rng`` and makes the same moves
+        as :meth:`step` once per temperature; otherwise it calls
+        :meth:`step`.
+
+        Parameters
+        ----------
+        state : ModelState
+        rng : numpy.random.Generator
+        temperatures : (n,) float array
+        best_labels : int array, optional
+            Overwritten by states better than both ``best_log_pi`` and the
+            state at the start (default: a copy of the state's labels).
+        best_log_pi : float
+            log π of ``best_labels``.
+        path : (n, N) int array, optional
+            Receives the labels after every update.
+
+        Returns
+        -------
+        (accepted, best log π, best labels)
+        """
+        temps, best_labels = self._run_arguments(temperatures, state, best_labels)
+        part = state.partition
+        if not self.compiled:
+            return self._run_steps(state, rng, temps, best_labels, best_log_pi, path)
+        ws, f_state, path, (ma, mix) = self._start_run(state, best_log_pi, path)
+        ws.counts[:] = 0
+        opts = np.array([self.anchors == "pair", self.t, self.random_split], np.int64)
+        edges = self._edges if self._edges is not None else np.zeros((0, 2), np.int64)
+        img = None
+        if self._fast:
+            model = self.model
+            sws = state.workspace(CompiledWorkspace, part.n_vertices, part.size.size, model.n_stats)
+            img = (ma, (model.vstats, self._fp, self._one, sws.in_r, sws.mark, sws.visited,
+                        sws.roots, sws.sR, sws.tmp))
+        acc = run_split_merge(rng, temps, opts, edges, ws.counts, ws.ev, f_state, best_labels,
+                              path, part.labels, part.size, part.free_stack, part.n_free, ws.head,
+                              ws.nxt, ws.entry, ws.bufs, img, mix)
+        self._end_run(state, ws, f_state)
+        c = ws.counts.tolist()
+        self.counts["split"][0] += c[0]
+        self.counts["split"][1] += c[1]
+        self.counts["merge"][0] += c[2]
+        self.counts["merge"][1] += c[3]
+        self._last = (c[4], float(f_state[2]))
+        return int(acc), float(f_state[1]), best_labels
+
     # ------------------------------------------------------------ iteration
     def gibbs_scan(self, state, rng, temperature=1.0) -> None:
         """One single-site Gibbs scan: N updates at uniformly random vertices
@@ -553,7 +492,11 @@ class SplitMerge:
             ``move``: "iteration".
         """
         before = state.log_pi
-        any_acc, moved, log_alpha = repeat_move(self.step, self.M, state, rng, temperature)
+        if self.compiled and self.M:  # the same M updates in one compiled run
+            acc, _, _ = self.run(state, rng, np.full(self.M, float(temperature)))
+            any_acc, (moved, log_alpha) = acc > 0, self._last
+        else:
+            any_acc, moved, log_alpha = repeat_move(self.step, self.M, state, rng, temperature)
         for _ in range(self.R):
             self.gibbs_scan(state, rng, temperature)
         return StepInfo(any_acc, log_alpha, moved, state.log_pi - before, "iteration")

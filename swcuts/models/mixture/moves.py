@@ -14,6 +14,7 @@ import math
 import numpy as np
 from numba import njit
 
+from swcuts._numba.compiled_only import compiled_only
 from swcuts.models.partition import relabel_vertices
 from swcuts.models.mixture.marginals import log_marginal
 from swcuts.models.mixture.priors import prior_item_join, prior_item_leave, prior_size_change
@@ -141,6 +142,22 @@ def _store(k, out_labels, out_stats, out_counts, lstats, lloglik, kind, params):
         else:  # an emptied label starts again from exact zeros
             lstats[lab, :] = 0.0
             lloglik[lab] = 0.0
+
+
+
+@compiled_only
+def mixture_apply(labels, size, free_stack, n_free, R, new_label, vstats, lstats, lloglik, kind,
+                  params, mark, slot_of, out_labels, out_stats, out_counts):
+    """:meth:`MixtureModel.apply` for a compiled likelihood (without the
+    change of log π, which is the caller's): relabel the items R to
+    ``new_label`` and refresh the touched labels' caches. Scratch as in
+    :func:`mixture_delta`."""
+    k = _gather(labels, size, R, new_label, vstats, lstats, mark, slot_of, out_labels, out_stats,
+                out_counts)
+    if k == 1:
+        return
+    _store(k, out_labels, out_stats, out_counts, lstats, lloglik, kind, params)
+    relabel_vertices(labels, size, free_stack, n_free, R, R.size, new_label)
 
 
 # ---------------------------------------------------------------------------

@@ -20,6 +20,9 @@ Modules
     to the live state, for tests that enumerate the transition law).
 :mod:`.allocation`
     The sequential allocation compiled with numba for mixture models.
+:mod:`.run`
+    Whole runs of updates compiled (:meth:`Triadic.run`), the moves of
+    :meth:`Triadic.step` bit for bit.
 """
 
 from swcuts.samplers.triadic.allocation import _allocate_mixture  # noqa: F401

@@ -11,11 +11,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from swcuts.io.errors import check_number
-from swcuts.models.partition import MemberIndex
 from swcuts.samplers.common import (
     StepInfo, acceptance_rates, check_anchors, draw_anchor_pair, draw_normalized,
-    metropolis_hastings, refuse_fixed_labels, state_member_index)
+    metropolis_hastings, refuse_fixed_labels)
+from swcuts.samplers.run_lists import RunLists
 from swcuts.samplers.triadic.allocation import _allocate_mixture
+from swcuts.samplers.triadic.run import run_triadic
 
 __all__ = ["Triadic", "Proposal", "MOVES"]
 
@@ -60,7 +61,7 @@ class Proposal:
     after: tuple
 
 
-class Triadic:
+class Triadic(RunLists):
     """Triadic split-merge with sequential (SAMS) allocation.
 
     Parameters
@@ -82,9 +83,9 @@ class Triadic:
         a built-in likelihood; other models always use the generic path).
         None or True: when available; False: through ``model.delta`` /
         ``model.apply``. Both make the same moves from the same random
-        numbers. ``self.compiled`` is always False: the update
-        is orchestrated in Python, so the annealing driver calls
-        :meth:`step`.
+        numbers. On the image model and those mixtures :meth:`run` makes
+        whole runs of updates compiled (``self.compiled`` True: the
+        annealing driver calls it), the moves of :meth:`step` bit for bit.
 
     Attributes
     ----------
@@ -115,8 +116,11 @@ class Triadic:
         self._mixture = mixture and compiled is not False
         self._no_u = np.zeros(0)
         self._no_forced = np.zeros(0, dtype=np.int64)
-        self.compiled = False
+        # run(): whole runs compiled (triadic/run.py) on the image model and those mixtures.
+        self.compiled = ((bool(getattr(model, "compiled", False)) and compiled is not False)
+                         or self._mixture)
         self._index = weakref.WeakKeyDictionary()
+        self._lists = weakref.WeakKeyDictionary()  # state -> member lists of run()
         self._one = np.zeros(1, dtype=np.int64)
         self._cand = {}  # edge -> candidates for k, filled as edges are drawn
         self.counts = {m: [0, 0] for m in MOVES}
@@ -194,8 +198,6 @@ class Triadic:
         return {"merge32": 1.0}
 
     # ------------------------------------------------------------ helpers
-    def _members_index(self, state) -> MemberIndex:
-        return state_member_index(self._index, state)
 
     def touched(self, state, anchors) -> np.ndarray:
         """Every vertex of the labels of the anchors (each label once)."""
@@ -480,6 +482,37 @@ class Triadic:
             return StepInfo(True, prop.log_alpha, moved, prop.delta, move)
         self.revert(state, prop)
         return StepInfo(False, prop.log_alpha, moved, prop.delta, move)
+
+    def run(self, state, rng, temperatures, best_labels=None, best_log_pi=-math.inf, path=None):
+        """One update per temperature; returns (accepted, best log π, best labels).
+
+        As :meth:`SplitMerge.run <swcuts.samplers.split_merge.SplitMerge.run>`:
+        compiled (:func:`~swcuts.samplers.triadic.run.run_triadic`, the moves
+        of :meth:`step` from the same generator) when ``self.compiled``,
+        else :meth:`step` per temperature; ``path`` receives the labels
+        after every update.
+        """
+        temps, best_labels = self._run_arguments(temperatures, state, best_labels)
+        part = state.partition
+        if not self.compiled:
+            return self._run_steps(state, rng, temps, best_labels, best_log_pi, path)
+        ws, f_state, path, (ma, mix) = self._start_run(state, best_log_pi, path)
+        counts = np.zeros((5, 2), np.int64)
+        log_r = np.array([self._log_r[m] for m in MOVES])
+        g = self.graph
+        uniform = self.anchors == "uniform"
+        edges = g.edges if not uniform else np.zeros((0, 2), np.int64)
+        indptr = g.indptr if g is not None else np.zeros(1, np.int64)
+        indices = g.indices if g is not None else np.zeros(0, np.int64)
+        acc = run_triadic(rng, temps, self.beta, log_r, uniform, edges, indptr, indices, counts,
+                          ws.ev, f_state, best_labels, path, part.labels, part.size,
+                          part.free_stack, part.n_free, ws.head, ws.nxt, ws.entry, ws.bufs,
+                          None if ma is None else (ma,), mix)
+        self._end_run(state, ws, f_state)
+        for t, m in enumerate(MOVES + ("noop",)):
+            self.counts[m][0] += int(counts[t, 0])
+            self.counts[m][1] += int(counts[t, 1])
+        return int(acc), float(f_state[1]), best_labels
 
     def acceptance_rates(self) -> dict:
         """Accepted / proposed per move type (NaN before any proposal)."""
