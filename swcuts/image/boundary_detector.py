@@ -363,10 +363,10 @@ def boundary_probability(features, *, detector=None, scales=None, forest=None) -
         average the maps (resized back); default :data:`SCALES`. ``(1,)``:
         the features as given, as the networks were trained.
     forest : bool, str or path-like, optional
-        Combine a colour map with a structured edge forest's
+        Combine the map with a structured edge forest's
         (:func:`swcuts.image.edge_forest.combine_with_forest`; ``True``: the
-        shipped forest; grey features keep the detector's map, which the
-        combination lowered). Default: no forest.
+        shipped forest, whose file holds colour and grey weights; a file
+        without grey weights leaves a grey map as it is). Default: no forest.
 
     Returns
     -------
