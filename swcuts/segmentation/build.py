@@ -17,7 +17,7 @@ __all__ = ["build_posterior", "build_graph", "merge_atoms"]
 
 def build_graph(features, atoms, n_atoms, *, seed, edges="kl", edge_scale=1.0, q_max=1.0, edge_power=1.0,
                 atom_relief="gradient", boundary_map=False, atom_merge=None, min_merged=0, budget=None,
-                detector_scales=None, detector_forest=None):
+                detector_scales=None, detector_forest=None, fold_thin=False):
     """Atoms, their graph, edge probabilities and the learned detector's
     map of prepared ``features``: ``(atom label image, RegionGraph, q,
     boundary map or None)``. The detector runs when the edges or the atoms'
@@ -27,6 +27,7 @@ def build_graph(features, atoms, n_atoms, *, seed, edges="kl", edge_scale=1.0, q
     would leave fewer than this many. ``detector_scales``: the detector's
     ``scales`` (default its own, :data:`~swcuts.image.boundary_detector.SCALES`);
     ``detector_forest``: its ``forest`` (default none: the detector alone).
+    ``fold_thin``: the merge folds slivers too (:func:`merge_atoms`).
     Other parameters as :func:`build_posterior`."""
     h, w = features.shape[:2]
     prob = None
@@ -41,7 +42,7 @@ def build_graph(features, atoms, n_atoms, *, seed, edges="kl", edge_scale=1.0, q
     with phase_of(budget, "graph"):
         graph = RegionGraph.from_labels(atom_labels)
     if atom_merge is not None and relief:
-        merged, merged_graph = merge_atoms(atom_labels, graph, prob, *atom_merge, budget=budget)
+        merged, merged_graph = merge_atoms(atom_labels, graph, prob, *atom_merge, budget=budget, fold_thin=fold_thin)
         if merged_graph.n_vertices >= min_merged:
             atom_labels, graph = merged, merged_graph
     if edges is None:
@@ -61,14 +62,15 @@ def build_graph(features, atoms, n_atoms, *, seed, edges="kl", edge_scale=1.0, q
     return atom_labels, graph, q, prob
 
 
-def merge_atoms(atoms, graph, probability, level, min_pixels, budget=None):
+def merge_atoms(atoms, graph, probability, level, min_pixels, budget=None, fold_thin=False):
     """``atoms`` (and their ``graph``) merged along their weakest boundaries
     of the detector's ``probability`` map
     (:func:`swcuts.graph.superatoms.merge_weakest` on the clipped log-odds of
     each pixel pair, :func:`swcuts.models.boundary.learned_pair_weights`):
-    atoms below ``min_pixels`` per 10^5 pixels and the slivers without an
-    interior pixel (:func:`swcuts.graph.superatoms.thin_atoms`) first, then every boundary
-    whose mean log-odds is below ``level``
+    atoms below ``min_pixels`` per 10^5 pixels first (and, with
+    ``fold_thin``, the slivers without an interior pixel,
+    :func:`swcuts.graph.superatoms.thin_atoms`; the sampling posterior's
+    merge), then every boundary whose mean log-odds is below ``level``
     (:func:`swcuts.segmentation.image_models.model_atom_merge`).
 
     Examples
@@ -86,7 +88,7 @@ def merge_atoms(atoms, graph, probability, level, min_pixels, budget=None):
     with phase_of(budget, "atoms merged", f"below mean log-odds {level:g}"):
         strength = -learned_pair_weights(atoms, probability=probability)
         merged = merge_weakest(atoms, graph, strength, max_level=level,
-                               min_size=round(min_pixels * h * w / 1e5), fold_thin=True)
+                               min_size=round(min_pixels * h * w / 1e5), fold_thin=fold_thin)
     return merged.labels, merged.graph
 
 

@@ -492,8 +492,9 @@ def sample_edge_posterior(image, *, n_samples=100, chains=None, seed=None, time_
     ``model="edges"``: prepare the image, its atoms (watershed on the learned
     detector's map, as the "learned" model's; ``merged``, default
     :data:`MERGED_ATOMS`: then merged along their weakest boundaries, as the
-    default segmentation merges them, unless fewer merged atoms are left than
-    the finest level's target number of segments) and the learned q_ij, then
+    default segmentation merges them, slivers without an interior pixel
+    folded first, unless fewer merged atoms are left than the finest level's
+    target number of segments) and the learned q_ij, then
     :func:`sample_edges`. ``granularity``: the levels' target numbers of
     segments (default :data:`TARGET_SEGMENTS`); ``chains``: per level
     (default :data:`LEVEL_CHAINS`); ``replicas``, ``t_max``, ``swap_every``:
@@ -547,7 +548,8 @@ def sample_edge_posterior(image, *, n_samples=100, chains=None, seed=None, time_
     # Fewer merged atoms than the finest level's target leave it no room: then the atoms themselves.
     atom_labels, graph, q, _ = build_graph(features, atoms, n_atoms, seed=atom_seed, edges="learned",
                                            atom_relief="learned", atom_merge=merge, min_merged=max(targets),
-                                           budget=budget, detector_scales=scales, detector_forest=forest)
+                                           budget=budget, detector_scales=scales, detector_forest=forest,
+                                           fold_thin=True)
     result = sample_edges(atom_labels, graph, q, targets=targets, n_samples=n_samples, chains=chains,
                           seed=rng, time_budget=budget, thin=thin, pilot_steps=pilot_steps,
                           sampler=sampler, workers=workers, image=display, progress=progress, replicas=replicas,
