@@ -12,10 +12,9 @@ import numpy as np
 
 from swcuts.io.errors import check_number
 from swcuts.samplers.common import (
-    StepInfo, acceptance_rates, check_anchors, draw_anchor_pair, draw_normalized,
-    metropolis_hastings, refuse_fixed_labels)
+    StepInfo, acceptance_rates, check_anchors, draw_anchor_pair, metropolis_hastings, refuse_fixed_labels)
 from swcuts.samplers.run_lists import RunLists
-from swcuts.samplers.triadic.allocation import _allocate_mixture
+from swcuts.samplers.triadic.allocation import _allocate_mixture, choose_target
 from swcuts.samplers.triadic.run import run_triadic
 
 __all__ = ["Triadic", "Proposal", "MOVES"]
@@ -273,16 +272,12 @@ class Triadic(RunLists):
             for g in range(nt):
                 d[g] = model.delta(state, one, targets[g])
                 x[g] = d[g] / temperature
-            mx = max(x)
-            if mx == -math.inf or math.isnan(mx):
-                if forced is None:
-                    return -math.inf
-                lse = mx
-            else:
-                lse = mx + math.log(sum(math.exp(v - mx) for v in x))
-            g = int(forced[s]) if forced is not None else int(draw_normalized(np.array(x), lse, u[s]))
-            lp = x[g] - lse
-            log_q += lp if not math.isnan(lp) else -math.inf
+            g, lp = choose_target(np.array(x), -1 if forced is None else int(forced[s]),
+                                  0.0 if forced is not None else float(u[s]))
+            if g < 0:
+                return -math.inf
+            g = int(g)
+            log_q += lp
             model.apply(state, one, targets[g], d[g])
         return log_q
 

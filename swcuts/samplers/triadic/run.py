@@ -22,11 +22,10 @@ from numba import njit
 
 from swcuts._numba.compiled_only import compiled_only
 from swcuts._numba.primitives import mh_decide
-from swcuts.samplers.common import draw_normalized
 from swcuts.samplers.compiled import _book
 from swcuts.samplers.run_lists import _members, _set_list, draw_pair, export_lists
 from swcuts.samplers.split_merge_run import _move, _move_apply, _move_delta
-from swcuts.samplers.triadic.allocation import _allocate_mixture
+from swcuts.samplers.triadic.allocation import _allocate_mixture, choose_target
 
 __all__ = ["run_triadic", "SPLIT12", "MERGE21", "SPLIT23", "MERGE32", "NOOP"]
 
@@ -113,22 +112,10 @@ def _allocate(img, mix, f_state, labels, size, free_stack, n_free, items, target
         for g in range(nt):
             d[g] = _move_delta(img, mix, labels, size, one, targets[g], ev)
             x[g] = d[g] / T
-        mx = x[0]
-        for g in range(1, nt):
-            if x[g] > mx:
-                mx = x[g]
-        if mx == -math.inf or mx != mx:
-            if not is_forced:
-                return -math.inf
-            lse = mx
-        else:
-            z = 0.0
-            for g in range(nt):
-                z += math.exp(x[g] - mx)
-            lse = mx + math.log(z)
-        g = forced[s] if is_forced else draw_normalized(x, lse, u[s])
-        lp = x[g] - lse
-        log_q += lp if lp == lp else -math.inf
+        g, lp = choose_target(x, forced[s] if is_forced else -1, u[s] if u.size else 0.0)
+        if g < 0:
+            return -math.inf
+        log_q += lp
         _move_apply(img, mix, labels, size, free_stack, n_free, one, targets[g])
         f_state[0] += d[g]
     return log_q
