@@ -103,7 +103,8 @@ def boundaries(args, out):
               flush=True)
     pooled = pooled_reliability(pairs)
     (out / "reliability.png").write_bytes(reliability_png(
-        pooled, f"boundary within 2 px, {args.data}, {len(ids)} photos", ylabel="share of annotators"))
+        pooled, f"boundary within 2 px, {args.data}{' made grey' if args.grey else ''}, {len(ids)} photos",
+        ylabel="share of annotators"))
     n_ok = sum(1 for r in rows if r["mixed"])
     walls = [r["wall"] for r in rows]
     print(f"split R-hat <= {R_HAT_TARGET} (energy and segment count) on {n_ok} of {len(rows)} photos: "
