@@ -103,7 +103,7 @@ def boundaries(args, out):
               flush=True)
     pooled = pooled_reliability(pairs)
     (out / "reliability.png").write_bytes(reliability_png(
-        pooled, f"boundary within 2 px, {args.data}{' made grey' if args.grey else ''}, {len(ids)} photos",
+        pooled, f"boundary within 2 px, {args.data}, {len(ids)} photos{chr(10) + '(made grey)' if args.grey else ''}",
         ylabel="share of annotators"))
     n_ok = sum(1 for r in rows if r["mixed"])
     walls = [r["wall"] for r in rows]
