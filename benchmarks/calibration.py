@@ -15,7 +15,10 @@ Usage: python benchmarks/calibration.py [--data bsds500-train-rest] [--images 6]
    share of annotators with a boundary within 2 px, pixels with p >= 0.05,
    10 bins. The pooled ECE (all photos' pixels) and its reliability diagram
    (``reliability.png``) beside the targets: R-hat <= 1.1 on >= 5 of 6
-   photos, <= 20 s per photo, ECE <= 0.10.
+   photos, <= 20 s per photo, ECE <= 0.10. Also the co-assignment check (no
+   target): for 20,000 random pixel pairs a photo, the share of samples with
+   both pixels in one segment against the share of annotators
+   (``coassignment.png``, ECE over every pair).
 2. Motion, on the Middlebury pairs: ``segment_motion(posterior_samples=N)``;
    Spearman correlation of ``flow_spread`` with the end-point error of the
    returned flow (pixels with a known true flow), beside the target >= 0.3,
@@ -42,8 +45,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from swcuts.evaluation.calibration import (annotator_proximity, boundary_proximity,  # noqa: E402
-                                           pooled_reliability, reliability, reliability_png,
-                                           spread_error_correlation)
+                                           coassignment_pairs, pooled_reliability, reliability,
+                                           reliability_png, spread_error_correlation)
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from soft_boundaries import canny_map, counts, scores  # noqa: E402
@@ -69,7 +72,7 @@ def boundaries(args, out):
           f"{', '.join(f'{k}={v}' for k, v in opts.items())})")
     print(f"{'image':>8} {'wall s':>7} {'load':>5} {'Rhat E':>7} {'Rhat K':>7} {'ESS E':>6} {'ESS K':>6} "
           f"{'acc':>8} {'swap acc':>16} {'ECE':>6} {'pixels':>7}")
-    rows, pairs, soft = [], [], {"posterior": [], "canny-s2": []}
+    rows, pairs, joint, soft = [], [], [], {"posterior": [], "canny-s2": []}
     for name in ids:
         sample = ds.read(name)
         if args.grey:   # the photo made grey (the annotators' segmentations are the same)
@@ -83,14 +86,20 @@ def boundaries(args, out):
         p = boundary_proximity(ps.labels, ps.atoms)
         truth = annotator_proximity(sample.truths)
         pairs.append((p, truth))
+        joint.append(coassignment_pairs(ps.labels, ps.atoms, sample.truths))
         if args.save_levels and ps.levels:  # each level's proximity, to re-weight the levels
             cuts = np.cumsum([0] + [level["samples"] for level in ps.levels])
+            parts = list(zip(cuts[:-1], cuts[1:]))
             np.savez_compressed(out / f"levels_{name}.npz", truth=truth, p=np.stack(
-                [boundary_proximity(ps.labels[a:b], ps.atoms) for a, b in zip(cuts[:-1], cuts[1:])]))
+                [boundary_proximity(ps.labels[a:b], ps.atoms) for a, b in parts]),
+                joint_truth=joint[-1][1],
+                joint_p=np.stack([coassignment_pairs(ps.labels[a:b], ps.atoms, sample.truths)[0] for a, b in parts]))
         rel = reliability(p, truth)
+        rel_joint = reliability(*joint[-1], min_p=0.0)
         s = ps.summary()
         swap = s.get("tempering", {}).get("swap_acceptance", [])
-        row = dict(image=name, wall=wall, cpu=cpu, load=load, ece=rel["ece"], pixels=rel["n"], **s,
+        row = dict(image=name, wall=wall, cpu=cpu, load=load, ece=rel["ece"], pixels=rel["n"],
+                   coassignment_ece=rel_joint["ece"], **s,
                    mixed=_mixed([level["r_hat"] for level in ps.levels] or [ps.r_hat]),
                    kept_mixed=_mixed(_kept_r_hats(ps)))
         rows.append(row)
@@ -127,12 +136,24 @@ def boundaries(args, out):
     print("reliability (bin: pixels, mean p, share of annotators): " + "; ".join(
         f"{e:.1f}: {c}, {mp:.2f}, {mt:.2f}" for e, c, mp, mt in
         zip(pooled["edges"][:-1], pooled["count"], pooled["mean_p"], pooled["mean_truth"]) if c))
+    joint = pooled_reliability(joint, min_p=0.0)
+    (out / "coassignment.png").write_bytes(reliability_png(
+        joint, f"two pixels in one segment, {args.data}, {len(ids)} photos{chr(10) + '(made grey)' if args.grey else ''}",
+        ylabel="share of annotators", xlabel="predicted probability of one segment"))
+    print(f"co-assignment of {joint['n']} random pixel pairs: pooled ECE {joint['ece']:.3f}; mean p "
+          f"{np.sum(joint['count'] * np.nan_to_num(joint['mean_p'])) / joint['n']:.3f}, share of annotators "
+          f"{np.sum(joint['count'] * np.nan_to_num(joint['mean_truth'])) / joint['n']:.3f} (no target: a check of "
+          "the samples' long-range structure)")
+    print("co-assignment reliability (bin: pairs, mean p, share of annotators): " + "; ".join(
+        f"{e:.1f}: {c}, {mp:.2f}, {mt:.2f}" for e, c, mp, mt in
+        zip(joint["edges"][:-1], joint["count"], joint["mean_p"], joint["mean_truth"]) if c))
     if args.ods:
         for d, c in soft.items():
             sc = scores(c)
             print(f"soft boundaries, {d}: ODS F {sc['ods']:.3f}, OIS F {sc['ois']:.3f}, AP {sc['ap']:.3f}")
     (out / "boundaries.json").write_text(json.dumps(
-        {"options": opts, "rows": rows, "pooled": {k: np.asarray(v).tolist() for k, v in pooled.items()}},
+        {"options": opts, "rows": rows, "pooled": {k: np.asarray(v).tolist() for k, v in pooled.items()},
+         "coassignment": {k: np.asarray(v).tolist() for k, v in joint.items()}},
         indent=1, default=str))
 
 
@@ -267,7 +288,8 @@ def main():
     ap.add_argument("--ods", action="store_true",
                     help="also the soft-boundary ODS F / OIS F / AP of the boundary probability, and Canny's (sigma 2)")
     ap.add_argument("--save-levels", action="store_true",
-                    help="save each granularity level's boundary proximity and the truth (levels_<id>.npz)")
+                    help="save each granularity level's boundary proximity and pixel pairs' co-assignment, "
+                         "and the truth (levels_<id>.npz)")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "out" / "calibration"))
     args = ap.parse_args()
     out = Path(args.out)

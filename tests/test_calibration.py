@@ -5,8 +5,8 @@ predictions, and the spread-error correlation."""
 import numpy as np
 import pytest
 
-from swcuts.evaluation.calibration import (annotator_proximity, boundary_proximity, near_boundary,
-                                           pooled_reliability, reliability, reliability_png,
+from swcuts.evaluation.calibration import (annotator_proximity, boundary_proximity, coassignment_pairs,
+                                           near_boundary, pooled_reliability, reliability, reliability_png,
                                            spread_error_correlation)
 from swcuts.evaluation.metrics.boundaries import boundary_map
 
@@ -59,6 +59,30 @@ def test_calibrated_predictions_have_a_small_ece_and_biased_ones_do_not():
     pooled = pooled_reliability([(p[:10000], outcome[:10000]), (p[10000:], outcome[10000:])])
     assert pooled["ece"] == pytest.approx(good["ece"])
     assert reliability_png(good, "t")[:4] == b"\x89PNG"
+
+
+def test_coassignment_pairs_count_shared_segments_of_samples_and_annotators():
+    # 6x8 pixels, each its own atom; two annotators: left/right halves and top/bottom.
+    atoms = np.arange(48).reshape(6, 8)
+    lr = (np.arange(8) >= 4)[None, :].repeat(6, 0).astype(int)
+    tb = (np.arange(6) >= 3)[:, None].repeat(8, 1).astype(int)
+    # Samples that are the annotators themselves, half each: p equals the truth exactly.
+    samples = np.array([lr.ravel(), tb.ravel()] * 3)
+    p, t = coassignment_pairs(samples, atoms, [lr, tb], n_pairs=3000, seed=1)
+    np.testing.assert_array_equal(p, t)
+    assert reliability(p, t, min_p=0)["ece"] == 0.0
+    # By hand, pair by pair, with the same draws.
+    rng = np.random.default_rng(1)
+    i = rng.integers(0, 48, 3000)
+    j = (i + rng.integers(1, 48, 3000)) % 48
+    assert (i != j).all()
+    want = ((lr.ravel()[i] == lr.ravel()[j]).astype(float) + (tb.ravel()[i] == tb.ravel()[j])) / 2
+    np.testing.assert_array_equal(t, want)
+    # Negative control: samples that join everything are far from the annotators.
+    p1, t1 = coassignment_pairs(np.zeros((4, 48), int), atoms, [lr, tb], n_pairs=3000, seed=1)
+    assert (p1 == 1).all() and reliability(p1, t1, min_p=0)["ece"] > 0.4
+    with pytest.raises(ValueError):
+        coassignment_pairs(samples, atoms, [lr[:, :4]])
 
 
 def test_no_pixel_above_min_p_gives_nan():

@@ -14,6 +14,15 @@ calibration error is the pixel-weighted mean gap,
 (Naeini, Cooper & Hauskrecht, AAAI 2015). :func:`reliability_png` draws the
 reliability diagram.
 
+Co-assignment. For random pairs of pixels, ``p`` is the probability, over
+the samples, that both lie in one segment (what
+:meth:`~swcuts.inference.posterior_samples.PosteriorSamples.coassignment`
+reports) and the truth is the share of annotators who put both in one
+segment (:func:`coassignment_pairs`); the same :func:`reliability` table,
+with every pair counted (``min_p=0``). A posterior can have calibrated
+boundary marginals and still join distant regions too often: this is the
+check of its long-range structure.
+
 Motion. :func:`spread_error_correlation`: Spearman's rank correlation
 between a flow's per-pixel posterior spread and its end-point error against
 the ground truth, over the pixels with a known true flow.
@@ -28,10 +37,13 @@ from swcuts.evaluation.metrics.boundaries import boundary_map
 from swcuts.io.figures import figure, png_bytes
 
 __all__ = ["near_boundary", "boundary_proximity", "annotator_proximity", "reliability",
-           "pooled_reliability", "reliability_png", "spread_error_correlation", "RADIUS"]
+           "pooled_reliability", "reliability_png", "spread_error_correlation", "coassignment_pairs",
+           "RADIUS", "PAIRS"]
 
 #: Tolerance of "a boundary near the pixel", in pixels.
 RADIUS = 2.0
+#: Random pixel pairs a photo for the co-assignment check.
+PAIRS = 20_000
 
 
 def near_boundary(labels, radius=RADIUS) -> np.ndarray:
@@ -93,6 +105,53 @@ def annotator_proximity(truths, radius=RADIUS) -> np.ndarray:
     if not truths:
         raise ValueError("no annotator segmentations")
     return np.mean([near_boundary(t, radius) for t in truths], axis=0)
+
+
+def coassignment_pairs(labels, atoms, truths, n_pairs=PAIRS, seed=0) -> tuple:
+    """Co-assignment of random pixel pairs under the samples and the annotators.
+
+    Parameters
+    ----------
+    labels : (n_samples, n_atoms) int array
+        Sampled segment of every atom (:attr:`PosteriorSamples.labels`).
+    atoms : (H, W) int array
+        Atom of every pixel.
+    truths : sequence of (H, W) int arrays
+        The annotators' segmentations.
+    n_pairs : int
+        Pairs of distinct pixels, drawn uniformly.
+    seed : int or numpy.random.Generator
+
+    Returns
+    -------
+    p, truth : (n_pairs,) float arrays
+        Share of samples, and of annotators, with both pixels of a pair in
+        one segment (pass them to :func:`reliability` with ``min_p=0``).
+
+    Examples
+    --------
+    >>> atoms = np.array([[0, 0, 1, 1]])
+    >>> p, t = coassignment_pairs(np.array([[0, 1], [0, 0]]), atoms, [atoms], n_pairs=4)
+    >>> sorted(set(p.tolist())), sorted(set(t.tolist()))
+    ([0.5, 1.0], [0.0, 1.0])
+    """
+    labels = np.asarray(labels)
+    atoms = np.asarray(atoms).ravel()
+    truths = [np.asarray(t).ravel() for t in truths]
+    if not truths:
+        raise ValueError("no annotator segmentations")
+    if any(t.size != atoms.size for t in truths):
+        raise ValueError("an annotator's segmentation differs in size from the atoms")
+    rng = np.random.default_rng(seed)
+    n = atoms.size
+    i = rng.integers(0, n, int(n_pairs))
+    j = (i + rng.integers(1, n, int(n_pairs))) % n     # a different pixel, uniformly
+    ai, aj = atoms[i], atoms[j]
+    p = np.zeros(len(i))
+    for row in labels:
+        p += row[ai] == row[aj]
+    truth = np.mean([t[i] == t[j] for t in truths], axis=0)
+    return p / max(len(labels), 1), truth
 
 
 def reliability(p, truth, *, min_p=0.05, bins=10) -> dict:
