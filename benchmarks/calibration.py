@@ -139,7 +139,7 @@ def boundaries(args, out):
     joint = pooled_reliability(joint, min_p=0.0)
     (out / "coassignment.png").write_bytes(reliability_png(
         joint, f"two pixels in one segment, {args.data}, {len(ids)} photos{chr(10) + '(made grey)' if args.grey else ''}",
-        ylabel="share of annotators", xlabel="predicted probability of one segment"))
+        ylabel="share of annotators", xlabel="predicted probability of one segment", counted="pixel pairs"))
     print(f"co-assignment of {joint['n']} random pixel pairs: pooled ECE {joint['ece']:.3f}; mean p "
           f"{np.sum(joint['count'] * np.nan_to_num(joint['mean_p'])) / joint['n']:.3f}, share of annotators "
           f"{np.sum(joint['count'] * np.nan_to_num(joint['mean_truth'])) / joint['n']:.3f} (no target: a check of "

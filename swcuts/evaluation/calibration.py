@@ -207,10 +207,11 @@ def pooled_reliability(pairs, *, min_p=0.05, bins=10) -> dict:
 
 
 def reliability_png(table, title="", xlabel="predicted probability p",
-                    ylabel="observed frequency") -> bytes:
+                    ylabel="observed frequency", counted="pixels") -> bytes:
     """The reliability diagram of a :func:`reliability` table as PNG bytes:
     the mean truth of every bin against its mean ``p`` (the diagonal is
-    perfect calibration), and the share of pixels in each bin below.
+    perfect calibration), and the share of the ``counted`` items (pixels,
+    pixel pairs) in each bin below.
 
     Examples
     --------
@@ -234,7 +235,7 @@ def reliability_png(table, title="", xlabel="predicted probability p",
     hx.bar(0.5 * (e[:-1] + e[1:]), share, width=np.diff(e) * 0.9, color="C0", alpha=0.6)
     hx.set_xlim(0, 1)
     hx.set_xlabel(xlabel)
-    hx.set_ylabel("share of pixels", fontsize=8)
+    hx.set_ylabel(f"share of {counted}", fontsize=8)
     return png_bytes(fig)
 
 
