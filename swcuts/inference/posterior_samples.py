@@ -295,6 +295,14 @@ class PosteriorSamples:
             segment (1 at ``atom`` itself). ``result[atoms]`` maps it to
             the pixels.
 
+        Notes
+        -----
+        Under the default sampling posterior this is calibrated against
+        human annotators for nearby pixels but overstates "same segment"
+        for distant ones (pixels 200 px or more apart: 0.57 against the
+        annotators' 0.23 on validation photos; docs/algorithms/posterior.md,
+        "Issue 35, round 16").
+
         Examples
         --------
         >>> from swcuts.segmentation.posterior import _demo
