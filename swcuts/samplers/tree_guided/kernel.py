@@ -30,7 +30,7 @@ import numpy as np
 from swcuts.io.errors import check_number
 from swcuts.models.partition import MemberIndex, _version
 from swcuts.samplers.common import StepInfo
-from swcuts.samplers.targets import gibbs_relabel
+from swcuts.samplers.targets import gibbs_relabel, gibbs_sweep_image
 from swcuts.samplers.tree_guided.algorithms import _Fns
 from swcuts.samplers.tree_guided.moves import _GlobalMoves
 from swcuts.samplers.tree_guided.pairs import LabelPairs
@@ -165,6 +165,10 @@ class TreeGuided(_GlobalMoves, _ProposalProbabilities):
         self._f = fns
         self._mixture_gibbs = (bool(getattr(model, "compiled_likelihood", False))
                                and compiled is not False)
+        # The image model's Gibbs updates, compiled (targets.gibbs_sweep_image).
+        self._image_gibbs = (not self._mixture_gibbs and compiled is not False
+                             and getattr(model, "compiled", False) is True
+                             and hasattr(model, "set_move_arrays"))
         # Candidate graph of the tree construction.
         n = model.n_vertices
         if self.graph is not None:
@@ -526,6 +530,12 @@ class TreeGuided(_GlobalMoves, _ProposalProbabilities):
         if self._mixture_gibbs:
             # The same Gibbs updates, compiled (one uniform per leaf).
             self.model.gibbs_sweep_items(state, S, rng.random(S.size), temperature)
+        elif self._image_gibbs:
+            part = state.partition
+            state.log_pi = float(gibbs_sweep_image(
+                self.model.set_move_arrays(state), part.labels, part.size, part.free_stack,
+                part.n_free, np.ascontiguousarray(S, dtype=np.int64), rng.random(S.size),
+                temperature, float(state.log_pi)))
         else:
             one = np.empty(1, np.int64)
             for v in S.tolist():

@@ -22,7 +22,7 @@ from numba import njit
 
 from swcuts._numba.compiled_only import compiled_only
 
-from swcuts.samplers.tree_guided.heads import np_sum
+from swcuts._numba.primitives import np_sum
 from swcuts.samplers.tree_guided.ratio import merge_anchor_sum, merge_lp1
 from swcuts.samplers.tree_guided.scores import _logd_pair, _same_stats, _score_any
 
@@ -99,7 +99,7 @@ def _merge_row_impl(sp, cS, csc, cn, RS, Rsc, Rn, inv_t, eps):
 def _log_q_anchor_impl(sp, cS, csc, cn, RS, Rsc, Rn, inv_t, eps):
     """log probability that a global move picks the set c as its anchor
     among it and the sets R and merges none of them into it: -log L + Σ
-    log(1 - p(c, r)) (numpy's sum, :func:`.heads.np_sum`)."""
+    log(1 - p(c, r)) (numpy's sum, :func:`swcuts._numba.primitives.np_sum`)."""
     lq = -math.log(RS.shape[0] + 1)
     if RS.shape[0]:
         lq += np_sum(_merge_row(sp, cS, csc, cn, RS, Rsc, Rn, inv_t, eps)[1])

@@ -19,7 +19,7 @@ import math
 import numpy as np
 from numba import njit
 
-from swcuts.samplers.tree_guided.heads import np_sum
+from swcuts._numba.primitives import np_sum
 from swcuts.samplers.tree_guided.trees import _Rest
 
 
@@ -62,7 +62,7 @@ _NO_TRACE = np.zeros(0)
 def _logsumexp(x):
     """log Σ exp(x) of a contiguous 1-D float64 array, the largest term
     factored out, as numpy computes ``m + log(np.exp(x - m).sum())`` (the
-    sum by :func:`.heads.np_sum`, numpy's pairwise sum, so the same bits):
+    sum by :func:`swcuts._numba.primitives.np_sum`, numpy's pairwise sum, so the same bits):
     -inf when x is empty or all -inf."""
     if x.shape[0] == 0:
         return -math.inf
@@ -81,7 +81,7 @@ def merge_anchor_sum(lpP, l1R):
     as the anchor: log Σ_i (1/L) Π_{j ∈ P, j ≠ i} p_ij Π_{r ∉ P} (1 - p_ir),
     from ``lpP`` (log p between the labels of P, |P| x |P|) and ``l1R``
     (log(1 - p) from each to every other label, |P| x (L - |P|)); C-contiguous.
-    Each row is summed as numpy sums it (:func:`.heads.np_sum`)."""
+    Each row is summed as numpy sums it (:func:`swcuts._numba.primitives.np_sum`)."""
     m = lpP.shape[0]
     L = m + l1R.shape[1]
     terms = np.empty(m)
