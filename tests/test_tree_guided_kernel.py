@@ -420,3 +420,28 @@ def test_compiled_local_move_makes_the_moves_of_gibbs_relabel(factory):
         paths.append(path)
     assert paths[0] == paths[1]
     assert paths[2] != paths[0]
+
+
+def test_image_subclass_with_its_own_delta_keeps_gibbs_relabel():
+    """The compiled local move is the image model's own delta and apply: a
+    subclass that overrides them keeps the Python Gibbs updates, which call them."""
+    from swcuts.models.image import ImageModel
+
+    class Counting(ImageModel):
+        calls = 0
+
+        def delta(self, state, R, new_label):
+            Counting.calls += 1
+            return super().delta(state, R, new_label)
+
+    model = grey()
+    sub = Counting.__new__(Counting)
+    sub.__dict__.update(model.__dict__)
+    assert TreeGuided(model)._image_gibbs
+    kernel = TreeGuided(sub, moves="local")
+    assert not kernel._image_gibbs
+    rng = np.random.default_rng(0)
+    state = sub.new_state(np.zeros(sub.n_vertices, np.int64))
+    for _ in range(20):
+        kernel.step(state, rng)
+    assert Counting.calls > 0

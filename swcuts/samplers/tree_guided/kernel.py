@@ -28,6 +28,7 @@ from collections import OrderedDict
 import numpy as np
 
 from swcuts.io.errors import check_number
+from swcuts.models.image import ImageModel
 from swcuts.models.partition import MemberIndex, _version
 from swcuts.samplers.common import StepInfo
 from swcuts.samplers.targets import gibbs_relabel, gibbs_sweep_image
@@ -165,10 +166,13 @@ class TreeGuided(_GlobalMoves, _ProposalProbabilities):
         self._f = fns
         self._mixture_gibbs = (bool(getattr(model, "compiled_likelihood", False))
                                and compiled is not False)
-        # The image model's Gibbs updates, compiled (targets.gibbs_sweep_image).
+        # The image model's Gibbs updates, compiled (targets.gibbs_sweep_image):
+        # its own delta and apply only (a subclass that overrides them keeps
+        # gibbs_relabel, which calls them).
         self._image_gibbs = (not self._mixture_gibbs and compiled is not False
                              and getattr(model, "compiled", False) is True
-                             and hasattr(model, "set_move_arrays"))
+                             and getattr(type(model), "delta", None) is ImageModel.delta
+                             and getattr(type(model), "apply", None) is ImageModel.apply)
         # Candidate graph of the tree construction.
         n = model.n_vertices
         if self.graph is not None:
