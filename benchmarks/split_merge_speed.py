@@ -1,8 +1,9 @@
-"""Updates per second of split-merge (and random split, triadic) on BSDS photos' atom graphs.
+"""Updates per second of split-merge (and random split, triadic, tree-guided) on BSDS photos' atom graphs.
 
 Usage::
 
     python benchmarks/split_merge_speed.py [--photos N] [--steps S] [--data DIR]
+                                           [--samplers NAME ...]
 
 For each of the first N development photos (``bsds500-train``, default 3):
 the default pipeline (``swcuts.segment``: atoms, graph, the default image
@@ -13,7 +14,9 @@ sampler at T = 1 from a copy of it, timed in CPU seconds
 with a compiled ``run`` (``kernel.compiled``) makes them in one call, else
 its ``step`` is called S times; ``--steps-only`` times ``step`` always (the
 Python path of a compiled kernel). Prints one row per photo and sampler:
-atoms, labels at the start, updates/s, acceptance.
+atoms, labels at the start, updates/s, acceptance. ``--samplers`` picks
+some of split-merge, random-split, triadic, tree-guided (its default
+moves, "both") and tree-guided-global (global moves only).
 """
 
 from __future__ import annotations
@@ -38,6 +41,12 @@ def _kernels():
         out["triadic"] = Triadic
     except ImportError:
         pass
+    from functools import partial
+
+    from swcuts.samplers.tree_guided import TreeGuided
+
+    out["tree-guided"] = TreeGuided
+    out["tree-guided-global"] = partial(TreeGuided, moves="global")
     return out
 
 
@@ -66,6 +75,7 @@ def main(argv=None):
     ap.add_argument("--steps", type=int, default=3000)
     ap.add_argument("--data", default="/work/shared/data/bsds500-train")
     ap.add_argument("--steps-only", action="store_true")
+    ap.add_argument("--samplers", nargs="+", default=["split-merge", "random-split", "triadic"])
     args = ap.parse_args(argv)
     from skimage.io import imread
 
@@ -76,6 +86,8 @@ def main(argv=None):
         seg = swcuts.segment(imread(p), sampler="swc", steps=2000, seed=0)
         model = seg.model
         for name, cls in _kernels().items():
+            if name not in args.samplers:
+                continue
             kernel = cls(model)
             rng = np.random.default_rng(0)
             seed_compiled_rng(rng)

@@ -17,7 +17,7 @@ from swcuts.models.potts import PottsModel
 from swcuts.samplers import KERNELS
 from swcuts.samplers.tree_guided.kernel import TreeGuided
 
-from test_tree_guided import _node_sets, grey, grey_window, mixture6
+from test_tree_guided import _node_sets, boundary4, grey, grey_learned, grey_window, mixture6
 
 # ---------------------------------------------------------------------------
 # Kernel behaviour
@@ -379,3 +379,69 @@ def test_cluster_smoke():
     data, truth = lee_choi_gaussians(n=260, seed=1)
     res = swcuts.cluster(data, model="gaussian", sampler="tree-guided", steps=300, seed=0)
     assert adjusted_rand_index(res.labels, truth) > 0.9  # seed 0: 0.98
+
+
+@pytest.mark.parametrize("factory", [grey_window, grey_learned, boundary4],
+                         ids=["window", "learned", "boundary"])
+def test_compiled_local_move_makes_the_moves_of_gibbs_relabel(factory):
+    """The image model's local move in compiled code
+    (``targets.gibbs_sweep_image``) against ``gibbs_relabel`` called vertex
+    by vertex (``compiled=False``), bit for bit: labels and log π after every
+    step of both moves at three temperatures. Negative control: the
+    compiled sweep with other uniforms leaves the path."""
+    from swcuts.samplers import targets
+
+    model = factory()
+    paths = []
+    for compiled, flip in ((True, False), (False, False), (True, True)):
+        kernel = TreeGuided(model, compiled=compiled)
+        assert kernel._image_gibbs is compiled
+        rng = np.random.default_rng(5)
+        state = model.new_state(np.zeros(model.n_vertices, np.int64))
+        path = []
+        sweep = targets.gibbs_sweep_image
+        if flip:
+            targets_sweep = sweep
+
+            def sweep_other(ma, lab, size, fs, nf, items, u, T, lp):
+                return targets_sweep(ma, lab, size, fs, nf, items, 1.0 - u, T, lp)
+
+            import swcuts.samplers.tree_guided.kernel as kmod
+            saved, kmod.gibbs_sweep_image = kmod.gibbs_sweep_image, sweep_other
+        try:
+            for t in range(600):
+                kernel.step(state, rng, (1.0, 1.5, 2.0)[t % 3])
+                path.append(state.labels.tobytes() + np.float64(state.log_pi).tobytes())
+        finally:
+            if flip:
+                kmod.gibbs_sweep_image = saved
+        assert state.log_pi == pytest.approx(model.log_target(state.labels), abs=1e-8)
+        assert kernel.counts["local"][0] > 200
+        paths.append(path)
+    assert paths[0] == paths[1]
+    assert paths[2] != paths[0]
+
+
+def test_image_subclass_with_its_own_delta_keeps_gibbs_relabel():
+    """The compiled local move is the image model's own delta and apply: a
+    subclass that overrides them keeps the Python Gibbs updates, which call them."""
+    from swcuts.models.image import ImageModel
+
+    class Counting(ImageModel):
+        calls = 0
+
+        def delta(self, state, R, new_label):
+            Counting.calls += 1
+            return super().delta(state, R, new_label)
+
+    model = grey()
+    sub = Counting.__new__(Counting)
+    sub.__dict__.update(model.__dict__)
+    assert TreeGuided(model)._image_gibbs
+    kernel = TreeGuided(sub, moves="local")
+    assert not kernel._image_gibbs
+    rng = np.random.default_rng(0)
+    state = sub.new_state(np.zeros(sub.n_vertices, np.int64))
+    for _ in range(20):
+        kernel.step(state, rng)
+    assert Counting.calls > 0

@@ -161,3 +161,78 @@ def gather_marked(items, n, marked, out):
             out[k] = x
             k += 1
     return k
+
+
+@njit(cache=True)
+def _block_sum(a, lo, n):
+    """numpy's sum of a block of at most 128 (``pairwise_sum_DOUBLE``):
+    one accumulator below 8 items, else eight, then the rest."""
+    if n < 8:
+        res = 0.0
+        for i in range(lo, lo + n):
+            res += a[i]
+        return res
+    r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
+    r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
+    i = 8
+    while i < n - n % 8:
+        r0 += a[lo + i]
+        r1 += a[lo + i + 1]
+        r2 += a[lo + i + 2]
+        r3 += a[lo + i + 3]
+        r4 += a[lo + i + 4]
+        r5 += a[lo + i + 5]
+        r6 += a[lo + i + 6]
+        r7 += a[lo + i + 7]
+        i += 8
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < n:
+        res += a[lo + i]
+        i += 1
+    return res
+
+
+@njit(cache=True)
+def _pairwise_sum(a, lo, n):
+    """numpy's pairwise sum of ``a[lo:lo + n]``: blocks of at most 128
+    (:func:`_block_sum`), larger ranges halved (the first half a multiple
+    of 8) and the halves' sums added, left + right. Without recursion (a
+    recursive function compiled with ``cache=True`` is not safe to load):
+    a stack of ranges, -1 marking an addition of the last two sums."""
+    if n <= 128:
+        return _block_sum(a, lo, n)
+    todo_lo = np.empty(256, np.int64)
+    todo_n = np.empty(256, np.int64)
+    vals = np.empty(128)
+    nt = 1
+    nv = 0
+    todo_lo[0] = lo
+    todo_n[0] = n
+    while nt > 0:
+        nt -= 1
+        start = todo_lo[nt]
+        m = todo_n[nt]
+        if m < 0:  # both halves summed: add them
+            nv -= 1
+            vals[nv - 1] = vals[nv - 1] + vals[nv]
+        elif m <= 128:
+            vals[nv] = _block_sum(a, start, m)
+            nv += 1
+        else:
+            m2 = m // 2
+            m2 -= m2 % 8
+            todo_lo[nt] = 0
+            todo_n[nt] = -1  # the addition, after both halves
+            todo_lo[nt + 1] = start + m2
+            todo_n[nt + 1] = m - m2  # the right half, after the left
+            todo_lo[nt + 2] = start
+            todo_n[nt + 2] = m2
+            nt += 3
+    return vals[0]
+
+
+@njit(cache=True)
+def np_sum(a):
+    """``a.sum()`` of a contiguous 1-D float64 array, bit for bit: the
+    identity 0 plus numpy's pairwise sum."""
+    return 0.0 + _pairwise_sum(a, 0, a.shape[0])

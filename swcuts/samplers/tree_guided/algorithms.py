@@ -354,7 +354,8 @@ class _Fns:
     """The helpers: compiled (the numba functions, scores by ``_score_any``)
     or plain Python — the same functions with the global names
     ``_score_any``, ``_walk_groups``, ``_replay``, ``_join_round``, ``_join``,
-    ``_next_join``, ``_cartesian`` and ``_logd_pair`` rebound, to a user's score if given."""
+    ``_next_join``, ``_cartesian``, ``_logd_pair`` and ``_merge_row`` rebound, to a user's
+    score if given."""
 
     def __init__(self, compiled, sp, score=None):
         self.sp = sp
@@ -366,6 +367,8 @@ class _Fns:
             self.scores, self.induced, self.cartesian = _scores, _induced, _cartesian
             self.pairs = pairs._refresh
             self.root_bound = walks._root_bound
+            self.log_q_merge, self.log_q_anchor = pairs._log_q_merge, pairs._log_q_anchor
+            self.anchor_draw = pairs._anchor_draw
             return
         g = {**vars(scores), **vars(walks), **vars(balanced), **vars(pairs), **globals()}
         g["_score_any"] = g["_score_inline"] = _score_any.py_func if score is None else score
@@ -388,6 +391,10 @@ class _Fns:
         self.scores, self.induced = copy(_scores_impl), copy(_induced_impl)
         self.pairs = copy(pairs._refresh_impl)
         self.root_bound = copy(walks._root_bound_impl)
+        g["_merge_row"] = copy(pairs._merge_row_impl)
+        self.log_q_merge = copy(pairs._log_q_merge_impl)
+        self.log_q_anchor = copy(pairs._log_q_anchor_impl)
+        self.anchor_draw = copy(pairs._anchor_draw_impl)
 
     def build_global(self, kind, items, local, indptr, indices, use_graph, vstats):
         """The global tree (``tree_build``): ``"greedy"`` (:func:`_build_impl`),

@@ -28,16 +28,24 @@ from collections import OrderedDict
 import numpy as np
 
 from swcuts.io.errors import check_number
+from swcuts.models.image import ImageModel
 from swcuts.models.partition import MemberIndex, _version
 from swcuts.samplers.common import StepInfo
-from swcuts.samplers.targets import gibbs_relabel
+from swcuts.samplers.targets import gibbs_relabel, gibbs_sweep_image
 from swcuts.samplers.tree_guided.algorithms import _Fns
 from swcuts.samplers.tree_guided.moves import _GlobalMoves
 from swcuts.samplers.tree_guided.pairs import LabelPairs
-from swcuts.samplers.tree_guided.rebuild import induced_near, max_depth, set_changes
+from swcuts.samplers.tree_guided.rebuild import (induced_near, list_with, list_without,
+                                                   max_depth, set_changes)
 from swcuts.samplers.tree_guided.ratio import _ProposalProbabilities
 from swcuts.samplers.tree_guided.trees import (
     Tree, _floored_log_softmax, _knn_csr, _lifting_tables, _Rest, _SetInfo)
+
+
+def _plain(lst) -> bool:
+    """Whether a member list is a C-contiguous int64 array (the compiled
+    list updates' one signature)."""
+    return lst.dtype == np.int64 and lst.flags.c_contiguous
 
 
 class TreeGuided(_GlobalMoves, _ProposalProbabilities):
@@ -158,6 +166,13 @@ class TreeGuided(_GlobalMoves, _ProposalProbabilities):
         self._f = fns
         self._mixture_gibbs = (bool(getattr(model, "compiled_likelihood", False))
                                and compiled is not False)
+        # The image model's Gibbs updates, compiled (targets.gibbs_sweep_image):
+        # its own delta and apply only (a subclass that overrides them keeps
+        # gibbs_relabel, which calls them).
+        self._image_gibbs = (not self._mixture_gibbs and compiled is not False
+                             and getattr(model, "compiled", False) is True
+                             and getattr(type(model), "delta", None) is ImageModel.delta
+                             and getattr(type(model), "apply", None) is ImageModel.apply)
         # Candidate graph of the tree construction.
         n = model.n_vertices
         if self.graph is not None:
@@ -412,20 +427,33 @@ class TreeGuided(_GlobalMoves, _ProposalProbabilities):
         lists = self._members_index(state).lists
         # Sorted lists: the positions of the few items are found by bisection
         # and a new array is made with them removed or inserted (O(|label|)
-        # copying, no sort); an entry made stale by another kernel is left
-        # to the index's check.
-        for lab in np.unique(old).tolist():
+        # copying, no sort; one compiled call per label, numpy's calls on a
+        # list that is not strictly ascending); an entry made stale by another
+        # kernel is left to the index's check.
+        items = np.ascontiguousarray(items, dtype=np.int64)
+        old = np.ascontiguousarray(old, dtype=np.int64)
+        new = np.ascontiguousarray(new, dtype=np.int64)
+        gone_labs = sorted(set(old.tolist()))
+        for lab in gone_labs:
             lst = lists.get(lab)
             if lst is not None and lst.size:
-                gone = items[old == lab]
-                pos = np.minimum(np.searchsorted(lst, gone), lst.size - 1)
-                lists[lab] = np.delete(lst, pos[lst[pos] == gone])
-        for lab in np.unique(new).tolist():
+                ok, out = (list_without(lst, items, old, lab) if _plain(lst) else (False, None))
+                if not ok:
+                    gone = items[old == lab]
+                    pos = np.minimum(np.searchsorted(lst, gone), lst.size - 1)
+                    out = np.delete(lst, pos[lst[pos] == gone])
+                lists[lab] = out
+        for lab in sorted(set(new.tolist())):
             lst = lists.get(lab)
-            add = np.sort(items[new == lab])
-            lists[lab] = add if lst is None else np.insert(lst, np.searchsorted(lst, add), add)
+            ok = False
+            if lst is not None and _plain(lst):
+                ok, out = list_with(lst, items, new, lab)
+            if not ok:
+                add = np.sort(items[new == lab])
+                out = add if lst is None else np.insert(lst, np.searchsorted(lst, add), add)
+            lists[lab] = out
         size = state.partition.size
-        for lab in np.unique(old).tolist():
+        for lab in gone_labs:
             if size[lab] == 0:
                 lists.pop(lab, None)
 
@@ -506,6 +534,12 @@ class TreeGuided(_GlobalMoves, _ProposalProbabilities):
         if self._mixture_gibbs:
             # The same Gibbs updates, compiled (one uniform per leaf).
             self.model.gibbs_sweep_items(state, S, rng.random(S.size), temperature)
+        elif self._image_gibbs:
+            part = state.partition
+            state.log_pi = float(gibbs_sweep_image(
+                self.model.set_move_arrays(state), part.labels, part.size, part.free_stack,
+                part.n_free, np.ascontiguousarray(S, dtype=np.int64), rng.random(S.size),
+                temperature, float(state.log_pi)))
         else:
             one = np.empty(1, np.int64)
             for v in S.tolist():

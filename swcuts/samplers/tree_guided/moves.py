@@ -127,12 +127,16 @@ class _GlobalMoves(_AroundMerges):
         (models without ``delta_regroup``): label infos from their items."""
         L = labs.size
         c = int(labs[a])
-        other_labs = np.delete(labs, a)
+        other_labs = np.concatenate((labs[:a], labs[a + 1:]))  # np.delete(labs, a), cheaper
         cinfo = self._label_info(state, c)
         others = self._rest_of(state, other_labs)
-        lp, l1p = self._merge_logp(self._logd([cinfo], others)[0], temperature)
-        inM = np.log(rng.random(L - 1)) < lp if L > 1 else np.zeros(0, bool)
-        anchor_lq = -math.log(L) + float(lp[inM].sum() + l1p[~inM].sum())
+        # The merge set (log u < log p for each other label) and the anchor's
+        # log q less log L: one compiled call (.pairs._anchor_draw_impl).
+        f = self._f
+        log_u = np.log(rng.random(L - 1)) if L > 1 else np.zeros(0)
+        inM, lsum = f.anchor_draw(f.sp, *self._arrays1(cinfo), *self._arrays(others), log_u,
+                                  1.0 / temperature, self.merge_floor)
+        anchor_lq = -math.log(L) + float(lsum)
         if not inM.any():
             return self._split_items(state, c, cinfo, others, anchor_lq, rng, temperature)
         m_labs = other_labs[inM].tolist()

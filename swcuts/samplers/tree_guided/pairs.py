@@ -20,7 +20,10 @@ import math
 import numpy as np
 from numba import njit
 
-from swcuts.samplers.tree_guided.ratio import merge_lp1
+from swcuts._numba.compiled_only import compiled_only
+
+from swcuts._numba.primitives import np_sum
+from swcuts.samplers.tree_guided.ratio import merge_anchor_sum, merge_lp1
 from swcuts.samplers.tree_guided.scores import _logd_pair, _same_stats, _score_any
 
 
@@ -71,6 +74,78 @@ def _refresh_impl(sp, labs, S, n, klabs, kS, kn, old_sc, old_ld, old_lp, old_l1p
 
 
 _refresh = njit(cache=True)(_refresh_impl)
+
+
+# ---------------------------------------------------------------------------
+# Merge probabilities of the sets of one move (not of the kept labels)
+# ---------------------------------------------------------------------------
+
+
+def _merge_row_impl(sp, cS, csc, cn, RS, Rsc, Rn, inv_t, eps):
+    """(log p, log(1 - p)) of the merge probability between one set
+    (statistics ``cS``, score ``csc``, size ``cn``) and each set of R
+    (rows): log d by :func:`.scores._logd_pair_impl`, p by
+    :func:`.ratio.merge_lp1`, as ``_logd_matrix`` and ``_merge_lp`` give them."""
+    r = RS.shape[0]
+    lp = np.empty(r)
+    l1p = np.empty(r)
+    tmp = np.empty(cS.shape[0])
+    for j in range(r):
+        lp[j], l1p[j] = merge_lp1(_logd_pair(sp, cS, csc, cn, RS[j], Rsc[j], Rn[j], tmp), inv_t,
+                                  eps)
+    return lp, l1p
+
+
+def _log_q_anchor_impl(sp, cS, csc, cn, RS, Rsc, Rn, inv_t, eps):
+    """log probability that a global move picks the set c as its anchor
+    among it and the sets R and merges none of them into it: -log L + Σ
+    log(1 - p(c, r)) (numpy's sum, :func:`swcuts._numba.primitives.np_sum`)."""
+    lq = -math.log(RS.shape[0] + 1)
+    if RS.shape[0]:
+        lq += np_sum(_merge_row(sp, cS, csc, cn, RS, Rsc, Rn, inv_t, eps)[1])
+    return lq
+
+
+def _anchor_draw_impl(sp, cS, csc, cn, RS, Rsc, Rn, log_u, inv_t, eps):
+    """The merge set of the anchor c among the sets R, given the log
+    uniforms ``log_u`` (one per set of R: in it iff log u < log p), and
+    Σ log p over it plus Σ log(1 - p) over the others, as
+    ``lp[inM].sum() + l1p[~inM].sum()``."""
+    lp, l1p = _merge_row(sp, cS, csc, cn, RS, Rsc, Rn, inv_t, eps)
+    r = RS.shape[0]
+    inM = np.empty(r, np.bool_)
+    inn = np.empty(r)
+    out = np.empty(r)
+    ni = 0
+    no = 0
+    for j in range(r):
+        inM[j] = log_u[j] < lp[j]
+        if inM[j]:
+            inn[ni] = lp[j]
+            ni += 1
+        else:
+            out[no] = l1p[j]
+            no += 1
+    return inM, np_sum(inn[:ni]) + np_sum(out[:no])
+
+
+def _log_q_merge_impl(sp, PS, Psc, Pn, RS, Rsc, Rn, inv_t, eps):
+    """log q of merging the sets P (rows) into one, the other labels being
+    R, summed over every set of P as the anchor
+    (:func:`.ratio.merge_anchor_sum` of the merge probabilities)."""
+    m = PS.shape[0]
+    lpP = np.empty((m, m))
+    l1R = np.empty((m, RS.shape[0]))
+    for i in range(m):
+        lpP[i] = _merge_row(sp, PS[i], Psc[i], Pn[i], PS, Psc, Pn, inv_t, eps)[0]
+        l1R[i] = _merge_row(sp, PS[i], Psc[i], Pn[i], RS, Rsc, Rn, inv_t, eps)[1]
+    return merge_anchor_sum(lpP, l1R)
+
+
+_merge_row = compiled_only(_merge_row_impl)
+_log_q_anchor = njit(cache=True)(_log_q_anchor_impl)
+_anchor_draw = njit(cache=True)(_anchor_draw_impl)
+_log_q_merge = njit(cache=True)(_log_q_merge_impl)
 
 
 class LabelPairs:

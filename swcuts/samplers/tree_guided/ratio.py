@@ -19,6 +19,7 @@ import math
 import numpy as np
 from numba import njit
 
+from swcuts._numba.primitives import np_sum
 from swcuts.samplers.tree_guided.trees import _Rest
 
 
@@ -57,26 +58,35 @@ def _merge_lp(logd, inv_t, eps):
 _NO_TRACE = np.zeros(0)
 
 
-def _logsumexp(x) -> float:
-    x = np.asarray(x, dtype=np.float64)
-    if x.size == 0:
+@njit(cache=True)
+def _logsumexp(x):
+    """log Σ exp(x) of a contiguous 1-D float64 array, the largest term
+    factored out, as numpy computes ``m + log(np.exp(x - m).sum())`` (the
+    sum by :func:`swcuts._numba.primitives.np_sum`, numpy's pairwise sum, so the same bits):
+    -inf when x is empty or all -inf."""
+    if x.shape[0] == 0:
         return -math.inf
-    m = float(x.max())
+    m = x.max()
     if m == -math.inf:
         return -math.inf
-    return m + math.log(float(np.exp(x - m).sum()))
+    e = np.empty(x.shape[0])
+    for i in range(x.shape[0]):
+        e[i] = math.exp(x[i] - m)
+    return m + math.log(np_sum(e))
 
 
-def merge_anchor_sum(lpP, l1R) -> float:
+@njit(cache=True)
+def merge_anchor_sum(lpP, l1R):
     """log q of merging the labels P into one, summed over every label of P
     as the anchor: log Σ_i (1/L) Π_{j ∈ P, j ≠ i} p_ij Π_{r ∉ P} (1 - p_ir),
     from ``lpP`` (log p between the labels of P, |P| x |P|) and ``l1R``
-    (log(1 - p) from each to every other label, |P| x (L - |P|))."""
-    L = lpP.shape[0] + l1R.shape[1]
-    outside = l1R.sum(axis=1)
-    terms = np.empty(lpP.shape[0])
-    for i in range(lpP.shape[0]):
-        terms[i] = -math.log(L) + (lpP[i].sum() - lpP[i, i]) + outside[i]
+    (log(1 - p) from each to every other label, |P| x (L - |P|)); C-contiguous.
+    Each row is summed as numpy sums it (:func:`swcuts._numba.primitives.np_sum`)."""
+    m = lpP.shape[0]
+    L = m + l1R.shape[1]
+    terms = np.empty(m)
+    for i in range(m):
+        terms[i] = -math.log(L) + (np_sum(lpP[i]) - lpP[i, i]) + np_sum(l1R[i])
     return _logsumexp(terms)
 
 
@@ -94,6 +104,11 @@ class _ProposalProbabilities:
             return A.stats, A.score, A.n
         return (np.array([a.stats for a in A]), np.array([a.score for a in A]),
                 np.array([a.n for a in A], np.int64))
+
+    @staticmethod
+    def _arrays1(a):
+        """(stats, score, size) of one info, for the compiled helpers."""
+        return np.ascontiguousarray(a.stats, dtype=np.float64), float(a.score), int(a.n)
 
     def _logd(self, A, B) -> np.ndarray:
         """log d between every set of A and every set of B (lists of infos
@@ -183,12 +198,11 @@ class _ProposalProbabilities:
         """log probability that a global move picks ``c_info`` as its anchor
         and merges nothing into it: -log L + Σ log(1 - p(c, c')) over
         ``rest``. An upper bound of :meth:`_log_q_split` (the split path's
-        probability is at most 1) that needs no tree."""
-        lq = -math.log(len(rest) + 1)
-        if len(rest):
-            _, l1p = self._merge_logp(self._logd([c_info], rest)[0], temperature)
-            lq += float(l1p.sum())
-        return lq
+        probability is at most 1) that needs no tree. One call of
+        :func:`.pairs._log_q_anchor_impl`."""
+        f = self._f
+        return float(f.log_q_anchor(f.sp, *self._arrays1(c_info), *self._arrays(rest),
+                                    1.0 / temperature, self.merge_floor))
 
     def _log_q_split(self, c_info, rest, parts, temperature, best=False) -> float:
         """log q of splitting the label ``c_info`` into ``parts`` (infos sorted
@@ -198,13 +212,11 @@ class _ProposalProbabilities:
                 + self._split_tree_logsum(tree, [p.items for p in parts], temperature, best))
 
     def _log_q_merge(self, P, rest, temperature) -> float:
-        """log q of merging the labels ``P`` into one, summed over anchors."""
-        lpP, _ = self._merge_logp(self._logd(P, P), temperature)
-        if len(rest):
-            _, l1R = self._merge_logp(self._logd(P, rest), temperature)
-        else:
-            l1R = np.zeros((len(P), 0))
-        return merge_anchor_sum(lpP, l1R)
+        """log q of merging the labels ``P`` into one, summed over anchors
+        (one call of :func:`.pairs._log_q_merge_impl`)."""
+        f = self._f
+        return float(f.log_q_merge(f.sp, *self._arrays(P), *self._arrays(rest), 1.0 / temperature,
+                                   self.merge_floor))
 
     def _log_qs(self, kind, before, after, rest, temperature, path_lq):
         """(log q(X* | X), log q(X | X*)) of a split (before = [c], after =

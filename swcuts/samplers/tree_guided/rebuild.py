@@ -187,3 +187,82 @@ def max_depth(parent, n):
         if v < n and depth[v] > best:
             best = depth[v]
     return best
+
+
+@njit(cache=True)
+def _ascending(lst):
+    """Whether ``lst`` is strictly ascending."""
+    for t in range(1, lst.shape[0]):
+        if lst[t] <= lst[t - 1]:
+            return False
+    return True
+
+
+@njit(cache=True)
+def list_without(lst, items, labels, label):
+    """(ok, ``lst`` without the ``items`` whose entry of ``labels`` is
+    ``label``): numpy's ``np.delete(lst, pos[lst[pos] == gone])`` with
+    ``gone = items[labels == label]`` and ``pos`` the clipped
+    ``np.searchsorted(lst, gone)``, when ``lst`` (non-empty) is strictly
+    ascending (ok False otherwise: then numpy's result is not the items
+    removed, and the caller takes numpy's path). One compiled call for a
+    local move's member lists (``TreeGuided._index_moved``)."""
+    n = lst.shape[0]
+    if not _ascending(lst):
+        return False, lst
+    drop = np.zeros(n, np.bool_)
+    for t in range(items.shape[0]):
+        if labels[t] != label:
+            continue
+        g = items[t]
+        lo, hi = 0, n
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if lst[mid] < g:
+                lo = mid + 1
+            else:
+                hi = mid
+        p = min(lo, n - 1)
+        if lst[p] == g:
+            drop[p] = True
+    out = np.empty(n - drop.sum(), np.int64)
+    k = 0
+    for t in range(n):
+        if not drop[t]:
+            out[k] = lst[t]
+            k += 1
+    return True, out
+
+
+@njit(cache=True)
+def list_with(lst, items, labels, label):
+    """(ok, ``lst`` with the ``items`` whose entry of ``labels`` is
+    ``label``): numpy's ``np.insert(lst, np.searchsorted(lst, add), add)``
+    with ``add = np.sort(items[labels == label])``, when ``lst`` is strictly
+    ascending (a merge of the two; ok False otherwise, as
+    :func:`list_without`)."""
+    if not _ascending(lst):
+        return False, lst
+    m = 0
+    for t in range(items.shape[0]):
+        if labels[t] == label:
+            m += 1
+    add = np.empty(m, np.int64)
+    m = 0
+    for t in range(items.shape[0]):
+        if labels[t] == label:
+            add[m] = items[t]
+            m += 1
+    add.sort()
+    n = lst.shape[0]
+    out = np.empty(n + m, np.int64)
+    i = 0
+    j = 0
+    for k in range(n + m):  # an added item goes before an equal entry (searchsorted "left")
+        if j < m and (i == n or add[j] <= lst[i]):
+            out[k] = add[j]
+            j += 1
+        else:
+            out[k] = lst[i]
+            i += 1
+    return True, out
