@@ -19,7 +19,7 @@ from numba import njit
 
 from swcuts.image.edge_forest import BORDER, OPTIONS, feature_table, forest_channels, pad_image
 
-__all__ = ["patch_features", "discretize", "patch_boundaries", "train_tree", "sample_windows", "half_keys",
+__all__ = ["patch_features", "discretize", "patch_boundaries", "patch_segments", "train_tree", "sample_windows", "half_keys",
            "key_values"]
 
 
@@ -161,19 +161,27 @@ def discretize(labels, rng, n_pairs=256, n_fit=1024, n_iter=20):
     return z @ v < 0, typical
 
 
-def patch_boundaries(patch) -> np.ndarray:
-    """The boundary pixels of a 16x16 segmentation patch (given column-major)
-    as the forest stores them (``col * 16 + row``): pixels whose central
-    difference (one-sided at the border) is not zero, as Dollár's
-    ``gradientMag(segs) > .01``, after segments of at most 5 pixels join
-    their most common neighbour (his ``mergeTrees``).
+def patch_segments(patch) -> np.ndarray:
+    """A 16x16 segmentation patch (column-major) as a leaf keeps it: segments
+    of at most 5 pixels joined to their most common neighbour (Dollár's
+    ``mergeTrees``), renumbered from 0 in order of first appearance.
 
     Examples
     --------
-    >>> p = np.zeros((16, 16), np.uint8); p[8:, :] = 1   # columns 8.. differ
-    >>> patch_boundaries(p.ravel()).tolist()[:3]
-    [112, 113, 114]
+    >>> p = np.zeros(256, np.uint8); p[0] = 7; p[128:] = 3
+    >>> s = patch_segments(p)
+    >>> s.dtype.name, int(s[0]), int(s[1]), int(s[-1])
+    ('uint8', 0, 0, 1)
     """
+    s = _merged(patch)
+    _, first, inv = np.unique(s.T.ravel(), return_index=True, return_inverse=True)
+    rank = np.empty(first.size, np.int64)
+    rank[np.argsort(first)] = np.arange(first.size)
+    return rank[inv].astype(np.uint8)
+
+
+def _merged(patch) -> np.ndarray:
+    """The patch as (row, col) ids, small segments merged (:func:`patch_segments`)."""
     from scipy import ndimage as ndi
 
     g = int(round(np.sqrt(patch.size)))
@@ -184,6 +192,24 @@ def patch_boundaries(patch) -> np.ndarray:
             ring = ndi.binary_dilation(s == k, np.ones((3, 3), bool)) & (s != k)
             if ring.any():
                 s[s == k] = np.bincount(s[ring]).argmax()
+    return s
+
+
+def patch_boundaries(patch) -> np.ndarray:
+    """The boundary pixels of a 16x16 segmentation patch (given column-major)
+    as the forest stores them (``col * 16 + row``): pixels whose central
+    difference (one-sided at the border) is not zero, as Dollár's
+    ``gradientMag(segs) > .01``, after segments of at most 5 pixels join
+    their most common neighbour (his ``mergeTrees``; :func:`patch_segments`).
+
+    Examples
+    --------
+    >>> p = np.zeros((16, 16), np.uint8); p[8:, :] = 1   # columns 8.. differ
+    >>> patch_boundaries(p.ravel()).tolist()[:3]
+    [112, 113, 114]
+    """
+    s = _merged(patch)
+    g = s.shape[0]
     e = np.zeros((g, g), bool)
     for axis in (0, 1):
         d = np.zeros((g, g))
@@ -305,8 +331,10 @@ def train_tree(x, fids, labels, rng, min_child=8, max_depth=64, n_split=None):
     Returns
     -------
     dict
-        ``child``, ``fid``, ``thr``, ``bins`` as :func:`~swcuts.image.edge_forest.write_forest`
-        takes them, and ``count``, ``depth`` per node.
+        ``child``, ``fid``, ``thr``, ``bins``, ``segs`` (a leaf's
+        :func:`patch_segments`, 256 ids column-major; empty at inner
+        nodes) as :func:`~swcuts.image.edge_forest.write_forest` takes them,
+        and ``count``, ``depth`` per node.
 
     Examples
     --------
@@ -325,7 +353,7 @@ def train_tree(x, fids, labels, rng, min_child=8, max_depth=64, n_split=None):
     fids = np.asarray(fids, np.int64)
     nodes = [np.arange(x.shape[1], dtype=np.int64)]
     depth = [0]
-    child, fid, thr, bins, count = [], [], [], [], []
+    child, fid, thr, bins, segs, count = [], [], [], [], [], []
     k = 0
     while k < len(nodes):
         idx = nodes[k]
@@ -345,13 +373,15 @@ def train_tree(x, fids, labels, rng, min_child=8, max_depth=64, n_split=None):
             fid.append(0)
             thr.append(0.0)
             bins.append(patch_boundaries(labels[idx[typical]]).tolist())
+            segs.append(patch_segments(labels[idx[typical]]).tolist())
         else:
             child.append(len(nodes) + 1)
             fid.append(int(fids[f]))
             thr.append(float(t))
             bins.append([])
+            segs.append([])
             nodes.extend([idx[left], idx[~left]])
             depth.extend([depth[k] + 1, depth[k] + 1])
         nodes[k] = None
         k += 1
-    return {"child": child, "fid": fid, "thr": thr, "bins": bins, "count": count, "depth": depth}
+    return {"child": child, "fid": fid, "thr": thr, "bins": bins, "segs": segs, "count": count, "depth": depth}
