@@ -187,26 +187,25 @@ def leaf_segments(forest, path="the forest file") -> dict:
 
 
 @njit(cache=True)
-def _leaves(reg, sim, child, fid, thr, table, n_reg, stride, shrink, n_eval, height, width):
+def _leaves(reg, sim, child, fid, thr, off_a, off_b, n_reg, row_len, n_chn, stride, shrink, n_eval, height, width):
     """The leaf (``tree * n_nodes + node``) of each evaluated tree at each
     location, the trees OpenCV picks there: ``((i + j) % (2 n_eval) + k) %
-    n_trees``."""
+    n_trees``; ``reg``, ``sim`` flattened, a feature read at offsets
+    ``off_a`` (and ``off_b``) from its window's corner."""
     n_trees, m = child.shape
     out = np.empty((height, width, n_eval), np.int64)
     for i in range(height):
-        r = i * stride // shrink
         for j in range(width):
-            c = j * stride // shrink
+            base = (i * stride // shrink) * row_len + (j * stride // shrink) * n_chn
             for k in range(n_eval):
                 t = ((i + j) % (2 * n_eval) + k) % n_trees
                 node = 0
                 while child[t, node] != 0:
                     f = fid[t, node]
                     if f < n_reg:
-                        x = reg[r + table[f, 0], c + table[f, 1], table[f, 4]]
+                        x = reg[base + off_a[f]]
                     else:
-                        x = (sim[r + table[f, 0], c + table[f, 1], table[f, 4]]
-                             - sim[r + table[f, 2], c + table[f, 3], table[f, 4]])
+                        x = sim[base + off_a[f]] - sim[base + off_b[f]]
                     if x < thr[t, node]:
                         node = child[t, node] - 1
                     else:
@@ -335,9 +334,14 @@ def leaf_leaves(image, forest=None):
     width = -(-(reg.shape[1] * s - o["patchSize"]) // stride)
     table = f.get("_table")
     if table is None:
-        table = f["_table"] = np.ascontiguousarray(feature_table(o))
-    leaves = _leaves(reg, sim, f["childs"], f["featureIds"], f["thresholds"], table, _counts(o)[2], stride, s,
-                     o["numberOfTreesToEvaluate"], height, width)
+        t = feature_table(o)
+        n_chn = _counts(o)[0]
+        table = f["_table"] = (t[:, 0], t[:, 1], t[:, 2], t[:, 3], t[:, 4], n_chn)
+    ra, ca, rb, cb, ch, n_chn = table
+    row_len = reg.shape[1] * n_chn
+    off_a, off_b = ra * row_len + ca * n_chn + ch, rb * row_len + cb * n_chn + ch
+    leaves = _leaves(reg.ravel(), sim.ravel(), f["childs"], f["featureIds"], f["thresholds"], off_a, off_b,
+                     _counts(o)[2], row_len, n_chn, stride, s, o["numberOfTreesToEvaluate"], height, width)
     return padded, leaves
 
 
