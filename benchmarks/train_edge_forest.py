@@ -98,7 +98,7 @@ def train(args):
     photos = load_fit(fit_splits(args))
     print(f"{len(photos)} FIT photos' channels: {time.process_time() - c0:.0f} CPU s", flush=True)
     n_all = len(feature_table())
-    trees = []
+    trees, given = [], forest_trees(read_forest(args.replay)) if args.replay else None
     for k in range(args.trees):
         f = work / f"tree{k:02d}-{args.samples}{'-half' if args.half else ''}.json"
         if f.exists():
@@ -121,8 +121,10 @@ def train(args):
             at += r.size
         del windows
         c2 = time.process_time()
-        tree = train_tree(x, fids, lab, rng, min_child=args.min_child)
+        tree = train_tree(x, fids, lab, rng, min_child=args.min_child, given=given and given[k])
         del x
+        if given and given[k]["bins"][:len(tree["bins"])] != tree["bins"]:
+            sys.exit(f"tree {k} replayed on {args.replay}: its leaves' boundary pixels differ; not the same recipe")
         leaves = sum(1 for ch in tree["child"] if ch == 0)
         print(f"tree {k}: {lab.shape[0]} windows ({c2 - c1:.0f} CPU s of features), {len(tree['child'])} nodes, "
               f"{leaves} leaves, depth {max(tree['depth'])}: {time.process_time() - c2:.0f} CPU s", flush=True)
@@ -386,6 +388,8 @@ def main():
     ap.add_argument("--samples", type=int, default=400000, help="windows per tree")
     ap.add_argument("--half", action="store_true",
                     help="hold the features as float16 (rounded down: the splits stay exact in OpenCV's float32)")
+    ap.add_argument("--replay", help="train: the splits of this forest's trees instead of searching them (its "
+                    "leaves' segments recomputed; the recipe must be the one that grew it)")
     ap.add_argument("--frac", type=float, default=0.25, help="share of the features each tree draws")
     ap.add_argument("--min-child", type=int, default=8)
     ap.add_argument("--work", default=str(ROOT / "benchmarks" / "out" / "edge_forest" / "trees"))

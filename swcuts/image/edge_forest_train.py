@@ -256,6 +256,14 @@ def _best_split(x, idx, cls, feats, vals):
     return best_f, best_lo, best_hi, best_gain
 
 
+def _given_split(given, k, fids, dtype):
+    """The row of ``x`` and the threshold of node ``k`` of a replayed tree."""
+    f = int(np.searchsorted(fids, given["fid"][k]))
+    if f >= fids.size or fids[f] != given["fid"][k]:
+        raise ValueError(f"node {k} of the given tree splits on a feature this training did not draw")
+    return f, float(given["thr"][k])
+
+
 def half_keys(x) -> np.ndarray:
     """Features held in 2 bytes: each float32 value rounded *down* to a
     float16, coded as a uint16 whose order is the values' order.
@@ -309,7 +317,7 @@ def _threshold(lo, hi, dtype):
     return float(t), t
 
 
-def train_tree(x, fids, labels, rng, min_child=8, max_depth=64, n_split=None):
+def train_tree(x, fids, labels, rng, min_child=8, max_depth=64, n_split=None, given=None):
     """One tree of the forest.
 
     Parameters
@@ -327,6 +335,11 @@ def train_tree(x, fids, labels, rng, min_child=8, max_depth=64, n_split=None):
     max_depth : int
     n_split : int, optional
         Features tried at each node (default ``round(sqrt(F))``).
+    given : dict, optional
+        Replay a tree grown before from the same samples and ``rng`` state
+        (its ``child``, ``fid``, ``thr``): its splits are taken instead of
+        searched (the same random numbers are drawn), to recompute what its
+        leaves keep (e.g. ``segs`` of a forest written without them).
 
     Returns
     -------
@@ -361,12 +374,18 @@ def train_tree(x, fids, labels, rng, min_child=8, max_depth=64, n_split=None):
         f, t, tx = -1, 0.0, None
         if depth[k] < max_depth and idx.size >= 2 * min_child and cls.any() and not cls.all():
             feats = rng.choice(n_feat, min(n_split, n_feat), replace=False).astype(np.int64)
-            f, lo, hi, gain = _best_split(x, idx, cls.astype(np.int64), feats, vals)
-            if f >= 0:
-                t, tx = _threshold(lo, hi, x.dtype)
-                left = x[f, idx] < tx
-                if gain <= 1e-10 or left.sum() < min_child or (~left).sum() < min_child:
-                    f = -1
+            if given is None:
+                f, lo, hi, gain = _best_split(x, idx, cls.astype(np.int64), feats, vals)
+                if f >= 0:
+                    t, tx = _threshold(lo, hi, x.dtype)
+                    left = x[f, idx] < tx
+                    if gain <= 1e-10 or left.sum() < min_child or (~left).sum() < min_child:
+                        f = -1
+            elif given["child"][k] != 0:
+                f, t = _given_split(given, k, fids, x.dtype)
+                left = x[f, idx] < (np.float32(t) if x.dtype != np.uint16 else half_keys(np.float32([t]))[0])
+        elif given is not None and given["child"][k] != 0:
+            raise ValueError(f"node {k} of the given tree splits where this training cannot")
         count.append(idx.size)
         if f < 0:
             child.append(0)
