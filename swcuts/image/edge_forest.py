@@ -400,9 +400,9 @@ def forest_trees(forest) -> list:
             "bins": [bins[bnds[k * m + i]:bnds[k * m + i + 1]].tolist() for i in range(m)]}
            for k in range(child.shape[0])]
     if "segments" in forest:
-        segs = leaf_segments(forest)["segs"]
+        g = leaf_segments(forest)
         for k, t in enumerate(out):
-            t["segs"] = [segs[k * m + i] if c == 0 else [] for i, c in enumerate(t["child"])]
+            t["segs"] = [g["segs"][g["row"][k * m + i]] if c == 0 else [] for i, c in enumerate(t["child"])]
     return out
 
 

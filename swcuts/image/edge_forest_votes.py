@@ -129,10 +129,11 @@ def leaf_segments(forest, path="the forest file") -> dict:
     Returns
     -------
     dict
-        ``segs`` (n_nodes_total, 256) uint8 (column-major; zeros at inner
-        nodes), ``ring_bnds`` (n_nodes_total, SHARPEN + 2) offsets into
-        ``ring_bins`` (the patch pixels at distance 0, 1, ... from the
-        boundary, column-major order within each ring).
+        ``segs`` (n_leaves, 256) uint8 (column-major), ``row`` (the row of
+        ``segs`` of each node, ``tree * n_nodes + node``; -1 at inner
+        nodes), ``nseg`` (segments a leaf), ``ring_bnds`` (n_leaves, SHARPEN
+        + 2) offsets into ``ring_bins`` (the patch pixels at distance 0, 1,
+        ... from the boundary, column-major order within each ring).
 
     Raises
     ------
@@ -140,8 +141,6 @@ def leaf_segments(forest, path="the forest file") -> dict:
         The file has no ``segments``, or they do not fit its trees (one line
         naming the file and how to rebuild it).
     """
-    from scipy import ndimage as ndi
-
     from swcuts.image.edge_forest import _FILE
 
     got = forest.get("_leafSegments")
@@ -154,36 +153,71 @@ def leaf_segments(forest, path="the forest file") -> dict:
     leaf = child.ravel() == 0
     if len(raw) != child.shape[0] or any(r.size != (child[k] == 0).sum() * _G * _G for k, r in enumerate(raw)):
         _FILE.refuse(forest.get("path", path), "segments do not hold one patch a leaf")
-    segs = np.zeros((child.size, _G * _G), np.uint8)
-    if leaf.any():
-        segs[leaf] = np.concatenate([np.asarray(r, np.uint8).reshape(-1, _G * _G) for r in raw])
-    s = segs.reshape(-1, _G, _G).transpose(0, 2, 1)   # (node, row, col)
+    segs = np.concatenate([np.asarray(r, np.uint8).reshape(-1, _G * _G) for r in raw])
+    b0 = _boundary(segs.reshape(-1, _G, _G).transpose(0, 2, 1))   # (leaf, row, col)
     bnds, bins = forest["edgeBoundaries"], forest["edgeBins"]
-    b0 = _boundary(s)
-    stored = np.zeros(b0.shape, bool)
+    row = np.full(child.size, -1, np.int64)
+    row[leaf] = np.arange(leaf.sum())
     node = np.repeat(np.arange(child.size), np.diff(bnds))
-    stored[node, bins % _G, bins // _G] = True
+    stored = np.zeros(b0.shape, bool)
+    if (row[node] < 0).any():
+        _FILE.refuse(forest.get("path", path), "an inner node has edgeBins")
+    stored[row[node], bins % _G, bins // _G] = True
     if (b0 != stored).any():
         _FILE.refuse(forest.get("path", path), "segments do not match the leaves' edgeBins")
-    rings = np.full(s.shape, 255, np.uint8)
-    rings[b0] = 0
-    d = b0
-    for k in range(1, SHARPEN + 1):
-        d2 = ndi.binary_dilation(d, np.ones((1, 3, 3), bool))
-        rings[d2 & ~d] = k
-        d = d2
-    flat = rings.transpose(0, 2, 1).reshape(child.size, -1)   # column-major
-    order = np.argsort(flat.astype(np.int64) * 256 + np.arange(flat.shape[1]), axis=1)
-    counts = np.stack([(flat == k).sum(axis=1) for k in range(SHARPEN + 1)], axis=1)
-    ring_bnds = np.zeros((child.size, SHARPEN + 2), np.int64)
-    ring_bnds[:, 1:] = np.cumsum(counts, axis=1)
-    n = ring_bnds[:, -1]
-    start = np.r_[0, np.cumsum(n)[:-1]]
-    ring_bins = np.concatenate([order[i, :n[i]] for i in np.flatnonzero(n)]) if n.any() else np.zeros(0, np.int64)
-    got = {"segs": segs, "ring_bnds": ring_bnds + start[:, None], "ring_bins": ring_bins.astype(np.int64),
+    ring_bnds, ring_bins = _rings(segs, SHARPEN)
+    got = {"segs": segs, "row": row, "ring_bnds": ring_bnds, "ring_bins": ring_bins,
            "nseg": segs.max(axis=1).astype(np.int64) + 1}
     forest["_leafSegments"] = got
     return got
+
+
+@njit(cache=True)
+def _levels(s, n_levels, lv):
+    """Each pixel's distance (Chebyshev, up to ``n_levels``, else 255) from
+    the boundary pixels of the patch ``s`` (256 ids, column-major)."""
+    for p in range(256):
+        r, c = p % 16, p // 16
+        lo_r, hi_r = (p - 1 if r > 0 else p), (p + 1 if r < 15 else p)
+        lo_c, hi_c = (p - 16 if c > 0 else p), (p + 16 if c < 15 else p)
+        lv[p] = 0 if s[lo_r] != s[hi_r] or s[lo_c] != s[hi_c] else 255
+    for k in range(1, n_levels + 1):
+        for p in range(256):
+            if lv[p] != 255:
+                continue
+            r, c = p % 16, p // 16
+            for dr in range(-1, 2):
+                for dc in range(-1, 2):
+                    if 0 <= r + dr < 16 and 0 <= c + dc < 16 and lv[(c + dc) * 16 + r + dr] == k - 1:
+                        lv[p] = k
+
+
+@njit(cache=True)
+def _rings(segs, n_levels):
+    """The pixels of each patch at distance 0, 1, ..., ``n_levels`` from its
+    boundaries (column-major within a ring), as offsets ``(n, n_levels +
+    2)`` into one array."""
+    n = segs.shape[0]
+    bnds = np.zeros((n, n_levels + 2), np.int64)
+    lv = np.empty(256, np.uint8)
+    at = 0
+    for i in range(n):
+        _levels(segs[i], n_levels, lv)
+        bnds[i, 0] = at
+        for k in range(n_levels + 1):
+            for p in range(256):
+                at += lv[p] == k
+            bnds[i, k + 1] = at
+    bins = np.empty(at, np.int64)
+    at = 0
+    for i in range(n):
+        _levels(segs[i], n_levels, lv)
+        for k in range(n_levels + 1):
+            for p in range(256):
+                if lv[p] == k:
+                    bins[at] = p
+                    at += 1
+    return bnds, bins
 
 
 @njit(cache=True)
@@ -228,7 +262,7 @@ def _vote(leaves, bnds, bins, step, stride, out):
 
 
 @njit(cache=True)
-def _vote_sharp(leaves, segs, nseg, ring_bnds, ring_bins, luv, sharpen, step, stride, out):
+def _vote_sharp(leaves, row_of, segs, nseg, ring_bnds, ring_bins, luv, sharpen, step, stride, out):
     """The votes of the leaves' segmentation patches re-aligned to ``luv``
     (module docstring)."""
     height, width, n_eval = leaves.shape
@@ -242,7 +276,7 @@ def _vote_sharp(leaves, segs, nseg, ring_bnds, ring_bins, luv, sharpen, step, st
         for j in range(width):
             x0 = j * stride
             for k in range(n_eval):
-                node = leaves[i, j, k]
+                node = row_of[leaves[i, j, k]]
                 ns_node = nseg[node]
                 if ns_node < 2:
                     continue
@@ -395,7 +429,7 @@ def forest_probability(image, *, forest=None, sharpen=0) -> np.ndarray:
 
         g = leaf_segments(f)
         luv = _smooth(cv2.cvtColor(padded, cv2.COLOR_RGB2Luv), 1)
-        _vote_sharp(leaves, g["segs"], g["nseg"], g["ring_bnds"], g["ring_bins"], np.ascontiguousarray(luv),
+        _vote_sharp(leaves, g["row"], g["segs"], g["nseg"], g["ring_bnds"], g["ring_bins"], np.ascontiguousarray(luv),
                     int(sharpen), step, o["stride"], out)
     img = np.asarray(image)
     h, w = img.shape[:2]
