@@ -131,7 +131,11 @@ def train(args):
         f.write_text(json.dumps(tree))
         trees.append(tree)
     opts = {**OPTIONS, "numberOfTrees": len(trees), "numberOfTreesToEvaluate": min(4, len(trees))}
-    write_forest(args.out, trees, opts)
+    weights = {}
+    if args.replay:   # the same trees: the replayed file's options and weights stand
+        f = read_forest(args.replay)
+        opts, weights = f["options"], {"combination": f.get("combination"), "grey_combination": f.get("greyCombination")}
+    write_forest(args.out, trees, opts, **weights)
     print(f"wrote {args.out}: {os.path.getsize(args.out) / 1e6:.2f} MB; {time.perf_counter() - t0:.0f} s wall, "
           f"{time.process_time() - c0:.0f} CPU s")
 
