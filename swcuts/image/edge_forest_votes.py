@@ -173,13 +173,20 @@ def leaf_segments(forest, path="the forest file") -> dict:
 
 
 @njit(cache=True)
+def _around(p):
+    """The pixels above, below, left and right of pixel ``p`` of a 16x16
+    patch (column-major), the pixel itself beyond the patch's border (the
+    central difference one-sided there)."""
+    r, c = p % 16, p // 16
+    return (p - 1 if r > 0 else p), (p + 1 if r < 15 else p), (p - 16 if c > 0 else p), (p + 16 if c < 15 else p)
+
+
+@njit(cache=True)
 def _levels(s, n_levels, lv):
     """Each pixel's distance (Chebyshev, up to ``n_levels``, else 255) from
     the boundary pixels of the patch ``s`` (256 ids, column-major)."""
     for p in range(256):
-        r, c = p % 16, p // 16
-        lo_r, hi_r = (p - 1 if r > 0 else p), (p + 1 if r < 15 else p)
-        lo_c, hi_c = (p - 16 if c > 0 else p), (p + 16 if c < 15 else p)
+        lo_r, hi_r, lo_c, hi_c = _around(p)
         lv[p] = 0 if s[lo_r] != s[hi_r] or s[lo_c] != s[hi_c] else 255
     for k in range(1, n_levels + 1):
         for p in range(256):
@@ -298,24 +305,10 @@ def _vote_sharp(leaves, row_of, segs, nseg, ring_bnds, ring_bins, luv, sharpen, 
                             mu[q, z] /= ns[q]
                 for p in ring_bins[ring_bnds[node, 0]:ring_bnds[node, sharpen]]:
                     row, col = p % 16, p // 16
-                    nc = 0
-                    cand[nc] = s[p]
-                    nc += 1
-                    if row > 0:
-                        cand[nc] = s[p - 1]
-                        nc += 1
-                    if row < 15:
-                        cand[nc] = s[p + 1]
-                        nc += 1
-                    if col > 0:
-                        cand[nc] = s[p - 16]
-                        nc += 1
-                    if col < 15:
-                        cand[nc] = s[p + 16]
-                        nc += 1
+                    lo_r, hi_r, lo_c, hi_c = _around(p)
+                    cand[0], cand[1], cand[2], cand[3], cand[4] = s[p], s[lo_r], s[hi_r], s[lo_c], s[hi_c]
                     best, best_e = s[p], np.inf
-                    for a in range(nc):
-                        q = cand[a]
+                    for q in cand:
                         if ns[q] == 0:
                             continue
                         e = 0.0
@@ -326,11 +319,9 @@ def _vote_sharp(leaves, row_of, segs, nseg, ring_bnds, ring_bins, luv, sharpen, 
                             best, best_e = q, e
                     s[p] = best
                 for p in ring_bins[ring_bnds[node, 0]:ring_bnds[node, sharpen + 1]]:
-                    row, col = p % 16, p // 16
-                    lo_r, hi_r = (p - 1 if row > 0 else p), (p + 1 if row < 15 else p)
-                    lo_c, hi_c = (p - 16 if col > 0 else p), (p + 16 if col < 15 else p)
+                    lo_r, hi_r, lo_c, hi_c = _around(p)
                     if s[lo_r] != s[hi_r] or s[lo_c] != s[hi_c]:
-                        out[y0 + row, x0 + col] += step
+                        out[y0 + p % 16, x0 + p // 16] += step
 
 
 def leaf_leaves(image, forest=None):
