@@ -123,17 +123,18 @@ def _boundary(s) -> np.ndarray:
 
 def leaf_segments(forest, path="the forest file") -> dict:
     """The leaves' segmentation patches of a forest read by
-    :func:`~swcuts.image.edge_forest.read_forest`, checked, with the rings
-    around their boundaries that sharpening visits (cached in ``forest``).
+    :func:`~swcuts.image.edge_forest.read_forest`, checked against their
+    ``edgeBins`` (cached in ``forest``).
 
     Returns
     -------
     dict
         ``segs`` (n_leaves, 256) uint8 (column-major), ``row`` (the row of
         ``segs`` of each node, ``tree * n_nodes + node``; -1 at inner
-        nodes), ``nseg`` (segments a leaf), ``ring_bnds`` (n_leaves, SHARPEN
-        + 2) offsets into ``ring_bins`` (the patch pixels at distance 0, 1,
-        ... from the boundary, column-major order within each ring).
+        nodes), ``nseg`` (segments a leaf); after sharpening, also
+        ``ring_bnds`` (n_leaves, SHARPEN + 2) offsets into ``ring_bins`` (the
+        patch pixels at distance 0, 1, ... from the boundary, column-major
+        order within each ring).
 
     Raises
     ------
@@ -165,11 +166,18 @@ def leaf_segments(forest, path="the forest file") -> dict:
     stored[row[node], bins % _G, bins // _G] = True
     if (b0 != stored).any():
         _FILE.refuse(forest.get("path", path), "segments do not match the leaves' edgeBins")
-    ring_bnds, ring_bins = _rings(segs, SHARPEN)
-    got = {"segs": segs, "row": row, "ring_bnds": ring_bnds, "ring_bins": ring_bins,
-           "nseg": segs.max(axis=1).astype(np.int64) + 1}
+    got = {"segs": segs, "row": row, "nseg": segs.max(axis=1).astype(np.int64) + 1}
     forest["_leafSegments"] = got
     return got
+
+
+def _with_rings(forest):
+    """:func:`leaf_segments` with the rings (computed on first use: only
+    sharpening reads them)."""
+    g = leaf_segments(forest)
+    if "ring_bnds" not in g:
+        g["ring_bnds"], g["ring_bins"] = _rings(g["segs"], SHARPEN)
+    return g
 
 
 @njit(cache=True)
@@ -418,7 +426,7 @@ def forest_probability(image, *, forest=None, sharpen=0) -> np.ndarray:
     else:
         import cv2
 
-        g = leaf_segments(f)
+        g = _with_rings(f)
         luv = _smooth(cv2.cvtColor(padded, cv2.COLOR_RGB2Luv), 1)
         _vote_sharp(leaves, g["row"], g["segs"], g["nseg"], g["ring_bnds"], g["ring_bins"], np.ascontiguousarray(luv),
                     int(sharpen), step, o["stride"], out)
