@@ -198,13 +198,13 @@ def _levels(s, n_levels, lv):
         lv[p] = 0 if s[lo_r] != s[hi_r] or s[lo_c] != s[hi_c] else 255
     for k in range(1, n_levels + 1):
         for p in range(256):
-            if lv[p] != 255:
+            if lv[p] != k - 1:
                 continue
             r, c = p % 16, p // 16
-            for dr in range(-1, 2):
-                for dc in range(-1, 2):
-                    if 0 <= r + dr < 16 and 0 <= c + dc < 16 and lv[(c + dc) * 16 + r + dr] == k - 1:
-                        lv[p] = k
+            for rr in range(max(r - 1, 0), min(r + 2, 16)):
+                for cc in range(max(c - 1, 0), min(c + 2, 16)):
+                    if lv[cc * 16 + rr] == 255:
+                        lv[cc * 16 + rr] = k
 
 
 @njit(cache=True)
