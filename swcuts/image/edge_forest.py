@@ -1,7 +1,8 @@
 """A structured edge forest (Dollár & Zitnick 2013, "Structured forests for
 fast edge detection"): the probability of a boundary at each pixel of a
 photo, computed by OpenCV's own inference
-(``cv2.ximgproc.createStructuredEdgeDetection``) from a forest trained on
+(``cv2.ximgproc.createStructuredEdgeDetection``), or by ours with Dollár's
+sharpening (:mod:`swcuts.image.edge_forest_votes`), from a forest trained on
 the shared BSDS500 photos by ``benchmarks/train_edge_forest.py``
 (:mod:`swcuts.image.edge_forest_train` grows the trees).
 
@@ -14,7 +15,8 @@ trees, and the votes are averaged.
 
 The model file is OpenCV's ``FileStorage`` YAML (gzipped): ``options`` and,
 per tree, ``childs``, ``featureIds``, ``thresholds``, ``edgeBoundaries`` and
-``edgeBins``. :func:`write_forest` writes it, :func:`read_forest` reads it
+``edgeBins``; and ours: each leaf's ``segments``, the option ``sharpen``
+and the combination weights. :func:`write_forest` writes it, :func:`read_forest` reads it
 back and checks every index before OpenCV sees it (OpenCV's loader checks
 nothing: a bad index would read out of bounds), and :func:`edge_probability`
 runs it.
@@ -522,7 +524,8 @@ def combine_with_forest(prob, features, forest=None) -> np.ndarray:
     the sizes :data:`MULTISCALE` (computed only when ``w2`` is not 0), the
     weights those the forest file holds for colour (``combination``) or
     grey photos (``greyCombination``), fitted on the training photos'
-    pixels by ``benchmarks/train_edge_forest.py fit-mix`` (rounds 13, 14).
+    pixels by ``benchmarks/train_edge_forest.py fit-mix`` (rounds 13, 14);
+    SE sharpened as the file's option ``sharpen`` says (round 16).
 
     Parameters
     ----------
