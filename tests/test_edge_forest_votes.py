@@ -111,3 +111,20 @@ def test_bad_segments_are_one_line(tiny, tmp_path, damage):  # noqa: F811
 def test_bad_sharpen_argument_is_one_line():
     with pytest.raises(InputError, match="sharpen"):
         forest_probability(np.zeros((20, 20, 3)), sharpen=3)
+
+
+def test_the_grey_combination_may_keep_opencvs_map(tiny, tmp_path):  # noqa: F811
+    from swcuts.image.edge_forest import combine_with_forest
+
+    f = read_forest(tiny)
+    trees, w = forest_trees(f), [0.5, 1.0, 0.0, 0.1]
+    paths = {}
+    for name, extra in (("plain", {}), ("sharp", {"sharpen": 2}), ("sharp-colour", {"sharpen": 2, "greySharpen": 0})):
+        paths[name] = tmp_path / f"{name}.yml.gz"
+        write_forest(paths[name], trees, {**f["options"], **extra}, combination=w, grey_combination=w)
+    img = textured()
+    grey = img.mean(axis=2)[..., None]
+    prob = np.full(grey.shape[:2], 0.2)
+    q = {k: combine_with_forest(prob, grey, forest=p) for k, p in paths.items()}
+    np.testing.assert_array_equal(q["sharp-colour"], q["plain"])
+    assert np.abs(q["sharp"] - q["plain"]).max() > 1e-3   # negative control: sharpened, the grey map changes

@@ -371,9 +371,10 @@ def _check(f, p):
     if bins.size and (bins.min() < 0 or bins.max() >= inner_w * inner_w):
         _FILE.refuse(p, "an edge bin outside the patch")
     f["edgeBoundaries"], f["edgeBins"] = bnds, bins
-    if not 0 <= o.get("sharpen", 0) <= SHARPEN:
-        _FILE.refuse(p, f"option sharpen is {o['sharpen']}, not 0..{SHARPEN}")
-    if "segments" in f or o.get("sharpen", 0):
+    for k in ("sharpen", "greySharpen"):   # the colour and (default the same) grey maps' sharpening
+        if not 0 <= o.get(k, 0) <= SHARPEN:
+            _FILE.refuse(p, f"option {k} is {o[k]}, not 0..{SHARPEN}")
+    if "segments" in f or o.get("sharpen", 0) or o.get("greySharpen", 0):
         leaf_segments(f, p)   # a file without them, or with patches that do not fit: its one line now
     for key in _COMBINATIONS:
         c = f.get(key)
@@ -525,7 +526,8 @@ def combine_with_forest(prob, features, forest=None) -> np.ndarray:
     weights those the forest file holds for colour (``combination``) or
     grey photos (``greyCombination``), fitted on the training photos'
     pixels by ``benchmarks/train_edge_forest.py fit-mix`` (rounds 13, 14);
-    SE sharpened as the file's option ``sharpen`` says (round 16).
+    SE sharpened as the file's option ``sharpen`` (grey: ``greySharpen``,
+    default the same) says (round 16).
 
     Parameters
     ----------
@@ -571,14 +573,15 @@ def combine_with_forest(prob, features, forest=None) -> np.ndarray:
     z = np.asarray(features, dtype=np.float64)
     if z.ndim == 3 and z.shape[2] == 3:
         lab = np.stack([z[..., 0] * 100.0, z[..., 1] * 256.0 - 128.0, z[..., 2] * 256.0 - 128.0], axis=-1)
-        rgb, w = np.clip(lab2rgb(lab), 0.0, 1.0), f["combination"]
+        rgb, w, sharpen = np.clip(lab2rgb(lab), 0.0, 1.0), f["combination"], f["options"].get("sharpen", 0)
     elif z.ndim == 3 and z.shape[2] == 1 and f.get("greyCombination") is not None:
         rgb, w = np.clip(z[..., 0], 0.0, 1.0), f["greyCombination"]
+        sharpen = f["options"].get("greySharpen", f["options"].get("sharpen", 0))
     else:
         return np.asarray(prob, dtype=np.float64)
     if w.size == 3:   # a file of round 13: no multiscale input
         w = np.r_[w[:2], 0.0, w[2]]
-    e = _maps(rgb, forest, MULTISCALE if w[2] != 0 else (1.0,))
+    e = _maps(rgb, forest, MULTISCALE if w[2] != 0 else (1.0,), sharpen)
     z = w[0] * log_odds(prob) + w[1] * log_odds(e[1.0]) + w[3]
     if w[2] != 0:
         z += w[2] * log_odds(np.mean(list(e.values()), axis=0))
