@@ -5,7 +5,8 @@ Usage:
   python benchmarks/train_edge_forest.py train [--trees 8] [--samples 400000] [--half] [--fit-extra SPLIT:A:B] [--out swcuts/image/edge_forest.yml.gz]
   python benchmarks/train_edge_forest.py score [--forest PATH] [--split select|heldout] [--heldout SPLIT:A:B] [--maps se,pb,...]
   python benchmarks/train_edge_forest.py merge --forest NEW --fill-from OLD [--trees 8] --out PATH
-  python benchmarks/train_edge_forest.py fit-mix [--forest PATH] [--inputs se|se,se-ms|se-ms] [--grey] [--out-mix PATH]
+  python benchmarks/train_edge_forest.py fit-mix [--forest PATH] [--inputs se|se,se-ms|se-ms] [--grey] [--grey-inputs I] [--out-mix PATH]
+  python benchmarks/train_edge_forest.py sharpen --forest PATH --level 0|1|2 --out PATH
 
 Training (Dollár & Zitnick 2013, ``edgesTrain``; the trees are grown by
 :mod:`swcuts.image.edge_forest_train`): each tree draws its own quarter of
@@ -30,7 +31,9 @@ photo at 0.5, 1 and 2 times its size, averaged), ``pb`` (the shipped detector), 
 pixels by ``fit-mix``: the detector's and the forest's single-scale and/or
 multiscale map, ``--inputs``; ``--grey`` also fits the grey photos' weights;
 written into the forest file: what ``boundary_probability(..., forest=True)``
-computes).
+computes). ``sharpen`` writes a copy of a forest whose maps are sharpened
+(option ``sharpen``: our own inference, :mod:`swcuts.image.edge_forest_votes`;
+round 16).
 """
 
 from __future__ import annotations
@@ -95,7 +98,7 @@ def train(args):
     photos = load_fit(fit_splits(args))
     print(f"{len(photos)} FIT photos' channels: {time.process_time() - c0:.0f} CPU s", flush=True)
     n_all = len(feature_table())
-    trees = []
+    trees, given = [], forest_trees(read_forest(args.replay)) if args.replay else None
     for k in range(args.trees):
         f = work / f"tree{k:02d}-{args.samples}{'-half' if args.half else ''}.json"
         if f.exists():
@@ -118,17 +121,32 @@ def train(args):
             at += r.size
         del windows
         c2 = time.process_time()
-        tree = train_tree(x, fids, lab, rng, min_child=args.min_child)
+        tree = train_tree(x, fids, lab, rng, min_child=args.min_child, given=given and given[k])
         del x
+        if given and given[k]["bins"][:len(tree["bins"])] != tree["bins"]:
+            sys.exit(f"tree {k} replayed on {args.replay}: its leaves' boundary pixels differ; not the same recipe")
         leaves = sum(1 for ch in tree["child"] if ch == 0)
         print(f"tree {k}: {lab.shape[0]} windows ({c2 - c1:.0f} CPU s of features), {len(tree['child'])} nodes, "
               f"{leaves} leaves, depth {max(tree['depth'])}: {time.process_time() - c2:.0f} CPU s", flush=True)
         f.write_text(json.dumps(tree))
         trees.append(tree)
     opts = {**OPTIONS, "numberOfTrees": len(trees), "numberOfTreesToEvaluate": min(4, len(trees))}
-    write_forest(args.out, trees, opts)
+    weights = {}
+    if args.replay:   # the same trees: the replayed file's options and weights stand
+        f = read_forest(args.replay)
+        opts, weights = f["options"], {"combination": f.get("combination"), "grey_combination": f.get("greyCombination")}
+    write_forest(args.out, trees, opts, **weights)
     print(f"wrote {args.out}: {os.path.getsize(args.out) / 1e6:.2f} MB; {time.perf_counter() - t0:.0f} s wall, "
           f"{time.process_time() - c0:.0f} CPU s")
+
+
+def sharpen(args):
+    """A copy of ``--forest`` (trees, segments, weights) whose maps are
+    sharpened by ``--level`` (its option ``sharpen``)."""
+    f = read_forest(args.forest)
+    write_forest(args.out, forest_trees(f), {**f["options"], "sharpen": args.level},
+                 combination=f.get("combination"), grey_combination=f.get("greyCombination"))
+    print(f"wrote {args.out}: sharpen {args.level}, {os.path.getsize(args.out) / 1e6:.2f} MB")
 
 
 def merge(args):
@@ -259,11 +277,11 @@ def fit_mix(args):
     photos and (``--grey``) for grey ones; the weights are written into the
     forest file (``--out``, default the forest file itself)."""
     d = fit_inputs(args.forest, Path(args.cache).parent / "fit", fit_splits(args))
-    use = INPUTS[args.inputs]
     betas = {}
     for mode, sfx in (("colour", ""), ("grey", "-grey")):
         if mode == "grey" and not args.grey:
             continue
+        use = INPUTS[args.grey_inputs if mode == "grey" and args.grey_inputs else args.inputs]
         keep = [k for k, u in zip(("se", "se-ms"), use) if u]
         beta = logistic_fit(np.column_stack([d["pb" + sfx]] + [d[k + sfx] for k in keep] + [np.ones(d["y"].size)]),
                             d["y"], d["w"])
@@ -369,11 +387,13 @@ def speed(args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("command", choices=("train", "score", "fit-mix", "speed", "merge"))
+    ap.add_argument("command", choices=("train", "score", "fit-mix", "speed", "merge", "sharpen"))
     ap.add_argument("--trees", type=int, default=8)
     ap.add_argument("--samples", type=int, default=400000, help="windows per tree")
     ap.add_argument("--half", action="store_true",
                     help="hold the features as float16 (rounded down: the splits stay exact in OpenCV's float32)")
+    ap.add_argument("--replay", help="train: the splits of this forest's trees instead of searching them (its "
+                    "leaves' segments recomputed; the recipe must be the one that grew it)")
     ap.add_argument("--frac", type=float, default=0.25, help="share of the features each tree draws")
     ap.add_argument("--min-child", type=int, default=8)
     ap.add_argument("--work", default=str(ROOT / "benchmarks" / "out" / "edge_forest" / "trees"))
@@ -384,6 +404,8 @@ def main():
     ap.add_argument("--base", help="score: also pair every map against this one (e.g. mix-edge_forest)")
     ap.add_argument("--inputs", choices=tuple(INPUTS), default="se", help="fit-mix: the forest's maps combined")
     ap.add_argument("--grey", action="store_true", help="fit-mix: also the grey combination")
+    ap.add_argument("--grey-inputs", choices=tuple(INPUTS), help="fit-mix --grey: the grey photos' inputs (default --inputs)")
+    ap.add_argument("--level", type=int, default=0, help="sharpen: 0 (OpenCV's inference), 1 or 2")
     ap.add_argument("--fill-from", help="merge: the older forest whose later trees fill up --trees")
     ap.add_argument("--out-mix", help="fit-mix: write the forest with its weights here (default: --forest)")
     ap.add_argument("--fit-extra", action="append",
@@ -391,7 +413,8 @@ def main():
     ap.add_argument("--heldout", help="score --split heldout: these photos instead (e.g. bsds500-train-rest:0:85)")
     ap.add_argument("--cache", default=str(ROOT / "benchmarks" / "out" / "edge_forest" / "counts"))
     args = ap.parse_args()
-    {"train": train, "score": score, "fit-mix": fit_mix, "speed": speed, "merge": merge}[args.command](args)
+    {"train": train, "score": score, "fit-mix": fit_mix, "speed": speed, "merge": merge,
+     "sharpen": sharpen}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -64,6 +64,7 @@ MODULES = [
     "swcuts.image.boundary_weights",
     "swcuts.image.edge_forest",
     "swcuts.image.edge_forest_train",
+    "swcuts.image.edge_forest_votes",
     "swcuts.graph.learned_edges",
     "swcuts.graph.superatoms",
     "swcuts.segmentation.edge_posterior",

@@ -4,5 +4,5 @@ import lazy_loader as _lazy
 
 # Submodules load on first use: swcuts.image.<module> works after "import swcuts".
 __getattr__, __dir__, __all__ = _lazy.attach(__name__, submodules=[
-    "atom_cleanup", "atoms", "boundary_context", "boundary_conv", "boundary_detector", "boundary_weights", "edge_forest", "edge_forest_train", "full_size", "prepare", "warp"
+    "atom_cleanup", "atoms", "boundary_context", "boundary_conv", "boundary_detector", "boundary_weights", "edge_forest", "edge_forest_train", "edge_forest_votes", "full_size", "prepare", "warp"
 ])

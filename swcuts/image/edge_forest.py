@@ -1,7 +1,8 @@
 """A structured edge forest (Dollár & Zitnick 2013, "Structured forests for
 fast edge detection"): the probability of a boundary at each pixel of a
 photo, computed by OpenCV's own inference
-(``cv2.ximgproc.createStructuredEdgeDetection``) from a forest trained on
+(``cv2.ximgproc.createStructuredEdgeDetection``), or by ours with Dollár's
+sharpening (:mod:`swcuts.image.edge_forest_votes`), from a forest trained on
 the shared BSDS500 photos by ``benchmarks/train_edge_forest.py``
 (:mod:`swcuts.image.edge_forest_train` grows the trees).
 
@@ -14,7 +15,8 @@ trees, and the votes are averaged.
 
 The model file is OpenCV's ``FileStorage`` YAML (gzipped): ``options`` and,
 per tree, ``childs``, ``featureIds``, ``thresholds``, ``edgeBoundaries`` and
-``edgeBins``. :func:`write_forest` writes it, :func:`read_forest` reads it
+``edgeBins``; and ours: each leaf's ``segments``, the option ``sharpen``
+and the combination weights. :func:`write_forest` writes it, :func:`read_forest` reads it
 back and checks every index before OpenCV sees it (OpenCV's loader checks
 nothing: a bad index would read out of bounds), and :func:`edge_probability`
 runs it.
@@ -29,6 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
+from swcuts.image.edge_forest_votes import (SHARPEN, encode_segments, feature_table, forest_probability,  # noqa: F401
+                                            leaf_segments, parse_segments)
 from swcuts.io.errors import InputError, one_line
 from swcuts.io.image_write import atomic_write
 from swcuts.io.weights import WeightsFile
@@ -164,37 +168,6 @@ def forest_channels(image, opts=None):
     return reg, sim
 
 
-def feature_table(opts=None) -> np.ndarray:
-    """Where each feature id of the forest reads: ``(n_features, 6)`` ints
-    ``(row_a, col_a, row_b, col_b, channel, pair)``; feature ``f`` of the
-    window whose top-left channel pixel is ``(r, c)`` is ``reg[r + row_a, c +
-    col_a, channel]`` when ``pair`` is 0, else ``sim[r + row_a, c + col_a,
-    channel] - sim[r + row_b, c + col_b, channel]`` (the order of OpenCV's
-    ``predictEdges`` and Dollár's ``stComputeSimFtrs``).
-
-    Examples
-    --------
-    >>> t = feature_table()
-    >>> t.shape, t[1].tolist(), t[16].tolist()
-    ((7228, 6), [1, 0, 0, 0, 0, 0], [0, 1, 0, 0, 0, 0])
-    """
-    o = OPTIONS if opts is None else opts
-    n_chn, w, n_reg, n_all = _counts(o)
-    t = np.zeros((n_all, 6), np.int64)
-    f = np.arange(n_reg)
-    t[:n_reg, 0], t[:n_reg, 1], t[:n_reg, 4] = f % w, (f % (w * w)) // w, f // (w * w)
-    g = o["selfsimilarityGridSize"]
-    hc = int(round(w / (2.0 * g)))
-    pos = [int((i + 1) * (w + 2 * hc - 1) / (g + 1.0) - hc + 0.5) for i in range(g)]
-    n = n_reg
-    for z in range(n_chn):
-        for a in range(g * g):
-            for b in range(a + 1, g * g):
-                t[n] = (pos[a % g], pos[a // g], pos[b % g], pos[b // g], z, 1)
-                n += 1
-    return t
-
-
 # ---------------------------------------------------------------- the file
 
 def _seq(values, fmt):
@@ -216,7 +189,9 @@ def write_forest(path, trees, opts=None, combination=None, grey_combination=None
         Per tree: ``child`` (0 at a leaf, else 1 + the index of the left
         child; the right child follows it), ``fid``, ``thr`` (go left when the
         feature is below it), and ``bins`` (per node, the boundary pixels of
-        its 16x16 patch, ``col * 16 + row``). Trees are padded with leaves
+        its 16x16 patch, ``col * 16 + row``); optionally ``segs`` (per node,
+        a leaf's 256 segment ids, column-major, else empty: written as the key
+        ``segments``, which sharpening reads). Trees are padded with leaves
         to the same number of nodes.
     opts : dict, optional
         Model options (default :data:`OPTIONS`; ``numberOfTrees`` is set to
@@ -258,6 +233,11 @@ def write_forest(path, trees, opts=None, combination=None, grey_combination=None
                            ("edgeBoundaries", bnds, str), ("edgeBins", bins, str)):
         text.append(f"{key}:\n")
         text.extend(_seq([int(v) if fmt is str else v for v in r], fmt) for r in rows)
+    if any(t.get("segs") is not None for t in trees):
+        leaf = [[encode_segments(sg) for ch, sg in zip(pad(t["child"], 0), pad(t["segs"], [0] * 256)) if ch == 0]
+                for t in trees]
+        text.append("segments:\n" + "".join("      - [ " + ",\n          ".join(f'"{x}"' for x in r) + " ]\n"
+                                            for r in leaf))
     for key, c in zip(_COMBINATIONS, (combination, grey_combination)):
         if c is not None:
             text.append(f"{key}:\n" + _seq([float(v) for v in c], repr))
@@ -288,6 +268,8 @@ def _parse(text, p):
         trees = "\n".join(sections[key]).split("- [")[1:]
         dtype = np.float32 if key == "thresholds" else np.int64
         out[key] = [_numbers(t.replace("]", " ").replace(",", " "), dtype) for t in trees]
+    if "segments" in sections:
+        out["segments"] = parse_segments("\n".join(sections["segments"]))
     for key in _COMBINATIONS:
         if key in sections:
             w = "\n".join(sections[key]).partition("[")[2].partition("]")[0]
@@ -389,6 +371,11 @@ def _check(f, p):
     if bins.size and (bins.min() < 0 or bins.max() >= inner_w * inner_w):
         _FILE.refuse(p, "an edge bin outside the patch")
     f["edgeBoundaries"], f["edgeBins"] = bnds, bins
+    for k in ("sharpen", "greySharpen"):   # the colour and (default the same) grey maps' sharpening
+        if not 0 <= o.get(k, 0) <= SHARPEN:
+            _FILE.refuse(p, f"option {k} is {o[k]}, not 0..{SHARPEN}")
+    if "segments" in f or o.get("sharpen", 0) or o.get("greySharpen", 0):
+        leaf_segments(f, p)   # a file without them, or with patches that do not fit: its one line now
     for key in _COMBINATIONS:
         c = f.get(key)
         if c is not None and (c.shape not in ((3,), (4,)) or not np.isfinite(c).all()):
@@ -412,9 +399,14 @@ def forest_trees(forest) -> list:
     child, fid, thr = forest["childs"], forest["featureIds"], forest["thresholds"]
     bnds, bins = forest["edgeBoundaries"], forest["edgeBins"]
     m = child.shape[1]
-    return [{"child": child[k].tolist(), "fid": fid[k].tolist(), "thr": thr[k].tolist(),
-             "bins": [bins[bnds[k * m + i]:bnds[k * m + i + 1]].tolist() for i in range(m)]}
-            for k in range(child.shape[0])]
+    out = [{"child": child[k].tolist(), "fid": fid[k].tolist(), "thr": thr[k].tolist(),
+            "bins": [bins[bnds[k * m + i]:bnds[k * m + i + 1]].tolist() for i in range(m)]}
+           for k in range(child.shape[0])]
+    if "segments" in forest:
+        g = leaf_segments(forest)
+        for k, t in enumerate(out):
+            t["segs"] = [g["segs"][g["row"][k * m + i]] if c == 0 else [] for i, c in enumerate(t["child"])]
+    return out
 
 
 def _detector(path):
@@ -433,7 +425,7 @@ def _detector(path):
     return det
 
 
-def edge_probability(image, *, forest=None, scales=None) -> np.ndarray:
+def edge_probability(image, *, forest=None, scales=None, sharpen=None) -> np.ndarray:
     """The structured edge forest's boundary map of a photo.
 
     Parameters
@@ -447,6 +439,10 @@ def edge_probability(image, *, forest=None, scales=None) -> np.ndarray:
     scales : sequence of float, optional
         Average the maps of the photo resized by these factors (bilinear;
         e.g. :data:`MULTISCALE`). Default: the photo's own size only.
+    sharpen : int, optional
+        0: OpenCV's inference; 1, 2: ours, the leaves' patches sharpened
+        (:func:`~swcuts.image.edge_forest_votes.forest_probability`).
+        Default the file's option ``sharpen`` (0 when it has none).
 
     Returns
     -------
@@ -471,31 +467,34 @@ def edge_probability(image, *, forest=None, scales=None) -> np.ndarray:
     ((20, 30), True)
     """
     if scales is None:
-        return _maps(image, forest, (1.0,))[1.0]
+        return _maps(image, forest, (1.0,), sharpen)[1.0]
     scales = tuple(float(s) for s in np.atleast_1d(scales))
     if not scales or not all(0.0 < s <= 4.0 for s in scales):
         raise InputError(f"scales must be numbers in (0, 4], got {scales!r}")
-    return np.mean(list(_maps(image, forest, scales).values()), axis=0)
+    return np.mean(list(_maps(image, forest, scales, sharpen).values()), axis=0)
 
 
-def _maps(image, forest, scales):
+def _maps(image, forest, scales, sharpen=None):
     """The forest's map of the photo at each size of ``scales``, brought back
-    to the photo's size: {scale: (H, W) float64 array}."""
+    to the photo's size: {scale: (H, W) float64 array}; by OpenCV's
+    inference, or ours when ``sharpen`` (default the file's) is not 0."""
     import cv2
 
-    det = _detector(forest)
+    if sharpen is None:
+        sharpen = read_forest(forest)["options"].get("sharpen", 0)
+    det = _detector(forest) if sharpen == 0 else (lambda im: forest_probability(im, forest=forest, sharpen=sharpen))
     img = np.asarray(image)
     h, w = img.shape[:2] if img.ndim >= 2 else (0, 0)
     b = BORDER
     out = {}
     for s in scales:
         if s == 1.0:
-            e = det.detectEdges(pad_image(img))[b:b + h, b:b + w]
+            e = det.detectEdges(pad_image(img))[b:b + h, b:b + w] if sharpen == 0 else det(img)
         else:
             one = pad_image(img)[b:b + h, b:b + w]   # float32 RGB in [0, 1]
             size = (max(1, round(w * s)), max(1, round(h * s)))
             small = cv2.resize(one, size, interpolation=cv2.INTER_LINEAR)
-            e = det.detectEdges(pad_image(small))[b:b + size[1], b:b + size[0]]
+            e = det.detectEdges(pad_image(small))[b:b + size[1], b:b + size[0]] if sharpen == 0 else det(small)
             e = cv2.resize(np.ascontiguousarray(e, np.float32), (w, h), interpolation=cv2.INTER_LINEAR)
         out[s] = np.clip(e.astype(np.float64), 0.0, 1.0)
     return out
@@ -526,7 +525,9 @@ def combine_with_forest(prob, features, forest=None) -> np.ndarray:
     the sizes :data:`MULTISCALE` (computed only when ``w2`` is not 0), the
     weights those the forest file holds for colour (``combination``) or
     grey photos (``greyCombination``), fitted on the training photos'
-    pixels by ``benchmarks/train_edge_forest.py fit-mix`` (rounds 13, 14).
+    pixels by ``benchmarks/train_edge_forest.py fit-mix`` (rounds 13, 14);
+    SE sharpened as the file's option ``sharpen`` (grey: ``greySharpen``,
+    default the same) says (round 16).
 
     Parameters
     ----------
@@ -572,14 +573,15 @@ def combine_with_forest(prob, features, forest=None) -> np.ndarray:
     z = np.asarray(features, dtype=np.float64)
     if z.ndim == 3 and z.shape[2] == 3:
         lab = np.stack([z[..., 0] * 100.0, z[..., 1] * 256.0 - 128.0, z[..., 2] * 256.0 - 128.0], axis=-1)
-        rgb, w = np.clip(lab2rgb(lab), 0.0, 1.0), f["combination"]
+        rgb, w, sharpen = np.clip(lab2rgb(lab), 0.0, 1.0), f["combination"], f["options"].get("sharpen", 0)
     elif z.ndim == 3 and z.shape[2] == 1 and f.get("greyCombination") is not None:
         rgb, w = np.clip(z[..., 0], 0.0, 1.0), f["greyCombination"]
+        sharpen = f["options"].get("greySharpen", f["options"].get("sharpen", 0))
     else:
         return np.asarray(prob, dtype=np.float64)
     if w.size == 3:   # a file of round 13: no multiscale input
         w = np.r_[w[:2], 0.0, w[2]]
-    e = _maps(rgb, forest, MULTISCALE if w[2] != 0 else (1.0,))
+    e = _maps(rgb, forest, MULTISCALE if w[2] != 0 else (1.0,), sharpen)
     z = w[0] * log_odds(prob) + w[1] * log_odds(e[1.0]) + w[3]
     if w[2] != 0:
         z += w[2] * log_odds(np.mean(list(e.values()), axis=0))

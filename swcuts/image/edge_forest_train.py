@@ -19,7 +19,7 @@ from numba import njit
 
 from swcuts.image.edge_forest import BORDER, OPTIONS, feature_table, forest_channels, pad_image
 
-__all__ = ["patch_features", "discretize", "patch_boundaries", "train_tree", "sample_windows", "half_keys",
+__all__ = ["patch_features", "discretize", "patch_boundaries", "patch_segments", "train_tree", "sample_windows", "half_keys",
            "key_values"]
 
 
@@ -161,19 +161,27 @@ def discretize(labels, rng, n_pairs=256, n_fit=1024, n_iter=20):
     return z @ v < 0, typical
 
 
-def patch_boundaries(patch) -> np.ndarray:
-    """The boundary pixels of a 16x16 segmentation patch (given column-major)
-    as the forest stores them (``col * 16 + row``): pixels whose central
-    difference (one-sided at the border) is not zero, as Dollár's
-    ``gradientMag(segs) > .01``, after segments of at most 5 pixels join
-    their most common neighbour (his ``mergeTrees``).
+def patch_segments(patch) -> np.ndarray:
+    """A 16x16 segmentation patch (column-major) as a leaf keeps it: segments
+    of at most 5 pixels joined to their most common neighbour (Dollár's
+    ``mergeTrees``), renumbered from 0 in order of first appearance.
 
     Examples
     --------
-    >>> p = np.zeros((16, 16), np.uint8); p[8:, :] = 1   # columns 8.. differ
-    >>> patch_boundaries(p.ravel()).tolist()[:3]
-    [112, 113, 114]
+    >>> p = np.zeros(256, np.uint8); p[0] = 7; p[128:] = 3
+    >>> s = patch_segments(p)
+    >>> s.dtype.name, int(s[0]), int(s[1]), int(s[-1])
+    ('uint8', 0, 0, 1)
     """
+    s = _merged(patch)
+    _, first, inv = np.unique(s.T.ravel(), return_index=True, return_inverse=True)
+    rank = np.empty(first.size, np.int64)
+    rank[np.argsort(first)] = np.arange(first.size)
+    return rank[inv].astype(np.uint8)
+
+
+def _merged(patch) -> np.ndarray:
+    """The patch as (row, col) ids, small segments merged (:func:`patch_segments`)."""
     from scipy import ndimage as ndi
 
     g = int(round(np.sqrt(patch.size)))
@@ -184,6 +192,24 @@ def patch_boundaries(patch) -> np.ndarray:
             ring = ndi.binary_dilation(s == k, np.ones((3, 3), bool)) & (s != k)
             if ring.any():
                 s[s == k] = np.bincount(s[ring]).argmax()
+    return s
+
+
+def patch_boundaries(patch) -> np.ndarray:
+    """The boundary pixels of a 16x16 segmentation patch (given column-major)
+    as the forest stores them (``col * 16 + row``): pixels whose central
+    difference (one-sided at the border) is not zero, as Dollár's
+    ``gradientMag(segs) > .01``, after segments of at most 5 pixels join
+    their most common neighbour (his ``mergeTrees``; :func:`patch_segments`).
+
+    Examples
+    --------
+    >>> p = np.zeros((16, 16), np.uint8); p[8:, :] = 1   # columns 8.. differ
+    >>> patch_boundaries(p.ravel()).tolist()[:3]
+    [112, 113, 114]
+    """
+    s = _merged(patch)
+    g = s.shape[0]
     e = np.zeros((g, g), bool)
     for axis in (0, 1):
         d = np.zeros((g, g))
@@ -228,6 +254,14 @@ def _best_split(x, idx, cls, feats, vals):
             if gain > best_gain:
                 best_gain, best_f, best_lo, best_hi = gain, f, v, vn
     return best_f, best_lo, best_hi, best_gain
+
+
+def _given_split(given, k, fids, dtype):
+    """The row of ``x`` and the threshold of node ``k`` of a replayed tree."""
+    f = int(np.searchsorted(fids, given["fid"][k]))
+    if f >= fids.size or fids[f] != given["fid"][k]:
+        raise ValueError(f"node {k} of the given tree splits on a feature this training did not draw")
+    return f, float(given["thr"][k])
 
 
 def half_keys(x) -> np.ndarray:
@@ -283,7 +317,7 @@ def _threshold(lo, hi, dtype):
     return float(t), t
 
 
-def train_tree(x, fids, labels, rng, min_child=8, max_depth=64, n_split=None):
+def train_tree(x, fids, labels, rng, min_child=8, max_depth=64, n_split=None, given=None):
     """One tree of the forest.
 
     Parameters
@@ -301,12 +335,19 @@ def train_tree(x, fids, labels, rng, min_child=8, max_depth=64, n_split=None):
     max_depth : int
     n_split : int, optional
         Features tried at each node (default ``round(sqrt(F))``).
+    given : dict, optional
+        Replay a tree grown before from the same samples and ``rng`` state
+        (its ``child``, ``fid``, ``thr``): its splits are taken instead of
+        searched (the same random numbers are drawn), to recompute what its
+        leaves keep (e.g. ``segs`` of a forest written without them).
 
     Returns
     -------
     dict
-        ``child``, ``fid``, ``thr``, ``bins`` as :func:`~swcuts.image.edge_forest.write_forest`
-        takes them, and ``count``, ``depth`` per node.
+        ``child``, ``fid``, ``thr``, ``bins``, ``segs`` (a leaf's
+        :func:`patch_segments`, 256 ids column-major; empty at inner
+        nodes) as :func:`~swcuts.image.edge_forest.write_forest` takes them,
+        and ``count``, ``depth`` per node.
 
     Examples
     --------
@@ -325,7 +366,7 @@ def train_tree(x, fids, labels, rng, min_child=8, max_depth=64, n_split=None):
     fids = np.asarray(fids, np.int64)
     nodes = [np.arange(x.shape[1], dtype=np.int64)]
     depth = [0]
-    child, fid, thr, bins, count = [], [], [], [], []
+    child, fid, thr, bins, segs, count = [], [], [], [], [], []
     k = 0
     while k < len(nodes):
         idx = nodes[k]
@@ -333,25 +374,33 @@ def train_tree(x, fids, labels, rng, min_child=8, max_depth=64, n_split=None):
         f, t, tx = -1, 0.0, None
         if depth[k] < max_depth and idx.size >= 2 * min_child and cls.any() and not cls.all():
             feats = rng.choice(n_feat, min(n_split, n_feat), replace=False).astype(np.int64)
-            f, lo, hi, gain = _best_split(x, idx, cls.astype(np.int64), feats, vals)
-            if f >= 0:
-                t, tx = _threshold(lo, hi, x.dtype)
-                left = x[f, idx] < tx
-                if gain <= 1e-10 or left.sum() < min_child or (~left).sum() < min_child:
-                    f = -1
+            if given is None:
+                f, lo, hi, gain = _best_split(x, idx, cls.astype(np.int64), feats, vals)
+                if f >= 0:
+                    t, tx = _threshold(lo, hi, x.dtype)
+                    left = x[f, idx] < tx
+                    if gain <= 1e-10 or left.sum() < min_child or (~left).sum() < min_child:
+                        f = -1
+            elif given["child"][k] != 0:
+                f, t = _given_split(given, k, fids, x.dtype)
+                left = x[f, idx] < (np.float32(t) if x.dtype != np.uint16 else half_keys(np.float32([t]))[0])
+        elif given is not None and given["child"][k] != 0:
+            raise ValueError(f"node {k} of the given tree splits where this training cannot")
         count.append(idx.size)
         if f < 0:
             child.append(0)
             fid.append(0)
             thr.append(0.0)
             bins.append(patch_boundaries(labels[idx[typical]]).tolist())
+            segs.append(patch_segments(labels[idx[typical]]).tolist())
         else:
             child.append(len(nodes) + 1)
             fid.append(int(fids[f]))
             thr.append(float(t))
             bins.append([])
+            segs.append([])
             nodes.extend([idx[left], idx[~left]])
             depth.extend([depth[k] + 1, depth[k] + 1])
         nodes[k] = None
         k += 1
-    return {"child": child, "fid": fid, "thr": thr, "bins": bins, "count": count, "depth": depth}
+    return {"child": child, "fid": fid, "thr": thr, "bins": bins, "segs": segs, "count": count, "depth": depth}
