@@ -31,8 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
-from swcuts.image.edge_forest_votes import (SHARPEN, encode_segments, feature_table, forest_probability,  # noqa: F401
-                                            leaf_segments, parse_segments)
+from swcuts.image.edge_forest_votes import (SHARPEN, _counts, encode_segments, feature_table,  # noqa: F401
+                                            forest_probability, leaf_segments, parse_segments)
 from swcuts.io.errors import InputError, one_line
 from swcuts.io.image_write import atomic_write
 from swcuts.io.weights import WeightsFile
@@ -49,9 +49,9 @@ OPTIONS = {"stride": 2, "shrinkNumber": 2, "patchSize": 32, "patchInnerSize": 16
            "numberOfGradientOrientations": 4, "gradientSmoothingRadius": 0, "regFeatureSmoothingRadius": 2,
            "ssFeatureSmoothingRadius": 8, "gradientNormalizationRadius": 4, "selfsimilarityGridSize": 5,
            "numberOfTrees": 8, "numberOfTreesToEvaluate": 4}
-#: The options a file may set differently from :data:`OPTIONS`.
 #: The reflected border :func:`pad_image` adds on every side.
 BORDER = 4
+#: The options a file may set differently from :data:`OPTIONS`.
 _FREE = ("numberOfTrees", "numberOfTreesToEvaluate", "stride")
 #: The per-tree sequences of a model file, in the order written.
 _ARRAYS = ("childs", "featureIds", "thresholds", "edgeBoundaries", "edgeBins")
@@ -65,15 +65,6 @@ MULTISCALE = (0.5, 1.0, 2.0)
 
 _FILE = WeightsFile("structured edge forest", 1, REBUILD)
 _LOCK = threading.Lock()  # the OpenCV detector made once per file
-
-
-def _counts(opts):
-    """(channels, window in channel pixels, regular features, all features)."""
-    n_chn = 2 * (opts["numberOfGradientOrientations"] + 1) + 3
-    w = opts["patchSize"] // opts["shrinkNumber"]
-    cells = opts["selfsimilarityGridSize"] ** 2
-    n_reg = w * w * n_chn
-    return n_chn, w, n_reg, n_reg + cells * (cells - 1) // 2 * n_chn
 
 
 def _smooth(a, radius):

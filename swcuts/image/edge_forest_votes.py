@@ -38,6 +38,15 @@ DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
 _G = 16   # the patch's side (``patchInnerSize``)
 
 
+def _counts(opts):
+    """(channels, window in channel pixels, regular features, all features)."""
+    n_chn = 2 * (opts["numberOfGradientOrientations"] + 1) + 3
+    w = opts["patchSize"] // opts["shrinkNumber"]
+    cells = opts["selfsimilarityGridSize"] ** 2
+    n_reg = w * w * n_chn
+    return n_chn, w, n_reg, n_reg + cells * (cells - 1) // 2 * n_chn
+
+
 def feature_table(opts=None) -> np.ndarray:
     """Where each feature id of the forest reads: ``(n_features, 6)`` ints
     ``(row_a, col_a, row_b, col_b, channel, pair)``; feature ``f`` of the
@@ -52,7 +61,7 @@ def feature_table(opts=None) -> np.ndarray:
     >>> t.shape, t[1].tolist(), t[16].tolist()
     ((7228, 6), [1, 0, 0, 0, 0, 0], [0, 1, 0, 0, 0, 0])
     """
-    from swcuts.image.edge_forest import OPTIONS, _counts
+    from swcuts.image.edge_forest import OPTIONS
 
     o = OPTIONS if opts is None else opts
     n_chn, w, n_reg, n_all = _counts(o)
@@ -356,7 +365,7 @@ def leaf_leaves(image, forest=None):
     >>> padded.shape, leaves.shape
     ((28, 32, 3), (6, 8, 4))
     """
-    from swcuts.image.edge_forest import _counts, forest_channels, pad_image, read_forest
+    from swcuts.image.edge_forest import forest_channels, pad_image, read_forest
 
     f = read_forest(forest)
     o = f["options"]
