@@ -66,7 +66,6 @@ def merge_set(a, log_u, lpm, l1pm, S, n):
     inn = np.empty(max(L - 1, 0))
     out = np.empty(max(L - 1, 0))
     k = 1
-    r = 0
     ni = 0
     no = 0
     for i in range(L - 1):
