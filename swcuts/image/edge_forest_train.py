@@ -208,17 +208,9 @@ def patch_boundaries(patch) -> np.ndarray:
     >>> patch_boundaries(p.ravel()).tolist()[:3]
     [112, 113, 114]
     """
-    s = _merged(patch)
-    g = s.shape[0]
-    e = np.zeros((g, g), bool)
-    for axis in (0, 1):
-        d = np.zeros((g, g))
-        a = np.moveaxis(s.astype(np.float64), axis, 0)
-        dm = np.moveaxis(d, axis, 0)
-        dm[1:-1] = a[2:] - a[:-2]
-        dm[0], dm[-1] = a[1] - a[0], a[-1] - a[-2]
-        e |= d != 0
-    return np.flatnonzero(e.T.ravel())
+    from swcuts.image.edge_forest_votes import patch_edges
+
+    return np.flatnonzero(patch_edges(_merged(patch)[None])[0].T.ravel())
 
 
 @njit(cache=True)

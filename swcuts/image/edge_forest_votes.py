@@ -28,7 +28,7 @@ from numba import njit
 
 from swcuts.io.errors import InputError
 
-__all__ = ["forest_probability", "feature_table", "leaf_segments", "leaf_leaves", "encode_segments", "parse_segments",
+__all__ = ["forest_probability", "feature_table", "patch_edges", "leaf_segments", "leaf_leaves", "encode_segments", "parse_segments",
            "SHARPEN", "DIGITS"]
 
 #: The largest sharpening: rings 0..SHARPEN of each leaf's boundaries are kept.
@@ -117,9 +117,22 @@ def parse_segments(text) -> list:
     return out
 
 
-def _boundary(s) -> np.ndarray:
-    """Pixels of (n, 16, 16) patches whose central difference (one-sided at
-    the border) is not zero, both axes (:func:`~swcuts.image.edge_forest_train.patch_boundaries`)."""
+def patch_edges(s) -> np.ndarray:
+    """Boundary pixels of (n, g, g) segmentation patches: pixels whose
+    central difference (one-sided at the border) is not zero along either
+    axis, as Dollár's ``gradientMag(segs) > .01`` (the rule the trainer's
+    :func:`~swcuts.image.edge_forest_train.patch_boundaries` and the file's
+    check use).
+
+    Examples
+    --------
+    >>> p = np.zeros((1, 4, 4), int); p[0, :, 2:] = 1
+    >>> patch_edges(p)[0].astype(int)
+    array([[0, 1, 1, 0],
+           [0, 1, 1, 0],
+           [0, 1, 1, 0],
+           [0, 1, 1, 0]])
+    """
     e = np.zeros(s.shape, bool)
     for axis in (1, 2):
         a = np.moveaxis(s, axis, 1)
@@ -164,7 +177,7 @@ def leaf_segments(forest, path="the forest file") -> dict:
     if len(raw) != child.shape[0] or any(r.size != (child[k] == 0).sum() * _G * _G for k, r in enumerate(raw)):
         _FILE.refuse(forest.get("path", path), "segments do not hold one patch a leaf")
     segs = np.concatenate([np.asarray(r, np.uint8).reshape(-1, _G * _G) for r in raw])
-    b0 = _boundary(segs.reshape(-1, _G, _G).transpose(0, 2, 1))   # (leaf, row, col)
+    b0 = patch_edges(segs.reshape(-1, _G, _G).transpose(0, 2, 1))   # (leaf, row, col)
     bnds, bins = forest["edgeBoundaries"], forest["edgeBins"]
     row = np.full(child.size, -1, np.int64)
     row[leaf] = np.arange(leaf.sum())
