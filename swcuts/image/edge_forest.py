@@ -473,19 +473,25 @@ def _maps(image, forest, scales, sharpen=None):
 
     if sharpen is None:
         sharpen = read_forest(forest)["options"].get("sharpen", 0)
-    det = _detector(forest) if sharpen == 0 else (lambda im: forest_probability(im, forest=forest, sharpen=sharpen))
+    b = BORDER
+    if sharpen == 0:
+        det = _detector(forest)
+
+        def edges(im):
+            return det.detectEdges(pad_image(im))[b:b + im.shape[0], b:b + im.shape[1]]
+    else:
+        def edges(im):
+            return forest_probability(im, forest=forest, sharpen=sharpen)
     img = np.asarray(image)
     h, w = img.shape[:2] if img.ndim >= 2 else (0, 0)
-    b = BORDER
     out = {}
     for s in scales:
         if s == 1.0:
-            e = det.detectEdges(pad_image(img))[b:b + h, b:b + w] if sharpen == 0 else det(img)
+            e = edges(img)
         else:
             one = pad_image(img)[b:b + h, b:b + w]   # float32 RGB in [0, 1]
             size = (max(1, round(w * s)), max(1, round(h * s)))
-            small = cv2.resize(one, size, interpolation=cv2.INTER_LINEAR)
-            e = det.detectEdges(pad_image(small))[b:b + size[1], b:b + size[0]] if sharpen == 0 else det(small)
+            e = edges(cv2.resize(one, size, interpolation=cv2.INTER_LINEAR))
             e = cv2.resize(np.ascontiguousarray(e, np.float32), (w, h), interpolation=cv2.INTER_LINEAR)
         out[s] = np.clip(e.astype(np.float64), 0.0, 1.0)
     return out
